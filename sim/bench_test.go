@@ -1,0 +1,397 @@
+package sim
+
+import (
+	"container/heap"
+	"testing"
+)
+
+// ---- Baseline: the typical Go simulator kernel, a container/heap of
+// pointers to events carrying a func() callback.
+
+type cbEvent struct {
+	t   float64
+	seq uint64
+	fn  func()
+}
+
+type cbHeap []*cbEvent
+
+func (h cbHeap) Len() int { return len(h) }
+func (h cbHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h cbHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cbHeap) Push(x any)   { *h = append(*h, x.(*cbEvent)) }
+func (h *cbHeap) Pop() any {
+	old := *h
+	n := len(old)
+	x := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	return x
+}
+
+type cbKernel struct {
+	h   cbHeap
+	now float64
+	seq uint64
+}
+
+func (k *cbKernel) At(t float64, fn func()) {
+	k.seq++
+	heap.Push(&k.h, &cbEvent{t: t, seq: k.seq, fn: fn})
+}
+
+func (k *cbKernel) Step() bool {
+	if len(k.h) == 0 {
+		return false
+	}
+	e := heap.Pop(&k.h).(*cbEvent)
+	k.now = e.t
+	e.fn()
+	return true
+}
+
+// ---- Second reference: a typed 4-ary min-heap of Event values, with the
+// same API as Calendar (what a careful non-calendar kernel would do).
+
+type heap4 struct {
+	h   []Event
+	now float64
+	seq uint64
+}
+
+func (q *heap4) Schedule(t float64, class, kind uint8, a, b, c int32) {
+	q.seq++
+	x := Event{Time: t, Seq: q.seq, Class: class, Kind: kind, A: a, B: b, C: c}
+	q.h = append(q.h, x)
+	h := q.h
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !x.Before(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+func (q *heap4) Next() (Event, bool) {
+	h := q.h
+	if len(h) == 0 {
+		return Event{}, false
+	}
+	top := h[0]
+	n := len(h) - 1
+	x := h[n]
+	h = h[:n]
+	q.h = h
+	i := 0
+	for n > 0 {
+		first := 4*i + 1
+		if first >= n {
+			break
+		}
+		m := first
+		for j := first + 1; j < first+4 && j < n; j++ {
+			if h[j].Before(h[m]) {
+				m = j
+			}
+		}
+		if !h[m].Before(x) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	if n > 0 {
+		h[i] = x
+	}
+	q.now = top.Time
+	return top, true
+}
+
+// ---- Workloads. Each returns the delay of the next event given a stream.
+
+// holdDelay is the classic hold model increment: Exp(1).
+func holdDelay(s *Stream, now float64) (float64, uint8) { return s.Exp(1), 0 }
+
+// clusteredDelay mimics the factory: integer durations (so many events
+// share a time), zero-delay follow-ups, three classes, and rare far-future
+// events such as breakdowns.
+func clusteredDelay(s *Stream, now float64) (float64, uint8) {
+	cl := uint8(s.Intn(3))
+	switch u := s.Intn(10000); {
+	case u < 1000:
+		return 0, cl
+	case u < 9995:
+		return float64(1 + s.Intn(10)), cl
+	default: // about 10% of the pending events end up far ahead
+		return 500 + float64(s.Intn(1500)), cl
+	}
+}
+
+const holdN = 1000
+
+func reportRate(b *testing.B) {
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(b.N)/s, "events/s")
+	}
+}
+
+func benchCalendar(b *testing.B, delay func(*Stream, float64) (float64, uint8)) {
+	c := NewCalendar(holdN)
+	rng := NewStream(1, "hold")
+	for i := 0; i < holdN; i++ {
+		d, cl := delay(&rng, 0)
+		c.Schedule(d, cl, 0, int32(i), 0, 0)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, _ := c.Next()
+		d, cl := delay(&rng, e.Time)
+		c.Schedule(e.Time+d, cl, 0, e.A, 0, 0)
+	}
+	reportRate(b)
+}
+
+func benchHeap4(b *testing.B, delay func(*Stream, float64) (float64, uint8)) {
+	q := &heap4{}
+	rng := NewStream(1, "hold")
+	for i := 0; i < holdN; i++ {
+		d, cl := delay(&rng, 0)
+		q.Schedule(d, cl, 0, int32(i), 0, 0)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, _ := q.Next()
+		d, cl := delay(&rng, e.Time)
+		q.Schedule(e.Time+d, cl, 0, e.A, 0, 0)
+	}
+	reportRate(b)
+}
+
+func benchContainerHeap(b *testing.B, delay func(*Stream, float64) (float64, uint8)) {
+	k := &cbKernel{}
+	rng := NewStream(1, "hold")
+	var proc func()
+	proc = func() {
+		d, _ := delay(&rng, k.now)
+		k.At(k.now+d, proc)
+	}
+	for i := 0; i < holdN; i++ {
+		d, _ := delay(&rng, 0)
+		k.At(d, proc)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k.Step()
+	}
+	reportRate(b)
+}
+
+// BenchmarkHold is the classic hold model with 1000 pending events and
+// Exp(1) increments: each op pops the earliest event and schedules one.
+func BenchmarkHold(b *testing.B) {
+	b.Run("calendar", func(b *testing.B) {
+		// The loop of Hold, written out so that setup is not timed.
+		c := NewCalendar(holdN)
+		rng := NewStream(1, "hold")
+		for i := 0; i < holdN; i++ {
+			c.Schedule(rng.Exp(1), 0, 0, int32(i), 0, 0)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			e, _ := c.Next()
+			c.Schedule(e.Time+rng.Exp(1), 0, 0, e.A, 0, 0)
+		}
+		reportRate(b)
+	})
+	b.Run("container_heap", func(b *testing.B) {
+		k := &cbKernel{}
+		rng := NewStream(1, "hold")
+		var proc func()
+		proc = func() { k.At(k.now+rng.Exp(1), proc) }
+		for i := 0; i < holdN; i++ {
+			k.At(rng.Exp(1), proc)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k.Step()
+		}
+		reportRate(b)
+	})
+	b.Run("typed_heap4", func(b *testing.B) { benchHeap4(b, holdDelay) })
+}
+
+// BenchmarkHoldClustered is the hold model with factory-like times: many
+// ties, zero delays, classes and a few far-future events.
+func BenchmarkHoldClustered(b *testing.B) {
+	b.Run("calendar", func(b *testing.B) { benchCalendar(b, clusteredDelay) })
+	b.Run("container_heap", func(b *testing.B) { benchContainerHeap(b, clusteredDelay) })
+	b.Run("typed_heap4", func(b *testing.B) { benchHeap4(b, clusteredDelay) })
+}
+
+// BenchmarkHoldSize runs the calendar hold model at other queue sizes.
+func BenchmarkHoldSize(b *testing.B) {
+	for _, n := range []int{10, 100, 10000, 100000} {
+		b.Run(itoa(n), func(b *testing.B) {
+			c := NewCalendar(n)
+			rng := NewStream(1, "hold")
+			for i := 0; i < n; i++ {
+				c.Schedule(rng.Exp(1), 0, 0, 0, 0, 0)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e, _ := c.Next()
+				c.Schedule(e.Time+rng.Exp(1), 0, 0, 0, 0, 0)
+			}
+			reportRate(b)
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// BenchmarkScheduleDrain fills an empty calendar with 1000 events at random
+// times then drains it; ns/op is per event (one Schedule and one Next).
+func BenchmarkScheduleDrain(b *testing.B) {
+	c := NewCalendar(holdN)
+	rng := NewStream(1, "fill")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		c.Reset()
+		for k := 0; k < holdN && i+k < b.N; k++ {
+			c.Schedule(rng.Uniform(0, 100), 0, 0, 0, 0, 0)
+		}
+		for c.Len() > 0 {
+			c.Next()
+			i++
+		}
+	}
+	reportRate(b)
+}
+
+func BenchmarkHoldFunc(b *testing.B) {
+	// Hold as timed by `coordbench des bench`, including setup.
+	for i := 0; i < b.N; i++ {
+		Hold(holdN, 100000, uint64(i))
+	}
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(b.N)*100000/s, "events/s")
+	}
+}
+
+var (
+	sinkU uint64
+	sinkF float64
+	sinkI int
+)
+
+// BenchmarkStream measures the generator and its distributions (each loop
+// accumulates into a local, so ns/op is throughput).
+func BenchmarkStream(b *testing.B) {
+	b.Run("Uint64", func(b *testing.B) {
+		s, acc := NewStream(1, "bench"), uint64(0)
+		for i := 0; i < b.N; i++ {
+			acc += s.Uint64()
+		}
+		sinkU = acc
+	})
+	b.Run("Float64", func(b *testing.B) {
+		s, acc := NewStream(1, "bench"), 0.0
+		for i := 0; i < b.N; i++ {
+			acc += s.Float64()
+		}
+		sinkF = acc
+	})
+	b.Run("Intn", func(b *testing.B) {
+		s, acc := NewStream(1, "bench"), 0
+		for i := 0; i < b.N; i++ {
+			acc += s.Intn(1000)
+		}
+		sinkI = acc
+	})
+	b.Run("Exp", func(b *testing.B) {
+		s, acc := NewStream(1, "bench"), 0.0
+		for i := 0; i < b.N; i++ {
+			acc += s.Exp(1)
+		}
+		sinkF = acc
+	})
+	b.Run("Uniform", func(b *testing.B) {
+		s, acc := NewStream(1, "bench"), 0.0
+		for i := 0; i < b.N; i++ {
+			acc += s.Uniform(2, 5)
+		}
+		sinkF = acc
+	})
+	b.Run("Weighted4", func(b *testing.B) {
+		s, acc := NewStream(1, "bench"), 0
+		w := []float64{1, 2, 3, 4}
+		for i := 0; i < b.N; i++ {
+			acc += s.Weighted(w)
+		}
+		sinkI = acc
+	})
+	b.Run("NewStream", func(b *testing.B) {
+		acc := uint64(0)
+		for i := 0; i < b.N; i++ {
+			s := NewStream(uint64(i), "arrivals")
+			acc += s.s0
+		}
+		sinkU = acc
+	})
+}
+
+// BenchmarkWorkloads runs the hold model (1000 pending) on the skewed time
+// distributions of the ordering tests, on the calendar and on the typed
+// heap: the calendar should never be much slower than the heap, since it
+// falls back to one when buckets do not suit the distribution.
+func BenchmarkWorkloads(b *testing.B) {
+	for _, name := range []string{"exp", "clustered", "tiny-ties", "heavy-tail", "bimodal", "scale-shift", "dense-ahead"} {
+		gen := timeGens[name]
+		b.Run(name+"/calendar", func(b *testing.B) {
+			c := NewCalendar(holdN)
+			s := NewStream(1, "work")
+			for i := 0; i < holdN; i++ {
+				c.Schedule(gen(&s, 0, 0), uint8(s.Intn(3)), 0, 0, 0, 0)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e, _ := c.Next()
+				c.Schedule(gen(&s, e.Time, i), uint8(s.Intn(3)), 0, 0, 0, 0)
+			}
+			reportRate(b)
+		})
+		b.Run(name+"/typed_heap4", func(b *testing.B) {
+			q := &heap4{}
+			s := NewStream(1, "work")
+			for i := 0; i < holdN; i++ {
+				q.Schedule(gen(&s, 0, 0), uint8(s.Intn(3)), 0, 0, 0, 0)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e, _ := q.Next()
+				q.Schedule(gen(&s, e.Time, i), uint8(s.Intn(3)), 0, 0, 0, 0)
+			}
+			reportRate(b)
+		})
+	}
+}

@@ -1,0 +1,631 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Event is one scheduled occurrence. Kind and A/B/C are opaque to the kernel.
+type Event struct {
+	Time    float64 // simulation time, in the instance's time unit
+	Seq     uint64  // insertion sequence, assigned by Schedule (1, 2, 3, ...)
+	Class   uint8   // priority class: at equal Time, lower Class first
+	Kind    uint8
+	A, B, C int32
+}
+
+// Before reports whether e is ordered strictly before f in the calendar's
+// total order (Time, Class, Seq).
+func (e Event) Before(f Event) bool {
+	if e.Time != f.Time {
+		return e.Time < f.Time
+	}
+	if e.Class != f.Class {
+		return e.Class < f.Class
+	}
+	return e.Seq < f.Seq
+}
+
+// Errors returned by Schedule, wrapped with details: test them with errors.Is.
+var (
+	ErrBadTime  = errors.New("sim: event time is NaN or infinite")
+	ErrPast     = errors.New("sim: event time is before the current time")
+	ErrSeqSpace = errors.New("sim: sequence numbers exhausted")
+	ErrFull     = errors.New("sim: too many pending events")
+)
+
+// Calendar orders pending events by (Time, Class, Seq) and owns the clock.
+//
+// It is a calendar queue (R. Brown, CACM 31(10), 1988): a power-of-two array
+// of buckets, bucket i holding the events whose time falls in a slot
+// [k*width, (k+1)*width) with k = i modulo the number of buckets, so the
+// slots wrap around every "year" of nbuckets*width. Each bucket is a linked
+// list sorted by (Time, Class, Seq) and made of tie groups: the events that
+// share one (Time, Class) form a FIFO (a newer event always has the larger
+// Seq), so many events at equal times cost O(1) each. Popping serves the
+// buckets in turn; inserting walks only the tie groups of one bucket.
+//
+// The bucket count follows the number of pending events, and the width is
+// re-estimated from the spacing of the earliest events whenever the bucket
+// count changes or the measured work per operation (tie groups walked, empty
+// buckets skipped) drifts too high. If re-estimating does not bring the work
+// down (a distribution no single width suits, e.g. a dense burst of distinct
+// times far ahead of a sparse present), the calendar falls back to a 4-ary
+// heap, O(log n) per operation, and retries buckets later with exponential
+// back-off. Whatever the layout, events pop in exactly (Time, Class, Seq)
+// order, so results never depend on it.
+//
+// Memory is a slab of nodes recycled through a free list: Schedule and Next
+// do not allocate in steady state.
+type Calendar struct {
+	nodes []node  // slab; nodes[0] is the sentinel, free nodes are chained through next
+	free  int32   // head of the free list, or 0
+	heads []int32 // first node of each bucket, or 0 (the sentinel)
+	mask  uint64  // len(heads) - 1
+	width float64 // bucket width, > 0
+	invW  float64 // 1/width
+	cur   uint64  // virtual bucket being served: every pending event has vb >= cur
+	n     int     // pending events
+	now   float64
+	seq   uint64
+
+	// Fallback heap; used instead of the buckets while heapMode is set.
+	heapMode bool
+	heap     []hent
+
+	// Adaptation. Work is counted in tie groups walked by inserts and
+	// buckets skipped by pops; it is checked every checkEvery pops, and over
+	// epochs of window pops.
+	ops, walk, skip     int
+	epochOps, epochWork int
+	window              int  // pops per epoch
+	calibrated          bool // the width was estimated at least once
+	reestimated         bool // the width was re-estimated for too much work
+	probation           bool // buckets are being retried after a heap period
+	heapWindow          int  // pops in heap mode before retrying buckets
+	growAt, shrinkAt    int  // pending counts that trigger a resize
+	workBudget          int  // work that triggers a check before checkEvery pops
+	rebuilds, toHeaps   int  // statistics, for tests and tuning
+	cqOps, cqWork       int  // pops and their work in bucket mode (checked windows)
+	heapOps             int  // pops in heap mode (checked windows)
+
+	scratch []int32 // rebuild buffers, kept to avoid allocation
+	tails   []int32
+}
+
+// node is one pending event in the slab, with its list links. The Event is
+// stored whole so that Next and Peek copy it in one block.
+type node struct {
+	ev    Event
+	next  int32 // next node in the bucket (or in the free list), or 0
+	glast int32 // on the first node of a tie group: the group's last node
+}
+
+// hent is an entry of the fallback heap.
+type hent struct {
+	t     float64
+	seq   uint64
+	class uint8
+	idx   int32
+}
+
+func (x *hent) before(y *hent) bool {
+	return x.t < y.t || (x.t == y.t && (x.class < y.class || (x.class == y.class && x.seq < y.seq)))
+}
+
+const (
+	minBuckets   = 16
+	maxLoad      = 0.25    // pending events per bucket above which buckets double
+	widthFactor  = 0.75    // width = widthFactor * mean separation of the earliest distinct times
+	widthSample  = 64      // separations used for the estimate
+	reestimateAt = 4       // work per pop, over an epoch, that triggers a width re-estimation
+	checkEvery   = 256     // pops between adaptation checks
+	maxWindow    = 1 << 26 // cap of the back-off
+	vbClamp      = 1 << 62 // virtual bucket numbers saturate here (far-future times)
+	vbClampFloat = float64(vbClamp)
+)
+
+// NewCalendar returns an empty calendar at time 0 with room for about
+// sizeHint pending events before its storage needs to grow.
+func NewCalendar(sizeHint int) *Calendar {
+	if sizeHint < minBuckets {
+		sizeHint = minBuckets
+	}
+	if sizeHint > 1<<20 {
+		sizeHint = 1 << 20
+	}
+	c := &Calendar{nodes: make([]node, 1, sizeHint+1)}
+	c.Reset()
+	return c
+}
+
+// Now returns the time of the last popped event (0 at start).
+func (c *Calendar) Now() float64 { return c.now }
+
+// Len returns the number of pending events.
+func (c *Calendar) Len() int { return c.n }
+
+// Schedule adds an event at time t and returns its sequence number. It
+// fails, leaving the calendar unchanged, if t is NaN or infinite or if
+// t < Now().
+func (c *Calendar) Schedule(t float64, class, kind uint8, a, b, cc int32) (uint64, error) {
+	if !(t >= c.now) || t > math.MaxFloat64 || c.seq == math.MaxUint64 {
+		return 0, c.badSchedule(t)
+	}
+	i := c.free
+	if i != 0 {
+		c.free = c.nodes[i].next
+	} else {
+		if len(c.nodes) >= math.MaxInt32 {
+			return 0, ErrFull
+		}
+		i = int32(len(c.nodes))
+		c.nodes = append(c.nodes, node{})
+	}
+	c.seq++
+	nodes := c.nodes
+	x := &nodes[i]
+	// Field by field: building an Event and copying it would make the CPU
+	// reload small stores as one wide load (a store-forwarding stall).
+	t += 0 // -0 becomes +0
+	x.ev.Time = t
+	x.ev.Seq = c.seq
+	x.ev.Class = class
+	x.ev.Kind = kind
+	x.ev.A, x.ev.B, x.ev.C = a, b, cc
+	c.n++
+	if c.heapMode {
+		c.heapPush(hent{t: t, seq: c.seq, class: class, idx: i})
+		return c.seq, nil
+	}
+
+	// Link x into its bucket after every event that precedes it.
+	v := c.vb(t)
+	if v < c.cur {
+		c.cur = v // only after a Peek that moved cur past an empty bucket
+	}
+	link := &c.heads[v&c.mask]
+	steps := 0
+	for {
+		q := &nodes[*link] // the sentinel (Time +Inf) ends every list
+		if q.ev.Time > t || (q.ev.Time == t && q.ev.Class > class) {
+			x.next = *link
+			x.glast = i
+			*link = i
+			break
+		}
+		if q.ev.Time == t && q.ev.Class == class {
+			// Same (Time, Class): x has the largest Seq, it ends the group.
+			g := &nodes[q.glast]
+			x.next = g.next
+			g.next = i
+			q.glast = i
+			break
+		}
+		link = &nodes[q.glast].next // skip the whole tie group
+		steps++
+	}
+	if c.walk += steps; c.walk > c.workBudget {
+		c.ops = checkEvery // check at the next pop
+	}
+	if c.n > c.growAt {
+		c.rebuild(2*len(c.heads), false)
+	}
+	return c.seq, nil
+}
+
+func (c *Calendar) badSchedule(t float64) error {
+	switch {
+	case math.IsNaN(t) || math.IsInf(t, 0):
+		return fmt.Errorf("%w: %v", ErrBadTime, t)
+	case t < c.now:
+		return fmt.Errorf("%w: %v < now %v", ErrPast, t, c.now)
+	}
+	return ErrSeqSpace
+}
+
+// Next pops the earliest pending event and advances the clock to its time.
+// It returns false if the calendar is empty.
+func (c *Calendar) Next() (Event, bool) {
+	if c.n == 0 || c.heapMode {
+		if c.n == 0 {
+			return Event{}, false
+		}
+		return c.heapNext(), true
+	}
+	nodes := c.nodes
+	// Fast path of locate: the current bucket holds the next event.
+	b := c.cur & c.mask
+	h := c.heads[b]
+	if h == 0 || c.vb(nodes[h].ev.Time) != c.cur {
+		h, b = c.locate()
+	}
+	x := &nodes[h]
+	e := x.ev
+	nx := x.next
+	c.heads[b] = nx
+	if y := &nodes[nx]; y.ev.Time == e.Time && y.ev.Class == e.Class {
+		y.glast = x.glast // y now heads the tie group
+	}
+	x.next = c.free
+	c.free = h
+	c.n--
+	c.now = e.Time
+	if c.n < c.shrinkAt {
+		c.rebuild(len(c.heads)/2, false)
+	} else if c.ops++; c.ops >= checkEvery {
+		c.adapt()
+	}
+	return e, true
+}
+
+// Peek returns the earliest pending event without popping it.
+func (c *Calendar) Peek() (Event, bool) {
+	if c.n == 0 {
+		return Event{}, false
+	}
+	if c.heapMode {
+		return c.nodes[c.heap[0].idx].ev, true
+	}
+	h, _ := c.locate()
+	return c.nodes[h].ev, true
+}
+
+// Reset empties the calendar and sets the clock and the sequence counter to
+// 0, keeping its memory.
+func (c *Calendar) Reset() {
+	c.nodes = c.nodes[:1]
+	c.nodes[0] = node{ev: Event{Time: math.Inf(1), Class: math.MaxUint8}}
+	c.free = 0
+	if cap(c.heads) < minBuckets {
+		c.heads = make([]int32, minBuckets)
+	}
+	c.heads = c.heads[:minBuckets]
+	clear(c.heads)
+	c.mask = minBuckets - 1
+	c.setWidth(1)
+	c.cur = 0
+	c.n = 0
+	c.now = 0
+	c.seq = 0
+	c.heapMode = false
+	c.heap = c.heap[:0]
+	c.ops, c.walk, c.skip = 0, 0, 0
+	c.epochOps, c.epochWork = 0, 0
+	c.window = checkEvery
+	c.calibrated, c.reestimated, c.probation = false, false, false
+	c.heapWindow = 0
+	c.setThresholds()
+}
+
+func (c *Calendar) setWidth(w float64) {
+	c.width = w
+	c.invW = 1 / w
+}
+
+func (c *Calendar) setThresholds() {
+	nb := len(c.heads)
+	c.growAt = int(float64(nb) * maxLoad)
+	if nb >= 1<<30 {
+		c.growAt = math.MaxInt
+	}
+	c.shrinkAt = int(float64(nb) * maxLoad / 4)
+	if nb <= minBuckets {
+		c.shrinkAt = -1
+	}
+	c.workBudget = heapLimit(nb) * checkEvery
+}
+
+// vb returns the virtual bucket of time t: floor(t/width), saturated. It is
+// monotone in t, so sorting by time also sorts by virtual bucket.
+func (c *Calendar) vb(t float64) uint64 {
+	x := t * c.invW
+	if x < vbClampFloat {
+		return uint64(x)
+	}
+	return vbClamp
+}
+
+// locate finds the earliest pending event (c.n > 0), returning its node and
+// bucket, and moves cur to its virtual bucket.
+func (c *Calendar) locate() (int32, uint64) {
+	nodes, heads, mask := c.nodes, c.heads, c.mask
+	cur := c.cur
+	for skipped := 0; skipped <= len(heads); skipped++ {
+		b := cur & mask
+		if h := heads[b]; h != 0 && c.vb(nodes[h].ev.Time) == cur {
+			c.cur = cur
+			c.skip += skipped
+			return h, b
+		}
+		cur++
+	}
+	// A whole year without an event: direct search among bucket heads.
+	best, bb := int32(0), uint64(0)
+	for b, h := range heads {
+		if h != 0 && (best == 0 || nodes[h].ev.Before(nodes[best].ev)) {
+			best, bb = h, uint64(b)
+		}
+	}
+	c.cur = c.vb(nodes[best].ev.Time)
+	if c.skip += 2 * len(heads); c.skip > c.workBudget {
+		c.ops = checkEvery - 1 // check at the end of this pop
+	}
+	return best, bb
+}
+
+// heapLimit is the work per pop beyond which the heap is the better choice:
+// a 4-ary heap of n entries compares about 4*log4(n) = 2*log2(n) per pop.
+func heapLimit(n int) int {
+	return max(2*reestimateAt, 2*bits.Len(uint(n)))
+}
+
+// adapt runs every checkEvery pops. It re-estimates the width when the work
+// per pop is too high, over a short window if it is far too high, over an
+// epoch otherwise; it falls back to the heap when re-estimating did not
+// help, and returns to buckets after a heap period (doubled on each failure).
+func (c *Calendar) adapt() {
+	ops, work := c.ops, c.walk+c.skip
+	c.ops, c.walk, c.skip = 0, 0, 0
+	if c.heapMode {
+		c.heapOps += ops
+		if c.epochOps += ops; c.epochOps >= c.heapWindow {
+			c.rebuild(nbFor(c.n), true)
+			c.reestimated = false
+			c.probation = true
+		}
+		return
+	}
+	c.cqOps += ops
+	c.cqWork += work
+	if !c.calibrated {
+		c.rebuild(len(c.heads), true) // the first width was a guess
+		c.reestimated = false
+		return
+	}
+	if work > heapLimit(c.n)*ops {
+		if c.probation || c.reestimated {
+			c.toHeap()
+		} else {
+			c.rebuild(len(c.heads), true)
+		}
+		return
+	}
+	c.epochOps += ops
+	c.epochWork += work
+	if c.epochOps < c.window {
+		return
+	}
+	switch {
+	case c.epochWork <= reestimateAt*c.epochOps:
+		c.reestimated, c.probation = false, false
+		c.heapWindow = 0
+		c.window = max(checkEvery, 2*len(c.heads))
+	case c.reestimated:
+		// Still too much work, but not enough for the heap: back off so
+		// that rebuilds stay a small cost.
+		c.window = min(2*c.window, maxWindow)
+	default:
+		c.rebuild(len(c.heads), true)
+		return
+	}
+	c.epochOps, c.epochWork = 0, 0
+}
+
+// nbFor returns the bucket count for n pending events.
+func nbFor(n int) int {
+	nb := minBuckets
+	for float64(nb)*maxLoad < float64(n) && nb < 1<<30 {
+		nb *= 2
+	}
+	return nb
+}
+
+// gather collects the pending nodes into c.scratch, sorted in pop order.
+func (c *Calendar) gather() []int32 {
+	s := c.scratch[:0]
+	nodes := c.nodes
+	if c.heapMode {
+		for i := range c.heap {
+			s = append(s, c.heap[i].idx)
+		}
+	} else {
+		for _, h := range c.heads {
+			for p := h; p != 0; p = nodes[p].next {
+				s = append(s, p)
+			}
+		}
+	}
+	slices.SortFunc(s, func(i, j int32) int {
+		x, y := &nodes[i].ev, &nodes[j].ev
+		switch {
+		case x.Time < y.Time:
+			return -1
+		case x.Time > y.Time:
+			return 1
+		case x.Class != y.Class:
+			return int(x.Class) - int(y.Class)
+		case x.Seq < y.Seq:
+			return -1
+		case x.Seq > y.Seq:
+			return 1
+		}
+		return 0
+	})
+	c.scratch = s
+	return s
+}
+
+// estimateWidth sets the width from the earliest pending events (s sorted):
+// widthFactor times the mean separation of consecutive distinct times near
+// the head, ignoring separations over twice the mean (Brown's estimator).
+// Ties are skipped since tie groups cost O(1); the sample stays within the
+// earliest eighth of the events unless that holds too few distinct times,
+// so that a far-future population does not inflate the estimate.
+func (c *Calendar) estimateWidth(s []int32) {
+	nodes := c.nodes
+	var gaps [widthSample]float64
+	ng := 0
+	limit := max(widthSample+1, len(s)/8)
+	for k := 1; k < len(s) && ng < widthSample && (k < limit || ng < 8); k++ {
+		if d := nodes[s[k]].ev.Time - nodes[s[k-1]].ev.Time; d > 0 {
+			gaps[ng] = d
+			ng++
+		}
+	}
+	if ng == 0 {
+		return // all equal times: any width does
+	}
+	sum := 0.0
+	for _, d := range gaps[:ng] {
+		sum += d
+	}
+	mean := sum / float64(ng)
+	sum2, n2 := 0.0, 0
+	for _, d := range gaps[:ng] {
+		if d <= 2*mean {
+			sum2 += d
+			n2++
+		}
+	}
+	if w := widthFactor * sum2 / float64(n2); w > 0 && w < math.MaxFloat64 && 1/w < math.MaxFloat64 {
+		c.setWidth(w)
+	}
+}
+
+// rebuild lays the pending events out again over nb buckets (a power of
+// two), leaving heap mode, with a freshly estimated width if estimate or if
+// the bucket count changes.
+func (c *Calendar) rebuild(nb int, estimate bool) {
+	c.rebuilds++
+	s := c.gather()
+	if estimate || nb != len(c.heads) || c.heapMode {
+		c.estimateWidth(s)
+		c.calibrated = true
+	}
+	c.reestimated = estimate
+	c.heapMode = false
+	c.heap = c.heap[:0]
+
+	if cap(c.heads) >= nb {
+		c.heads = c.heads[:nb]
+	} else {
+		c.heads = make([]int32, nb)
+	}
+	if cap(c.tails) >= nb {
+		c.tails = c.tails[:nb]
+	} else {
+		c.tails = make([]int32, nb)
+	}
+	heads, tails, nodes := c.heads, c.tails, c.nodes
+	clear(heads)
+	clear(tails)
+	c.mask = uint64(nb - 1)
+	// Append every node, in order, at its bucket's tail; a node with the
+	// (Time, Class) of the one before it joins that one's tie group.
+	gfirst := int32(0)
+	for _, i := range s {
+		x := &nodes[i]
+		b := c.vb(x.ev.Time) & c.mask
+		if tails[b] == 0 {
+			heads[b] = i
+		} else {
+			nodes[tails[b]].next = i
+		}
+		tails[b] = i
+		x.next = 0
+		if g := &nodes[gfirst]; g.ev.Time == x.ev.Time && g.ev.Class == x.ev.Class {
+			g.glast = i // gfirst is never the sentinel here: its Time is +Inf
+		} else {
+			gfirst = i
+			x.glast = i
+		}
+	}
+	if len(s) > 0 {
+		c.cur = c.vb(nodes[s[0]].ev.Time)
+	} else {
+		c.cur = c.vb(c.now)
+	}
+	c.ops, c.walk, c.skip = 0, 0, 0
+	c.epochOps, c.epochWork = 0, 0
+	c.window = max(checkEvery, 2*nb)
+	c.setThresholds()
+}
+
+// toHeap switches to the fallback heap for a while.
+func (c *Calendar) toHeap() {
+	c.toHeaps++
+	s := c.gather() // sorted: already a valid heap
+	c.heap = c.heap[:0]
+	for _, i := range s {
+		e := &c.nodes[i].ev
+		c.heap = append(c.heap, hent{t: e.Time, seq: e.Seq, class: e.Class, idx: i})
+	}
+	c.heapMode = true
+	c.probation = false
+	c.reestimated = false
+	if c.heapWindow == 0 {
+		c.heapWindow = max(checkEvery, 8*c.n)
+	} else {
+		c.heapWindow = min(2*c.heapWindow, maxWindow)
+	}
+	c.ops, c.walk, c.skip = 0, 0, 0
+	c.epochOps, c.epochWork = 0, 0
+}
+
+func (c *Calendar) heapPush(x hent) {
+	h := append(c.heap, x)
+	c.heap = h
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) >> 2
+		if !x.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+func (c *Calendar) heapNext() Event {
+	h := c.heap
+	top := h[0].idx
+	n := len(h) - 1
+	x := h[n]
+	h = h[:n]
+	c.heap = h
+	if n > 0 {
+		i := 0
+		for {
+			first := 4*i + 1
+			if first >= n {
+				break
+			}
+			m := first
+			for j := first + 1; j < first+4 && j < n; j++ {
+				if h[j].before(&h[m]) {
+					m = j
+				}
+			}
+			if !h[m].before(&x) {
+				break
+			}
+			h[i] = h[m]
+			i = m
+		}
+		h[i] = x
+	}
+	e := c.nodes[top].ev
+	c.nodes[top].next = c.free
+	c.free = top
+	c.n--
+	c.now = e.Time
+	if c.ops++; c.ops >= checkEvery {
+		c.adapt()
+	}
+	return e
+}
