@@ -1,0 +1,53 @@
+package factory
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+//go:embed instances/*.yaml
+var builtinFS embed.FS
+
+// BuiltinNames lists the reported instances embedded in the binary.
+func BuiltinNames() []string {
+	entries, _ := builtinFS.ReadDir("instances")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// BuiltinSource returns the YAML text of a reported instance.
+func BuiltinSource(name string) ([]byte, error) {
+	data, err := builtinFS.ReadFile("instances/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("unknown instance %q (reported: %s; or give a file path or gen:A<areas>C<cells>)",
+			name, strings.Join(BuiltinNames(), ", "))
+	}
+	return data, nil
+}
+
+// Resolve loads an instance by reference: a reported instance name, a
+// generator spec ("gen:A16C64", see ParseGenSpec), or a file path.
+func Resolve(ref string) (*Instance, error) {
+	if strings.HasPrefix(ref, "gen:") {
+		spec, err := ParseGenSpec(ref)
+		if err != nil {
+			return nil, err
+		}
+		return Generate(spec)
+	}
+	if data, err := BuiltinSource(ref); err == nil {
+		return Parse(ref+".yaml", data)
+	}
+	if _, err := os.Stat(ref); err == nil {
+		return LoadFile(ref)
+	}
+	_, err := BuiltinSource(ref)
+	return nil, err
+}

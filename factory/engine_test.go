@@ -1,0 +1,182 @@
+package factory
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+type bufTracer struct {
+	p   *Plant
+	buf []byte
+}
+
+func (b *bufTracer) Emit(r *Record) {
+	b.buf = r.AppendJSON(b.buf, b.p)
+	b.buf = append(b.buf, '\n')
+}
+
+func tinyPlant(t testing.TB) *Plant {
+	t.Helper()
+	in, err := LoadFile("testdata/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Compile(in)
+}
+
+// script drives an engine with a fixed decision script: each step is
+// "release J", "defer" or "assign J CELL"; the engine must be waiting for a
+// decision before each step.
+func script(t *testing.T, e *Engine, steps ...string) {
+	t.Helper()
+	for _, s := range steps {
+		if !e.Advance() {
+			t.Fatalf("episode ended (%s) before step %q", e.Status(), s)
+		}
+		var j int
+		var cell string
+		var err error
+		switch {
+		case s == "defer":
+			err = e.Defer()
+		case strings.HasPrefix(s, "release"):
+			fmt.Sscanf(s, "release %d", &j)
+			err = e.Release(j)
+		case strings.HasPrefix(s, "assign"):
+			fmt.Sscanf(s, "assign %d %s", &j, &cell)
+			c := -1
+			for i := range e.P.Cells {
+				if e.P.Cells[i].ID == cell {
+					c = i
+				}
+			}
+			err = e.Assign(j, c)
+		default:
+			t.Fatalf("bad step %q", s)
+		}
+		if err != nil {
+			t.Fatalf("step %q at t=%g: %v", s, e.Now(), err)
+		}
+	}
+	if e.Advance() {
+		t.Fatalf("episode still waiting for decisions at t=%g after the script", e.Now())
+	}
+}
+
+// TestScriptedEpisode checks a whole tiny episode against testdata/tiny.golden.
+// Run with -update-golden to rewrite it after an intended change, and read
+// the diff: every line is an event the design notes name.
+func TestScriptedEpisode(t *testing.T) {
+	p := tinyPlant(t)
+	tr := &bufTracer{p: p}
+	e := NewEngine(p, 1, tr)
+	script(t, e,
+		"release 0",   // t=0: job 0 arrives and is released
+		"assign 0 C1", // its cut goes to C1: a slot is reserved, it moves from the dock
+		"release 1",   // t=1: job 1 arrives and is released at once
+		"assign 1 C1", // C1's one slot is taken by job 0 (moving in): blocked at the dock;
+		// t=2: job 0 arrives and starts its setup, its slot frees: job 1 is admitted
+		"assign 0 C2", // t=14: job 0's cut is done; its drill goes to C2 (it leaves C1)
+		"assign 1 C1", // t=24: job 1's cut is done; drill on C1: it stays on its machine
+	)
+	if e.Status() != Done {
+		t.Fatalf("status %s", e.Status())
+	}
+	golden := "testdata/tiny.golden"
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		os.WriteFile(golden, tr.buf, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(tr.buf, want) {
+		t.Errorf("trace differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", golden, tr.buf)
+	}
+}
+
+func TestIllegalCommitsAreErrors(t *testing.T) {
+	p := tinyPlant(t)
+	e := NewEngine(p, 1, nil)
+	if !e.Advance() {
+		t.Fatal("no decision at t=0")
+	}
+	if err := e.Release(1); err == nil {
+		t.Error("released job 1 before it arrived")
+	}
+	if err := e.Assign(0, 0); err == nil {
+		t.Error("assigned job 0 before its release")
+	}
+	if err := e.Release(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Assign(0, 1); err == nil || !strings.Contains(err.Error(), "cannot do it") {
+		t.Errorf("cut on C2 (incapable) accepted: %v", err)
+	}
+	if err := e.Assign(0, 7); err == nil {
+		t.Error("assign to a cell that does not exist accepted")
+	}
+	if err := e.Defer(); err == nil {
+		t.Error("defer accepted with an empty backlog")
+	}
+	if err := e.Assign(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Assign(0, 0); err == nil {
+		t.Error("the same work item was routed twice")
+	}
+}
+
+func TestTimeLimit(t *testing.T) {
+	in, err := LoadFile("testdata/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Horizon = 10
+	e := NewEngine(Compile(in), 1, nil)
+	for e.Advance() {
+		switch {
+		case len(e.RouteQueue()) > 0:
+			e.Assign(e.RouteQueue()[0], 0)
+		case e.ReleasePending():
+			e.Release(e.Backlog()[0])
+		}
+	}
+	if e.Status() != TimeLimit || e.Now() != 10 || !e.Status().Truncated() {
+		t.Fatalf("status %s at t=%g, want time_limit at 10", e.Status(), e.Now())
+	}
+	d := e.Debt()
+	if d.Jobs != 2 || d.Ops != 4 {
+		t.Errorf("debt %+v, want 2 jobs and 4 operations left", d)
+	}
+}
+
+// An always-deferring plant never releases; with nothing else pending, the
+// engine must not spin: defer is illegal once no event is pending, and the
+// episode ends.
+func TestDeferCannotFreezeTheClock(t *testing.T) {
+	p := tinyPlant(t)
+	e := NewEngine(p, 1, nil)
+	steps := 0
+	for e.Advance() && steps < 100 {
+		steps++
+		if e.CanDefer() {
+			e.Defer()
+			continue
+		}
+		if len(e.RouteQueue()) > 0 {
+			e.Assign(e.RouteQueue()[0], 0)
+		} else {
+			e.Release(e.Backlog()[0])
+		}
+	}
+	if steps >= 100 {
+		t.Fatal("decision loop did not end")
+	}
+	if e.Status() != Done {
+		t.Fatalf("status %s: forced releases should finish both jobs", e.Status())
+	}
+}

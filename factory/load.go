@@ -1,0 +1,135 @@
+package factory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// InstanceError locates a fault in an instance file: the file, the line of
+// the offending key (0 if unknown), the field path and what is wrong.
+type InstanceError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *InstanceError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %q", e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// LoadFile reads, validates and resolves an instance file.
+func LoadFile(path string) (*Instance, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read instance: %w", err)
+	}
+	return Parse(path, data)
+}
+
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// Parse decodes an instance from YAML (JSON is valid YAML), rejects unknown
+// keys, fills defaults and validates it. name is used in error messages.
+func Parse(name string, data []byte) (*Instance, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(name, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, &InstanceError{File: name, Msg: "empty instance file"}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var inst Instance
+	if err := dec.Decode(&inst); err != nil {
+		return nil, yamlError(name, err)
+	}
+	if err := inst.resolve(); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return nil, &InstanceError{File: name, Line: lineOf(root.Content[0], fe.path), Field: fe.path, Msg: fe.msg}
+		}
+		return nil, &InstanceError{File: name, Msg: err.Error()}
+	}
+	return &inst, nil
+}
+
+// yamlError turns a yaml.v3 error ("yaml: line 3: ...", or a TypeError
+// listing several "line N: ..." entries) into an InstanceError on the first.
+func yamlError(name string, err error) error {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &InstanceError{File: name, Line: line, Msg: m[2]}
+	}
+	return &InstanceError{File: name, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// fieldError is a validation fault at a dotted field path such as
+// "areas[1].cells[0].buffer".
+type fieldError struct {
+	path string
+	msg  string
+}
+
+func (e *fieldError) Error() string { return e.path + ": " + e.msg }
+
+func bad(path, format string, args ...any) error {
+	return &fieldError{path: path, msg: fmt.Sprintf(format, args...)}
+}
+
+var pathPart = regexp.MustCompile(`([^.\[\]]+)|\[(\d+)\]`)
+
+// lineOf finds the line of the deepest node along a field path.
+func lineOf(n *yaml.Node, path string) int {
+	line := n.Line
+	for _, m := range pathPart.FindAllStringSubmatch(path, -1) {
+		switch {
+		case n.Kind == yaml.MappingNode && m[1] != "":
+			found := false
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == m[1] {
+					line = n.Content[i].Line
+					n = n.Content[i+1]
+					found = true
+					break
+				}
+			}
+			if !found {
+				return line
+			}
+		case n.Kind == yaml.SequenceNode && m[2] != "":
+			i, _ := strconv.Atoi(m[2])
+			if i >= len(n.Content) {
+				return line
+			}
+			n = n.Content[i]
+			line = n.Line
+		default:
+			return line
+		}
+	}
+	return line
+}

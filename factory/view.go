@@ -1,0 +1,160 @@
+package factory
+
+// Read-only views of engine state, for the interpreter that builds agents'
+// local observations. They expose nominal figures only: hidden exogenous
+// draws (processing noise, future breakdowns) never leak.
+
+// JobInfo describes a job as the plant sees it.
+type JobInfo struct {
+	ID      int
+	Product string
+	Family  string
+	Op      int    // current operation index (== Ops when complete)
+	Ops     int    // route length
+	OpType  string // type of the current operation ("" when complete)
+	Base    float64
+	Arrival float64
+	Due     float64
+	Weight  float64
+	At      int     // cell holding the job; -1 at the dock or not released
+	Work    float64 // base work left, current operation included
+}
+
+// Job describes job j.
+func (e *Engine) Job(j int) JobInfo {
+	jb := &e.jobs[j]
+	pt := &e.P.Products[jb.product]
+	info := JobInfo{ID: j, Product: pt.ID, Family: e.P.Families[jb.family], Op: jb.op, Ops: len(jb.route),
+		Arrival: jb.Arrival, Due: jb.Due, Weight: jb.Weight, At: jb.at}
+	if jb.op < len(jb.route) {
+		op := jb.route[jb.op]
+		info.OpType, info.Base = e.P.Ops[op.Type], op.Base
+		for _, r := range jb.route[jb.op:] {
+			info.Work += r.Base
+		}
+	}
+	return info
+}
+
+// CurrentOp returns the operation type index and base time of job j's
+// current operation (ok false when the job is complete).
+func (e *Engine) CurrentOp(j int) (opType int, base float64, ok bool) {
+	jb := &e.jobs[j]
+	if jb.op >= len(jb.route) {
+		return 0, 0, false
+	}
+	op := jb.route[jb.op]
+	return op.Type, op.Base, true
+}
+
+// JobLocation is the cell holding job j (-1: dock or not released).
+func (e *Engine) JobLocation(j int) int { return e.jobs[j].at }
+
+// CellInfo summarizes one cell's local state.
+type CellInfo struct {
+	Occupancy  int // admitted and not started (moving in or waiting)
+	Waiting    int // in the buffer
+	AdmitQueue int // blocked jobs waiting for a slot
+	FreeSlots  int
+	Idle       int
+	Setup      int
+	Busy       int
+	Blocked    int
+	Down       int
+	// Backlog is the nominal work (time units) admitted but not started,
+	// plus what is left of the setups and operations on its machines.
+	Backlog float64
+	// PowerW is the cell's current draw in watts.
+	PowerW int64
+}
+
+// Cell summarizes cell c.
+func (e *Engine) Cell(c int) CellInfo {
+	cell := &e.P.Cells[c]
+	cs := &e.cells[c]
+	info := CellInfo{Occupancy: cs.occupancy, Waiting: len(cs.waiting), AdmitQueue: len(cs.admitQ),
+		FreeSlots: cell.Buffer - cs.occupancy}
+	var w int64
+	for m := 0; m < cell.Machines; m++ {
+		mc := &e.machines[cell.FirstMachine+m]
+		w += cell.PowerW[mc.state]
+		switch mc.state {
+		case Idle:
+			info.Idle++
+		case Setup, Busy:
+			if mc.state == Setup {
+				info.Setup++
+			} else {
+				info.Busy++
+			}
+			info.Backlog += mc.endAt - e.now
+		case Blocked:
+			info.Blocked++
+		case Down:
+			info.Down++
+			info.Backlog += mc.remaining
+		}
+	}
+	for _, j := range cs.waiting {
+		info.Backlog += e.nominal(j, c)
+	}
+	for _, j := range cs.admitQ {
+		info.Backlog += e.nominal(j, c)
+	}
+	for _, j := range cs.incoming {
+		info.Backlog += e.nominal(j, c)
+	}
+	info.PowerW = w
+	return info
+}
+
+// nominal is the nominal processing time of job j's current operation on c.
+func (e *Engine) nominal(j, c int) float64 {
+	jb := &e.jobs[j]
+	op := jb.route[jb.op]
+	return e.P.ProcTime(c, op.Type, op.Base)
+}
+
+// PowerKW is the plant's current power draw.
+func (e *Engine) PowerKW() float64 { return float64(e.powerW) / 1000 }
+
+// WIP counts released, unfinished jobs.
+func (e *Engine) WIP() int { return e.wip }
+
+// Completed counts finished jobs.
+func (e *Engine) Completed() int { return e.completed }
+
+// NumJobs is the number of jobs of the episode.
+func (e *Engine) NumJobs() int { return len(e.jobs) }
+
+// Arrived counts jobs that have arrived so far.
+func (e *Engine) Arrived() int { return e.nextArrival }
+
+// InTransit counts jobs being moved.
+func (e *Engine) InTransit() int { return e.inTransit }
+
+// Debt is the unresolved work at the current time: unfinished jobs,
+// operations not yet finished, and overdue debt (time past due summed over
+// unfinished jobs).
+type Debt struct {
+	Jobs    int
+	Ops     int
+	Overdue float64
+}
+
+// Debt measures the unresolved work now.
+func (e *Engine) Debt() Debt {
+	var d Debt
+	for i := range e.jobs {
+		jb := &e.jobs[i]
+		if jb.state == jDone {
+			continue
+		}
+		d.Jobs++
+		d.Ops += len(jb.route) - jb.op
+		if late := e.now - jb.Due; late > 0 {
+			d.Overdue += late
+		}
+	}
+	return d
+}
