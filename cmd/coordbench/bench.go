@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/coord"
+	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/policy"
+)
+
+func desBenchCmd() *cobra.Command {
+	var instance, paradigm, controller string
+	var episodes, hold, events int
+	var decisions bool
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the simulator's own throughput (JSON)",
+		Long: `Measure the simulator's own throughput and print it as JSON.
+
+  --instance NAME --episodes K   full episodes with a built-in controller,
+                                 trace written to memory (episodes/s,
+                                 events/s, decisions/s), on one core
+  --hold N --events M            the classic hold model: N pending events,
+                                 exponential increments, M events processed`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			if hold > 0 {
+				if events <= 0 {
+					return fmt.Errorf("--hold needs --events M > 0")
+				}
+				return enc.Encode(desbench.MeasureHold(hold, events))
+			}
+			p, mode, err := loadCase(instance, paradigm)
+			if err != nil {
+				return err
+			}
+			if _, err := policy.New(controller, 1); err != nil {
+				return err
+			}
+			newCtrl := func(seed uint64) coord.Controller {
+				c, _ := policy.New(controller, seed)
+				return c
+			}
+			return enc.Encode(desbench.MeasureEpisodes(p, mode, newCtrl, episodes, decisions))
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&instance, "instance", "A5C12-1", "instance to run")
+	f.StringVar(&paradigm, "paradigm", "centralized", "paradigm")
+	f.StringVar(&controller, "controller", "rule", "built-in controller")
+	f.IntVar(&episodes, "episodes", 200, "episodes to run")
+	f.BoolVar(&decisions, "decisions", false, "also write the decision log (payloads as JSON) to memory")
+	f.IntVar(&hold, "hold", 0, "run the hold model with this many pending events instead")
+	f.IntVar(&events, "events", 1000000, "events to process in the hold model")
+	return c
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/coord"
+	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/factory"
+	"github.com/coordbench/coordbench/policy"
+)
+
+func desCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "des",
+		Short: "The event-driven scheduling benchmark (DESBench)",
+	}
+	c.AddCommand(desRunCmd(), desValidateCmd(), desInstanceCmd(), desListCmd(), desBenchCmd())
+	return c
+}
+
+// loadPlant resolves an instance reference and compiles it.
+func loadPlant(ref string) (*factory.Plant, error) {
+	in, err := factory.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	return factory.Compile(in), nil
+}
+
+// loadCase resolves the instance and paradigm of a case.
+func loadCase(instance, paradigm string) (*factory.Plant, coord.AuthorityMode, error) {
+	p, err := loadPlant(instance)
+	if err != nil {
+		return nil, coord.AuthorityMode{}, err
+	}
+	mode, err := coord.LookupAuthorityMode(paradigm)
+	return p, mode, err
+}
+
+func desRunCmd() *cobra.Command {
+	var instance, paradigm, controller, out string
+	var seed uint64
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run one episode and write its artifacts",
+		Long: `Run one episode (instance × paradigm × controller × seed) and write
+metrics.json, trace.jsonl, decisions.jsonl, messages.jsonl, manifest.json
+and instance.json into --out. A truncated episode is a result, not an
+error: the exit code is 0 and metrics.json says why it stopped.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, mode, err := loadCase(instance, paradigm)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("seed") {
+				seed = p.Inst.Seeds.Test[0]
+			}
+			ctrl, err := policy.New(controller, seed)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, ctrl.Name(), seed))
+			}
+			res, err := desbench.RunToDir(desbench.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
+			if err != nil {
+				return err
+			}
+			printMetrics(cmd.OutOrStdout(), res.Metrics)
+			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&instance, "instance", "A5C12-1", "reported instance name, instance file, or gen:A<areas>C<cells>")
+	f.StringVar(&paradigm, "paradigm", "centralized", "coordination paradigm (authority mode id)")
+	f.StringVar(&controller, "controller", "rule", "built-in controller: "+strings.Join(policy.Names, ", "))
+	f.Uint64Var(&seed, "seed", 0, "episode seed (default: the instance's first test seed)")
+	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>_s<seed>)")
+	return c
+}
+
+func safeName(s string) string { return strings.NewReplacer(":", "-", "/", "-").Replace(s) }
+
+func printMetrics(w io.Writer, m desbench.Metrics) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s  %s  %s  seed %d  status %s\n", m.Instance, m.Paradigm, m.Controller, m.Seed, m.Status)
+	fmt.Fprintf(tw, "effectiveness\tG_mk %.1f\tG_td %.1f\tG_cj %d\t\n", m.GMk, m.GTd, m.GCj)
+	fmt.Fprintf(tw, "constraints\tG_vc %d\tG_eo %.4f\tG_ed %.1f\tG_en %.3f\n", m.GVc, m.GEo, m.GEd, m.GEn)
+	fmt.Fprintf(tw, "coordination\tG_ds %d\tG_cm %d\tG_fb %d\tG_llm %d\n", m.GDs, m.GCm, m.GFb, m.GLlm)
+	fmt.Fprintf(tw, "robustness\tG_tr %d\tG_dj %d\tG_ut %.1f\tG_do %d\n", m.GTr, m.GDj, m.GUt, m.GDo)
+	tw.Flush()
+}
+
+func desInstanceCmd() *cobra.Command {
+	var asJSON bool
+	var seed uint64
+	c := &cobra.Command{
+		Use:   "instance NAME|FILE|gen:A<n>C<m>",
+		Short: "Show a fully resolved instance",
+		Long: `Show a fully resolved instance: topology, capabilities, buffer
+capacities, machines, products, power figures and caps, with every default
+filled in, and the jobs (arrival and due times) one seed draws.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := loadPlant(args[0])
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("seed") {
+				seed = p.Inst.Seeds.Test[0]
+			}
+			jobs := p.Jobs(seed)
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Instance *factory.Instance `json:"instance"`
+					Seed     uint64            `json:"seed"`
+					Jobs     []factory.JobSpec `json:"jobs"`
+				}{p.Inst, seed, jobs})
+			}
+			in := p.Inst
+			fmt.Fprintf(w, "%s: %s\n%s\n", in.Name, in.Profile, strings.TrimSpace(in.Description))
+			fmt.Fprintf(w, "areas %d, cells %d, machines %d, products %d, jobs %d (seed %d)\n",
+				len(p.Areas), len(p.Cells), p.Machines, len(p.Products), len(jobs), seed)
+			fmt.Fprintf(w, "power cap %.1f kW, WIP cap %d, horizon %g × %g s\n", p.CapKW(), in.WIPCap, in.Horizon, in.TimeUnitS)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "area\tcell\tmachines\tbuffer\tdispatch\tcapabilities")
+			for _, a := range in.Areas {
+				for _, cs := range a.Cells {
+					var caps []string
+					for _, op := range p.Ops {
+						if f, ok := cs.Capabilities[op]; ok {
+							caps = append(caps, fmt.Sprintf("%s×%g", op, f))
+						}
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.ID, cs.ID, cs.Machines, cs.Buffer, cs.Dispatch, strings.Join(caps, " "))
+				}
+			}
+			tw.Flush()
+			fmt.Fprintln(w, "(use --json for everything, including the jobs)")
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the resolved instance and its jobs as JSON")
+	c.Flags().Uint64Var(&seed, "seed", 0, "seed whose jobs to list (default: the first test seed)")
+	return c
+}
+
+func desListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List reported instances, paradigms and built-in controllers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "INSTANCE\tPROFILE\tAREAS\tCELLS\tJOBS\tTEST SEEDS\tDEV SEEDS")
+			for _, name := range factory.BuiltinNames() {
+				in, err := factory.Resolve(name)
+				if err != nil {
+					return err
+				}
+				cells := 0
+				for _, a := range in.Areas {
+					cells += len(a.Cells)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", in.Name, in.Profile, len(in.Areas), cells,
+					in.Arrivals.Jobs+len(in.Arrivals.Orders), len(in.Seeds.Test), len(in.Seeds.Dev))
+			}
+			tw.Flush()
+			fmt.Fprintln(w)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "PARADIGM\tROUTING\tCELL CONTRACT\tAREA REROUTE\tBID ROUND\tDESCRIPTION")
+			for _, m := range coord.AuthorityModes() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%s\n", m.ID, m.RoutingAuthorityMode, m.CellContractActions,
+					m.AreaLocalRerouteEnabled, m.MediatedBidRoundEnabled, m.Description)
+			}
+			tw.Flush()
+			fmt.Fprintf(w, "\nCONTROLLERS: %s\n", strings.Join(policy.Names, ", "))
+			return nil
+		},
+	}
+}

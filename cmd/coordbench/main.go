@@ -1,0 +1,30 @@
+// Command coordbench benchmarks how multi-agent systems coordinate.
+//
+// See README.md and docs/cli.md. This package only wires flags, output
+// paths and exit codes; the work lives in the library packages.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := rootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "coordbench:", err)
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "coordbench",
+		Short:         "Benchmark how multi-agent systems coordinate",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(desCmd())
+	return root
+}

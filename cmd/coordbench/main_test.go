@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/factory"
+)
+
+// run executes the CLI in-process with args and returns stdout.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := rootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestRunWritesArtifacts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--seed", "3", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "G_mk") || !strings.Contains(out, dir) {
+		t.Errorf("summary lacks metrics or the output path:\n%s", out)
+	}
+	for _, f := range []string{desbench.FileMetrics, desbench.FileTrace, desbench.FileDecisions,
+		desbench.FileMessages, desbench.FileManifest, desbench.FileInstance} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	var m desbench.Metrics
+	b, _ := os.ReadFile(filepath.Join(dir, desbench.FileMetrics))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Instance != "A3C9-1" || m.Seed != 3 || m.Paradigm != "centralized" || m.Controller != "rule" || m.GDs == 0 {
+		t.Errorf("metrics.json: %+v", m)
+	}
+	var man desbench.Manifest
+	b, _ = os.ReadFile(filepath.Join(dir, desbench.FileManifest))
+	if err := json.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if man.Seed != 3 || man.InstanceSHA256 == "" || len(man.Files) != 5 || man.Paradigm.ID != "centralized" {
+		t.Errorf("manifest.json: %+v", man)
+	}
+	// The resolved instance in the run directory loads back as an instance.
+	if _, err := factory.LoadFile(filepath.Join(dir, desbench.FileInstance)); err != nil {
+		t.Errorf("instance.json does not load back: %v", err)
+	}
+}
+
+func TestRunIsReproducible(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, d := range []string{a, b} {
+		if _, err := run(t, "des", "run", "--instance", "A5C12-2", "--seed", "21", "--controller", "random", "--out", d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{desbench.FileTrace, desbench.FileDecisions, desbench.FileMetrics, desbench.FileManifest} {
+		x, _ := os.ReadFile(filepath.Join(a, f))
+		y, _ := os.ReadFile(filepath.Join(b, f))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two identical runs", f)
+		}
+	}
+}
+
+func TestInstanceJSON(t *testing.T) {
+	out, err := run(t, "des", "instance", "A5C12-1", "--json", "--seed", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Instance factory.Instance  `json:"instance"`
+		Seed     uint64            `json:"seed"`
+		Jobs     []factory.JobSpec `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Seed != 2 || len(got.Jobs) != got.Instance.Arrivals.Jobs || len(got.Instance.Areas) != 5 {
+		t.Fatalf("resolved instance: seed %d, %d jobs, %d areas", got.Seed, len(got.Jobs), len(got.Instance.Areas))
+	}
+	c := got.Instance.Areas[1].Cells[0]
+	if c.Buffer == 0 || c.PowerKW == nil || c.Machines == 0 {
+		t.Errorf("cell defaults not resolved in the output: %+v", c)
+	}
+	for _, j := range got.Jobs {
+		if j.Due <= j.Arrival {
+			t.Errorf("job %d due %v before arrival %v", j.ID, j.Due, j.Arrival)
+		}
+	}
+}
+
+func TestListAndBench(t *testing.T) {
+	out, err := run(t, "des", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range append(factory.BuiltinNames(), "centralized", "rule", "random") {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q", want)
+		}
+	}
+	out, err = run(t, "des", "bench", "--hold", "100", "--events", "1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h desbench.HoldThroughput
+	if err := json.Unmarshal([]byte(out), &h); err != nil || h.Events != 1000 || h.Pending != 100 {
+		t.Errorf("hold bench: %+v %v", h, err)
+	}
+	out, err = run(t, "des", "bench", "--instance", "A3C9-1", "--episodes", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tp desbench.Throughput
+	if err := json.Unmarshal([]byte(out), &tp); err != nil || tp.Episodes != 3 || tp.EventsPerSec <= 0 {
+		t.Errorf("episode bench: %+v %v", tp, err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	src, err := factory.BuiltinSource("A3C9-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(bad, bytes.Replace(src, []byte("wip_cap:"), []byte("wip_cap: -3\nold_wip_cap:"), 1), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"des", "run", "--instance", bad, "--out", t.TempDir()}, "bad.yaml:"},
+		{[]string{"des", "run", "--instance", "A9C99-7"}, "unknown instance"},
+		{[]string{"des", "run", "--paradigm", "anarchy"}, "unknown paradigm"},
+		{[]string{"des", "run", "--controller", "oracle"}, "unknown controller"},
+		{[]string{"des", "instance", "gen:A0C0"}, "need at least one area"},
+		{[]string{"des", "bench", "--hold", "10", "--events", "0"}, "--events"},
+	} {
+		_, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want it to mention %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := run(t, "des", "run", "--instance", "A5C12-2", "--controller", "greedy", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "des", "validate", dir)
+	if err != nil || !strings.Contains(out, "all checks hold") {
+		t.Fatalf("valid run rejected: %v\n%s", err, out)
+	}
+	// Tamper with the metrics: validation must fail and say which.
+	path := filepath.Join(dir, desbench.FileMetrics)
+	b, _ := os.ReadFile(path)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	m["G_cj"] = m["G_cj"].(float64) + 1
+	b, _ = json.Marshal(m)
+	os.WriteFile(path, b, 0o644)
+	out, err = run(t, "des", "validate", dir)
+	if err == nil || !strings.Contains(out, "G_cj") {
+		t.Errorf("tampered metrics accepted: %v\n%s", err, out)
+	}
+	if _, err := run(t, "des", "validate", t.TempDir()); err == nil {
+		t.Error("an empty directory validated")
+	}
+}
