@@ -71,6 +71,13 @@ type Interpreter struct {
 	cellAgents []string
 	cellIndex  map[string]int
 
+	// Reused payload storage (see Next).
+	decision Decision
+	views    map[string]*View
+	item     WorkItem
+	jobOpts  []JobOption
+	cellOpts []CellOption
+
 	// Messages is every protocol message so far (G_cm = len).
 	Messages []Message
 }
@@ -81,7 +88,7 @@ func NewInterpreter(eng *factory.Engine, mode AuthorityMode) (*Interpreter, erro
 		return nil, err
 	}
 	in := &Interpreter{eng: eng, mode: mode, memory: map[string][]string{}, feedback: map[string]string{},
-		cellIndex: map[string]int{}}
+		cellIndex: map[string]int{}, views: map[string]*View{}}
 	for c, cell := range eng.P.Cells {
 		in.cellAgents = append(in.cellAgents, RoleCell+":"+cell.ID)
 		in.cellIndex[cell.ID] = c
@@ -104,6 +111,11 @@ func (in *Interpreter) Steps() int { return in.step }
 // Next builds the decision the engine waits for, or returns nil if none
 // is pending. Work items awaiting a cell go first (oldest first), then the
 // release opportunity.
+//
+// The decision, its views and everything they point to belong to the
+// interpreter and are reused by the next call to Next: a controller or
+// logger that keeps any of it past Apply must copy it (encoding it to JSON,
+// as the runner does, is a copy).
 func (in *Interpreter) Next() *Decision {
 	e := in.eng
 	if !(len(e.RouteQueue()) > 0 || e.ReleasePending()) {
@@ -113,47 +125,59 @@ func (in *Interpreter) Next() *Decision {
 	for c := range e.P.Cells {
 		in.cells = append(in.cells, e.Cell(c))
 	}
-	var v *View
-	switch {
-	case len(e.RouteQueue()) > 0:
-		v = in.selectCellView(e.RouteQueue()[0])
-	case e.ReleasePending():
-		v = in.releaseView()
-	default:
-		return nil
+	v := in.view(RolePlant, RolePlant)
+	if len(e.RouteQueue()) > 0 {
+		in.selectCellView(v, e.RouteQueue()[0])
+	} else {
+		in.releaseView(v)
 	}
-	v.Observation = in.plantObservation()
-	v.Context.RecentEvents = in.recentEvents()
-	v.Context.Memory = append([]string{}, in.memory[v.AgentID]...)
-	v.Context.Feedback = in.feedback[v.AgentID]
-	v.LegalActions = make([]int, len(v.Options))
-	v.ActionMask = make([]bool, len(v.Options))
+	in.plantObservation(&v.Observation)
 	for i := range v.Options {
 		v.Options[i].Index = i
-		v.LegalActions[i] = i
-		v.ActionMask[i] = true
+		v.LegalActions = append(v.LegalActions, i)
+		v.ActionMask = append(v.ActionMask, true)
 	}
-	return &Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: map[string]*View{v.AgentID: v}}
+	d := &in.decision
+	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents}
+	if d.ActiveAgents == nil {
+		d.ActiveAgents = map[string]*View{}
+	}
+	clear(d.ActiveAgents)
+	d.ActiveAgents[v.AgentID] = v
+	return d
 }
 
-func (in *Interpreter) recentEvents() []string {
+// view returns the agent's reusable view, reset, with its protocol
+// context (recent events, working memory, feedback) filled in.
+func (in *Interpreter) view(id, role string) *View {
+	v := in.views[id]
+	if v == nil {
+		v = &View{}
+		in.views[id] = v
+	}
+	*v = View{
+		AgentID: id, Role: role,
+		Observation:  Observation{Areas: v.Observation.Areas[:0]},
+		Context:      Context{RecentEvents: v.Context.RecentEvents[:0], Memory: append(v.Context.Memory[:0], in.memory[id]...), Feedback: in.feedback[id]},
+		Options:      v.Options[:0],
+		LegalActions: v.LegalActions[:0],
+		ActionMask:   v.ActionMask[:0],
+	}
 	n := min(in.nRecent, RecentEvents)
-	out := make([]string, 0, n)
 	for i := in.nRecent - n; i < in.nRecent; i++ {
-		out = append(out, in.recent[i%RecentEvents].String())
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[i%RecentEvents].String())
 	}
-	return out
+	return v
 }
 
-func (in *Interpreter) plantObservation() Observation {
+func (in *Interpreter) plantObservation(o *Observation) {
 	e := in.eng
 	p := e.P
-	o := Observation{PowerKW: e.PowerKW(), CapKW: p.CapKW(), WIP: e.WIP(), WIPCap: p.Inst.WIPCap,
-		Backlog: len(e.Backlog()), Completed: e.Completed(), Jobs: e.NumJobs(), InTransit: e.InTransit()}
-	o.HeadroomKW = o.CapKW - o.PowerKW
-	o.HeadroomKW = round2(o.HeadroomKW)
-	o.Areas = make([]AreaSummary, len(p.Areas))
-	for a, area := range p.Areas {
+	*o = Observation{PowerKW: e.PowerKW(), CapKW: p.CapKW(), WIP: e.WIP(), WIPCap: p.Inst.WIPCap,
+		Backlog: len(e.Backlog()), Completed: e.Completed(), Jobs: e.NumJobs(), InTransit: e.InTransit(),
+		Areas: o.Areas[:0]}
+	o.HeadroomKW = round2(o.CapKW - o.PowerKW)
+	for _, area := range p.Areas {
 		s := AreaSummary{Area: area.ID, Cells: len(area.Cells)}
 		var w int64
 		for _, c := range area.Cells {
@@ -168,29 +192,27 @@ func (in *Interpreter) plantObservation() Observation {
 		}
 		s.Backlog = round2(s.Backlog)
 		s.PowerKW = float64(w) / 1000
-		o.Areas[a] = s
+		o.Areas = append(o.Areas, s)
 	}
-	return o
 }
 
-func (in *Interpreter) releaseView() *View {
+func (in *Interpreter) releaseView(v *View) {
 	e := in.eng
-	v := &View{AgentID: RolePlant, Role: RolePlant, Kind: KindRelease, DecisionFactors: releaseFactors}
-	for _, j := range e.Backlog() {
-		if len(v.Options) == MaxReleaseOptions {
-			break
-		}
+	v.Kind, v.DecisionFactors = KindRelease, releaseFactors
+	n := min(len(e.Backlog()), MaxReleaseOptions)
+	in.jobOpts = slices.Grow(in.jobOpts[:0], n)
+	for _, j := range e.Backlog()[:n] {
 		info := e.Job(j)
-		v.Options = append(v.Options, Option{Action: "release", Job: &JobOption{
-			Job: j, Product: info.Product, Family: info.Family, Arrival: round2(info.Arrival), Due: round2(info.Due), Work: info.Work}})
+		in.jobOpts = append(in.jobOpts, JobOption{Job: j, Product: info.Product, Family: info.Family,
+			Arrival: round2(info.Arrival), Due: round2(info.Due), Work: info.Work})
+		v.Options = append(v.Options, Option{Action: "release", Job: &in.jobOpts[len(in.jobOpts)-1]})
 	}
 	if e.CanDefer() {
 		v.Options = append(v.Options, Option{Action: "defer"})
 	}
-	return v
 }
 
-func (in *Interpreter) selectCellView(j int) *View {
+func (in *Interpreter) selectCellView(v *View, j int) {
 	e := in.eng
 	p := e.P
 	info := e.Job(j)
@@ -199,31 +221,24 @@ func (in *Interpreter) selectCellView(j int) *View {
 	if info.At >= 0 {
 		at = p.Cells[info.At].ID
 	}
-	v := &View{AgentID: RolePlant, Role: RolePlant, Kind: KindSelectCell, DecisionFactors: selectCellFactors}
-	v.Context.WorkItem = &WorkItem{Job: j, Op: info.Op, Ops: info.Ops, OpType: info.OpType, Product: info.Product,
+	v.Kind, v.DecisionFactors = KindSelectCell, selectCellFactors
+	in.item = WorkItem{Job: j, Op: info.Op, Ops: info.Ops, OpType: info.OpType, Product: info.Product,
 		Family: info.Family, Base: base, Due: round2(info.Due), Slack: round2(info.Due - e.Now() - info.Work), At: at}
-	n := 0
-	for c := range p.Cells {
-		if p.Capable(c, opType) {
-			n++
-		}
-	}
-	v.Options = make([]Option, 0, n)
-	opts := make([]CellOption, 0, n)
+	v.Context.WorkItem = &in.item
+	in.cellOpts = slices.Grow(in.cellOpts[:0], len(p.Cells))
 	for c := range p.Cells {
 		if !p.Capable(c, opType) {
 			continue
 		}
 		ci := &in.cells[c]
-		opts = append(opts, CellOption{
+		in.cellOpts = append(in.cellOpts, CellOption{
 			Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: p.Cells[c].Machines,
 			ProcTime: round2(p.ProcTime(c, opType, base)), TransportTime: p.TransportTime(info.At, c),
 			FreeSlots: ci.FreeSlots, Backlog: round2(ci.Backlog), Idle: ci.Idle, Down: ci.Down,
 			BusyKW: float64(p.Cells[c].PowerW[factory.Busy]) / 1000,
 		})
-		v.Options = append(v.Options, Option{Action: "assign", Cell: &opts[len(opts)-1]})
+		v.Options = append(v.Options, Option{Action: "assign", Cell: &in.cellOpts[len(in.cellOpts)-1]})
 	}
-	return v
 }
 
 var (
