@@ -93,7 +93,7 @@ func safeName(s string) string { return strings.NewReplacer(":", "-", "/", "-").
 func printMetrics(w io.Writer, m desbench.Metrics) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s  %s  %s  seed %d  status %s\n", m.Instance, m.Paradigm, m.Controller, m.Seed, m.Status)
-	fmt.Fprintf(tw, "effectiveness\tG_mk %.1f\tG_td %.1f\tG_cj %d\t\n", m.GMk, m.GTd, m.GCj)
+	fmt.Fprintf(tw, "effectiveness\tG_mk %.1f\tG_td %.1f\tG_cj %d\n", m.GMk, m.GTd, m.GCj)
 	fmt.Fprintf(tw, "constraints\tG_vc %d\tG_eo %.4f\tG_ed %.1f\tG_en %.3f\n", m.GVc, m.GEo, m.GEd, m.GEn)
 	fmt.Fprintf(tw, "coordination\tG_ds %d\tG_cm %d\tG_fb %d\tG_llm %d\n", m.GDs, m.GCm, m.GFb, m.GLlm)
 	fmt.Fprintf(tw, "robustness\tG_tr %d\tG_dj %d\tG_ut %.1f\tG_do %d\n", m.GTr, m.GDj, m.GUt, m.GDo)
