@@ -2,42 +2,65 @@ package coord
 
 // SafeAction is the contract-safe fallback: a legal action chosen from the
 // view alone by a fixed, conservative rule (docs/payload.md). It never
-// stalls the plant and never chooses a full cell when another has room:
+// stalls the plant and never sends work to a full cell when another has room:
 //   - release: the backlog job with the earliest due date (never defer);
-//   - select_cell: a cell with free inbound slots if any, then the least
-//     backlog plus processing time, then the lowest index;
+//   - select_area: an area with free slots, then the least backlog per machine;
+//   - select_cell, award, reroute: a cell with free inbound slots if any,
+//     then the least backlog plus processing time (escalate only if no
+//     cell is offered);
+//   - bid: "medium" if the cell has a free slot, else decline;
+//   - commit: accept (honour the contract);
 //   - otherwise: the first legal action.
 func SafeAction(v *View) int {
-	best := -1
-	better := func(i int) bool { return best < 0 }
+	var score func(o Option) (float64, bool)
 	switch v.Kind {
 	case KindRelease:
-		better = func(i int) bool {
-			o := v.Options[i]
+		score = func(o Option) (float64, bool) {
 			if o.Job == nil {
-				return false
+				return 0, false
 			}
-			return best < 0 || v.Options[best].Job == nil || o.Job.Due < v.Options[best].Job.Due
+			return o.Job.Due, true
 		}
-	case KindSelectCell:
-		better = func(i int) bool {
-			o := v.Options[i].Cell
-			if o == nil {
-				return false
+	case KindSelectArea:
+		score = func(o Option) (float64, bool) {
+			if o.Area == nil {
+				return 0, false
 			}
-			if best < 0 || v.Options[best].Cell == nil {
-				return true
+			s := o.Area.Backlog/float64(max(o.Area.Machines, 1)) + o.Area.MinProcTime
+			if o.Area.FreeSlots <= 0 {
+				s += 1e9
 			}
-			b := v.Options[best].Cell
-			if (o.FreeSlots > 0) != (b.FreeSlots > 0) {
-				return o.FreeSlots > 0
-			}
-			return o.Backlog+o.ProcTime < b.Backlog+b.ProcTime
+			return s, true
 		}
+	case KindSelectCell, KindAward, KindReroute:
+		score = func(o Option) (float64, bool) {
+			if o.Cell == nil {
+				return 0, false
+			}
+			s := o.Cell.Backlog + o.Cell.ProcTime
+			if o.Cell.FreeSlots <= 0 {
+				s += 1e9
+			}
+			return s, true
+		}
+	case KindBid:
+		want := ActDecline
+		if c := v.Observation.Cell; c != nil && c.FreeSlots > 0 {
+			want = ActBid
+		}
+		score = func(o Option) (float64, bool) {
+			return 0, o.Action == want && (o.Action != ActBid || o.Bid == "medium")
+		}
+	case KindCommit:
+		score = func(o Option) (float64, bool) { return 0, o.Action == ActAccept }
 	}
+	best, bestS := -1, 0.0
 	for _, i := range v.LegalActions {
-		if i >= 0 && i < len(v.Options) && better(i) {
-			best = i
+		if i < 0 || i >= len(v.Options) || score == nil {
+			continue
+		}
+		if s, ok := score(v.Options[i]); ok && (best < 0 || s < bestS) {
+			best, bestS = i, s
 		}
 	}
 	if best < 0 && len(v.LegalActions) > 0 {

@@ -10,56 +10,22 @@ import (
 	"github.com/coordbench/coordbench/factory"
 )
 
-// Bounds of what a payload carries.
+// Bounds of what a payload carries and of a protocol run.
 const (
 	MaxReleaseOptions = 8 // backlog jobs offered per release decision
 	RecentEvents      = 8 // event types in context.recent_events
 	MemorySize        = 6 // entries of bounded working memory per agent
+	MaxBidRounds      = 3 // announcements per work item before the plant falls back
 )
 
-// Source says who produced a committed action (decisions.jsonl "source").
-type Source string
-
-// Decision sources, as audited in G_fb and G_llm.
-const (
-	SourceBuiltin  Source = "builtin"
-	SourceLLM      Source = "llm"
-	SourceExternal Source = "external"
-	SourceFallback Source = "fallback"
-)
-
-// Audit is one committed decision of one agent, as logged in decisions.jsonl.
-type Audit struct {
-	Step      int     `json:"step"`
-	Time      float64 `json:"time"`
-	AgentID   string  `json:"agent_id"`
-	Role      string  `json:"role"`
-	Kind      string  `json:"kind"`
-	Action    int     `json:"action"`
-	Source    Source  `json:"source"`
-	Requested *int    `json:"requested,omitempty"` // what the controller asked for, when it was replaced
-	Reason    string  `json:"reason,omitempty"`    // why a fallback was used
-	Messages  int     `json:"messages"`            // protocol messages this decision caused
-	Payload   *View   `json:"payload"`
-}
-
-// Message is one protocol-level coordination message.
-type Message struct {
-	Step     int     `json:"step"`
-	Time     float64 `json:"time"`
-	Type     string  `json:"type"`
-	Sender   string  `json:"sender"`
-	Receiver string  `json:"receiver"`
-	Job      int     `json:"job"`
-}
-
-// Interpreter is I + Γ for one episode: it builds decisions from the
-// engine's decision points under an authority mode and commits actions.
-// It also listens to the engine's realized events (it is a
-// factory.Tracer) to fill the payload's recent events.
+// Interpreter is I + Γ for one episode: it turns the engine's decision
+// points into agent activations under an authority mode, runs the
+// routing protocol of each work item step by step, validates and commits
+// actions, and logs protocol messages. It listens to the engine's realized
+// events (it is a factory.Tracer) for the payload's recent events.
 type Interpreter struct {
-	eng  *factory.Engine
-	mode AuthorityMode
+	eng *factory.Engine
+	sel ModeSelector
 
 	step     int
 	recent   [RecentEvents]factory.EventType
@@ -67,31 +33,47 @@ type Interpreter struct {
 	memory   map[string][]string
 	feedback map[string]string
 	cells    []factory.CellInfo // per-decision snapshot of every cell
-	// cellAgents are the cells' agent ids ("cell:C01"), by cell index.
-	cellAgents []string
-	cellIndex  map[string]int
+	item     itemState          // the work item whose protocol is running
+
+	cellAgents []string // agent id by cell index ("cell:C01")
+	areaAgents []string // agent id by area index ("area:A1")
+	agentCell  map[string]int
+
+	// Messages is every protocol message so far (G_cm = len).
+	Messages []Message
+	// Forced counts work items the plant had to place by its contract-safe
+	// fallback after every protocol option failed.
+	Forced int
+
+	stepMsgs map[string]int // messages caused by each agent in this step
 
 	// Reused payload storage (see Next).
 	decision Decision
 	views    map[string]*View
-	item     WorkItem
+	work     WorkItem
 	jobOpts  []JobOption
 	cellOpts []CellOption
-
-	// Messages is every protocol message so far (G_cm = len).
-	Messages []Message
+	areaOpts []AreaOption
+	plantObs PlantObservation
 }
 
-// NewInterpreter binds an interpreter to an engine and a paradigm.
-func NewInterpreter(eng *factory.Engine, mode AuthorityMode) (*Interpreter, error) {
-	if err := mode.Validate(); err != nil {
-		return nil, err
+// NewInterpreter binds an interpreter to an engine and a paradigm (an
+// AuthorityMode, or any ModeSelector choosing a mode per work item).
+func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error) {
+	if m, ok := sel.(AuthorityMode); ok {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
 	}
-	in := &Interpreter{eng: eng, mode: mode, memory: map[string][]string{}, feedback: map[string]string{},
-		cellIndex: map[string]int{}, views: map[string]*View{}}
+	in := &Interpreter{eng: eng, sel: sel, memory: map[string][]string{}, feedback: map[string]string{},
+		agentCell: map[string]int{}, views: map[string]*View{}, stepMsgs: map[string]int{}}
 	for c, cell := range eng.P.Cells {
-		in.cellAgents = append(in.cellAgents, RoleCell+":"+cell.ID)
-		in.cellIndex[cell.ID] = c
+		id := RoleCell + ":" + cell.ID
+		in.cellAgents = append(in.cellAgents, id)
+		in.agentCell[id] = c
+	}
+	for _, a := range eng.P.Areas {
+		in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
 	}
 	return in, nil
 }
@@ -109,8 +91,8 @@ func (in *Interpreter) Emit(r *factory.Record) {
 func (in *Interpreter) Steps() int { return in.step }
 
 // Next builds the decision the engine waits for, or returns nil if none
-// is pending. Work items awaiting a cell go first (oldest first), then the
-// release opportunity.
+// is pending. The running work item's protocol goes first, then the next
+// work item awaiting a cell (oldest first), then the release opportunity.
 //
 // The decision, its views and everything they point to belong to the
 // interpreter and are reused by the next call to Next: a controller or
@@ -118,149 +100,53 @@ func (in *Interpreter) Steps() int { return in.step }
 // as the runner does, is a copy).
 func (in *Interpreter) Next() *Decision {
 	e := in.eng
-	if !(len(e.RouteQueue()) > 0 || e.ReleasePending()) {
+	if !in.item.active && len(e.RouteQueue()) == 0 && !e.ReleasePending() {
 		return nil
 	}
 	in.cells = in.cells[:0]
 	for c := range e.P.Cells {
 		in.cells = append(in.cells, e.Cell(c))
 	}
-	v := in.view(RolePlant, RolePlant)
-	if len(e.RouteQueue()) > 0 {
-		in.selectCellView(v, e.RouteQueue()[0])
-	} else {
-		in.releaseView(v)
-	}
-	in.plantObservation(&v.Observation)
-	for i := range v.Options {
-		v.Options[i].Index = i
-		v.LegalActions = append(v.LegalActions, i)
-		v.ActionMask = append(v.ActionMask, true)
-	}
+	in.fillPlantObservation()
 	d := &in.decision
 	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents}
 	if d.ActiveAgents == nil {
 		d.ActiveAgents = map[string]*View{}
 	}
 	clear(d.ActiveAgents)
-	d.ActiveAgents[v.AgentID] = v
+	if !in.item.active && len(e.RouteQueue()) > 0 {
+		in.startItem(e.RouteQueue()[0])
+	}
+	if in.item.active {
+		in.itemViews(d)
+		for _, v := range d.ActiveAgents {
+			if len(v.Options) == 0 { // cannot happen with feasible routes; never stall
+				clear(d.ActiveAgents)
+				if err := in.forced(d, RolePlant); err != nil {
+					return nil
+				}
+				return in.Next()
+			}
+		}
+	} else {
+		v := in.view(RolePlant, RolePlant, e.ReleaseTrigger())
+		in.releaseView(v)
+		in.finishView(v)
+		d.ActiveAgents[v.AgentID] = v
+	}
 	return d
 }
 
-// view returns the agent's reusable view, reset, with its protocol
-// context (recent events, working memory, feedback) filled in.
-func (in *Interpreter) view(id, role string) *View {
-	v := in.views[id]
-	if v == nil {
-		v = &View{}
-		in.views[id] = v
-	}
-	*v = View{
-		AgentID: id, Role: role,
-		Observation:  Observation{Areas: v.Observation.Areas[:0]},
-		Context:      Context{RecentEvents: v.Context.RecentEvents[:0], Memory: append(v.Context.Memory[:0], in.memory[id]...), Feedback: in.feedback[id]},
-		Options:      v.Options[:0],
-		LegalActions: v.LegalActions[:0],
-		ActionMask:   v.ActionMask[:0],
-	}
-	n := min(in.nRecent, RecentEvents)
-	for i := in.nRecent - n; i < in.nRecent; i++ {
-		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[i%RecentEvents].String())
-	}
-	return v
-}
-
-func (in *Interpreter) plantObservation(o *Observation) {
-	e := in.eng
-	p := e.P
-	*o = Observation{PowerKW: e.PowerKW(), CapKW: p.CapKW(), WIP: e.WIP(), WIPCap: p.Inst.WIPCap,
-		Backlog: len(e.Backlog()), Completed: e.Completed(), Jobs: e.NumJobs(), InTransit: e.InTransit(),
-		Areas: o.Areas[:0]}
-	o.HeadroomKW = round2(o.CapKW - o.PowerKW)
-	for _, area := range p.Areas {
-		s := AreaSummary{Area: area.ID, Cells: len(area.Cells)}
-		var w int64
-		for _, c := range area.Cells {
-			ci := &in.cells[c]
-			s.Machines += p.Cells[c].Machines
-			s.Busy += ci.Busy + ci.Setup
-			s.Down += ci.Down
-			s.Blocked += ci.Blocked
-			s.FreeSlots += ci.FreeSlots
-			s.Backlog += ci.Backlog
-			w += ci.PowerW
-		}
-		s.Backlog = round2(s.Backlog)
-		s.PowerKW = float64(w) / 1000
-		o.Areas = append(o.Areas, s)
-	}
-}
-
-func (in *Interpreter) releaseView(v *View) {
-	e := in.eng
-	v.Kind, v.DecisionFactors = KindRelease, releaseFactors
-	n := min(len(e.Backlog()), MaxReleaseOptions)
-	in.jobOpts = slices.Grow(in.jobOpts[:0], n)
-	for _, j := range e.Backlog()[:n] {
-		info := e.Job(j)
-		in.jobOpts = append(in.jobOpts, JobOption{Job: j, Product: info.Product, Family: info.Family,
-			Arrival: round2(info.Arrival), Due: round2(info.Due), Work: info.Work})
-		v.Options = append(v.Options, Option{Action: "release", Job: &in.jobOpts[len(in.jobOpts)-1]})
-	}
-	if e.CanDefer() {
-		v.Options = append(v.Options, Option{Action: "defer"})
-	}
-}
-
-func (in *Interpreter) selectCellView(v *View, j int) {
-	e := in.eng
-	p := e.P
-	info := e.Job(j)
-	opType, base, _ := e.CurrentOp(j)
-	at := "dock"
-	if info.At >= 0 {
-		at = p.Cells[info.At].ID
-	}
-	v.Kind, v.DecisionFactors = KindSelectCell, selectCellFactors
-	in.item = WorkItem{Job: j, Op: info.Op, Ops: info.Ops, OpType: info.OpType, Product: info.Product,
-		Family: info.Family, Base: base, Due: round2(info.Due), Slack: round2(info.Due - e.Now() - info.Work), At: at}
-	v.Context.WorkItem = &in.item
-	in.cellOpts = slices.Grow(in.cellOpts[:0], len(p.Cells))
-	for c := range p.Cells {
-		if !p.Capable(c, opType) {
-			continue
-		}
-		ci := &in.cells[c]
-		in.cellOpts = append(in.cellOpts, CellOption{
-			Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: p.Cells[c].Machines,
-			ProcTime: round2(p.ProcTime(c, opType, base)), TransportTime: p.TransportTime(info.At, c),
-			FreeSlots: ci.FreeSlots, Backlog: round2(ci.Backlog), Idle: ci.Idle, Down: ci.Down,
-			BusyKW: float64(p.Cells[c].PowerW[factory.Busy]) / 1000,
-		})
-		v.Options = append(v.Options, Option{Action: "assign", Cell: &in.cellOpts[len(in.cellOpts)-1]})
-	}
-}
-
-var (
-	releaseFactors = []string{
-		"release the most urgent job (earliest due date) when WIP and power allow",
-		"defer under power pressure or when the plant is congested; deferring costs time",
-	}
-	selectCellFactors = []string{
-		"shorter proc_time and transport_time finish the work item sooner",
-		"free_slots 0 means the job will block and hold its current machine",
-		"high backlog means waiting; busy_kw adds to plant power when the cell works",
-	}
-)
-
 // Apply validates the controller's actions for decision d, replaces
-// missing or illegal ones by the contract-safe fallback, commits them to
-// the engine, and returns one audit per active agent (in agent-id order).
+// missing or illegal ones by the contract-safe fallback, commits them (to
+// the protocol, and to the engine when a work item is placed or a job
+// released), and returns one audit per active agent, in agent-id order.
 // ctrlErr, if the controller failed as a whole, is recorded as the reason
 // for every fallback.
 func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ctrlErr error) ([]Audit, error) {
 	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
 	audits := make([]Audit, 0, len(ids))
+	chosen := make(map[string]int, len(ids))
 	for _, id := range ids {
 		v := d.ActiveAgents[id]
 		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
@@ -283,49 +169,51 @@ func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ct
 			delete(in.feedback, id)
 		}
 		a.Action = act
-		n, err := in.commit(d, v, act)
-		if err != nil {
-			return audits, fmt.Errorf("step %d agent %s: commit %s action %d: %w", d.Step, id, v.Kind, act, err)
-		}
-		a.Messages = n
+		chosen[id] = act
 		audits = append(audits, a)
+	}
+	clear(in.stepMsgs)
+	if err := in.commit(d, chosen); err != nil {
+		return audits, fmt.Errorf("step %d: %w", d.Step, err)
+	}
+	// Messages belong to the decision that caused them; protocol
+	// consequences with no decision of their own (an escalation after a
+	// round in which every cell declined, a forced placement) go to the
+	// step's first agent, so that the audits always add up to G_cm.
+	for i := range audits {
+		audits[i].Messages = in.stepMsgs[audits[i].AgentID]
+		delete(in.stepMsgs, audits[i].AgentID)
+	}
+	for _, n := range in.stepMsgs {
+		audits[0].Messages += n
 	}
 	in.step++
 	return audits, nil
 }
 
-// commit applies one validated action and returns the number of protocol
-// messages it caused.
-func (in *Interpreter) commit(d *Decision, v *View, act int) (int, error) {
-	e := in.eng
-	opt := v.Options[act]
-	switch v.Kind {
-	case KindRelease:
-		if opt.Action == "defer" {
-			in.remember(v.AgentID, fmt.Sprintf("t=%.1f defer", d.Time))
-			return 0, e.Defer()
+// commit applies one step's validated actions.
+func (in *Interpreter) commit(d *Decision, chosen map[string]int) error {
+	if !in.item.active {
+		v := d.ActiveAgents[RolePlant]
+		if v == nil || v.Kind != KindRelease {
+			return fmt.Errorf("no release decision to commit")
 		}
-		in.remember(v.AgentID, fmt.Sprintf("t=%.1f release job %d", d.Time, opt.Job.Job))
-		return 0, e.Release(opt.Job.Job)
-	case KindSelectCell:
-		c, ok := in.cellIndex[opt.Cell.Cell]
-		if !ok {
-			return 0, fmt.Errorf("no cell %q", opt.Cell.Cell)
+		opt := v.Options[chosen[RolePlant]]
+		if opt.Action == ActDefer {
+			in.remember(RolePlant, fmt.Sprintf("t=%.1f defer", d.Time))
+			return in.eng.Defer()
 		}
-		j := v.Context.WorkItem.Job
-		in.remember(v.AgentID, fmt.Sprintf("t=%.1f job %d op %d -> %s", d.Time, j, v.Context.WorkItem.Op, opt.Cell.Cell))
-		if err := e.Assign(j, c); err != nil {
-			return 0, err
-		}
-		in.send(d, "assign", v.AgentID, in.cellAgents[c], j)
-		in.send(d, "accept", in.cellAgents[c], v.AgentID, j)
-		return 2, nil
+		in.remember(RolePlant, fmt.Sprintf("t=%.1f release job %d", d.Time, opt.Job.Job))
+		return in.eng.Release(opt.Job.Job)
 	}
-	return 0, fmt.Errorf("unknown decision kind %q", v.Kind)
+	return in.advance(d, chosen)
 }
 
-func (in *Interpreter) send(d *Decision, typ, from, to string, job int) {
-	in.Messages = append(in.Messages, Message{Step: d.Step, Time: d.Time, Type: typ, Sender: from, Receiver: to, Job: job})
+// send logs a protocol message caused by agent `cause`'s decision.
+func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
+	in.Messages = append(in.Messages, Message{Step: d.Step, Time: d.Time, Type: typ, Sender: from, Receiver: to,
+		Job: in.item.job, Op: in.work.Op})
+	in.stepMsgs[cause]++
 }
 
 func (in *Interpreter) remember(agent, s string) {

@@ -10,46 +10,94 @@ import (
 // AuthorityMode is a coordination paradigm as data: the switches that fix
 // who routes work, what a cell may answer, and how failures are recovered.
 // The engine never changes with the mode; only activations, legal actions
-// and protocol messages do.
+// and protocol messages do. docs/paradigms.md explains each switch.
 type AuthorityMode struct {
 	ID string `json:"mode_id" yaml:"mode_id"`
-	// RoutingAuthorityMode: "centralized" (the plant picks the cell),
-	// "hierarchical" (plant → area → cell), "heterarchical_cnp" (mediated
-	// contract net) or "holonic_hybrid".
+	// RoutingAuthorityMode fixes who chooses the cell of a work item:
+	// "centralized" (the plant), "hierarchical" and "holonic_hybrid" (the
+	// plant chooses an area, the area a cell), "heterarchical_cnp" (a
+	// contract net mediated by the plant: capable cells bid, the plant awards).
 	RoutingAuthorityMode string `json:"routing_authority_mode" yaml:"routing_authority_mode"`
-	// CellContractActions: "accept_only" or "accept_reject".
-	CellContractActions     string `json:"cell_contract_actions" yaml:"cell_contract_actions"`
-	AreaLocalRerouteEnabled bool   `json:"area_local_reroute_enabled" yaml:"area_local_reroute_enabled"`
-	PlantRerouteRequired    bool   `json:"plant_reroute_required" yaml:"plant_reroute_required"`
+	// CellContractActions: "accept_only" (cells take what they are given,
+	// no cell step) or "accept_reject" (the chosen cell is activated and may
+	// reject).
+	CellContractActions string `json:"cell_contract_actions" yaml:"cell_contract_actions"`
+	// AreaLocalRerouteEnabled: after a rejection, the area may try a
+	// sibling cell before escalating to the plant.
+	AreaLocalRerouteEnabled bool `json:"area_local_reroute_enabled" yaml:"area_local_reroute_enabled"`
+	// PlantRerouteRequired: a failure that reaches the plant activates the
+	// plant to reselect; otherwise the plant falls back at once to the
+	// contract-safe assignment (no decision step).
+	PlantRerouteRequired bool `json:"plant_reroute_required" yaml:"plant_reroute_required"`
+	// MediatedBidRoundEnabled: the deciding agent announces the work item,
+	// the candidate cells bid or decline in one step, and it awards.
 	MediatedBidRoundEnabled bool   `json:"mediated_bid_round_enabled" yaml:"mediated_bid_round_enabled"`
 	Description             string `json:"description,omitempty" yaml:"description,omitempty"`
 }
 
-// Routing authority modes this interpreter implements.
-var supportedRouting = map[string]bool{"centralized": true}
+// Routing authority modes.
+const (
+	RoutingCentralized  = "centralized"
+	RoutingHierarchical = "hierarchical"
+	RoutingCNP          = "heterarchical_cnp"
+	RoutingHolonic      = "holonic_hybrid"
+)
 
-// Validate reports an invalid or unsupported combination of switches.
+// Cell contract actions.
+const (
+	AcceptOnly   = "accept_only"
+	AcceptReject = "accept_reject"
+)
+
+// hasAreaLevel reports whether the plant delegates the cell choice to an area.
+func (m AuthorityMode) hasAreaLevel() bool {
+	return m.RoutingAuthorityMode == RoutingHierarchical || m.RoutingAuthorityMode == RoutingHolonic
+}
+
+// Validate reports an invalid combination of switches, saying why.
 func (m AuthorityMode) Validate() error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("authority mode %q: "+format, append([]any{m.ID}, args...)...)
+	}
 	if m.ID == "" {
 		return fmt.Errorf("authority mode: mode_id must not be empty")
 	}
-	if !supportedRouting[m.RoutingAuthorityMode] {
-		return fmt.Errorf("authority mode %q: routing_authority_mode %q is not supported (have: %v)",
-			m.ID, m.RoutingAuthorityMode, slices.Sorted(maps.Keys(supportedRouting)))
+	switch m.RoutingAuthorityMode {
+	case RoutingCentralized, RoutingHierarchical, RoutingCNP, RoutingHolonic:
+	default:
+		return fail("routing_authority_mode must be one of centralized, hierarchical, heterarchical_cnp, holonic_hybrid (got %q)", m.RoutingAuthorityMode)
 	}
 	switch m.CellContractActions {
-	case "accept_only", "accept_reject":
+	case AcceptOnly, AcceptReject:
 	default:
-		return fmt.Errorf("authority mode %q: cell_contract_actions must be accept_only or accept_reject (got %q)",
-			m.ID, m.CellContractActions)
+		return fail("cell_contract_actions must be accept_only or accept_reject (got %q)", m.CellContractActions)
 	}
-	if m.RoutingAuthorityMode == "centralized" {
-		if m.CellContractActions != "accept_only" || m.AreaLocalRerouteEnabled || m.MediatedBidRoundEnabled {
-			return fmt.Errorf("authority mode %q: centralized routing has accept-only cells, no area rerouting and no bid round", m.ID)
-		}
+	if m.AreaLocalRerouteEnabled && !m.hasAreaLevel() {
+		return fail("area_local_reroute_enabled needs an area level: routing_authority_mode hierarchical or holonic_hybrid (got %s)", m.RoutingAuthorityMode)
+	}
+	if m.AreaLocalRerouteEnabled && m.CellContractActions == AcceptOnly && !m.MediatedBidRoundEnabled {
+		return fail("area_local_reroute_enabled has nothing to recover from: with accept_only cells and no bid round no cell ever refuses")
+	}
+	if m.RoutingAuthorityMode == RoutingCNP && !m.MediatedBidRoundEnabled {
+		return fail("heterarchical_cnp routing is a contract net: it needs mediated_bid_round_enabled")
+	}
+	if m.RoutingAuthorityMode == RoutingCentralized && m.MediatedBidRoundEnabled {
+		return fail("centralized routing has the plant pick the cell: a bid round makes it heterarchical_cnp")
 	}
 	return nil
 }
+
+// ModeSelector chooses the authority mode that coordinates one work item.
+// A static paradigm returns the same mode every time; a dynamic one (the
+// seed's F.3) may look at the visible state, for example switching to
+// local coordination when the plant is congested. The interpreter calls
+// it once per work item, when the item's routing starts.
+type ModeSelector interface {
+	ModeFor(item *WorkItem, plant *PlantObservation) AuthorityMode
+}
+
+// ModeFor makes a static AuthorityMode a ModeSelector.
+func (m AuthorityMode) ModeFor(*WorkItem, *PlantObservation) AuthorityMode { return m }
 
 var (
 	regMu    sync.RWMutex
@@ -82,29 +130,53 @@ func LookupAuthorityMode(id string) (AuthorityMode, error) {
 	return m, nil
 }
 
-// AuthorityModes lists registered paradigms by ID.
+// AuthorityModes lists registered paradigms: the four built-ins in the
+// seed's order, then user modes by ID.
 func AuthorityModes() []AuthorityMode {
 	regMu.RLock()
 	defer regMu.RUnlock()
 	out := make([]AuthorityMode, 0, len(registry))
+	for _, m := range Builtins {
+		out = append(out, m)
+	}
 	for _, id := range slices.Sorted(maps.Keys(registry)) {
-		out = append(out, registry[id])
+		if !slices.ContainsFunc(Builtins, func(b AuthorityMode) bool { return b.ID == id }) {
+			out = append(out, registry[id])
+		}
 	}
 	return out
 }
 
-// Centralized is the built-in centralized paradigm: the plant releases
-// jobs and picks the execution cell of every work item; cells accept.
-var Centralized = AuthorityMode{
-	ID:                   "centralized",
-	RoutingAuthorityMode: "centralized",
-	CellContractActions:  "accept_only",
-	PlantRerouteRequired: true,
-	Description:          "plant picks the cell directly; accept-only cells; plant reselects on failure",
-}
+// The four built-in paradigms of the seed (section 3.3).
+var (
+	Centralized = AuthorityMode{
+		ID: "centralized", RoutingAuthorityMode: RoutingCentralized, CellContractActions: AcceptOnly,
+		PlantRerouteRequired: true,
+		Description:          "the plant picks the cell directly; accept-only cells; the plant reselects on failure",
+	}
+	Hierarchical = AuthorityMode{
+		ID: "hierarchical", RoutingAuthorityMode: RoutingHierarchical, CellContractActions: AcceptOnly,
+		PlantRerouteRequired: true,
+		Description:          "plant -> area -> cell chain; accept-only cells; an area that cannot place the item escalates and the plant reselects",
+	}
+	HeterarchicalCNP = AuthorityMode{
+		ID: "heterarchical_cnp", RoutingAuthorityMode: RoutingCNP, CellContractActions: AcceptReject,
+		MediatedBidRoundEnabled: true,
+		Description:             "mediated contract net: capable cells bid or decline, the plant awards, the cell accepts or rejects; re-award, then re-announce",
+	}
+	HolonicHybrid = AuthorityMode{
+		ID: "holonic_hybrid", RoutingAuthorityMode: RoutingHolonic, CellContractActions: AcceptReject,
+		AreaLocalRerouteEnabled: true,
+		Description:             "plant -> area -> cell holarchy; cells may reject, the area reroutes among siblings; plant fallback only when local options are gone",
+	}
+	// Builtins lists them in the seed's order.
+	Builtins = []AuthorityMode{Centralized, Hierarchical, HeterarchicalCNP, HolonicHybrid}
+)
 
 func init() {
-	if err := RegisterAuthorityMode(Centralized); err != nil {
-		panic(err) // a built-in mode is invalid: a programming error caught by every test
+	for _, m := range Builtins {
+		if err := RegisterAuthorityMode(m); err != nil {
+			panic(err) // a built-in mode is invalid: a programming error caught by every test
+		}
 	}
 }

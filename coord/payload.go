@@ -1,7 +1,8 @@
 package coord
 
 // PayloadVersion tags the public decision payload's schema
-// (docs/payload.md). It changes whenever a field changes meaning.
+// (docs/payload.md, docs/payload.schema.json). It changes whenever a field
+// changes meaning.
 const PayloadVersion = "coordbench-payload/v1"
 
 // Roles of the Plant → Area → Cell hierarchy.
@@ -13,9 +14,30 @@ const (
 
 // Decision kinds.
 const (
-	KindRelease    = "release"
-	KindSelectCell = "select_cell"
+	KindRelease    = "release"     // plant: release a backlog job or defer
+	KindSelectArea = "select_area" // plant: pick the area of a work item
+	KindSelectCell = "select_cell" // plant (centralized) or area: pick a cell
+	KindBid        = "bid"         // cell: bid a value class or decline
+	KindAward      = "award"       // plant or area: award among the bids
+	KindCommit     = "commit"      // cell: accept or reject a contract
+	KindReroute    = "reroute"     // area: after a rejection, try a sibling or escalate
 )
+
+// Option actions.
+const (
+	ActRelease  = "release"
+	ActDefer    = "defer"
+	ActAllocate = "allocate" // select_area: give the item to this area
+	ActAssign   = "assign"   // select_cell, award, reroute: give it to this cell
+	ActBid      = "bid"
+	ActDecline  = "decline"
+	ActAccept   = "accept"
+	ActReject   = "reject"
+	ActEscalate = "escalate" // area: hand the item back to the plant
+)
+
+// Bid value classes a cell may offer, strongest first.
+var BidClasses = []string{"high", "medium", "low"}
 
 // Decision is one decision step: the active agents and their local views.
 // A controller returns one legal action index per active agent.
@@ -39,19 +61,27 @@ type View struct {
 	ActionMask      []bool      `json:"action_mask"`
 }
 
-// Observation is an agent's local view of the plant. The plant sees
-// plant-level figures and area summaries.
+// Observation is an agent's local view. Every role sees the plant's power
+// headroom (the shared budget); beyond that, exactly one of Plant, Area,
+// Cell is set, by role.
 type Observation struct {
-	PowerKW    float64       `json:"power_kw"`
-	CapKW      float64       `json:"power_cap_kw"`
-	HeadroomKW float64       `json:"power_headroom_kw"`
-	WIP        int           `json:"wip"`
-	WIPCap     int           `json:"wip_cap"`
-	Backlog    int           `json:"backlog"`
-	Completed  int           `json:"completed"`
-	Jobs       int           `json:"jobs"`
-	InTransit  int           `json:"in_transit"`
-	Areas      []AreaSummary `json:"areas,omitempty"`
+	HeadroomKW float64           `json:"power_headroom_kw"`
+	Plant      *PlantObservation `json:"plant,omitempty"`
+	Area       *AreaObservation  `json:"area,omitempty"`
+	Cell       *CellObservation  `json:"cell,omitempty"`
+}
+
+// PlantObservation: plant-level figures and one summary per area.
+type PlantObservation struct {
+	PowerKW   float64       `json:"power_kw"`
+	CapKW     float64       `json:"power_cap_kw"`
+	WIP       int           `json:"wip"`
+	WIPCap    int           `json:"wip_cap"`
+	Backlog   int           `json:"backlog"`
+	Completed int           `json:"completed"`
+	Jobs      int           `json:"jobs"`
+	InTransit int           `json:"in_transit"`
+	Areas     []AreaSummary `json:"areas"`
 }
 
 // AreaSummary is the plant's aggregate view of one area.
@@ -67,15 +97,61 @@ type AreaSummary struct {
 	PowerKW   float64 `json:"power_kw"`
 }
 
+// AreaObservation: an area's own cells.
+type AreaObservation struct {
+	Area    string        `json:"area"`
+	PowerKW float64       `json:"power_kw"`
+	Cells   []CellSummary `json:"cells"`
+}
+
+// CellSummary is an area's view of one of its cells.
+type CellSummary struct {
+	Cell      string  `json:"cell"`
+	Machines  int     `json:"machines"`
+	Idle      int     `json:"idle"`
+	Busy      int     `json:"busy"`
+	Blocked   int     `json:"blocked"`
+	Down      int     `json:"down"`
+	Waiting   int     `json:"waiting"`
+	FreeSlots int     `json:"free_slots"`
+	Backlog   float64 `json:"backlog"`
+	PowerKW   float64 `json:"power_kw"`
+}
+
+// CellObservation: a cell's own machines, queue and buffer.
+type CellObservation struct {
+	Cell       string         `json:"cell"`
+	Area       string         `json:"area"`
+	Machines   []MachineState `json:"machines"`
+	Waiting    int            `json:"waiting"`
+	Incoming   int            `json:"incoming"`
+	Buffer     int            `json:"buffer"`
+	FreeSlots  int            `json:"free_slots"`
+	AdmitQueue int            `json:"blocked_for_admission"`
+	Backlog    float64        `json:"backlog"`
+	PowerKW    float64        `json:"power_kw"`
+}
+
+// MachineState is one machine as its cell sees it.
+type MachineState struct {
+	State  string `json:"state"`
+	Family string `json:"family,omitempty"`
+}
+
 // Context is the protocol context of a decision.
 type Context struct {
+	// Trigger says why the agent is active: the realized event or
+	// protocol object behind the activation.
+	Trigger      string    `json:"trigger"`
 	WorkItem     *WorkItem `json:"work_item,omitempty"`
+	Contract     *Contract `json:"contract,omitempty"`
+	Alarms       []string  `json:"alarms,omitempty"`
 	RecentEvents []string  `json:"recent_events"`
 	Feedback     string    `json:"feedback,omitempty"`
 	Memory       []string  `json:"working_memory"`
 }
 
-// WorkItem is a job's operation being decided on.
+// WorkItem is a job's operation being routed.
 type WorkItem struct {
 	Job     int     `json:"job"`
 	Op      int     `json:"op"`
@@ -89,13 +165,27 @@ type WorkItem struct {
 	At      string  `json:"at"`    // cell holding the job, or "dock"
 }
 
+// Contract is the protocol object a cell or area answers: who offers the
+// item, in which round, what the cell would need, and what failed before.
+type Contract struct {
+	From          string   `json:"from"`
+	Round         int      `json:"round"`
+	ProcTime      float64  `json:"proc_time,omitempty"`
+	TransportTime float64  `json:"transport_time,omitempty"`
+	Rejected      []string `json:"rejected,omitempty"` // cells that refused the item so far
+	Escalated     []string `json:"escalated,omitempty"`
+}
+
 // Option summarizes one candidate action: a job for release options, a
-// cell for routing options, neither for defer.
+// cell for assign options, an area for allocate options, a bid class for
+// bid options; none for defer, decline, accept, reject, escalate.
 type Option struct {
 	Index  int         `json:"index"`
-	Action string      `json:"action"` // release, defer, assign
+	Action string      `json:"action"`
 	Job    *JobOption  `json:"job,omitempty"`
 	Cell   *CellOption `json:"cell,omitempty"`
+	Area   *AreaOption `json:"area,omitempty"`
+	Bid    string      `json:"bid,omitempty"`
 }
 
 // JobOption describes a job in the order backlog.
@@ -108,7 +198,8 @@ type JobOption struct {
 	Work    float64 `json:"work"`
 }
 
-// CellOption describes a candidate cell for the work item.
+// CellOption describes a candidate cell for the work item. Bid is the
+// cell's bid class in award options.
 type CellOption struct {
 	Cell          string  `json:"cell"`
 	Area          string  `json:"area"`
@@ -120,4 +211,18 @@ type CellOption struct {
 	Idle          int     `json:"idle"`
 	Down          int     `json:"down"`
 	BusyKW        float64 `json:"busy_kw"`
+	Bid           string  `json:"bid,omitempty"`
+}
+
+// AreaOption describes a candidate area: aggregates over its cells that
+// can do the work item.
+type AreaOption struct {
+	Area          string  `json:"area"`
+	CapableCells  int     `json:"capable_cells"`
+	Machines      int     `json:"machines"`
+	FreeSlots     int     `json:"free_slots"`
+	Backlog       float64 `json:"backlog"`
+	MinProcTime   float64 `json:"min_proc_time"`
+	TransportTime float64 `json:"transport_time"`
+	Down          int     `json:"down"`
 }

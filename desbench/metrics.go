@@ -64,11 +64,14 @@ type Secondary struct {
 	Decisions          int            `json:"decisions"`
 	DecisionsBySource  map[string]int `json:"decisions_by_source"`
 	MessagesByType     map[string]int `json:"messages_by_type"`
+	// ForcedAssignments counts work items the plant placed by its
+	// contract-safe fallback after every protocol option failed.
+	ForcedAssignments int `json:"forced_assignments"`
 }
 
 // metricsFrom assembles the metrics from the engine's accounting at the
 // end of an episode and the interpreter's counters.
-func metricsFrom(e *factory.Engine, steps int, bySource, byType map[string]int) Metrics {
+func metricsFrom(e *factory.Engine, steps, forced int, bySource, byType map[string]int) Metrics {
 	a := e.Acc
 	d := e.Debt()
 	st := e.Status()
@@ -84,6 +87,7 @@ func metricsFrom(e *factory.Engine, steps int, bySource, byType map[string]int) 
 			TransportTime: a.TransportTime, BlockingTime: a.BlockingTime, MachineBlockedTime: a.MachineBlockedTime,
 			BufferWaitTime: a.BufferWaitTime, DownTime: a.DownTime, Breakdowns: a.Breakdowns,
 			Jobs: e.NumJobs(), Events: a.Events, DecisionsBySource: bySource, MessagesByType: byType,
+			ForcedAssignments: forced,
 		},
 	}
 	for _, n := range bySource {

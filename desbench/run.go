@@ -101,7 +101,7 @@ func Run(ep Episode) Result {
 			runErr = fmt.Errorf("write trace: %w", err)
 		}
 	}
-	m := metricsFrom(eng, in.Steps(), bySource, byType)
+	m := metricsFrom(eng, in.Steps(), in.Forced, bySource, byType)
 	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
 	return Result{Metrics: m, Err: runErr}
 }

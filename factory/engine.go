@@ -98,8 +98,9 @@ type Engine struct {
 	dirty    []int // cells whose dispatch must be retried
 	isDirty  []bool
 
-	releaseOpen bool // a release opportunity is open (something changed)
-	deferred    bool // the plant deferred at the current instant
+	releaseOpen bool   // a release opportunity is open (something changed)
+	releaseWhy  string // the change that opened it
+	deferred    bool   // the plant deferred at the current instant
 	nextArrival int
 	wip         int
 	completed   int
@@ -153,7 +154,7 @@ func NewEngine(p *Plant, seed uint64, tr Tracer) *Engine {
 		machines: make([]machine, 0, p.Machines),
 		cells:    make([]cellState, len(p.Cells)),
 		isDirty:  make([]bool, len(p.Cells)),
-		status:   Running, releaseOpen: true,
+		status:   Running, releaseOpen: true, releaseWhy: "episode_start",
 	}
 	for i, s := range specs {
 		pt := &p.Products[s.product]
@@ -253,7 +254,7 @@ func (e *Engine) closeInstant() {
 	e.flushPower()
 	if e.deferred {
 		e.deferred = false
-		e.releaseOpen = true
+		e.openRelease("defer_expired")
 	}
 }
 
@@ -321,3 +322,14 @@ func (e *Engine) record(ev EventType, j int) *Record {
 	}
 	return &e.rec
 }
+
+// openRelease opens a release opportunity because of the named change.
+func (e *Engine) openRelease(why string) {
+	e.releaseOpen = true
+	e.releaseWhy = why
+}
+
+// ReleaseTrigger names the change that opened the current release
+// opportunity: episode_start, arrival, job_complete, repair,
+// power_recovered or defer_expired.
+func (e *Engine) ReleaseTrigger() string { return e.releaseWhy }

@@ -43,7 +43,7 @@ func (e *Engine) onArrival(j int) {
 	jb := &e.jobs[j]
 	jb.state = jBacklog
 	e.backlog = append(e.backlog, j)
-	e.releaseOpen = true
+	e.openRelease("arrival")
 	if e.tr != nil {
 		r := e.record(EvArrival, j)
 		r.Op = -1
@@ -107,7 +107,7 @@ func (e *Engine) onFinish(mi int, epoch int32) {
 		if late := e.now - jb.Due; late > 0 {
 			e.Acc.Tardiness += late
 		}
-		e.releaseOpen = true
+		e.openRelease("job_complete")
 		if e.tr != nil {
 			r := e.record(EvJobComplete, j)
 			r.Op = -1
@@ -143,7 +143,7 @@ func (e *Engine) onRepair(mi int) {
 	m := &e.machines[mi]
 	e.emitAt(EvRepair, m.job, m.cell, m.index)
 	e.schedule(e.now+m.bd.Exp(e.P.Cells[m.cell].MTBF), kBreakdown, int32(mi), 0)
-	e.releaseOpen = true
+	e.openRelease("repair")
 	switch {
 	case m.resume == Setup || m.resume == Busy:
 		e.setState(mi, m.resume)
@@ -375,7 +375,7 @@ func (e *Engine) flushPower() {
 		e.Acc.PowerOvershootEntries++
 	}
 	if !over && e.overshoot {
-		e.releaseOpen = true // power fell back under the cap
+		e.openRelease("power_recovered")
 	}
 	e.overshoot = over
 	e.lastPowW = e.powerW

@@ -158,3 +158,10 @@ func (e *Engine) Debt() Debt {
 	}
 	return d
 }
+
+// Machine reports machine m of cell c: its state and the family it is set
+// up for (-1 if none).
+func (e *Engine) Machine(c, m int) (MachineState, int) {
+	mc := &e.machines[e.P.Cells[c].FirstMachine+m]
+	return mc.state, mc.family
+}

@@ -77,29 +77,118 @@ func (Rule) Source() coord.Source { return coord.SourceBuiltin }
 
 // Act implements coord.Controller.
 func (Rule) Act(d *coord.Decision) (map[string]int, error) {
-	return each(d, func(v *coord.View) int {
-		switch v.Kind {
-		case coord.KindRelease:
-			return earliestDue(v, true)
-		case coord.KindSelectCell:
-			headroom := v.Observation.HeadroomKW
-			return argmin(v, func(o coord.Option) (float64, bool) {
-				c := o.Cell
-				if c == nil {
-					return 0, false
-				}
-				s := c.TransportTime + c.Backlog/float64(max(c.Machines, 1)) + c.ProcTime
-				if c.FreeSlots <= 0 {
-					s += 10 * c.ProcTime // it would block and hold a machine
-				}
-				if over := c.BusyKW - max(headroom, 0); over > 0 {
-					s += over * c.ProcTime // the overshoot it would add (kW × time), one kW weighing one time unit
-				}
-				return s, true
-			})
+	return each(d, ruleChoice), nil
+}
+
+// bidWeight ranks bid classes in awards: a stronger bid counts as a
+// shorter wait, in units of the item's processing time.
+var bidWeight = map[string]float64{"high": 0, "medium": 0.25, "low": 0.5}
+
+func ruleChoice(v *coord.View) int {
+	headroom := v.Observation.HeadroomKW
+	switch v.Kind {
+	case coord.KindRelease:
+		return earliestDue(v, true)
+	case coord.KindSelectArea:
+		return argmin(v, func(o coord.Option) (float64, bool) {
+			a := o.Area
+			if a == nil {
+				return 0, false
+			}
+			s := a.TransportTime + a.Backlog/float64(max(a.Machines, 1)) + a.MinProcTime
+			if a.FreeSlots <= 0 {
+				s += 10 * a.MinProcTime
+			}
+			return s, true
+		})
+	case coord.KindSelectCell, coord.KindAward, coord.KindReroute:
+		if escalate := option(v, coord.ActEscalate); escalate >= 0 && allFull(v) {
+			return escalate // no room here: let the plant look elsewhere
 		}
-		return coord.SafeAction(v)
-	}), nil
+		return argmin(v, func(o coord.Option) (float64, bool) {
+			c := o.Cell
+			if c == nil {
+				return 0, false
+			}
+			return cellScore(c, headroom) + bidWeight[c.Bid]*c.ProcTime, true
+		})
+	case coord.KindBid:
+		c := v.Observation.Cell
+		ct := v.Context.Contract
+		if c == nil || ct == nil {
+			return coord.SafeAction(v)
+		}
+		idle := 0
+		for _, m := range c.Machines {
+			if m.State == "idle" {
+				idle++
+			}
+		}
+		switch {
+		case c.FreeSlots <= 0 && ct.Round <= 1:
+			return bidOption(v, "")
+		case c.FreeSlots <= 0:
+			return bidOption(v, "low") // re-announced: nobody had room, offer anyway
+		case idle > 0:
+			return bidOption(v, "high")
+		case c.Backlog/float64(max(len(c.Machines), 1)) < ct.ProcTime:
+			return bidOption(v, "medium")
+		}
+		return bidOption(v, "low")
+	case coord.KindCommit:
+		c := v.Observation.Cell
+		ct := v.Context.Contract
+		if c != nil && ct != nil && c.FreeSlots <= 0 && len(ct.Rejected) < 2 {
+			return option(v, coord.ActReject) // it would block here; let another cell take it
+		}
+		return option(v, coord.ActAccept)
+	}
+	return coord.SafeAction(v)
+}
+
+// cellScore is the rule's expected cost of sending the item to cell c:
+// transport, queue per machine and processing, plus penalties for a full
+// buffer and for the power overshoot the cell would add.
+func cellScore(c *coord.CellOption, headroom float64) float64 {
+	s := c.TransportTime + c.Backlog/float64(max(c.Machines, 1)) + c.ProcTime
+	if c.FreeSlots <= 0 {
+		s += 10 * c.ProcTime // it would block and hold a machine
+	}
+	if over := c.BusyKW - max(headroom, 0); over > 0 {
+		s += over * c.ProcTime // the overshoot it would add (kW × time), one kW weighing one time unit
+	}
+	return s
+}
+
+// option returns the index of the first legal option with the action, or -1.
+func option(v *coord.View, action string) int {
+	for _, i := range v.LegalActions {
+		if v.Options[i].Action == action {
+			return i
+		}
+	}
+	return -1
+}
+
+// bidOption returns the bid option of class b, or decline when b is "".
+func bidOption(v *coord.View, b string) int {
+	for _, i := range v.LegalActions {
+		o := v.Options[i]
+		if (b == "" && o.Action == coord.ActDecline) || (b != "" && o.Action == coord.ActBid && o.Bid == b) {
+			return i
+		}
+	}
+	return coord.SafeAction(v)
+}
+
+// allFull reports whether every cell option has a full inbound buffer.
+func allFull(v *coord.View) bool {
+	for _, i := range v.LegalActions {
+		if c := v.Options[i].Cell; c != nil && c.FreeSlots > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Greedy routes to the fastest cell whatever its load or power.
@@ -111,19 +200,30 @@ func (Greedy) Name() string { return "greedy" }
 // Source implements coord.Controller.
 func (Greedy) Source() coord.Source { return coord.SourceBuiltin }
 
-// Act implements coord.Controller.
+// Act implements coord.Controller: fastest area or cell, bid high, accept.
 func (Greedy) Act(d *coord.Decision) (map[string]int, error) {
 	return each(d, func(v *coord.View) int {
 		switch v.Kind {
 		case coord.KindRelease:
 			return earliestDue(v, false)
-		case coord.KindSelectCell:
+		case coord.KindSelectArea:
+			return argmin(v, func(o coord.Option) (float64, bool) {
+				if o.Area == nil {
+					return 0, false
+				}
+				return o.Area.MinProcTime, true
+			})
+		case coord.KindSelectCell, coord.KindAward, coord.KindReroute:
 			return argmin(v, func(o coord.Option) (float64, bool) {
 				if o.Cell == nil {
 					return 0, false
 				}
 				return o.Cell.ProcTime, true
 			})
+		case coord.KindBid:
+			return bidOption(v, "high")
+		case coord.KindCommit:
+			return option(v, coord.ActAccept)
 		}
 		return coord.SafeAction(v)
 	}), nil

@@ -52,10 +52,16 @@ func controller(t testing.TB, name string, seed uint64) coord.Controller {
 	return c
 }
 
-// runDir plays one episode into dir.
+// runDir plays one centralized episode into dir.
 func runDir(t testing.TB, inst, ctrl string, seed uint64, dir string) desbench.Result {
 	t.Helper()
-	res, err := desbench.RunToDir(desbench.Episode{Plant: plant(t, inst), Seed: seed, Mode: coord.Centralized,
+	return runModeDir(t, inst, coord.Centralized, ctrl, seed, dir)
+}
+
+// runModeDir plays one episode under paradigm mode into dir.
+func runModeDir(t testing.TB, inst string, mode coord.AuthorityMode, ctrl string, seed uint64, dir string) desbench.Result {
+	t.Helper()
+	res, err := desbench.RunToDir(desbench.Episode{Plant: plant(t, inst), Seed: seed, Mode: mode,
 		Controller: controller(t, ctrl, seed)}, dir)
 	if err != nil {
 		t.Fatalf("%s %s seed %d: run: %v", inst, ctrl, seed, err)
@@ -76,7 +82,8 @@ func problemsText(rep *Report, n int) string {
 }
 
 // TestConsistency runs many episodes of every instance with every
-// built-in controller and requires the checker to find nothing.
+// built-in controller, cycling through the built-in paradigms, and
+// requires the checker to find nothing.
 func TestConsistency(t *testing.T) {
 	perController := 34 // 102 episodes per instance
 	if testing.Short() {
@@ -91,14 +98,15 @@ func TestConsistency(t *testing.T) {
 			for _, ctrl := range policy.Names {
 				for k := 0; k < perController; k++ {
 					seed := uint64(1 + k)
-					dir := filepath.Join(base, fmt.Sprintf("%s_s%d", ctrl, seed))
-					res := runDir(t, inst, ctrl, seed, dir)
+					mode := coord.Builtins[k%len(coord.Builtins)]
+					dir := filepath.Join(base, fmt.Sprintf("%s_%s_s%d", mode.ID, ctrl, seed))
+					res := runModeDir(t, inst, mode, ctrl, seed, dir)
 					rep, err := Dir(dir)
 					if err != nil {
 						t.Fatalf("%s %s seed %d: %v", inst, ctrl, seed, err)
 					}
 					if !rep.OK() {
-						t.Errorf("instance %s controller %s seed %d: %d problems:%s", inst, ctrl, seed, len(rep.Problems), problemsText(rep, 10))
+						t.Errorf("instance %s paradigm %s controller %s seed %d: %d problems:%s", inst, mode.ID, ctrl, seed, len(rep.Problems), problemsText(rep, 10))
 						continue
 					}
 					if rep.Stats.Status != res.Metrics.Status || rep.Stats.Records == 0 {
@@ -187,8 +195,9 @@ func exogenous(t *testing.T, dir string) (arrivals []string, arrivalT []float64,
 }
 
 // TestExogenousTrajectory: arrivals and each machine's breakdown times do
-// not depend on the decisions (common random numbers): rule and random
-// see the same ones for the same seed, up to the shorter episode's end.
+// not depend on the decisions (common random numbers): the rule under the
+// centralized paradigm and the random controller under every paradigm see
+// the same ones for the same seed, up to the shorter episode's end.
 func TestExogenousTrajectory(t *testing.T) {
 	seeds := []uint64{1, 2, 3, 4, 5}
 	if testing.Short() {
@@ -199,7 +208,7 @@ func TestExogenousTrajectory(t *testing.T) {
 		for _, seed := range seeds {
 			a, b := t.TempDir(), t.TempDir()
 			runDir(t, inst, "rule", seed, a)
-			runDir(t, inst, "random", seed, b)
+			runModeDir(t, inst, coord.Builtins[int(seed)%len(coord.Builtins)], "random", seed, b)
 			arrA, tA, bdA, endA := exogenous(t, a)
 			arrB, tB, bdB, endB := exogenous(t, b)
 			end := min(endA, endB)

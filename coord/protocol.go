@@ -1,0 +1,313 @@
+package coord
+
+import (
+	"fmt"
+	"slices"
+)
+
+// stage is where a work item's routing protocol stands: which agents are
+// active next and for what.
+type stage uint8
+
+const (
+	stPlantCell stage = iota // plant picks a cell (centralized; reselection)
+	stPlantArea              // plant picks an area (hierarchical, holonic)
+	stAreaCell               // the area picks one of its cells, or escalates
+	stBid                    // candidate cells bid or decline, all at once
+	stAward                  // the decider awards among the bids
+	stCommit                 // the proposed cell accepts or rejects
+	stReroute                // after a rejection the area tries a sibling, or escalates
+)
+
+// itemState is the protocol state of the work item being routed.
+type itemState struct {
+	active  bool
+	job     int
+	op      int // operation type index
+	mode    AuthorityMode
+	stage   stage
+	trigger string
+	area    int    // area holding the item, -1 while the plant decides
+	cell    int    // proposed cell, -1 if none
+	decider string // agent assigning the cell: "plant" or "area:X"
+
+	excludedCell []bool // refused (rejected, or declined in the last round) for this item
+	excludedArea []bool // escalated
+	candidates   []int  // cells asked in the current bid round
+	bids         []int  // cells that bid in the current round, by cell index order
+	bidClass     []string
+	bidRound     bool // the current assignment goes through bids
+	round        int
+	steps        int
+	rejected     []string
+	escalated    []string
+}
+
+// maxItemSteps bounds the protocol steps spent on one work item before the
+// plant places it by its contract-safe fallback: every protocol terminates.
+func (in *Interpreter) maxItemSteps() int { return 4*len(in.eng.P.Cells) + 8 }
+
+// startItem begins routing job j's current operation under the mode the
+// selector picks for it.
+func (in *Interpreter) startItem(j int) {
+	e := in.eng
+	it := &in.item
+	nc, na := len(e.P.Cells), len(e.P.Areas)
+	*it = itemState{
+		active: true, job: j, area: -1, cell: -1, decider: RolePlant, trigger: "work_item_ready",
+		excludedCell: reuseBools(it.excludedCell, nc), excludedArea: reuseBools(it.excludedArea, na),
+		bidClass: reuseStrings(it.bidClass, nc), candidates: it.candidates[:0], bids: it.bids[:0],
+		rejected: it.rejected[:0], escalated: it.escalated[:0],
+	}
+	it.op, _, _ = e.CurrentOp(j)
+	in.fillWorkItem()
+	it.mode = in.sel.ModeFor(&in.work, &in.plantObs)
+	switch {
+	case it.mode.RoutingAuthorityMode == RoutingCNP:
+		in.startBids(RolePlant)
+	case it.mode.hasAreaLevel():
+		it.stage = stPlantArea
+	default:
+		it.stage = stPlantCell
+	}
+}
+
+// advance commits one step of the running item's protocol.
+func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
+	it := &in.item
+	it.steps++
+	switch it.stage {
+	case stPlantCell, stAreaCell, stAward, stReroute:
+		v := d.ActiveAgents[it.decider]
+		if v == nil {
+			return fmt.Errorf("no decision from %s", it.decider)
+		}
+		opt := v.Options[chosen[it.decider]]
+		if opt.Action == ActEscalate {
+			in.remember(it.decider, fmt.Sprintf("t=%.1f job %d op %d: escalated", d.Time, it.job, in.work.Op))
+			if err := in.escalate(d, it.decider); err != nil {
+				return err
+			}
+			break
+		}
+		c, ok := in.agentCell[RoleCell+":"+opt.Cell.Cell]
+		if !ok {
+			return fmt.Errorf("no cell %q", opt.Cell.Cell)
+		}
+		typ := map[stage]string{stPlantCell: MsgAssign, stAreaCell: MsgAssign, stAward: MsgAward, stReroute: MsgReroute}[it.stage]
+		in.remember(it.decider, fmt.Sprintf("t=%.1f job %d op %d: %s %s", d.Time, it.job, in.work.Op, typ, opt.Cell.Cell))
+		in.send(d, it.decider, typ, it.decider, in.cellAgents[c])
+		if err := in.propose(d, it.decider, c); err != nil {
+			return err
+		}
+	case stPlantArea:
+		opt := d.ActiveAgents[RolePlant].Options[chosen[RolePlant]]
+		a := slices.Index(in.areaAgents, RoleArea+":"+opt.Area.Area)
+		if a < 0 {
+			return fmt.Errorf("no area %q", opt.Area.Area)
+		}
+		in.remember(RolePlant, fmt.Sprintf("t=%.1f job %d op %d: allocate %s", d.Time, it.job, in.work.Op, opt.Area.Area))
+		in.send(d, RolePlant, MsgAllocate, RolePlant, in.areaAgents[a])
+		it.area, it.decider, it.trigger = a, in.areaAgents[a], "allocation"
+		if it.mode.MediatedBidRoundEnabled {
+			in.startBids(it.decider)
+		} else {
+			it.stage = stAreaCell
+		}
+	case stBid:
+		it.bids = it.bids[:0]
+		for _, c := range it.candidates {
+			id := in.cellAgents[c]
+			in.send(d, id, MsgAnnounce, it.decider, id)
+			opt := d.ActiveAgents[id].Options[chosen[id]]
+			if opt.Action == ActBid {
+				it.bids = append(it.bids, c)
+				it.bidClass[c] = opt.Bid
+				in.send(d, id, MsgBid, id, it.decider)
+				in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: bid %s", d.Time, it.job, in.work.Op, opt.Bid))
+			} else {
+				it.bidClass[c] = ""
+				in.send(d, id, MsgDecline, id, it.decider)
+				in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: declined", d.Time, it.job, in.work.Op))
+			}
+		}
+		if len(it.bids) == 0 {
+			return in.refused(d, "")
+		}
+		it.stage, it.trigger = stAward, "bids"
+	case stCommit:
+		id := in.cellAgents[it.cell]
+		opt := d.ActiveAgents[id].Options[chosen[id]]
+		if opt.Action == ActAccept {
+			in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: accepted", d.Time, it.job, in.work.Op))
+			in.send(d, id, MsgAccept, id, it.decider)
+			return in.settle(d, id, it.cell)
+		}
+		in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: rejected", d.Time, it.job, in.work.Op))
+		in.send(d, id, MsgReject, id, it.decider)
+		it.excludedCell[it.cell] = true
+		it.rejected = append(it.rejected, in.eng.P.Cells[it.cell].ID)
+		return in.refused(d, id)
+	}
+	if it.active && it.steps >= in.maxItemSteps() {
+		return in.forced(d, it.decider)
+	}
+	return nil
+}
+
+// propose offers the item to cell c: the cell commits if it may reject,
+// else it accepts implicitly and the item is placed.
+func (in *Interpreter) propose(d *Decision, cause string, c int) error {
+	it := &in.item
+	it.cell = c
+	if it.mode.CellContractActions == AcceptReject {
+		it.stage = stCommit
+		it.trigger = map[bool]string{true: "award", false: "assignment"}[it.bidRound]
+		return nil
+	}
+	in.send(d, cause, MsgAccept, in.cellAgents[c], it.decider)
+	return in.settle(d, cause, c)
+}
+
+// settle places the item on cell c in the engine and ends its protocol.
+func (in *Interpreter) settle(d *Decision, cause string, c int) error {
+	it := &in.item
+	if it.area >= 0 && it.decider == in.areaAgents[it.area] {
+		in.send(d, cause, MsgReport, it.decider, RolePlant)
+	}
+	it.active = false
+	return in.eng.Assign(it.job, c)
+}
+
+// refused handles a cell that rejected the item (or a bid round in which
+// every candidate declined): re-award to another bidder, reroute within the
+// area, escalate to the plant, or re-announce, as the mode allows.
+func (in *Interpreter) refused(d *Decision, cause string) error {
+	it := &in.item
+	if cause == "" {
+		cause = it.decider
+	}
+	if it.bidRound && slices.ContainsFunc(it.bids, func(c int) bool { return !it.excludedCell[c] }) {
+		it.stage, it.trigger = stAward, "rejection"
+		return nil
+	}
+	if it.area >= 0 {
+		if it.mode.AreaLocalRerouteEnabled && len(in.untriedCells(it.area)) > 0 {
+			it.stage, it.trigger, it.bidRound = stReroute, "rejection", false
+			return nil
+		}
+		return in.escalate(d, cause)
+	}
+	if it.bidRound { // plant-mediated contract net: announce again
+		it.round++
+		if it.round < MaxBidRounds && len(in.untriedCells(-1)) > 0 {
+			in.startBids(RolePlant)
+			it.trigger = "reannouncement"
+			return nil
+		}
+		return in.forced(d, cause)
+	}
+	return in.plantFailure(d, cause)
+}
+
+// escalate hands the item from its area back to the plant.
+func (in *Interpreter) escalate(d *Decision, cause string) error {
+	it := &in.item
+	in.send(d, cause, MsgEscalate, in.areaAgents[it.area], RolePlant)
+	it.excludedArea[it.area] = true
+	it.escalated = append(it.escalated, in.eng.P.Areas[it.area].ID)
+	it.area, it.decider, it.cell, it.bidRound = -1, RolePlant, -1, false
+	return in.plantFailure(d, cause)
+}
+
+// plantFailure: the plant reselects if the mode requires it and something
+// is left to choose; otherwise it places the item by its fallback.
+func (in *Interpreter) plantFailure(d *Decision, cause string) error {
+	it := &in.item
+	it.trigger = "escalation"
+	if it.mode.PlantRerouteRequired {
+		if it.mode.hasAreaLevel() {
+			if len(in.candidateAreas()) > 0 {
+				it.stage = stPlantArea
+				return nil
+			}
+		} else if len(in.untriedCells(-1)) > 0 {
+			it.stage = stPlantCell
+			return nil
+		}
+	}
+	return in.forced(d, cause)
+}
+
+// forced places the item on the contract-safe cell (free slots first,
+// then least backlog plus processing time, over all capable cells) with no
+// decision step: the protocol's last resort.
+func (in *Interpreter) forced(d *Decision, cause string) error {
+	it := &in.item
+	best, bestScore := -1, 0.0
+	for c := range in.eng.P.Cells {
+		if !in.eng.P.Capable(c, it.op) {
+			continue
+		}
+		ci := &in.cells[c]
+		s := ci.Backlog + in.eng.P.ProcTime(c, it.op, in.work.Base)
+		if ci.FreeSlots <= 0 {
+			s += 1e9
+		}
+		if best < 0 || s < bestScore {
+			best, bestScore = c, s
+		}
+	}
+	in.Forced++
+	it.area, it.decider = -1, RolePlant
+	in.Messages = append(in.Messages,
+		Message{Step: d.Step, Time: d.Time, Type: MsgAssign, Sender: RolePlant, Receiver: in.cellAgents[best], Job: it.job, Op: in.work.Op, Forced: true},
+		Message{Step: d.Step, Time: d.Time, Type: MsgAccept, Sender: in.cellAgents[best], Receiver: RolePlant, Job: it.job, Op: in.work.Op, Forced: true})
+	in.stepMsgs[cause] += 2
+	return in.settle(d, cause, best)
+}
+
+// startBids announces the item to the decider's candidate cells.
+func (in *Interpreter) startBids(decider string) {
+	it := &in.item
+	it.decider, it.bidRound, it.stage, it.trigger = decider, true, stBid, "announcement"
+	it.candidates = append(it.candidates[:0], in.untriedCells(it.area)...)
+	it.bids = it.bids[:0]
+}
+
+// untriedCells lists capable cells not yet refused for this item, in area
+// a (all areas when a < 0).
+func (in *Interpreter) untriedCells(a int) []int {
+	it := &in.item
+	p := in.eng.P
+	var out []int
+	for c := range p.Cells {
+		if p.Capable(c, it.op) && !it.excludedCell[c] && (a < 0 || p.Cells[c].Area == a) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// candidateAreas lists areas not escalated with an untried capable cell.
+func (in *Interpreter) candidateAreas() []int {
+	var out []int
+	for a := range in.eng.P.Areas {
+		if !in.item.excludedArea[a] && len(in.untriedCells(a)) > 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func reuseBools(b []bool, n int) []bool {
+	b = slices.Grow(b[:0], n)[:n]
+	clear(b)
+	return b
+}
+
+func reuseStrings(s []string, n int) []string {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
+}
