@@ -2,6 +2,9 @@ package coord
 
 import (
 	"errors"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,17 +31,159 @@ func TestModeRegistry(t *testing.T) {
 	if err := RegisterAuthorityMode(Centralized); err == nil {
 		t.Error("duplicate registration accepted")
 	}
-	bad := []AuthorityMode{
-		{RoutingAuthorityMode: "centralized", CellContractActions: "accept_only"},
-		{ID: "x", RoutingAuthorityMode: "anarchy", CellContractActions: "accept_only"},
-		{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "maybe"},
-		{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "accept_only", MediatedBidRoundEnabled: true},
+	bad := []struct {
+		m    AuthorityMode
+		want string
+	}{
+		{AuthorityMode{RoutingAuthorityMode: "centralized", CellContractActions: "accept_only"}, "mode_id"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "anarchy", CellContractActions: "accept_only"}, "routing_authority_mode"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "maybe"}, "cell_contract_actions"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "accept_only", MediatedBidRoundEnabled: true}, "heterarchical_cnp"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "heterarchical_cnp", CellContractActions: "accept_reject"}, "needs mediated_bid_round_enabled"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "accept_reject", AreaLocalRerouteEnabled: true}, "needs an area level"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "hierarchical", CellContractActions: "accept_only", AreaLocalRerouteEnabled: true}, "nothing to recover from"},
 	}
 	for _, b := range bad {
-		if err := RegisterAuthorityMode(b); err == nil {
-			t.Errorf("invalid mode accepted: %+v", b)
+		err := RegisterAuthorityMode(b.m)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%+v: error %v, want it to mention %q", b.m, err, b.want)
 		}
 	}
+	ids := []string{}
+	for _, m := range AuthorityModes() {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids[:4], ",") != "centralized,hierarchical,heterarchical_cnp,holonic_hybrid" {
+		t.Errorf("built-ins out of the seed's order: %v", ids)
+	}
+}
+
+func TestModeFile(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/hybrid.yaml"
+	os.WriteFile(good, []byte("mode_id: test_hybrid\nrouting_authority_mode: holonic_hybrid\ncell_contract_actions: accept_reject\n"+
+		"area_local_reroute_enabled: true\nplant_reroute_required: false\nmediated_bid_round_enabled: true\n"), 0o644)
+	m, err := LoadAuthorityModeFile(good)
+	if err != nil || !m.MediatedBidRoundEnabled || m.RoutingAuthorityMode != RoutingHolonic {
+		t.Fatalf("%+v %v", m, err)
+	}
+	if _, err := LoadAuthorityModeFile(good); err != nil {
+		t.Errorf("loading the same file twice: %v", err)
+	}
+	if got, err := LookupAuthorityMode("test_hybrid"); err != nil || got != m {
+		t.Errorf("not registered: %v", err)
+	}
+	for name, text := range map[string]string{
+		"typo.yaml":    "mode_id: t1\nrouting_authority_mod: centralized\n",
+		"invalid.yaml": "mode_id: t2\nrouting_authority_mode: heterarchical_cnp\ncell_contract_actions: accept_only\n",
+		"clash.yaml":   "mode_id: test_hybrid\nrouting_authority_mode: centralized\ncell_contract_actions: accept_only\n",
+	} {
+		os.WriteFile(dir+"/"+name, []byte(text), 0o644)
+		if _, err := LoadAuthorityModeFile(dir + "/" + name); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v should name the file", name, err)
+		}
+	}
+	// A user mode runs: a holonic hybrid with a bid round inside the area.
+	e := engine(t, "A5C12-1", 3)
+	in, err := NewInterpreter(e, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for e.Advance() {
+		d := in.Next()
+		actions := map[string]int{}
+		for id, v := range d.ActiveAgents {
+			kinds[v.Role+"/"+v.Kind] = true
+			actions[id] = SafeAction(v)
+		}
+		if _, err := in.Apply(d, actions, SourceBuiltin, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Status() != factory.Done {
+		t.Errorf("status %s", e.Status())
+	}
+	for _, k := range []string{"plant/select_area", "cell/bid", "area/award", "cell/commit"} {
+		if !kinds[k] {
+			t.Errorf("the user mode never activated %s (saw %v)", k, kinds)
+		}
+	}
+}
+
+// switcher is a dynamic paradigm: hierarchical for urgent items,
+// heterarchical otherwise (a ModeSelector over visible state).
+type switcher struct{ used map[string]int }
+
+func (s *switcher) ModeFor(w *WorkItem, _ *PlantObservation) AuthorityMode {
+	if w.Slack < 200 {
+		s.used[Hierarchical.ID]++
+		return Hierarchical
+	}
+	s.used[HeterarchicalCNP.ID]++
+	return HeterarchicalCNP
+}
+
+func TestDynamicModeSelector(t *testing.T) {
+	e := engine(t, "A5C12-1", 2)
+	sw := &switcher{used: map[string]int{}}
+	in, err := NewInterpreter(e, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e.Advance() {
+		d := in.Next()
+		actions := map[string]int{}
+		for id, v := range d.ActiveAgents {
+			actions[id] = SafeAction(v)
+		}
+		if _, err := in.Apply(d, actions, SourceBuiltin, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Status() != factory.Done || sw.used["hierarchical"] == 0 || sw.used["heterarchical_cnp"] == 0 {
+		t.Errorf("status %s, modes used %v", e.Status(), sw.used)
+	}
+}
+
+func TestMultiAgentStepFallbacks(t *testing.T) {
+	e := engine(t, "A5C12-1", 1)
+	in, _ := NewInterpreter(e, HeterarchicalCNP)
+	for e.Advance() {
+		d := in.Next()
+		if len(d.ActiveAgents) < 3 {
+			actions := map[string]int{}
+			for id, v := range d.ActiveAgents {
+				actions[id] = SafeAction(v)
+			}
+			in.Apply(d, actions, SourceBuiltin, nil)
+			continue
+		}
+		// A bid step with several cells: one answers legally, one out of
+		// range, one not at all, and an inactive agent answers too.
+		ids := slices.Sorted(maps.Keys(d.ActiveAgents))
+		actions := map[string]int{ids[0]: 0, ids[1]: 42, "cell:NOPE": 1}
+		audits, err := in.Apply(d, actions, SourceExternal, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(audits) != len(ids) {
+			t.Fatalf("%d audits for %d active agents", len(audits), len(ids))
+		}
+		if audits[0].Source != SourceExternal || audits[1].Source != SourceFallback || audits[1].Reason != "illegal action index 42" ||
+			audits[2].Source != SourceFallback || audits[2].Reason != "no action for this agent" {
+			t.Errorf("audits %+v", audits)
+		}
+		total := 0
+		for _, a := range audits {
+			total += a.Messages
+		}
+		if total != 2*len(ids) { // one announce and one bid or decline per cell
+			t.Errorf("bid step audited %d messages for %d cells", total, len(ids))
+		}
+		return
+	}
+	t.Fatal("no multi-agent bid step")
 }
 
 // TestPayloadsAreLegalAndLocal walks whole episodes and checks every
@@ -61,7 +206,7 @@ func TestPayloadsAreLegalAndLocal(t *testing.T) {
 				t.Fatalf("%s: bad decision header %+v", ref, d)
 			}
 			v := d.ActiveAgents["plant"]
-			if v == nil || v.Role != RolePlant {
+			if v == nil || v.Role != RolePlant || v.Observation.Plant == nil || len(v.Observation.Plant.Areas) != len(e.P.Areas) {
 				t.Fatalf("%s: centralized activates the plant only, got %v", ref, d.ActiveAgents)
 			}
 			if len(v.LegalActions) == 0 || len(v.ActionMask) != len(v.Options) {
