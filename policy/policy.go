@@ -138,8 +138,11 @@ func ruleChoice(v *coord.View) int {
 	case coord.KindCommit:
 		c := v.Observation.Cell
 		ct := v.Context.Contract
-		if c != nil && ct != nil && c.FreeSlots <= 0 && len(ct.Rejected) < 2 {
-			return option(v, coord.ActReject) // it would block here; let another cell take it
+		if c != nil && ct != nil && len(ct.Rejected) < 2 {
+			overloaded := c.Backlog/float64(max(len(c.Machines), 1)) > 4*ct.ProcTime
+			if c.FreeSlots <= 0 || overloaded {
+				return option(v, coord.ActReject) // it would block or wait long here; let a sibling take it
+			}
 		}
 		return option(v, coord.ActAccept)
 	}

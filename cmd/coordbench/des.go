@@ -21,7 +21,7 @@ func desCmd() *cobra.Command {
 		Use:   "des",
 		Short: "The event-driven scheduling benchmark (DESBench)",
 	}
-	c.AddCommand(desRunCmd(), desValidateCmd(), desInstanceCmd(), desListCmd(), desBenchCmd())
+	c.AddCommand(desRunCmd(), desSuiteCmd(), desCaseCmd(), desValidateCmd(), desInstanceCmd(), desListCmd(), desBenchCmd())
 	return c
 }
 

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/coord"
+	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/policy"
+)
+
+func desSuiteCmd() *cobra.Command {
+	var opt desbench.SuiteOptions
+	var out, cases string
+	var workers int
+	c := &cobra.Command{
+		Use:   "suite",
+		Short: "Run a benchmark suite: instances × paradigms × controllers × seeds",
+		Long: `Run every case (instance × paradigm × controller × seed) of a suite on a
+pool of workers and write, into --out:
+
+  suite.json             the suite's configuration
+  suite_summary.csv      one row per case: ids, status and the 15 metrics
+  suite_aggregate.csv    mean and std of each metric per paradigm
+  suite_aggregate.md     the same as a Markdown table (the paper's Table 3 layout)
+  cases/<case_id>/       each case's artifacts, as 'des run' writes them
+  failed/<case_id>/      artifacts and error.txt of a case whose episode failed
+
+Case ids read <instance>__<paradigm>__<controller>__s<seed>, e.g.
+A5C12-1__centralized__rule__s1. Running the same command again resumes:
+finished cases whose manifest matches are kept, the rest run. On Ctrl-C no
+new case starts, the summary of the finished cases is written, and the
+exit code is 1; a second Ctrl-C abandons the cases in flight.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if workers < 1 {
+				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
+			}
+			opt.Cases = splitCases(cases)
+			s, err := desbench.ResolveSuite(opt)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("runs", "suite_"+suiteDirName(opt.Suite))
+			}
+			return runSuite(cmd, s, out, workers)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opt.Suite, "suite", "A5C12-1", "instances: A5C12, A3C9, all, an instance name, a file, gen:A<n>C<m>, or a comma list")
+	f.StringVar(&opt.Paradigms, "paradigm", "all", "paradigms: all (every registered one) or a comma list of ids")
+	f.StringArrayVar(&opt.ParadigmFiles, "paradigm-file", nil, "register a custom paradigm from a YAML file and add it to the suite (repeatable)")
+	f.StringVar(&opt.Seeds, "seeds", "test", "seeds: test or dev (each instance's split) or a comma list")
+	f.StringVar(&opt.Controllers, "controller", "builtin", "controllers: builtin (= rule) or a comma list of: "+strings.Join(policy.Names, ", "))
+	f.IntVar(&opt.Limit, "limit", 0, "run only the first N cases (0: all)")
+	f.StringVar(&cases, "cases", "", "run only these case ids (comma list)")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "cases run at once")
+	f.StringVar(&out, "out", "", "suite directory (default runs/suite_<suite>)")
+	return c
+}
+
+func splitCases(s string) []string {
+	var ids []string
+	for _, id := range strings.Split(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func suiteDirName(spec string) string {
+	return strings.NewReplacer(":", "-", "/", "-", "\\", "-", ",", "+", " ", "").Replace(spec)
+}
+
+// runSuite runs s into dir with a progress display on stderr and Ctrl-C
+// handling, then prints the aggregate and where the files are.
+func runSuite(cmd *cobra.Command, s *desbench.Suite, dir string, workers int) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-finished: // the suite ended first
+				return
+			default:
+			}
+			stop() // a second Ctrl-C kills the process, abandoning the cases in flight
+			fmt.Fprintln(stderr, "\ninterrupted: finishing the cases in flight (Ctrl-C again to abandon them)")
+		case <-finished:
+		}
+	}()
+
+	p := newSuiteProgress(stderr, workers)
+	rep, err := desbench.RunSuite(ctx, s, dir, desbench.SuiteRunOptions{Workers: workers, Progress: p.update})
+	p.finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	desbench.WriteAggregateText(stdout, rep)
+	fmt.Fprintf(stdout, "\n%d cases: %d run now, %d already done", len(s.Cases), rep.Ran, rep.Skip)
+	if rep.Failed > 0 {
+		fmt.Fprintf(stdout, ", %d failed", rep.Failed)
+	}
+	fmt.Fprintf(stdout, "\nsummary:   %s\naggregate: %s (and .md)\ncases:     %s\n",
+		filepath.Join(dir, desbench.FileSuiteSummary), filepath.Join(dir, desbench.FileSuiteAggregate),
+		filepath.Join(dir, desbench.SuiteCasesDir)+string(filepath.Separator))
+	if rep.Interrupted {
+		return fmt.Errorf("interrupted: %d of %d cases done, summary written to %s; run the same command again to resume",
+			len(rep.Cases), len(s.Cases), dir)
+	}
+	if rep.Failed > 0 {
+		return fmt.Errorf("%d case(s) failed: status error in %s, artifacts and error.txt in %s (they run again on the next run)",
+			rep.Failed, filepath.Join(dir, desbench.FileSuiteSummary), filepath.Join(dir, desbench.SuiteFailedDir))
+	}
+	return nil
+}
+
+// suiteProgress shows a suite's progress on stderr: a progress bar on a
+// terminal, a plain line every few seconds otherwise.
+type suiteProgress struct {
+	w       io.Writer
+	workers int
+	mu      sync.Mutex
+	bar     *progressbar.ProgressBar
+	last    desbench.SuiteProgress
+	printed time.Time
+	stop    chan struct{}
+	stopped sync.WaitGroup
+}
+
+// plainEvery is how often the plain display prints a line.
+const plainEvery = 5 * time.Second
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func newSuiteProgress(w io.Writer, workers int) *suiteProgress {
+	return &suiteProgress{w: w, workers: workers, stop: make(chan struct{})}
+}
+
+func failedText(n int) string { return fmt.Sprintf("suite (%d failed)", n) }
+
+func (p *suiteProgress) update(s desbench.SuiteProgress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = s
+	if s.Last == nil { // the plan
+		w := "workers"
+		if p.workers == 1 {
+			w = "worker"
+		}
+		fmt.Fprintf(p.w, "suite: %d cases, %d already done, %d to run on %d %s\n", s.Total, s.Skipped, s.ToRun, p.workers, w)
+		if s.ToRun == 0 {
+			return
+		}
+		if isTerminal(p.w) {
+			p.bar = progressbar.NewOptions(s.ToRun,
+				progressbar.OptionSetWriter(p.w),
+				progressbar.OptionSetDescription(failedText(0)),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetElapsedTime(true),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowElapsedTimeOnFinish(),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+			)
+			p.bar.RenderBlank()
+			// Keep the running time ticking while long cases run.
+			p.stopped.Add(1)
+			go func() {
+				defer p.stopped.Done()
+				t := time.NewTicker(time.Second)
+				defer t.Stop()
+				for {
+					select {
+					case <-t.C:
+						p.mu.Lock()
+						p.bar.Describe(failedText(p.last.Failed))
+						p.mu.Unlock()
+					case <-p.stop:
+						return
+					}
+				}
+			}()
+		}
+		p.printed = time.Now()
+		return
+	}
+	if p.bar != nil {
+		p.bar.Describe(failedText(s.Failed))
+		p.bar.Set(s.Done)
+		return
+	}
+	if s.Done == s.ToRun || time.Since(p.printed) >= plainEvery {
+		p.printLine(s)
+	}
+}
+
+func (p *suiteProgress) printLine(s desbench.SuiteProgress) {
+	fmt.Fprintf(p.w, "suite: %d/%d done, %d failed, %s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond))
+	p.printed = time.Now()
+}
+
+// finish ends the display; after an interruption it prints the last state.
+func (p *suiteProgress) finish() {
+	close(p.stop)
+	p.stopped.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last.Done == p.last.ToRun {
+		return
+	}
+	if p.bar != nil {
+		p.bar.Exit()
+	}
+	p.printLine(p.last)
+}
+
+func desCaseCmd() *cobra.Command {
+	var id, out, suiteDir, instance string
+	var files []string
+	c := &cobra.Command{
+		Use:   "case",
+		Short: "Re-run one case of a suite by its case id",
+		Long: `Re-run one suite case, named by its case id
+(<instance>__<paradigm>__<controller>__s<seed>), and write its artifacts
+into --out; they are byte-identical to the suite's cases/<case_id>/.
+
+The paradigm is looked up among the registered ones (--paradigm-file adds
+custom ones), the instance from the id (a reported name or gen-<spec>). An
+instance file cannot be named by an id: give it with --instance. With
+--suite-dir the case is rebuilt from that suite's suite.json instead, with
+the paradigm switches and instance recorded there.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, f := range files {
+				if _, err := coord.LoadAuthorityModeFile(f); err != nil {
+					return fmt.Errorf("--paradigm-file: %w", err)
+				}
+			}
+			var cs desbench.Case
+			var err error
+			if suiteDir != "" {
+				if instance != "" {
+					return errors.New("give --instance or --suite-dir, not both")
+				}
+				cs, err = desbench.CaseFromSuiteDir(suiteDir, id)
+			} else {
+				cs, err = desbench.CaseFromID(id, instance)
+			}
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("runs", cs.ID)
+			}
+			ep, err := cs.Episode()
+			if err != nil {
+				return err
+			}
+			res, err := desbench.RunToDir(ep, out)
+			if err != nil {
+				return err
+			}
+			printMetrics(cmd.OutOrStdout(), res.Metrics)
+			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&id, "case-id", "", "case id, e.g. A5C12-1__centralized__rule__s1 (required)")
+	f.StringVar(&out, "out", "", "output directory (default runs/<case_id>)")
+	f.StringVar(&suiteDir, "suite-dir", "", "rebuild the case from this suite directory's suite.json")
+	f.StringVar(&instance, "instance", "", "the instance file of a file-<name> case id")
+	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable)")
+	c.MarkFlagRequired("case-id")
+	return c
+}
