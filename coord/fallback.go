@@ -4,7 +4,8 @@ package coord
 // view alone by a fixed, conservative rule (docs/payload.md). It never
 // stalls the plant and never sends work to a full cell when another has room:
 //   - release: the backlog job with the earliest due date (never defer);
-//   - select_area: an area with free slots, then the least backlog per machine;
+//   - select_area: an area with free slots, then the least backlog per
+//     machine plus its shortest processing time;
 //   - select_cell, award, reroute: a cell with free inbound slots if any,
 //     then the least backlog plus processing time (escalate only if no
 //     cell is offered);

@@ -46,6 +46,7 @@ type Interpreter struct {
 	Forced int
 
 	stepMsgs map[string]int // messages caused by each agent in this step
+	err      error          // a protocol failure that stops the episode
 
 	// Reused payload storage (see Next).
 	decision Decision
@@ -87,6 +88,10 @@ func (in *Interpreter) Emit(r *factory.Record) {
 	in.nRecent++
 }
 
+// Err reports why Next returned nil while the engine waits, if it did:
+// an invalid mode from a ModeSelector, or a protocol error.
+func (in *Interpreter) Err() error { return in.err }
+
 // Steps is the number of decision steps executed so far (G_ds).
 func (in *Interpreter) Steps() int { return in.step }
 
@@ -100,7 +105,7 @@ func (in *Interpreter) Steps() int { return in.step }
 // as the runner does, is a copy).
 func (in *Interpreter) Next() *Decision {
 	e := in.eng
-	if !in.item.active && len(e.RouteQueue()) == 0 && !e.ReleasePending() {
+	if in.err != nil || !in.item.active && len(e.RouteQueue()) == 0 && !e.ReleasePending() {
 		return nil
 	}
 	in.cells = in.cells[:0]
@@ -115,17 +120,17 @@ func (in *Interpreter) Next() *Decision {
 	}
 	clear(d.ActiveAgents)
 	if !in.item.active && len(e.RouteQueue()) > 0 {
-		in.startItem(e.RouteQueue()[0])
+		if err := in.startItem(e.RouteQueue()[0]); err != nil {
+			in.err = err
+			return nil
+		}
 	}
 	if in.item.active {
 		in.itemViews(d)
-		for _, v := range d.ActiveAgents {
-			if len(v.Options) == 0 { // cannot happen with feasible routes; never stall
-				clear(d.ActiveAgents)
-				if err := in.forced(d, RolePlant); err != nil {
-					return nil
-				}
-				return in.Next()
+		for id, v := range d.ActiveAgents {
+			if len(v.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
+				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", id, in.item.job, in.item.mode.ID)
+				return nil
 			}
 		}
 	} else {

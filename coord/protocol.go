@@ -31,7 +31,7 @@ type itemState struct {
 	cell    int    // proposed cell, -1 if none
 	decider string // agent assigning the cell: "plant" or "area:X"
 
-	excludedCell []bool // refused (rejected, or declined in the last round) for this item
+	excludedCell []bool // rejected for this item (a decliner may bid again when re-announced)
 	excludedArea []bool // escalated
 	candidates   []int  // cells asked in the current bid round
 	bids         []int  // cells that bid in the current round, by cell index order
@@ -49,7 +49,7 @@ func (in *Interpreter) maxItemSteps() int { return 4*len(in.eng.P.Cells) + 8 }
 
 // startItem begins routing job j's current operation under the mode the
 // selector picks for it.
-func (in *Interpreter) startItem(j int) {
+func (in *Interpreter) startItem(j int) error {
 	e := in.eng
 	it := &in.item
 	nc, na := len(e.P.Cells), len(e.P.Areas)
@@ -62,6 +62,9 @@ func (in *Interpreter) startItem(j int) {
 	it.op, _, _ = e.CurrentOp(j)
 	in.fillWorkItem()
 	it.mode = in.sel.ModeFor(&in.work, &in.plantObs)
+	if err := it.mode.Validate(); err != nil {
+		return fmt.Errorf("mode selector for job %d: %w", j, err)
+	}
 	switch {
 	case it.mode.RoutingAuthorityMode == RoutingCNP:
 		in.startBids(RolePlant)
@@ -70,6 +73,7 @@ func (in *Interpreter) startItem(j int) {
 	default:
 		it.stage = stPlantCell
 	}
+	return nil
 }
 
 // advance commits one step of the running item's protocol.
@@ -207,7 +211,7 @@ func (in *Interpreter) refused(d *Decision, cause string) error {
 		}
 		return in.forced(d, cause)
 	}
-	return in.plantFailure(d, cause)
+	return in.plantFailure(d, cause, "rejection")
 }
 
 // escalate hands the item from its area back to the plant.
@@ -217,14 +221,15 @@ func (in *Interpreter) escalate(d *Decision, cause string) error {
 	it.excludedArea[it.area] = true
 	it.escalated = append(it.escalated, in.eng.P.Areas[it.area].ID)
 	it.area, it.decider, it.cell, it.bidRound = -1, RolePlant, -1, false
-	return in.plantFailure(d, cause)
+	return in.plantFailure(d, cause, "escalation")
 }
 
-// plantFailure: the plant reselects if the mode requires it and something
-// is left to choose; otherwise it places the item by its fallback.
-func (in *Interpreter) plantFailure(d *Decision, cause string) error {
+// plantFailure: the plant reselects (activated by trigger: an escalation
+// or a rejection) if the mode requires it and something is left to
+// choose; otherwise it places the item by its fallback.
+func (in *Interpreter) plantFailure(d *Decision, cause, trigger string) error {
 	it := &in.item
-	it.trigger = "escalation"
+	it.trigger = trigger
 	if it.mode.PlantRerouteRequired {
 		if it.mode.hasAreaLevel() {
 			if len(in.candidateAreas()) > 0 {

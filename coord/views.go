@@ -90,8 +90,8 @@ func (in *Interpreter) view(id, role, trigger string) *View {
 	old := v.Observation
 	*v = View{
 		AgentID: id, Role: role,
-		Context: Context{Trigger: trigger, RecentEvents: v.Context.RecentEvents[:0], Alarms: v.Context.Alarms[:0],
-			Memory: append(v.Context.Memory[:0], in.memory[id]...), Feedback: in.feedback[id]},
+		Context: Context{Trigger: trigger, RecentEvents: nonNil(v.Context.RecentEvents), Alarms: v.Context.Alarms[:0],
+			Memory: append(nonNil(v.Context.Memory), in.memory[id]...), Feedback: in.feedback[id]},
 		Options:      v.Options[:0],
 		LegalActions: v.LegalActions[:0],
 		ActionMask:   v.ActionMask[:0],
@@ -317,4 +317,13 @@ func (in *Interpreter) areaOption(a int) AreaOption {
 	}
 	o.Backlog = round2(o.Backlog)
 	return o
+}
+
+// nonNil empties s, keeping its storage, and never returns nil: the
+// payload shows [] rather than null for an empty list.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s[:0]
 }

@@ -11,9 +11,12 @@ import (
 
 // Episode is one run: instance × paradigm × controller × seed.
 type Episode struct {
-	Plant      *factory.Plant
-	Seed       uint64
-	Mode       coord.AuthorityMode
+	Plant *factory.Plant
+	Seed  uint64
+	Mode  coord.AuthorityMode
+	// Selector, if set, chooses the mode per work item (a dynamic
+	// paradigm); Mode then only names the run in metrics and manifests.
+	Selector   coord.ModeSelector
 	Controller coord.Controller
 	// Trace receives trace.jsonl; Decisions receives decisions.jsonl;
 	// Messages receives messages.jsonl. Any may be nil.
@@ -39,7 +42,11 @@ func Run(ep Episode) Result {
 		mux = append(mux, tw)
 	}
 	eng := factory.NewEngine(ep.Plant, ep.Seed, &mux)
-	in, err := coord.NewInterpreter(eng, ep.Mode)
+	var sel coord.ModeSelector = ep.Mode
+	if ep.Selector != nil {
+		sel = ep.Selector
+	}
+	in, err := coord.NewInterpreter(eng, sel)
 	if err != nil {
 		return Result{Err: err}
 	}
@@ -55,9 +62,12 @@ func Run(ep Episode) Result {
 	lastProgress, idle := eng.Progress(), 0
 	for eng.Advance() {
 		d := in.Next()
-		if d == nil { // cannot happen: Advance stops only with a decision pending
-			runErr = fmt.Errorf("engine stopped at t=%g with no decision to make", eng.Now())
-			eng.Truncate(factory.Deadlock)
+		if d == nil { // Advance stops only with a decision pending: the protocol failed
+			runErr = in.Err()
+			if runErr == nil {
+				runErr = fmt.Errorf("engine stopped at t=%g with no decision to make", eng.Now())
+			}
+			eng.Truncate(factory.ControllerFail)
 			break
 		}
 		actions, cerr := act(ep.Controller, d)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/coordbench/coordbench/coord"
@@ -148,5 +149,20 @@ func TestMisbehavingControllerIsAudited(t *testing.T) {
 		if reasons[r] == 0 {
 			t.Errorf("no fallback audited with reason %q (have %v)", r, reasons)
 		}
+	}
+}
+
+// badSelector returns an invalid mode: the episode must stop with a clear
+// error, not run silently under some other protocol.
+type badSelector struct{}
+
+func (badSelector) ModeFor(*coord.WorkItem, *coord.PlantObservation) coord.AuthorityMode {
+	return coord.AuthorityMode{ID: "broken", RoutingAuthorityMode: "anarchy", CellContractActions: "whatever"}
+}
+
+func TestInvalidDynamicModeStopsTheEpisode(t *testing.T) {
+	r := Run(Episode{Plant: plantOf(t, "A3C9-1"), Seed: 11, Mode: coord.Centralized, Selector: badSelector{}, Controller: policy.Rule{}})
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "routing_authority_mode") || r.Metrics.Status != string(factory.ControllerFail) {
+		t.Fatalf("err %v status %s", r.Err, r.Metrics.Status)
 	}
 }

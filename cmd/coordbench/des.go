@@ -46,6 +46,7 @@ func loadCase(instance, paradigm string) (*factory.Plant, coord.AuthorityMode, e
 
 func desRunCmd() *cobra.Command {
 	var instance, paradigm, controller, out string
+	var files []string
 	var seed uint64
 	c := &cobra.Command{
 		Use:   "run",
@@ -56,6 +57,9 @@ and instance.json into --out. A truncated episode is a result, not an
 error: the exit code is 0 and metrics.json says why it stopped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := loadParadigmFiles(files); err != nil {
+				return err
+			}
 			p, mode, err := loadCase(instance, paradigm)
 			if err != nil {
 				return err
@@ -85,7 +89,18 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 	f.StringVar(&controller, "controller", "rule", "built-in controller: "+strings.Join(policy.Names, ", "))
 	f.Uint64Var(&seed, "seed", 0, "episode seed (default: the instance's first test seed)")
 	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>_s<seed>)")
+	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable); name it with --paradigm")
 	return c
+}
+
+// loadParadigmFiles registers the custom paradigms of --paradigm-file.
+func loadParadigmFiles(files []string) error {
+	for _, f := range files {
+		if _, err := coord.LoadAuthorityModeFile(f); err != nil {
+			return fmt.Errorf("--paradigm-file: %w", err)
+		}
+	}
+	return nil
 }
 
 func safeName(s string) string { return strings.NewReplacer(":", "-", "/", "-").Replace(s) }
@@ -181,10 +196,10 @@ func desListCmd() *cobra.Command {
 			tw.Flush()
 			fmt.Fprintln(w)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "PARADIGM\tROUTING\tCELL CONTRACT\tAREA REROUTE\tBID ROUND\tDESCRIPTION")
+			fmt.Fprintln(tw, "PARADIGM\tROUTING\tCELL CONTRACT\tAREA REROUTE\tPLANT REROUTE\tBID ROUND")
 			for _, m := range coord.AuthorityModes() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%s\n", m.ID, m.RoutingAuthorityMode, m.CellContractActions,
-					m.AreaLocalRerouteEnabled, m.MediatedBidRoundEnabled, m.Description)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%v\n", m.ID, m.RoutingAuthorityMode, m.CellContractActions,
+					m.AreaLocalRerouteEnabled, m.PlantRerouteRequired, m.MediatedBidRoundEnabled)
 			}
 			tw.Flush()
 			fmt.Fprintf(w, "\nCONTROLLERS: %s\n", strings.Join(policy.Names, ", "))

@@ -16,7 +16,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/coord"
 	"github.com/coordbench/coordbench/desbench"
 	"github.com/coordbench/coordbench/policy"
 )
@@ -259,10 +258,8 @@ instance file cannot be named by an id: give it with --instance. With
 the paradigm switches and instance recorded there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, f := range files {
-				if _, err := coord.LoadAuthorityModeFile(f); err != nil {
-					return fmt.Errorf("--paradigm-file: %w", err)
-				}
+			if err := loadParadigmFiles(files); err != nil {
+				return err
 			}
 			var cs desbench.Case
 			var err error
