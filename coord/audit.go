@@ -23,7 +23,30 @@ type Audit struct {
 	Requested *int    `json:"requested,omitempty"` // what the controller asked for, when it was replaced
 	Reason    string  `json:"reason,omitempty"`    // why a fallback was used
 	Messages  int     `json:"messages"`            // protocol messages this decision caused
-	Payload   *View   `json:"payload"`
+	// What the controller reported about this answer (model controllers):
+	// the raw reply, tokens, latency; absent for built-in controllers.
+	*AgentNote
+	Payload *View `json:"payload"`
+}
+
+// AgentNote is what a controller reports about one agent's answer, for the
+// audit: the raw reply it parsed, why it was unusable if it was, and the
+// cost of getting it.
+type AgentNote struct {
+	Raw              string  `json:"raw_reply,omitempty"`
+	Error            string  `json:"reply_error,omitempty"`
+	Model            string  `json:"model,omitempty"`
+	PromptTokens     int64   `json:"prompt_tokens,omitempty"`
+	CompletionTokens int64   `json:"completion_tokens,omitempty"`
+	Calls            int     `json:"calls,omitempty"`
+	LatencyMS        float64 `json:"latency_ms,omitempty"`
+	Cached           bool    `json:"cached,omitempty"`
+}
+
+// Annotator is implemented by controllers that report per-agent notes.
+// The runner calls Notes right after Act, for the same decision.
+type Annotator interface {
+	Notes() map[string]AgentNote
 }
 
 // Message types (G_cm counts them all).

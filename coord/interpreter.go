@@ -149,16 +149,29 @@ func (in *Interpreter) Next() *Decision {
 // ctrlErr, if the controller failed as a whole, is recorded as the reason
 // for every fallback.
 func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ctrlErr error) ([]Audit, error) {
+	return in.ApplyNotes(d, actions, src, ctrlErr, nil)
+}
+
+// ApplyNotes is Apply with the controller's per-agent notes (raw replies,
+// tokens, latency), which go into the audits; a note's Error is the reason
+// recorded when that agent falls back.
+func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
 	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
 	audits := make([]Audit, 0, len(ids))
 	chosen := make(map[string]int, len(ids))
 	for _, id := range ids {
 		v := d.ActiveAgents[id]
 		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
+		note, noted := notes[id]
+		if noted {
+			a.AgentNote = &note
+		}
 		act, ok := actions[id]
 		switch {
 		case ctrlErr != nil:
 			a.Reason = "controller error: " + ctrlErr.Error()
+		case !ok && noted && note.Error != "":
+			a.Reason = "unusable reply: " + note.Error
 		case !ok:
 			a.Reason = "no action for this agent"
 		case act < 0 || act >= len(v.ActionMask) || !v.ActionMask[act]:

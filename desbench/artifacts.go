@@ -36,10 +36,20 @@ type Manifest struct {
 	Seed           uint64              `json:"seed"`
 	Paradigm       coord.AuthorityMode `json:"paradigm"`
 	Controller     string              `json:"controller"`
+	Model          string              `json:"model,omitempty"`
+	Framework      string              `json:"framework,omitempty"`
 	PayloadVersion string              `json:"payload_version"`
 	TraceFormat    string              `json:"trace_format"`
 	Status         string              `json:"status"`
 	Files          map[string]string   `json:"files_sha256"`
+}
+
+// ModelController is a controller backed by models (an LLM controller):
+// its models and orchestration framework are recorded in manifests and
+// metrics.
+type ModelController interface {
+	ModelNames() string
+	Framework() string
 }
 
 // Version is the tool version recorded in manifests.
@@ -94,6 +104,9 @@ func RunToDir(ep Episode, dir string) (Result, error) {
 		Tool: "coordbench", Version: Version(), Instance: ep.Plant.Inst.Name, InstanceSHA256: hex.EncodeToString(sum[:]),
 		Seed: ep.Seed, Paradigm: ep.Mode, Controller: ep.Controller.Name(), PayloadVersion: coord.PayloadVersion,
 		TraceFormat: TraceFormat, Status: res.Metrics.Status, Files: map[string]string{},
+	}
+	if md, ok := ep.Controller.(ModelController); ok {
+		man.Model, man.Framework = md.ModelNames(), md.Framework()
 	}
 	for _, name := range []string{FileTrace, FileDecisions, FileMessages, FileMetrics, FileInstance} {
 		h, err := fileSHA256(filepath.Join(dir, name))

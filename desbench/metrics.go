@@ -11,6 +11,8 @@ type Metrics struct {
 	Instance   string `json:"instance"`
 	Paradigm   string `json:"paradigm"`
 	Controller string `json:"controller"`
+	Model      string `json:"model,omitempty"`
+	Framework  string `json:"framework,omitempty"`
 	Seed       uint64 `json:"seed"`
 	Status     string `json:"status"`
 
@@ -64,6 +66,12 @@ type Secondary struct {
 	Decisions          int            `json:"decisions"`
 	DecisionsBySource  map[string]int `json:"decisions_by_source"`
 	MessagesByType     map[string]int `json:"messages_by_type"`
+	// Model calls reported by the controller (LLM and external
+	// controllers): calls, tokens, cache hits.
+	LLMCalls         int   `json:"llm_calls"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	CacheHits        int   `json:"cache_hits"`
 	// ForcedAssignments counts work items the plant placed by its
 	// contract-safe fallback after every protocol option failed.
 	ForcedAssignments int `json:"forced_assignments"`

@@ -57,6 +57,8 @@ func Run(ep Episode) Result {
 		dec = json.NewEncoder(ep.Decisions)
 	}
 	bySource := map[string]int{}
+	var calls, hits int
+	var prompt, completion int64
 	limits := ep.Plant.Inst.Limits
 	var runErr error
 	lastProgress, idle := eng.Progress(), 0
@@ -71,9 +73,21 @@ func Run(ep Episode) Result {
 			break
 		}
 		actions, cerr := act(ep.Controller, d)
-		audits, err := in.Apply(d, actions, ep.Controller.Source(), cerr)
+		var notes map[string]coord.AgentNote
+		if an, ok := ep.Controller.(coord.Annotator); ok {
+			notes = an.Notes()
+		}
+		audits, err := in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notes)
 		for i := range audits {
 			bySource[string(audits[i].Source)]++
+			if n := audits[i].AgentNote; n != nil {
+				calls += n.Calls
+				prompt += n.PromptTokens
+				completion += n.CompletionTokens
+				if n.Cached {
+					hits++
+				}
+			}
 			if dec != nil {
 				if err := dec.Encode(&audits[i]); err != nil && runErr == nil {
 					runErr = fmt.Errorf("write decisions: %w", err)
@@ -113,6 +127,11 @@ func Run(ep Episode) Result {
 	}
 	m := metricsFrom(eng, in.Steps(), in.Forced, bySource, byType)
 	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
+	if md, ok := ep.Controller.(ModelController); ok {
+		m.Model, m.Framework = md.ModelNames(), md.Framework()
+	}
+	s := &m.Secondary
+	s.LLMCalls, s.PromptTokens, s.CompletionTokens, s.CacheHits = calls, prompt, completion, hits
 	return Result{Metrics: m, Err: runErr}
 }
 

@@ -55,8 +55,12 @@ type SuiteOptions struct {
 	// Seeds is "test" or "dev" (each instance's split), seed numbers, or a
 	// comma list of these.
 	Seeds string
-	// Controllers is "builtin" (rule) or a comma list of built-in names.
+	// Controllers is "builtin" (rule) or a comma list of built-in names and
+	// of the names of Makers.
 	Controllers string
+	// Makers build the controllers that are not built in (an LLM
+	// controller, an external process), one per case.
+	Makers []ControllerMaker
 	// Limit keeps only the first Limit cases (0: all).
 	Limit int
 	// Cases keeps only these case ids.
@@ -98,15 +102,34 @@ type SuiteInstance struct {
 	Inst *factory.Instance `json:"-"`
 }
 
+// ControllerMaker builds a suite's controllers of one kind that is not
+// built in: an LLM controller with its models and framework, or an
+// external process.
+type ControllerMaker interface {
+	// Name is the controller's name in case ids and the summary ("llm").
+	Name() string
+	// Model names the models behind it ("" for none): the case ids' model
+	// part and the summary's model column.
+	Model() string
+	// Framework names its orchestration framework ("" for none).
+	Framework() string
+	// New makes the controller of one case.
+	New(seed uint64) (coord.Controller, error)
+}
+
 // Case is one episode of a suite.
 type Case struct {
 	ID         string
 	Instance   *SuiteInstance
 	Paradigm   coord.AuthorityMode
 	Controller string
-	// Model is the model behind an LLM controller; empty for built-ins.
-	Model string
-	Seed  uint64
+	// Model and Framework describe a model-backed controller; empty for
+	// built-ins.
+	Model     string
+	Framework string
+	Seed      uint64
+
+	maker ControllerMaker // nil for built-ins
 }
 
 // Suite is a resolved suite: its configuration and its cases in order
@@ -140,7 +163,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 	if cfg.Paradigms, err = resolveParadigms(opt.Paradigms, opt.ParadigmFiles); err != nil {
 		return nil, err
 	}
-	if cfg.Controllers, err = resolveControllers(opt.Controllers); err != nil {
+	if cfg.Controllers, err = resolveControllers(opt.Controllers, opt.Makers); err != nil {
 		return nil, err
 	}
 	for _, si := range cfg.Instances {
@@ -152,10 +175,15 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 	for _, si := range cfg.Instances {
 		for _, m := range cfg.Paradigms {
 			for _, ctrl := range cfg.Controllers {
+				mk := makerNamed(opt.Makers, ctrl)
+				model, fw := "", ""
+				if mk != nil {
+					model, fw = mk.Model(), mk.Framework()
+				}
 				for _, seed := range si.Seeds {
 					s.Cases = append(s.Cases, Case{
-						ID:       CaseID(si.Token, m.ID, ctrl, "", seed),
-						Instance: si, Paradigm: m, Controller: ctrl, Seed: seed,
+						ID:       CaseID(si.Token, m.ID, ctrl, modelToken(model, fw), seed),
+						Instance: si, Paradigm: m, Controller: ctrl, Model: model, Framework: fw, Seed: seed, maker: mk,
 					})
 				}
 			}
@@ -320,11 +348,17 @@ func paradigmIDs() []string {
 	return ids
 }
 
-func resolveControllers(spec string) ([]string, error) {
+func resolveControllers(spec string, makers []ControllerMaker) ([]string, error) {
 	var out []string
 	for _, name := range splitList(spec) {
 		if name == "builtin" {
 			name = defaultSuiteController
+		}
+		if mk := makerNamed(makers, name); mk != nil {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+			continue
 		}
 		c, err := policy.New(name, 0)
 		if err != nil {
@@ -341,6 +375,24 @@ func resolveControllers(spec string) ([]string, error) {
 		return nil, fmt.Errorf("--controller: no controller given (want builtin or a comma list of: %s)", strings.Join(policy.Names, ", "))
 	}
 	return out, nil
+}
+
+func makerNamed(makers []ControllerMaker, name string) ControllerMaker {
+	for _, mk := range makers {
+		if mk.Name() == name {
+			return mk
+		}
+	}
+	return nil
+}
+
+// modelToken is the model part of a case id: the models, and the
+// framework when there is one ("gpt-5.4-graph").
+func modelToken(model, framework string) string {
+	if model == "" || framework == "" {
+		return model
+	}
+	return model + "-" + framework
 }
 
 func resolveSeeds(spec string, si *SuiteInstance) ([]uint64, error) {
@@ -463,7 +515,13 @@ func (k CaseKey) InstanceRef() (ref string, ok bool) {
 
 // Episode builds the episode of c (artifact writers unset).
 func (c Case) Episode() (Episode, error) {
-	ctrl, err := policy.New(c.Controller, c.Seed)
+	var ctrl coord.Controller
+	var err error
+	if c.maker != nil {
+		ctrl, err = c.maker.New(c.Seed)
+	} else {
+		ctrl, err = policy.New(c.Controller, c.Seed)
+	}
 	if err != nil {
 		return Episode{}, err
 	}
@@ -500,7 +558,7 @@ func CaseFromID(id, instanceRef string) (Case, error) {
 	if err != nil {
 		return Case{}, fmt.Errorf("case id %q: %w", id, err)
 	}
-	ctrls, err := resolveControllers(k.Controller)
+	ctrls, err := resolveControllers(k.Controller, nil)
 	if err != nil {
 		return Case{}, fmt.Errorf("case id %q: %w", id, err)
 	}

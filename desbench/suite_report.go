@@ -47,22 +47,24 @@ var SuiteMetrics = []SuiteMetric{
 
 // SummaryHeader is the header of suite_summary.csv.
 func SummaryHeader() []string {
-	h := []string{"case_id", "instance", "paradigm", "controller", "model", "seed", "status"}
+	h := []string{"case_id", "instance", "paradigm", "controller", "model", "framework", "seed", "status"}
 	for _, m := range SuiteMetrics {
 		h = append(h, m.Key)
 	}
-	return append(h, "error")
+	return append(h, "llm_calls", "prompt_tokens", "completion_tokens", "error")
 }
 
 // summaryRow is one line of suite_summary.csv.
 func summaryRow(r *CaseResult) []string {
 	c := r.Case
-	row := []string{c.ID, c.Instance.Label, c.Paradigm.ID, c.Controller, c.Model,
+	row := []string{c.ID, c.Instance.Label, c.Paradigm.ID, c.Controller, c.Model, c.Framework,
 		strconv.FormatUint(c.Seed, 10), r.Status}
 	for _, m := range SuiteMetrics {
 		row = append(row, formatValue(m.Value(&r.Metrics), m.Int))
 	}
-	return append(row, r.Err)
+	sec := &r.Metrics.Secondary
+	return append(row, strconv.Itoa(sec.LLMCalls), strconv.FormatInt(sec.PromptTokens, 10),
+		strconv.FormatInt(sec.CompletionTokens, 10), r.Err)
 }
 
 func formatValue(v float64, isInt bool) string {

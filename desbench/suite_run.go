@@ -295,12 +295,12 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 
 // ManifestMatches reports whether man records case c run by this tool:
 // same tool version, instance (by hash), seed, paradigm with every switch,
-// controller, payload and trace formats.
+// controller (with its models and framework), payload and trace formats.
 func ManifestMatches(man Manifest, c Case) bool {
 	return man.Tool == "coordbench" && man.Version == Version() &&
 		man.PayloadVersion == coord.PayloadVersion && man.TraceFormat == TraceFormat &&
 		man.Instance == c.Instance.Name && man.InstanceSHA256 == c.Instance.SHA256 &&
-		man.Seed == c.Seed && man.Controller == c.Controller &&
+		man.Seed == c.Seed && man.Controller == c.Controller && man.Model == c.Model && man.Framework == c.Framework &&
 		reflect.DeepEqual(man.Paradigm, c.Paradigm)
 }
 

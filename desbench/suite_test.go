@@ -94,10 +94,10 @@ func TestSuiteRunsEveryCase(t *testing.T) {
 			for _, seed := range []string{"1", "2"} {
 				r := rows[i]
 				id := inst + "__" + m.ID + "__rule__s" + seed
-				if r[0] != id || r[1] != inst || r[2] != m.ID || r[3] != "rule" || r[4] != "" || r[5] != seed {
-					t.Errorf("row %d = %v, want case %s", i, r[:6], id)
+				if r[0] != id || r[1] != inst || r[2] != m.ID || r[3] != "rule" || r[4] != "" || r[5] != "" || r[6] != seed {
+					t.Errorf("row %d = %v, want case %s", i, r[:7], id)
 				}
-				if r[6] == desbench.StatusError || r[len(r)-1] != "" {
+				if r[7] == desbench.StatusError || r[len(r)-1] != "" {
 					t.Errorf("case %s failed: %v", id, r)
 				}
 				i++
@@ -119,7 +119,7 @@ func TestSuiteRunsEveryCase(t *testing.T) {
 		if err := json.Unmarshal(readFile(t, filepath.Join(cd, desbench.FileMetrics)), &m); err != nil {
 			t.Fatal(err)
 		}
-		if m.Status != r[6] || strconv.FormatFloat(m.GMk, 'f', -1, 64) != r[7] || strconv.Itoa(m.GDs) != r[14] {
+		if m.Status != r[7] || strconv.FormatFloat(m.GMk, 'f', -1, 64) != r[8] || strconv.Itoa(m.GDs) != r[15] {
 			t.Errorf("%s: summary row %v disagrees with metrics.json", r[0], r)
 		}
 	}
@@ -143,7 +143,7 @@ func TestSuiteRunsEveryCase(t *testing.T) {
 			var xs []float64
 			for _, r := range rows {
 				if r[2] == m.ID {
-					x, err := strconv.ParseFloat(r[7+k], 64)
+					x, err := strconv.ParseFloat(r[8+k], 64)
 					if err != nil {
 						t.Fatal(err)
 					}

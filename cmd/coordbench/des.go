@@ -48,6 +48,7 @@ func desRunCmd() *cobra.Command {
 	var instance, paradigm, controller, out string
 	var files []string
 	var seed uint64
+	var lf llmFlags
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run one episode and write its artifacts",
@@ -67,10 +68,11 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 			if !cmd.Flags().Changed("seed") {
 				seed = p.Inst.Seeds.Test[0]
 			}
-			ctrl, err := policy.New(controller, seed)
+			ctrl, closeCtrl, err := lf.controller(cmd.Context(), controller, seed)
 			if err != nil {
 				return err
 			}
+			defer closeCtrl()
 			if out == "" {
 				out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, ctrl.Name(), seed))
 			}
@@ -86,10 +88,11 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 	f := c.Flags()
 	f.StringVar(&instance, "instance", "A5C12-1", "reported instance name, instance file, or gen:A<areas>C<cells>")
 	f.StringVar(&paradigm, "paradigm", "centralized", "coordination paradigm (authority mode id)")
-	f.StringVar(&controller, "controller", "rule", "built-in controller: "+strings.Join(policy.Names, ", "))
+	f.StringVar(&controller, "controller", "rule", "controller: "+strings.Join(policy.Names, ", ")+", or llm (see the --llm-* flags)")
 	f.Uint64Var(&seed, "seed", 0, "episode seed (default: the instance's first test seed)")
 	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>_s<seed>)")
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable); name it with --paradigm")
+	lf.register(f)
 	return c
 }
 

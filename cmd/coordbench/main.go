@@ -25,6 +25,6 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(desCmd())
+	root.AddCommand(desCmd(), llmCmd())
 	return root
 }

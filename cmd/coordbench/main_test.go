@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/desbench"
 	"github.com/coordbench/coordbench/factory"
+	"github.com/coordbench/coordbench/llmctl"
 )
 
 // run executes the CLI in-process with args and returns stdout.
@@ -180,5 +182,39 @@ func TestValidate(t *testing.T) {
 	}
 	if _, err := run(t, "des", "validate", t.TempDir()); err == nil {
 		t.Error("an empty directory validated")
+	}
+}
+
+func TestRunWithStubModel(t *testing.T) {
+	stub, err := llmctl.NewStub("random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stub)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--paradigm", "hierarchical", "--controller", "llm",
+		"--llm-model", "plant=stub-big,area=stub-small,cell=stub-small", "--llm-base-url", srv.URL+"/v1",
+		"--framework", "relay", "--llm-cache", filepath.Join(t.TempDir(), "cache.db"), "--out", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var m desbench.Metrics
+	b, _ := os.ReadFile(filepath.Join(dir, desbench.FileMetrics))
+	json.Unmarshal(b, &m)
+	if m.Controller != "llm" || m.Framework != "relay" || !strings.Contains(m.Model, "plant=stub-big") || m.GLlm != m.Secondary.Decisions || m.Secondary.PromptTokens == 0 {
+		t.Errorf("metrics: controller %s framework %s model %s G_llm %d G_fb %d", m.Controller, m.Framework, m.Model, m.GLlm, m.GFb)
+	}
+	if out, err := run(t, "des", "validate", dir); err != nil {
+		t.Errorf("validate: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"des", "run", "--controller", "llm"},
+		{"des", "run", "--controller", "llm", "--llm-model", "x", "--llm-base-url", srv.URL, "--framework", "swarm"},
+		{"des", "run", "--controller", "llm", "--llm-model", "boss=x", "--llm-base-url", srv.URL},
+	} {
+		if _, err := run(t, args...); err == nil {
+			t.Errorf("%v accepted", args)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +25,7 @@ func desSuiteCmd() *cobra.Command {
 	var opt desbench.SuiteOptions
 	var out, cases string
 	var workers int
+	var lf llmFlags
 	c := &cobra.Command{
 		Use:   "suite",
 		Short: "Run a benchmark suite: instances × paradigms × controllers × seeds",
@@ -48,6 +50,19 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
 			opt.Cases = splitCases(cases)
+			var status func() string
+			if slices.Contains(splitCases(opt.Controllers), "llm") {
+				mk, closer, err := lf.maker(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer closer()
+				opt.Makers = append(opt.Makers, mk)
+				status = mk.Status
+				if !cmd.Flags().Changed("workers") {
+					workers = max(workers, lf.concurrency) // episodes wait on the model: keep the endpoint busy
+				}
+			}
 			s, err := desbench.ResolveSuite(opt)
 			if err != nil {
 				return err
@@ -55,7 +70,7 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 			if out == "" {
 				out = filepath.Join("runs", "suite_"+suiteDirName(opt.Suite))
 			}
-			return runSuite(cmd, s, out, workers)
+			return runSuite(cmd, s, out, workers, status)
 		},
 	}
 	f := c.Flags()
@@ -63,11 +78,12 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 	f.StringVar(&opt.Paradigms, "paradigm", "all", "paradigms: all (every registered one) or a comma list of ids")
 	f.StringArrayVar(&opt.ParadigmFiles, "paradigm-file", nil, "register a custom paradigm from a YAML file and add it to the suite (repeatable)")
 	f.StringVar(&opt.Seeds, "seeds", "test", "seeds: test or dev (each instance's split) or a comma list")
-	f.StringVar(&opt.Controllers, "controller", "builtin", "controllers: builtin (= rule) or a comma list of: "+strings.Join(policy.Names, ", "))
+	f.StringVar(&opt.Controllers, "controller", "builtin", "controllers: builtin (= rule) or a comma list of: "+strings.Join(policy.Names, ", ")+", llm")
 	f.IntVar(&opt.Limit, "limit", 0, "run only the first N cases (0: all)")
 	f.StringVar(&cases, "cases", "", "run only these case ids (comma list)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "cases run at once")
 	f.StringVar(&out, "out", "", "suite directory (default runs/suite_<suite>)")
+	lf.register(f)
 	return c
 }
 
@@ -87,7 +103,7 @@ func suiteDirName(spec string) string {
 
 // runSuite runs s into dir with a progress display on stderr and Ctrl-C
 // handling, then prints the aggregate and where the files are.
-func runSuite(cmd *cobra.Command, s *desbench.Suite, dir string, workers int) error {
+func runSuite(cmd *cobra.Command, s *desbench.Suite, dir string, workers int, status func() string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -108,6 +124,7 @@ func runSuite(cmd *cobra.Command, s *desbench.Suite, dir string, workers int) er
 	}()
 
 	p := newSuiteProgress(stderr, workers)
+	p.status = status
 	rep, err := desbench.RunSuite(ctx, s, dir, desbench.SuiteRunOptions{Workers: workers, Progress: p.update})
 	p.finish()
 	if err != nil {
@@ -144,6 +161,7 @@ type suiteProgress struct {
 	printed time.Time
 	stop    chan struct{}
 	stopped sync.WaitGroup
+	status  func() string // model endpoint state, nil without a model
 }
 
 // plainEvery is how often the plain display prints a line.
@@ -162,7 +180,15 @@ func newSuiteProgress(w io.Writer, workers int) *suiteProgress {
 	return &suiteProgress{w: w, workers: workers, stop: make(chan struct{})}
 }
 
-func failedText(n int) string { return fmt.Sprintf("suite (%d failed)", n) }
+// describe is the progress label: failures, and the model endpoint's
+// state (calls in flight, retries, cache hits) when a model is used.
+func (p *suiteProgress) describe(failed int) string {
+	d := fmt.Sprintf("suite (%d failed)", failed)
+	if p.status != nil {
+		d += " " + p.status()
+	}
+	return d
+}
 
 func (p *suiteProgress) update(s desbench.SuiteProgress) {
 	p.mu.Lock()
@@ -180,7 +206,7 @@ func (p *suiteProgress) update(s desbench.SuiteProgress) {
 		if isTerminal(p.w) {
 			p.bar = progressbar.NewOptions(s.ToRun,
 				progressbar.OptionSetWriter(p.w),
-				progressbar.OptionSetDescription(failedText(0)),
+				progressbar.OptionSetDescription(p.describe(0)),
 				progressbar.OptionShowCount(),
 				progressbar.OptionSetElapsedTime(true),
 				progressbar.OptionSetPredictTime(true),
@@ -200,7 +226,7 @@ func (p *suiteProgress) update(s desbench.SuiteProgress) {
 					select {
 					case <-t.C:
 						p.mu.Lock()
-						p.bar.Describe(failedText(p.last.Failed))
+						p.bar.Describe(p.describe(p.last.Failed))
 						p.mu.Unlock()
 					case <-p.stop:
 						return
@@ -212,7 +238,7 @@ func (p *suiteProgress) update(s desbench.SuiteProgress) {
 		return
 	}
 	if p.bar != nil {
-		p.bar.Describe(failedText(s.Failed))
+		p.bar.Describe(p.describe(s.Failed))
 		p.bar.Set(s.Done)
 		return
 	}
@@ -222,7 +248,11 @@ func (p *suiteProgress) update(s desbench.SuiteProgress) {
 }
 
 func (p *suiteProgress) printLine(s desbench.SuiteProgress) {
-	fmt.Fprintf(p.w, "suite: %d/%d done, %d failed, %s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond))
+	extra := ""
+	if p.status != nil {
+		extra = "; " + p.status()
+	}
+	fmt.Fprintf(p.w, "suite: %d/%d done, %d failed, %s%s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond), extra)
 	p.printed = time.Now()
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/coordbench/coordbench/coord"
 	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/llmctl"
 )
 
 func summaryRows(t *testing.T, dir string) [][]string {
@@ -335,4 +337,60 @@ func TestSuiteResumeAfterKill(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An LLM suite against the stub model: rows carry the model, framework,
+// calls and tokens; the same suite replays offline from the cache with the
+// server stopped, with an identical summary.
+func TestSuiteWithStubModel(t *testing.T) {
+	stub, err := llmctl.NewStub("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stub)
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "cache.db")
+	args := []string{"des", "suite", "--suite", "A3C9-1", "--paradigm", "centralized,holonic_hybrid", "--seeds", "11,12", "--controller", "llm,rule",
+		"--llm-model", "stub-m", "--llm-base-url", srv.URL + "/v1", "--framework", "relay", "--llm-cache", cache}
+	if out, err := run(t, append(args, "--out", filepath.Join(dir, "live"))...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	srv.Close()
+	if out, err := run(t, append(args, "--llm-cache-mode", "replay", "--out", filepath.Join(dir, "replay"))...); err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	live := mustRead(t, filepath.Join(dir, "live", desbench.FileSuiteSummary))
+	replay := mustRead(t, filepath.Join(dir, "replay", desbench.FileSuiteSummary))
+	if !bytes.Equal(live, replay) {
+		t.Errorf("replayed summary differs:\n%s\n---\n%s", live, replay)
+	}
+	rows := strings.Split(strings.TrimSpace(string(live)), "\n")
+	llmRows := 0
+	for _, r := range rows[1:] {
+		if strings.Contains(r, "__llm__stub-m-relay__") {
+			llmRows++
+			if !strings.Contains(r, ",llm,stub-m,relay,") {
+				t.Errorf("llm row lacks model and framework: %s", r)
+			}
+		}
+	}
+	if llmRows != 4 || len(rows) != 9 {
+		t.Errorf("%d llm rows of %d", llmRows, len(rows)-1)
+	}
+	// The stub's builtin policy is the rule: the llm cases' traces equal the rule cases'.
+	for _, m := range []string{"centralized", "holonic_hybrid"} {
+		a := mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, "A3C9-1__"+m+"__llm__stub-m-relay__s11", desbench.FileTrace))
+		b := mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, "A3C9-1__"+m+"__rule__s11", desbench.FileTrace))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: llm-through-stub trace differs from the rule's", m)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/coordbench/coordbench/coord"
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llmctl"
+	"github.com/coordbench/coordbench/policy"
+)
+
+// llmFlags are the model flags shared by the commands that run an LLM
+// controller (docs/llm.md).
+type llmFlags struct {
+	model, baseURL, keyEnv, cachePath, cacheMode, framework string
+	concurrency, maxTokens, maxAttempts                     int
+	rpm, temperature                                        float64
+	timeout                                                 time.Duration
+}
+
+func (f *llmFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.model, "llm-model", "", "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)")
+	fs.StringVar(&f.baseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
+	fs.StringVar(&f.keyEnv, "llm-api-key-env", "", "name of the environment variable holding the API key (the key is never written anywhere)")
+	fs.IntVar(&f.concurrency, "llm-concurrency", 8, "simultaneous requests to the endpoint")
+	fs.Float64Var(&f.rpm, "llm-rpm", 0, "requests per minute to the endpoint (0: unlimited)")
+	fs.StringVar(&f.cachePath, "llm-cache", "", "response cache (SQLite file)")
+	fs.StringVar(&f.cacheMode, "llm-cache-mode", "", "off, read-write (default with --llm-cache) or replay (cache only, offline)")
+	fs.DurationVar(&f.timeout, "llm-timeout", 2*time.Minute, "timeout of one attempt")
+	fs.IntVar(&f.maxAttempts, "llm-max-attempts", 5, "attempts per call, retries included")
+	fs.Float64Var(&f.temperature, "llm-temperature", 0, "sampling temperature")
+	fs.IntVar(&f.maxTokens, "llm-max-tokens", 16, "maximum output tokens (the contract needs a handful)")
+	fs.StringVar(&f.framework, "framework", "graph", "orchestration style of the LLM controller: graph or relay")
+}
+
+// controller builds the named controller: a built-in one, or "llm" from
+// the model flags. The returned closer releases the cache.
+func (f *llmFlags) controller(ctx context.Context, name string, seed uint64) (coord.Controller, func(), error) {
+	if name != "llm" {
+		c, err := policy.New(name, seed)
+		return c, func() {}, err
+	}
+	mk, closer, err := f.maker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := mk.New(seed)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return c, closer, nil
+}
+
+// llmMaker makes the LLM controllers of a suite: one set of clients (and
+// one cache) shared by every case, a fresh controller (fresh framework
+// memory) per case.
+type llmMaker struct {
+	ctx       context.Context
+	model     string
+	framework string
+	models    map[string]llmctl.Model
+	stats     *llm.Stats
+}
+
+func (m *llmMaker) Name() string      { return "llm" }
+func (m *llmMaker) Model() string     { return m.model }
+func (m *llmMaker) Framework() string { return m.framework }
+func (m *llmMaker) New(uint64) (coord.Controller, error) {
+	return llmctl.New(m.ctx, m.framework, m.models)
+}
+
+// Status is the endpoint's live state for progress lines.
+func (m *llmMaker) Status() string { return m.stats.String() }
+
+// maker opens the cache and builds the clients of the model flags.
+func (f *llmFlags) maker(ctx context.Context) (*llmMaker, func(), error) {
+	if f.model == "" || f.baseURL == "" {
+		return nil, nil, fmt.Errorf("--controller llm needs --llm-model and --llm-base-url (try a stub: coordbench llm stub)")
+	}
+	if !slices.Contains(llmctl.Frameworks, f.framework) {
+		return nil, nil, fmt.Errorf("--framework: unknown framework %q (want graph or relay)", f.framework)
+	}
+	var cache *llm.Cache
+	closer := func() {}
+	if f.cachePath != "" {
+		c, err := llm.OpenCache(f.cachePath)
+		if err != nil {
+			return nil, nil, err
+		}
+		cache, closer = c, func() { c.Close() }
+	}
+	fail := func(err error) (*llmMaker, func(), error) {
+		closer()
+		return nil, nil, err
+	}
+	mk := &llmMaker{ctx: ctx, model: f.model, framework: f.framework, models: map[string]llmctl.Model{}}
+	for _, part := range strings.Split(f.model, ",") {
+		role, name, found := strings.Cut(part, "=")
+		if !found {
+			role, name = "", part
+		}
+		switch role {
+		case "", coord.RolePlant, coord.RoleArea, coord.RoleCell:
+		default:
+			return fail(fmt.Errorf("--llm-model: unknown role %q (want plant, area or cell)", role))
+		}
+		cl, err := llm.New(llm.Config{
+			BaseURL: f.baseURL, Model: name, APIKeyEnv: f.keyEnv, Temperature: f.temperature, MaxTokens: f.maxTokens,
+			Timeout: f.timeout, MaxAttempts: f.maxAttempts, Concurrency: f.concurrency, RPM: f.rpm,
+			Cache: cache, CacheMode: f.cacheMode,
+		})
+		if err != nil {
+			return fail(err)
+		}
+		mk.models[role] = llmctl.Model{Name: name, Client: cl}
+		mk.stats = cl.Stats()
+	}
+	if _, ok := mk.models[""]; !ok && len(mk.models) < 3 {
+		return fail(fmt.Errorf("--llm-model: give a default model or one for each of plant, area and cell"))
+	}
+	return mk, closer, nil
+}
+
+func llmCmd() *cobra.Command {
+	c := &cobra.Command{Use: "llm", Short: "Model tools: a stub OpenAI-compatible server for dry runs"}
+	c.AddCommand(llmStubCmd())
+	return c
+}
+
+func llmStubCmd() *cobra.Command {
+	var addr, pol string
+	c := &cobra.Command{
+		Use:   "stub",
+		Short: "Serve a stub model that answers coordbench payloads (OpenAI chat completions)",
+		Long: `Serve the OpenAI chat-completions protocol on --addr (loopback by default)
+and answer every coordbench decision payload from the prompt: builtin (the
+rule controller's choice), random (a legal index from a hash of the prompt)
+or faults (a scripted mix of valid answers, prose, code fences, illegal
+indices, empty replies and transient 429/500 errors). Token usage is counted
+from the text. Point any run at it (--llm-base-url http://ADDR/v1) for an
+offline dry run of the whole LLM pipeline before spending money.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := llmctl.NewStub(pol)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "stub model (%s) on http://%s/v1 — Ctrl-C to stop\n", pol, ln.Addr())
+			srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			go func() {
+				<-ctx.Done()
+				srv.Close()
+			}()
+			if err := srv.Serve(ln); err != http.ErrServerClosed {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "served: %v\n", s.Log())
+			return nil
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "listen address (loopback unless you say otherwise)")
+	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults")
+	return c
+}

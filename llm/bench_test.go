@@ -1,0 +1,63 @@
+package llm_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/llmtest"
+)
+
+// BenchmarkCacheHit measures a Complete answered from the SQLite cache.
+func BenchmarkCacheHit(b *testing.B) {
+	srv := startServer(b, llmtest.Echo)
+	c := newClient(b, srv, func(cfg *llm.Config) { cfg.Cache = openCache(b) })
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: "You schedule jobs on machines. Answer with one job id."},
+		{Role: llm.RoleUser, Content: "Queue: J1 J2 J3. Machine M2 is idle. Which job next?"},
+	}
+	if _, err := c.Complete(context.Background(), msgs); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		resp, err := c.Complete(context.Background(), msgs)
+		if err != nil || !resp.Cached {
+			b.Fatal(resp, err)
+		}
+	}
+}
+
+// BenchmarkThroughput sends 320 calls to a server that takes 200 ms per
+// call, with Concurrency 32: ideally 10 waves, 2 s. It reports the ideal
+// time over the measured time (1 = no overhead); no assertion.
+func BenchmarkThroughput(b *testing.B) {
+	const calls, conc, delay = 320, 32, 200 * time.Millisecond
+	srv := startServer(b, func(r llmtest.ChatRequest) llmtest.Reply {
+		return llmtest.WithDelay(llmtest.Echo(r), delay)
+	})
+	c := newClient(b, srv, func(cfg *llm.Config) { cfg.Concurrency = conc })
+	ideal := time.Duration(calls/conc) * delay
+	var measured time.Duration
+	round := 0
+	for b.Loop() {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Go(func() {
+				if _, err := c.Complete(context.Background(), user(fmt.Sprint(round, "/", i))); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		measured += time.Since(start)
+		round++
+	}
+	per := measured / time.Duration(round)
+	b.ReportMetric(ideal.Seconds()/per.Seconds(), "ideal/measured")
+	b.ReportMetric(float64(calls)/per.Seconds(), "calls/s")
+	b.ReportMetric(float64(srv.MaxConcurrent()), "max-concurrent")
+}

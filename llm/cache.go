@@ -1,0 +1,205 @@
+package llm
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+)
+
+// cacheSchema is bumped when the table layout or the key derivation changes;
+// a cache file with another version is refused rather than misread.
+const cacheSchema = "1"
+
+// Cache is a persistent response cache in one SQLite file (WAL mode). It is
+// safe for concurrent use by many goroutines and by several processes sharing
+// the file (writers wait up to busy_timeout = 10 s for each other). One Cache
+// may serve many Clients: the key includes the base URL and model.
+//
+// Each row holds the key, the canonical request it was derived from (base
+// URL, model, messages, generation parameters: never headers or the API key),
+// and the response content, model, finish reason and usage.
+type Cache struct {
+	db   *sql.DB
+	path string
+
+	mu      sync.Mutex
+	flights map[string]*flight // in-process deduplication of identical misses
+}
+
+type flight struct {
+	done chan struct{}
+	resp *Response // nil if the leader failed
+}
+
+type cacheEntry struct {
+	Content      string
+	Model        string
+	FinishReason string
+	Usage        Usage
+}
+
+// OpenCache opens (creating if needed) the cache file at path.
+func OpenCache(path string) (*Cache, error) {
+	if path == "" {
+		return nil, errors.New("llm: cache: empty path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("llm: cache %s: path must not contain '?' or '#'", path)
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("llm: cache %s: %w", path, err)
+		}
+	}
+	// busy_timeout first, so that the journal_mode change waits too; immediate
+	// transactions take the write lock up front (a deferred one that upgrades
+	// from read to write gets SQLITE_BUSY without waiting).
+	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("llm: cache %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	c := &Cache{db: db, path: path, flights: make(map[string]*flight)}
+	if err := c.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("llm: cache %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func (c *Cache) init() error {
+	ctx := context.Background()
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, stmt := range []string{
+		`CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
+		`INSERT INTO meta (k, v) VALUES ('schema', '` + cacheSchema + `') ON CONFLICT (k) DO NOTHING`,
+		`CREATE TABLE IF NOT EXISTS responses (
+			key               TEXT PRIMARY KEY,
+			request           TEXT NOT NULL,
+			content           TEXT NOT NULL,
+			model             TEXT NOT NULL,
+			finish_reason     TEXT NOT NULL,
+			prompt_tokens     INTEGER NOT NULL,
+			completion_tokens INTEGER NOT NULL
+		) WITHOUT ROWID`,
+	} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	var v string
+	if err := tx.QueryRowContext(ctx, `SELECT v FROM meta WHERE k = 'schema'`).Scan(&v); err != nil {
+		return err
+	}
+	if v != cacheSchema {
+		return fmt.Errorf("cache schema version %s, this build reads %s: use a new cache file", v, cacheSchema)
+	}
+	return tx.Commit()
+}
+
+// Path returns the file path the cache was opened with.
+func (c *Cache) Path() string { return c.path }
+
+// Len returns the number of cached responses.
+func (c *Cache) Len() (int, error) {
+	var n int
+	err := c.db.QueryRow(`SELECT count(*) FROM responses`).Scan(&n)
+	return n, err
+}
+
+// Close closes the database. Clients using the cache must not be used after.
+func (c *Cache) Close() error { return c.db.Close() }
+
+func (c *Cache) get(ctx context.Context, key string) (cacheEntry, bool, error) {
+	var e cacheEntry
+	err := c.db.QueryRowContext(ctx,
+		`SELECT content, model, finish_reason, prompt_tokens, completion_tokens FROM responses WHERE key = ?`, key).
+		Scan(&e.Content, &e.Model, &e.FinishReason, &e.Usage.PromptTokens, &e.Usage.CompletionTokens)
+	if errors.Is(err, sql.ErrNoRows) {
+		return cacheEntry{}, false, nil
+	}
+	if err != nil {
+		return cacheEntry{}, false, fmt.Errorf("llm: cache %s: read: %w", c.path, err)
+	}
+	return e, true, nil
+}
+
+// put stores e under key unless the key is already present (another
+// goroutine or process got there first), and returns what the cache now
+// holds, so that every caller sees the same response for one key.
+func (c *Cache) put(ctx context.Context, key, request string, e cacheEntry) (cacheEntry, error) {
+	res, err := c.db.ExecContext(ctx,
+		`INSERT INTO responses (key, request, content, model, finish_reason, prompt_tokens, completion_tokens)
+		 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, request, e.Content, e.Model, e.FinishReason, e.Usage.PromptTokens, e.Usage.CompletionTokens)
+	if err != nil {
+		return cacheEntry{}, fmt.Errorf("llm: cache %s: write: %w", c.path, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return e, nil
+	}
+	stored, ok, err := c.get(ctx, key)
+	if err != nil || !ok {
+		return e, err
+	}
+	return stored, nil
+}
+
+// join registers a call for key. The first caller is the leader (leader =
+// true) and must call land; later callers wait on f.done and use f.resp.
+func (c *Cache) join(key string) (f *flight, leader bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.flights[key]; f != nil {
+		return f, false
+	}
+	f = &flight{done: make(chan struct{})}
+	c.flights[key] = f
+	return f, true
+}
+
+func (c *Cache) land(key string, f *flight, resp *Response) {
+	c.mu.Lock()
+	delete(c.flights, key)
+	c.mu.Unlock()
+	f.resp = resp
+	close(f.done)
+}
+
+// keyRequest is everything that determines a response: it is hashed into the
+// cache key and stored beside the response. Every field sent to the server
+// that can change the reply belongs here; bump cacheSchema when it changes.
+type keyRequest struct {
+	BaseURL             string    `json:"base_url"`
+	Model               string    `json:"model"`
+	Messages            []Message `json:"messages"`
+	Temperature         float64   `json:"temperature"`
+	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
+	Seed                *int64    `json:"seed,omitempty"`
+}
+
+// cacheKey returns the hex SHA-256 of the canonical JSON of r, and that JSON.
+func cacheKey(r keyRequest) (key, canonical string) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic("llm: marshal cache key: " + err.Error()) // only strings and numbers: cannot fail
+	}
+	sum := sha256.Sum256(append([]byte("coordbench/llm cache v"+cacheSchema+"\n"), b...))
+	return hex.EncodeToString(sum[:]), string(b)
+}

@@ -1,0 +1,173 @@
+package llm
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Cache modes for Config.CacheMode.
+const (
+	CacheOff       = "off"        // never read or write the cache
+	CacheReadWrite = "read-write" // answer from the cache when possible; store new responses
+	CacheReplay    = "replay"     // answer only from the cache; a miss is an error; never use the network
+)
+
+// Defaults applied by New to zero fields.
+const (
+	DefaultTimeout        = 2 * time.Minute
+	DefaultMaxAttempts    = 5
+	DefaultConcurrency    = 8
+	DefaultRetryBaseDelay = 1 * time.Second
+	DefaultRetryMaxDelay  = 30 * time.Second
+	// MaxRetryAfter bounds how long a server may ask us to wait (Retry-After);
+	// a longer advised wait ends the call with an error instead of sleeping.
+	MaxRetryAfter = 5 * time.Minute
+)
+
+// Config configures a Client. Only BaseURL and Model are required.
+type Config struct {
+	// BaseURL is the OpenAI-compatible API root, e.g.
+	// "https://api.openai.com/v1" or "http://127.0.0.1:8000/v1"; requests go to
+	// BaseURL + "/chat/completions". No credentials, query or fragment.
+	BaseURL string
+	// Model is sent as "model".
+	Model string
+	// APIKeyEnv names the environment variable holding the API key, read once
+	// by New. Empty means no key (local servers). The key itself is never
+	// written anywhere: not in errors, logs, the cache or artifacts.
+	APIKeyEnv string
+	// Temperature is always sent (default 0).
+	Temperature float64
+	// MaxTokens is sent as "max_completion_tokens"; 0 means the server default
+	// (field not sent).
+	MaxTokens int
+	// Seed is sent as "seed" when non-nil (servers that support it use it for
+	// sampling; others ignore it).
+	Seed *int64
+	// Timeout bounds each attempt (connect, wait, read body). Default 2 min.
+	Timeout time.Duration
+	// MaxAttempts bounds attempts per call, the first included. Default 5.
+	MaxAttempts int
+	// Concurrency bounds simultaneous requests to this base URL, shared by
+	// every Client in the process with the same base URL. Default 8.
+	Concurrency int
+	// RPM, if > 0, bounds requests (attempts) per minute to this base URL,
+	// shared like Concurrency.
+	RPM float64
+	// RetryBaseDelay and RetryMaxDelay shape the exponential backoff:
+	// attempt n waits about base·2^(n-1), capped at max, with jitter.
+	// Defaults 1 s and 30 s.
+	RetryBaseDelay time.Duration
+	RetryMaxDelay  time.Duration
+	// Cache is the response cache; CacheMode says how it is used:
+	// CacheOff, CacheReadWrite or CacheReplay. An empty CacheMode means
+	// CacheOff without a Cache and CacheReadWrite with one.
+	Cache     *Cache
+	CacheMode string
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// withDefaults validates cfg and fills zero fields with defaults.
+func (cfg Config) withDefaults() (Config, error) {
+	bad := func(format string, a ...any) (Config, error) {
+		return Config{}, fmt.Errorf("llm: config: "+format, a...)
+	}
+	base, err := normalizeBaseURL(cfg.BaseURL)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.BaseURL = base
+	if strings.TrimSpace(cfg.Model) == "" {
+		return bad("model is empty (set --llm-model)")
+	}
+	if cfg.APIKeyEnv != "" && !envNameRE.MatchString(cfg.APIKeyEnv) {
+		// Do not echo the value: a common mistake is to pass the key itself.
+		return bad("APIKeyEnv must be the NAME of an environment variable (letters, digits, underscore), not the key itself")
+	}
+	if math.IsNaN(cfg.Temperature) || cfg.Temperature < 0 || cfg.Temperature > 2 {
+		return bad("temperature %v out of range [0, 2]", cfg.Temperature)
+	}
+	if cfg.MaxTokens < 0 {
+		return bad("max tokens %d < 0", cfg.MaxTokens)
+	}
+	if cfg.Timeout < 0 || cfg.MaxAttempts < 0 || cfg.Concurrency < 0 || cfg.RPM < 0 || math.IsNaN(cfg.RPM) ||
+		cfg.RetryBaseDelay < 0 || cfg.RetryMaxDelay < 0 {
+		return bad("timeout, max attempts, concurrency, rpm and retry delays must not be negative")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.RetryBaseDelay == 0 {
+		cfg.RetryBaseDelay = DefaultRetryBaseDelay
+	}
+	if cfg.RetryMaxDelay == 0 {
+		cfg.RetryMaxDelay = DefaultRetryMaxDelay
+	}
+	cfg.RetryMaxDelay = max(cfg.RetryMaxDelay, cfg.RetryBaseDelay)
+	switch cfg.CacheMode {
+	case "":
+		cfg.CacheMode = CacheOff
+		if cfg.Cache != nil {
+			cfg.CacheMode = CacheReadWrite
+		}
+	case CacheOff:
+	case CacheReadWrite, CacheReplay:
+		if cfg.Cache == nil {
+			return bad("cache mode %q needs a cache (set --llm-cache PATH)", cfg.CacheMode)
+		}
+	default:
+		return bad("cache mode %q: want off, read-write or replay", cfg.CacheMode)
+	}
+	return cfg, nil
+}
+
+// normalizeBaseURL checks u and returns it as scheme://host[:port]/path with no
+// trailing slash.
+func normalizeBaseURL(raw string) (string, error) {
+	if strings.TrimSpace(raw) == "" {
+		return "", fmt.Errorf("llm: config: base URL is empty (set --llm-base-url, e.g. http://127.0.0.1:8000/v1)")
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		// url errors quote the input; it may contain credentials, so do not wrap.
+		return "", fmt.Errorf("llm: config: base URL does not parse as a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("llm: config: base URL scheme %q: want http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("llm: config: base URL has no host")
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("llm: config: base URL must not contain credentials; put the key in an environment variable and name it with --llm-api-key-env")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return "", fmt.Errorf("llm: config: base URL must not have a query or fragment")
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/"), nil
+}
+
+// readKey reads the API key named by cfg.APIKeyEnv. In replay mode a missing
+// key is not an error (no request is ever sent).
+func readKey(cfg Config) (string, error) {
+	if cfg.APIKeyEnv == "" {
+		return "", nil
+	}
+	v, ok := os.LookupEnv(cfg.APIKeyEnv)
+	if (!ok || v == "") && cfg.CacheMode != CacheReplay {
+		return "", fmt.Errorf("llm: config: environment variable %s (named by --llm-api-key-env) is not set or empty", cfg.APIKeyEnv)
+	}
+	return v, nil
+}

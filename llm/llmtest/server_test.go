@@ -1,0 +1,178 @@
+package llmtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/llm/llmtest"
+)
+
+func post(t *testing.T, url, body string) (*http.Response, []byte, error) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
+}
+
+const chatBody = `{"model":"m","messages":[{"role":"system","content":"a b"},{"role":"user","content":[{"type":"text","text":"c "},{"type":"text","text":"d"}]}],"temperature":0.2,"max_tokens":9,"seed":5}`
+
+func TestDecodeAndLog(t *testing.T) {
+	srv := llmtest.NewServer(nil)
+	defer srv.Close()
+	resp, body, err := post(t, srv.URL+"/chat/completions", chatBody)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %v, err %v", resp, err)
+	}
+	var out struct {
+		Choices []struct {
+			Message struct{ Content string }
+		}
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.Choices[0].Message.Content != "echo: c d" {
+		t.Fatalf("body %s (%v)", body, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	r := reqs[0]
+	if r.Model != "m" || len(r.Messages) != 2 || r.Messages[1].Content != "c d" || *r.Temperature != 0.2 ||
+		*r.MaxTokens != 9 || r.MaxCompletionTokens != nil || *r.Seed != 5 {
+		t.Errorf("decoded %+v", r)
+	}
+	if got := strings.Join(r.Fields, ","); got != "max_tokens,messages,model,seed,temperature" {
+		t.Errorf("fields %s", got)
+	}
+	n, u := srv.Completed()
+	if n != 1 || u.PromptTokens != 4 || u.CompletionTokens != 3 {
+		t.Errorf("completed %d, usage %+v", n, u)
+	}
+}
+
+func TestBadRequestsSkipTheHandler(t *testing.T) {
+	called := false
+	srv := llmtest.NewServer(func(llmtest.ChatRequest) llmtest.Reply { called = true; return llmtest.Text("x") })
+	defer srv.Close()
+	for _, tc := range []struct{ path, body string }{
+		{"/chat/completions", "not json"},
+		{"/embeddings", chatBody},
+		{"/chat/completions", `{"messages":[{"role":"user","content":{"x":1}}]}`},
+	} {
+		resp, _, err := post(t, srv.URL+tc.path, tc.body)
+		if err != nil || resp.StatusCode != 400 {
+			t.Errorf("%s %q: %v %v", tc.path, tc.body, resp, err)
+		}
+	}
+	if called {
+		t.Error("handler called for bad requests")
+	}
+	for _, rec := range srv.Log() {
+		if rec.Outcome != llmtest.OutcomeBadRequest || rec.Request.DecodeError == "" {
+			t.Errorf("record %+v", rec)
+		}
+	}
+}
+
+func TestFaults(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Sequence(
+		llmtest.RateLimited("7"),
+		llmtest.Drop(),
+		llmtest.Truncated(),
+		llmtest.NonJSON(),
+		llmtest.BadJSON(),
+		llmtest.Raw(201, "text/plain", "raw!"),
+		llmtest.Text("last"),
+	))
+	defer srv.Close()
+	url := srv.URL + "/chat/completions"
+
+	resp, body, err := post(t, url, chatBody)
+	if err != nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "7" || !strings.Contains(string(body), "rate limited") {
+		t.Errorf("429: %v %s %v", resp, body, err)
+	}
+	if _, _, err := post(t, url, chatBody); err == nil {
+		t.Error("drop: no error")
+	}
+	if _, _, err := post(t, url, chatBody); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated: err = %v", err)
+	}
+	resp, body, _ = post(t, url, chatBody)
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(body), "<html>") {
+		t.Errorf("nonjson: %v %s", resp.Header, body)
+	}
+	_, body, _ = post(t, url, chatBody)
+	if json.Valid(body) {
+		t.Errorf("badjson is valid: %s", body)
+	}
+	resp, body, _ = post(t, url, chatBody)
+	if resp.StatusCode != 201 || string(body) != "raw!" {
+		t.Errorf("raw: %d %s", resp.StatusCode, body)
+	}
+	for range 2 { // the last reply repeats
+		_, body, _ = post(t, url, chatBody)
+		if !strings.Contains(string(body), `"last"`) {
+			t.Errorf("sequence end: %s", body)
+		}
+	}
+	var outcomes []string
+	for _, rec := range srv.Log() {
+		outcomes = append(outcomes, string(rec.Outcome))
+	}
+	if got := strings.Join(outcomes, ","); got != "status,drop,truncated,nonjson,badjson,raw,ok,ok" {
+		t.Errorf("outcomes = %s", got)
+	}
+}
+
+func TestHangAndDelayEndWithTheClientOrClose(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Sequence(llmtest.Hang(), llmtest.WithDelay(llmtest.Text("slow"), time.Hour), llmtest.Hang()))
+	url := srv.URL + "/chat/completions"
+	for range 2 { // the client gives up
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(chatBody))
+		if _, err := http.DefaultClient.Do(req); err == nil {
+			t.Error("no error")
+		}
+		cancel()
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := post(t, url, chatBody); done <- err }()
+	for srv.Count() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	srv.Close() // must not wait for the hang
+	if err := <-done; err == nil {
+		t.Error("hanging request ended without error")
+	}
+	srv.Close() // idempotent
+	log := srv.Log()
+	if len(log) != 3 || log[0].Outcome != llmtest.OutcomeHang || log[1].Outcome != llmtest.OutcomeCanceled {
+		t.Errorf("log = %+v", log)
+	}
+}
+
+func TestMaxConcurrent(t *testing.T) {
+	srv := llmtest.NewServer(func(r llmtest.ChatRequest) llmtest.Reply {
+		return llmtest.WithDelay(llmtest.Echo(r), 50*time.Millisecond)
+	})
+	defer srv.Close()
+	done := make(chan struct{})
+	for range 3 {
+		go func() { post(t, srv.URL+"/chat/completions", chatBody); done <- struct{}{} }()
+	}
+	for range 3 {
+		<-done
+	}
+	if m := srv.MaxConcurrent(); m < 1 || m > 3 {
+		t.Errorf("max concurrent = %d", m)
+	}
+}

@@ -1,0 +1,28 @@
+// Package llmctl holds the LLM controllers of the scheduling benchmark:
+// each active agent's decision is one chat completion against any
+// OpenAI-compatible endpoint (package llm), under a fixed output contract.
+//
+// The system instruction fixes the contract: answer with exactly one JSON
+// object {"action": <index>} naming a legal action, nothing else. The user
+// message is the agent's own view from the public payload (role, kind,
+// observation, context with bounded working memory, options, legal
+// actions, decision factors) plus the orchestration framework's own
+// controller-side state. A reply that is not exactly the contract (prose,
+// code fences, extra keys, a non-integer, an illegal index, nothing) is
+// not used: the interpreter's contract-safe fallback decides and the audit
+// records the raw reply and why it was refused (G_fb vs G_llm).
+//
+// Two orchestration styles mirror the seed's two frameworks without their
+// code (docs/llm.md):
+//   - graph: a graph of role nodes sharing one state that carries compact
+//     summaries of recent decisions across activations, shown to every node;
+//   - relay: relay-style handoff: each agent keeps its own observation
+//     history, and an agent activated right after others receives their
+//     handoff messages.
+//
+// Both see only the benchmark payload; neither reads engine state.
+//
+// The package also serves the stub model (Stub): an OpenAI-compatible
+// handler that answers from the payload in the prompt with a built-in
+// policy, for offline dry runs of a whole LLM pipeline and for tests.
+package llmctl
