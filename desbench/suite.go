@@ -129,7 +129,22 @@ type Case struct {
 	Framework string
 	Seed      uint64
 
-	maker ControllerMaker // nil for built-ins
+	maker      ControllerMaker // nil for built-ins
+	modelToken string          // a case rebuilt from its id: the id's model part, until UseMaker
+}
+
+// UseMaker gives a case rebuilt from its id (CaseFromID, CaseFromSuiteDir)
+// the maker of its model-backed controller; the maker must be the one the
+// id names (same controller, models and framework).
+func (c *Case) UseMaker(mk ControllerMaker) error {
+	if mk.Name() != c.Controller {
+		return fmt.Errorf("case %s: controller %q, not %q", c.ID, c.Controller, mk.Name())
+	}
+	if got := SafeToken(modelToken(mk.Model(), mk.Framework())); got != c.modelToken {
+		return fmt.Errorf("case %s was run with model and framework %q; the flags give %q", c.ID, c.modelToken, got)
+	}
+	c.maker, c.Model, c.Framework = mk, mk.Model(), mk.Framework()
+	return nil
 }
 
 // Suite is a resolved suite: its configuration and its cases in order
@@ -519,6 +534,8 @@ func (c Case) Episode() (Episode, error) {
 	var err error
 	if c.maker != nil {
 		ctrl, err = c.maker.New(c.Seed)
+	} else if c.modelToken != "" {
+		return Episode{}, fmt.Errorf("case %s needs its model: give the controller's model flags", c.ID)
 	} else {
 		ctrl, err = policy.New(c.Controller, c.Seed)
 	}
@@ -537,9 +554,6 @@ func CaseFromID(id, instanceRef string) (Case, error) {
 	if err != nil {
 		return Case{}, err
 	}
-	if k.Model != "" {
-		return Case{}, fmt.Errorf("case id %q: model-backed controllers are not supported", id)
-	}
 	ref := instanceRef
 	if ref == "" {
 		var ok bool
@@ -557,6 +571,9 @@ func CaseFromID(id, instanceRef string) (Case, error) {
 	mode, err := coord.LookupAuthorityMode(k.Paradigm)
 	if err != nil {
 		return Case{}, fmt.Errorf("case id %q: %w", id, err)
+	}
+	if k.Model != "" { // a model-backed controller: UseMaker supplies it
+		return Case{ID: id, Instance: si, Paradigm: mode, Controller: k.Controller, Seed: k.Seed, modelToken: k.Model}, nil
 	}
 	ctrls, err := resolveControllers(k.Controller, nil)
 	if err != nil {
@@ -607,7 +624,7 @@ func CaseFromSuiteDir(dir, id string) (Case, error) {
 	if i < 0 {
 		return notIn("no paradigm " + k.Paradigm)
 	}
-	if !slices.Contains(cfg.Controllers, k.Controller) || k.Model != "" {
+	if !slices.Contains(cfg.Controllers, k.Controller) {
 		return notIn("no controller " + k.Controller)
 	}
 	si, err := LoadSuiteInstance(rec.Ref)
@@ -627,5 +644,5 @@ func CaseFromSuiteDir(dir, id string) (Case, error) {
 		}
 	}
 	si.Seeds = rec.Seeds
-	return Case{ID: id, Instance: si, Paradigm: cfg.Paradigms[i], Controller: k.Controller, Seed: k.Seed}, nil
+	return Case{ID: id, Instance: si, Paradigm: cfg.Paradigms[i], Controller: k.Controller, Seed: k.Seed, modelToken: k.Model}, nil
 }

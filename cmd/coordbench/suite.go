@@ -274,6 +274,7 @@ func (p *suiteProgress) finish() {
 func desCaseCmd() *cobra.Command {
 	var id, out, suiteDir, instance string
 	var files []string
+	var lf llmFlags
 	c := &cobra.Command{
 		Use:   "case",
 		Short: "Re-run one case of a suite by its case id",
@@ -304,6 +305,16 @@ the paradigm switches and instance recorded there.`,
 			if err != nil {
 				return err
 			}
+			if cs.Controller == "llm" {
+				mk, closer, err := lf.maker(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer closer()
+				if err := cs.UseMaker(mk); err != nil {
+					return err
+				}
+			}
 			if out == "" {
 				out = filepath.Join("runs", cs.ID)
 			}
@@ -327,5 +338,6 @@ the paradigm switches and instance recorded there.`,
 	f.StringVar(&instance, "instance", "", "the instance file of a file-<name> case id")
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable)")
 	c.MarkFlagRequired("case-id")
+	lf.register(f)
 	return c
 }

@@ -376,6 +376,20 @@ func TestSuiteWithStubModel(t *testing.T) {
 	if llmRows != 4 || len(rows) != 9 {
 		t.Errorf("%d llm rows of %d", llmRows, len(rows)-1)
 	}
+	// des case reruns an LLM case from the cache, offline, byte for byte;
+	// the wrong framework is refused.
+	id := "A3C9-1__holonic_hybrid__llm__stub-m-relay__s12"
+	caseOut := filepath.Join(dir, "case")
+	replayArgs := []string{"--llm-model", "stub-m", "--llm-base-url", srv.URL + "/v1", "--llm-cache", cache, "--llm-cache-mode", "replay"}
+	if out, err := run(t, append([]string{"des", "case", "--case-id", id, "--suite-dir", filepath.Join(dir, "live"), "--framework", "relay", "--out", caseOut}, replayArgs...)...); err != nil {
+		t.Fatalf("des case: %v\n%s", err, out)
+	}
+	if !bytes.Equal(mustRead(t, filepath.Join(caseOut, desbench.FileTrace)), mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, id, desbench.FileTrace))) {
+		t.Error("des case did not reproduce the LLM case's trace")
+	}
+	if _, err := run(t, append([]string{"des", "case", "--case-id", id, "--framework", "graph", "--out", t.TempDir()}, replayArgs...)...); err == nil || !strings.Contains(err.Error(), "stub-m-relay") {
+		t.Errorf("a case rerun with another framework was accepted: %v", err)
+	}
 	// The stub's builtin policy is the rule: the llm cases' traces equal the rule cases'.
 	for _, m := range []string{"centralized", "holonic_hybrid"} {
 		a := mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, "A3C9-1__"+m+"__llm__stub-m-relay__s11", desbench.FileTrace))
