@@ -1,5 +1,7 @@
 package coord
 
+import "strconv"
+
 // PayloadVersion tags the public decision payload's schema
 // (docs/payload.md, docs/payload.schema.json). It changes whenever a field
 // changes meaning.
@@ -186,6 +188,20 @@ type Option struct {
 	Cell   *CellOption `json:"cell,omitempty"`
 	Area   *AreaOption `json:"area,omitempty"`
 	Bid    string      `json:"bid,omitempty"`
+}
+
+// Target names what the option is about: the job number, the area or cell
+// id, or the bid class ("" for defer, decline, accept, reject, escalate).
+func (o Option) Target() string {
+	switch {
+	case o.Job != nil:
+		return strconv.Itoa(o.Job.Job)
+	case o.Area != nil:
+		return o.Area.Area
+	case o.Cell != nil:
+		return o.Cell.Cell
+	}
+	return o.Bid
 }
 
 // JobOption describes a job in the order backlog.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -37,15 +36,8 @@ func TestProtocolScripts(t *testing.T) {
 }
 
 func label(o Option) string {
-	switch {
-	case o.Job != nil:
-		return o.Action + ":" + strconv.Itoa(o.Job.Job)
-	case o.Area != nil:
-		return o.Action + ":" + o.Area.Area
-	case o.Cell != nil:
-		return o.Action + ":" + o.Cell.Cell
-	case o.Bid != "":
-		return o.Action + ":" + o.Bid
+	if t := o.Target(); t != "" {
+		return o.Action + ":" + t
 	}
 	return o.Action
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/coordbench/coordbench/coord"
@@ -213,15 +212,11 @@ func appendBounded(s []string, n int, add ...string) []string {
 
 // describe summarizes an option for controller-side memory.
 func describe(o coord.Option) string {
-	switch {
+	switch t := o.Target(); {
 	case o.Job != nil:
-		return o.Action + " job " + strconv.Itoa(o.Job.Job)
-	case o.Cell != nil:
-		return o.Action + " " + o.Cell.Cell
-	case o.Area != nil:
-		return o.Action + " " + o.Area.Area
-	case o.Bid != "":
-		return o.Action + " " + o.Bid
+		return o.Action + " job " + t
+	case t != "":
+		return o.Action + " " + t
 	}
 	return o.Action
 }
