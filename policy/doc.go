@@ -18,5 +18,11 @@
 //     ignoring load and power: the naive router the A5C12-2 profile is
 //     built to punish;
 //   - random: a uniformly random legal action for every agent, seeded;
-//     a floor for comparisons.
+//     a floor for comparisons;
+//   - greedy_py: the Go twin of the example external runner
+//     examples/python/greedy_runner.py (docs/external.md): earliest due
+//     date, then the fastest area or cell (processing + transport) with a
+//     free slot, bid high when there is room, accept everything. A test
+//     holds the Python runner to the same decisions and byte-identical
+//     traces.
 package policy

@@ -9,7 +9,7 @@ import (
 )
 
 // Names lists the built-in controllers.
-var Names = []string{"rule", "greedy", "random"}
+var Names = []string{"rule", "greedy", "random", "greedy_py"}
 
 // New returns the built-in controller called name; seed drives the random one.
 func New(name string, seed uint64) (coord.Controller, error) {
@@ -20,6 +20,8 @@ func New(name string, seed uint64) (coord.Controller, error) {
 		return Greedy{}, nil
 	case "random":
 		return &Random{s: sim.NewStream(seed, "controller/random")}, nil
+	case "greedy_py":
+		return GreedyPy{}, nil
 	}
 	return nil, fmt.Errorf("unknown controller %q (built-in: %v)", name, Names)
 }

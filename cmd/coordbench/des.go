@@ -21,7 +21,7 @@ func desCmd() *cobra.Command {
 		Use:   "des",
 		Short: "The event-driven scheduling benchmark (DESBench)",
 	}
-	c.AddCommand(desRunCmd(), desSuiteCmd(), desCaseCmd(), desValidateCmd(), desInstanceCmd(), desListCmd(), desBenchCmd())
+	c.AddCommand(desRunCmd(), desSuiteCmd(), desCaseCmd(), desValidateCmd(), desInstanceCmd(), desListCmd(), desBenchCmd(), desCheckControllerCmd())
 	return c
 }
 
@@ -68,7 +68,7 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 			if !cmd.Flags().Changed("seed") {
 				seed = p.Inst.Seeds.Test[0]
 			}
-			ctrl, closeCtrl, err := lf.controller(cmd.Context(), controller, seed)
+			ctrl, closeCtrl, err := externalController(cmd, &lf, controller, p, mode, seed, &out)
 			if err != nil {
 				return err
 			}
@@ -76,13 +76,7 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 			if out == "" {
 				out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, ctrl.Name(), seed))
 			}
-			res, err := desbench.RunToDir(desbench.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
-			if err != nil {
-				return err
-			}
-			printMetrics(cmd.OutOrStdout(), res.Metrics)
-			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
-			return nil
+			return runEpisode(cmd, desbench.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
 		},
 	}
 	f := c.Flags()
@@ -93,6 +87,7 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>_s<seed>)")
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable); name it with --paradigm")
 	lf.register(f)
+	registerExternal(c)
 	return c
 }
 
@@ -103,6 +98,17 @@ func loadParadigmFiles(files []string) error {
 			return fmt.Errorf("--paradigm-file: %w", err)
 		}
 	}
+	return nil
+}
+
+// runEpisode runs one episode into out and prints its metrics.
+func runEpisode(cmd *cobra.Command, ep desbench.Episode, out string) error {
+	res, err := desbench.RunToDir(ep, out)
+	if err != nil {
+		return err
+	}
+	printMetrics(cmd.OutOrStdout(), res.Metrics)
+	fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
 	return nil
 }
 

@@ -322,13 +322,7 @@ the paradigm switches and instance recorded there.`,
 			if err != nil {
 				return err
 			}
-			res, err := desbench.RunToDir(ep, out)
-			if err != nil {
-				return err
-			}
-			printMetrics(cmd.OutOrStdout(), res.Metrics)
-			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
-			return nil
+			return runEpisode(cmd, ep, out)
 		},
 	}
 	f := c.Flags()

@@ -1,0 +1,166 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/extctl"
+)
+
+// greedyRunner is the shell command of the Python example runner; without
+// python3 the test is skipped, or fails in CI (CI set).
+func greedyRunner(t *testing.T) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("python3 is required in CI: %v", err)
+		}
+		t.Skipf("python3 not found: %v", err)
+	}
+	script, err := filepath.Abs("../../examples/python/greedy_runner.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "'" + py + "' '" + script + "'"
+}
+
+func readMetrics(t *testing.T, dir string) desbench.Metrics {
+	t.Helper()
+	var m desbench.Metrics
+	b, err := os.ReadFile(filepath.Join(dir, desbench.FileMetrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestRunExternalController(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--paradigm", "heterarchical_cnp", "--seed", "12",
+		"--controller-command", greedyRunner(t), "--out", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "external runner: answered ") || !strings.Contains(out, "0 protocol errors, 0 warnings") {
+		t.Errorf("output:\n%s", out)
+	}
+	m := readMetrics(t, dir)
+	if m.Controller != "external" || m.GFb != 0 || m.Secondary.DecisionsBySource["external"] != m.Secondary.Decisions || m.Seed != 12 {
+		t.Errorf("metrics: %+v", m)
+	}
+	logb, _ := os.ReadFile(filepath.Join(dir, extctl.StderrFile))
+	if !strings.Contains(string(logb), "greedy_runner: episode over: status done") {
+		t.Errorf("%s:\n%s", extctl.StderrFile, logb)
+	}
+	var s extctl.Summary
+	b, _ := os.ReadFile(filepath.Join(dir, extctl.SummaryFile))
+	if err := json.Unmarshal(b, &s); err != nil || s.Steps != m.GDs || s.Answered != s.Steps || s.Errors != 0 || s.Runner.Name != "greedy_runner.py" {
+		t.Errorf("%s: %v %+v", extctl.SummaryFile, err, s)
+	}
+	if out, err := run(t, "des", "validate", dir); err != nil {
+		t.Errorf("validate: %v\n%s", err, out)
+	}
+	// The Go twin plays the same episode.
+	twin := filepath.Join(t.TempDir(), "twin")
+	if out, err := run(t, "des", "run", "--instance", "A3C9-1", "--paradigm", "heterarchical_cnp", "--seed", "12",
+		"--controller", "greedy_py", "--out", twin); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, desbench.FileTrace))
+	b, _ = os.ReadFile(filepath.Join(twin, desbench.FileTrace))
+	if !bytes.Equal(a, b) {
+		t.Error("the Python runner's trace differs from greedy_py's")
+	}
+}
+
+// A runner that dies: the episode still runs to its end on audited
+// fallbacks, every artifact is written and valid, and des run fails.
+func TestRunExternalControllerFailure(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--controller-command", "echo oops >&2; exit 2", "--out", dir)
+	if err == nil || !strings.Contains(err.Error(), "external runner failed before the first decision: runner exited: exit status 2") {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	m := readMetrics(t, dir)
+	if m.Status != "done" || m.GFb != m.Secondary.Decisions || m.GFb == 0 {
+		t.Errorf("metrics: status %s G_fb %d of %d", m.Status, m.GFb, m.Secondary.Decisions)
+	}
+	for _, f := range []string{desbench.FileTrace, desbench.FileDecisions, desbench.FileMessages, desbench.FileManifest, desbench.FileInstance, extctl.StderrFile, extctl.SummaryFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	if out, err := run(t, "des", "validate", dir); err != nil {
+		t.Errorf("validate: %v\n%s", err, out)
+	}
+	logb, _ := os.ReadFile(filepath.Join(dir, extctl.StderrFile))
+	if !strings.Contains(string(logb), "oops") {
+		t.Errorf("the runner's stderr was not kept:\n%s", logb)
+	}
+	f, _ := os.Open(filepath.Join(dir, desbench.FileDecisions))
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	sc.Scan()
+	var a struct {
+		Source, Reason string
+		Error          string `json:"reply_error"`
+	}
+	json.Unmarshal(sc.Bytes(), &a)
+	if a.Source != "fallback" || !strings.Contains(a.Reason, "exit status 2") || a.Error == "" {
+		t.Errorf("first audit: %+v", a)
+	}
+}
+
+func TestRunExternalControllerFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"des", "run", "--controller", "external"},
+		{"des", "run", "--controller", "greedy", "--controller-command", "true"},
+		{"des", "run", "--controller-command", "true", "--controller-timeout", "0s"},
+		{"des", "check-controller"},
+	} {
+		if _, err := run(t, args...); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	// Without --out, the run directory is named after the external controller.
+	runner := greedyRunner(t)
+	t.Chdir(t.TempDir())
+	if out, err := run(t, "des", "run", "--instance", "A3C9-1", "--controller", "external", "--controller-command", runner); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join("runs", "A3C9-1_centralized_external_s11", extctl.SummaryFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCheckController(t *testing.T) {
+	out, err := run(t, "des", "check-controller", "--controller-command", greedyRunner(t))
+	if err != nil || !strings.Contains(out, "OK: no violation in 5 episodes") || !strings.Contains(out, "latency over") {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	out, err = run(t, "des", "check-controller", "--controller-command", "read hello; echo '{\"type\":\"ready\"}'; read d; echo '{\"actions\":{\"cell:C99\":1}}'", "--json", "--controller-timeout", "2s")
+	if err == nil || !strings.Contains(err.Error(), "broke the runner protocol") {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	var rep extctl.CheckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Clean() || rep.Counts[extctl.VUnknownAgent] != 5 || rep.Counts[extctl.VExited] != 5 || len(rep.Episodes) != 5 {
+		t.Errorf("report: errors %d counts %v", rep.Errors, rep.Counts)
+	}
+}

@@ -1,0 +1,26 @@
+// Package extctl runs a controller written in any language as a separate
+// process: the external multi-agent system of docs/external.md.
+//
+// A Controller starts the runner command once per episode (sh -c CMD, in
+// its own process group) and speaks newline-delimited JSON over the
+// runner's stdin and stdout:
+//
+//	coordbench → runner   {"type":"hello", "protocol":…, "episode":{…}}
+//	runner → coordbench   {"type":"ready"}
+//	coordbench → runner   {"type":"decision", "payload":{Decision}}      one per step
+//	runner → coordbench   {"step":N, "actions":{agent_id: index}}        one line
+//	coordbench → runner   {"type":"episode_end", "metrics":{…}}
+//
+// Nothing the runner does can stop or hang an episode. A reply that is
+// late, malformed or names the wrong agents is replaced by the
+// contract-safe fallback, and the audit of every affected agent carries
+// the raw reply and the reason (coord.Annotator). A runner that exits or
+// times out is stopped for good: every later decision falls back, and
+// Failed reports why, so that the caller can exit non-zero. Everything the
+// runner writes to stderr, plus the stdout lines that are not protocol
+// messages, goes to Config.Stderr.
+//
+// Check runs a fixed set of short episodes against a runner and reports
+// every protocol violation and the reply latency (the conformance checker
+// of `coordbench des check-controller`).
+package extctl
