@@ -25,6 +25,6 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(desCmd(), llmCmd())
+	root.AddCommand(desCmd(), siloCmd(), llmCmd())
 	return root
 }

@@ -64,13 +64,13 @@ type Submission struct {
 
 // LogEntry is one row of the tool-call log.
 type LogEntry struct {
-	Round  int
-	Agent  int
-	Seq    int // call index within the agent's turn, from 0
-	Tool   string
-	Args   json.RawMessage // compact JSON (a JSON string holding the raw text if it was not JSON)
-	Result json.RawMessage
-	Error  string // non-empty iff the call was rejected (counted in Tally.Errors)
+	Round  int             `json:"round"`
+	Agent  int             `json:"agent"`
+	Seq    int             `json:"seq"` // call index within the agent's turn, from 0
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"` // compact JSON (a JSON string holding the raw text if it was not JSON)
+	Result json.RawMessage `json:"result"`
+	Error  string          `json:"error,omitempty"` // non-empty iff the call was rejected (counted in Tally.Errors)
 }
 
 // message is a P2P message or a broadcast.

@@ -163,6 +163,9 @@ type Config struct {
 	DB string
 	// Options bounds tool-call contents (proto defaults if zero).
 	Options proto.Options
+	// OnEnd, if set, is called with the run's store after the last round,
+	// before it is closed (to export the tool-call log, say).
+	OnEnd func(*proto.Store) error
 }
 
 // AgentResult is one agent's outcome.
@@ -351,6 +354,11 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	}
 	res.Rounds = rounds
 	score(res, in, st)
+	if cfg.OnEnd != nil {
+		if err := cfg.OnEnd(st); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/silobench/proto"
+	"github.com/coordbench/coordbench/silobench/round"
+	"github.com/coordbench/coordbench/silobench/task"
+)
+
+func siloCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "silo",
+		Short: "The information-silo benchmark (SILO-BENCH)",
+	}
+	c.AddCommand(siloTasksCmd(), siloInstanceCmd(), siloRunCmd())
+	return c
+}
+
+func siloTasksCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "tasks",
+		Short: "List the 30 tasks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TASK\tNAME\tLEVEL\tOUTPUT\tSEGMENTED\tDEPENDENCIES")
+			for _, t := range task.All() {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s\n", t.ID, t.Name, t.Level, t.Output, t.Segmented, t.DepKind)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// siloInstance resolves --task/--agents/--mode/--seed or --task-file.
+func siloInstance(taskID string, n int, mode string, seed uint64, file string) (*task.Instance, error) {
+	if file != "" {
+		return task.LoadFile(file)
+	}
+	switch mode {
+	case "official":
+		return task.Official(taskID, n)
+	case "seeded":
+		return task.Seeded(taskID, n, seed)
+	}
+	return nil, fmt.Errorf("--mode: want official or seeded (got %q)", mode)
+}
+
+type siloFlags struct {
+	taskID, mode, file string
+	n                  int
+	seed               uint64
+}
+
+// register adds the instance flags; fileHelp, if not empty, also adds
+// --task-file (read a published task file) with that help.
+func (f *siloFlags) register(c *cobra.Command, fileHelp string) {
+	fs := c.Flags()
+	fs.StringVar(&f.taskID, "task", "I-01", "task id (coordbench silo tasks)")
+	fs.IntVar(&f.n, "agents", 2, "number of agents N (official mode: 2, 5, 10, 20, 50 or 100)")
+	fs.StringVar(&f.mode, "mode", "seeded", "official (the paper's instances) or seeded")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed (seeded mode)")
+	if fileHelp != "" {
+		fs.StringVar(&f.file, "task-file", "", fileHelp)
+	}
+}
+
+func siloInstanceCmd() *cobra.Command {
+	var f siloFlags
+	var asJSON bool
+	var out string
+	c := &cobra.Command{
+		Use:   "instance",
+		Short: "Show an instance: every agent's shard and expected answer",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := siloInstance(f.taskID, f.n, f.mode, f.seed, "")
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := in.WriteFile(out); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (published task-file format)\n", out)
+				return nil
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]any{"task": in.Task.ID, "name": in.Task.Name, "agents": in.N, "mode": in.Mode,
+					"seed": in.Seed, "shards": in.Shards, "expected": in.Expected, "dependencies": in.Deps})
+			}
+			fmt.Fprintf(w, "%s, N=%d, %s mode\n", in.Task, in.N, in.Mode)
+			for i := range in.N {
+				fmt.Fprintf(w, "agent %d: shard %s\n         expected %s\n", i, clipText(in.ShardText(i), 100), clipText(string(in.Expected[i]), 100))
+			}
+			return nil
+		},
+	}
+	f.register(c, "")
+	c.Flags().StringVar(&out, "task-file", "", "write the instance to this file in the published JSON task-file format")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the instance as JSON")
+	return c
+}
+
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func siloRunCmd() *cobra.Command {
+	var f siloFlags
+	var protocol, agent, out string
+	var maxRounds int
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run one SILO-BENCH run and write result.json, the run database and the tool-call log",
+		Long: `Run one task with N agents over one protocol (p2p, broadcast or sfs) in
+synchronous rounds and write into --out: result.json (S, P, rounds, calls,
+messages, D and every agent's answer), run.db (the SQLite run database:
+messages, files, submissions, the tool-call log) and calls.jsonl (the
+tool-call log). Agents: reference (the scripted gather-compute-distribute
+team, correct by construction). LLM agents come with the model layer.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := siloInstance(f.taskID, f.n, f.mode, f.seed, f.file)
+			if err != nil {
+				return err
+			}
+			p := proto.Protocol(protocol)
+			if len(proto.Tools(p)) == 0 {
+				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
+			}
+			if agent != "reference" {
+				return fmt.Errorf("--agent: want reference (got %q)", agent)
+			}
+			if out == "" {
+				out = filepath.Join("runs", fmt.Sprintf("silo_%s_n%d_%s_%s_s%d", in.Task.ID, in.N, protocol, in.Mode, in.Seed))
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			dbPath := filepath.Join(out, "run.db")
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(dbPath + suffix) // a rerun replaces the previous run
+			}
+			writeLog := func(st *proto.Store) error {
+				entries, err := st.Log()
+				if err != nil {
+					return err
+				}
+				var b strings.Builder
+				enc := json.NewEncoder(&b)
+				for i := range entries {
+					if err := enc.Encode(&entries[i]); err != nil {
+						return err
+					}
+				}
+				return os.WriteFile(filepath.Join(out, "calls.jsonl"), []byte(b.String()), 0o644)
+			}
+			res, err := round.Run(cmd.Context(), round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds, DB: dbPath, OnEnd: writeLog},
+				round.NewReferenceTeam(in.N))
+			if err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(res, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(out, "result.json"), append(b, '\n'), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s, N=%d, %s, %s agents: S %.3f (success %v), P %.3f, %d rounds, %d tool calls, D %.4f\nartifacts: %s\n",
+				in.Task, in.N, protocol, agent, res.S, res.Success, res.P, res.Rounds, res.ToolCalls, res.D, out)
+			return nil
+		},
+	}
+	f.register(c, "run a published task file instead of --task/--agents/--mode")
+	c.Flags().StringVar(&protocol, "protocol", "p2p", "p2p, broadcast or sfs")
+	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference")
+	c.Flags().IntVar(&maxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
+	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<mode>_s<seed>)")
+	return c
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coordbench/coordbench/silobench/task"
+)
+
+func TestSiloCommands(t *testing.T) {
+	out, err := run(t, "silo", "tasks")
+	if err != nil || strings.Count(out, "\n") != 31 || !strings.Contains(out, "III-30") {
+		t.Fatalf("silo tasks: %v\n%s", err, out)
+	}
+	// An official instance written in the published format loads back with
+	// the same answers, and runs from the file.
+	file := filepath.Join(t.TempDir(), "I-06_n5.json")
+	if _, err := run(t, "silo", "instance", "--task", "I-06", "--agents", "5", "--mode", "official", "--task-file", file); err != nil {
+		t.Fatal(err)
+	}
+	in, err := task.LoadFile(file)
+	if err != nil || in.N != 5 {
+		t.Fatalf("task file: %v", err)
+	}
+	for _, p := range []string{"p2p", "broadcast", "sfs"} {
+		dir := filepath.Join(t.TempDir(), p)
+		if out, err := run(t, "silo", "run", "--task-file", file, "--protocol", p, "--out", dir); err != nil {
+			t.Fatalf("%s: %v\n%s", p, err, out)
+		}
+		var res struct {
+			S       float64 `json:"S"`
+			Success bool    `json:"success"`
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "result.json"))
+		if err := json.Unmarshal(b, &res); err != nil || res.S != 1 || !res.Success {
+			t.Errorf("%s: result %s", p, b)
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
+		if !strings.Contains(string(log), `"tool":"submit_result"`) {
+			t.Errorf("%s: tool-call log lacks submissions", p)
+		}
+		if st, err := os.Stat(filepath.Join(dir, "run.db")); err != nil || st.Size() == 0 {
+			t.Errorf("%s: no run database", p)
+		}
+	}
+	out, err = run(t, "silo", "instance", "--task", "II-11", "--agents", "3", "--json")
+	if err != nil || !strings.Contains(out, `"expected"`) {
+		t.Errorf("instance --json: %v", err)
+	}
+	for _, args := range [][]string{
+		{"silo", "run", "--protocol", "carrier-pigeon"},
+		{"silo", "run", "--agent", "llm"},
+		{"silo", "instance", "--task", "IV-99"},
+		{"silo", "instance", "--mode", "official", "--agents", "3"},
+	} {
+		if _, err := run(t, args...); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
