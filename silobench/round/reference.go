@@ -33,6 +33,7 @@ const Gatherer = 0
 // A Reference holds one agent's state: use a fresh one per agent and run
 // (NewReferenceTeam).
 type Reference struct {
+	fault     fault // zero for the reference agent (faulty.go)
 	published bool
 	// gatherer state
 	shards  []json.RawMessage
@@ -117,31 +118,8 @@ func encode(v envelope) (string, error) {
 func (a *Reference) work(t *Turn) error {
 	if !a.published {
 		a.published = true
-		switch t.Protocol {
-		case proto.SFS:
-			res, err := call(t, proto.ToolWriteFile, map[string]any{"path": "shard/" + strconv.Itoa(t.ID), "content": t.Shard})
-			if err != nil {
-				return err
-			}
-			if err := checkResult(proto.ToolWriteFile, res); err != nil {
-				return err
-			}
-		default:
-			msg, err := encode(envelope{Kind: "shard", Shard: t.Shard})
-			if err != nil {
-				return err
-			}
-			tool, args := proto.ToolBroadcast, map[string]any{"content": msg}
-			if t.Protocol == proto.P2P {
-				tool, args = proto.ToolSend, map[string]any{"target_id": Gatherer, "content": msg}
-			}
-			res, err := call(t, tool, args)
-			if err != nil {
-				return err
-			}
-			if err := checkResult(tool, res); err != nil {
-				return err
-			}
+		if err := publish(t); err != nil {
+			return err
 		}
 		return wait(t) // nothing is visible before the next round
 	}
@@ -159,7 +137,7 @@ func (a *Reference) work(t *Turn) error {
 			return fmt.Errorf("read_file result: %w", err)
 		}
 		if hit.Success {
-			return submit(t, hit.Content)
+			return submit(t, a.own(t, hit.Content))
 		}
 	default:
 		msgs, err := receive(t)
@@ -173,11 +151,43 @@ func (a *Reference) work(t *Turn) error {
 				continue
 			}
 			if ans, ok := env.Answers[key]; ok {
-				return submit(t, ans)
+				return submit(t, a.own(t, ans))
 			}
 		}
 	}
 	return wait(t)
+}
+
+// publish is round 1 of a non-gatherer: hand its shard to the gatherer
+// (p2p send, broadcast, or the file "shard/<id>").
+func publish(t *Turn) error {
+	switch t.Protocol {
+	case proto.SFS:
+		res, err := call(t, proto.ToolWriteFile, map[string]any{"path": "shard/" + strconv.Itoa(t.ID), "content": t.Shard})
+		if err != nil {
+			return err
+		}
+		if err := checkResult(proto.ToolWriteFile, res); err != nil {
+			return err
+		}
+	default:
+		msg, err := encode(envelope{Kind: "shard", Shard: t.Shard})
+		if err != nil {
+			return err
+		}
+		tool, args := proto.ToolBroadcast, map[string]any{"content": msg}
+		if t.Protocol == proto.P2P {
+			tool, args = proto.ToolSend, map[string]any{"target_id": Gatherer, "content": msg}
+		}
+		res, err := call(t, tool, args)
+		if err != nil {
+			return err
+		}
+		if err := checkResult(tool, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func receive(t *Turn) ([]inMessage, error) {
@@ -221,6 +231,11 @@ func (a *Reference) gather(t *Turn) error {
 		if len(ans) != t.N {
 			return fmt.Errorf("task.Solve gave %d answers for N=%d", len(ans), t.N)
 		}
+		if a.fault == faultMiscompute {
+			for j := range ans {
+				ans[j] = Perturb(ans[j])
+			}
+		}
 		a.answers = ans
 	}
 	if err := a.distribute(t); err != nil {
@@ -229,7 +244,7 @@ func (a *Reference) gather(t *Turn) error {
 	if a.next < t.N {
 		return wait(t)
 	}
-	return submit(t, a.answers[t.ID])
+	return submit(t, a.own(t, a.answers[t.ID]))
 }
 
 func (a *Reference) collect(t *Turn) error {

@@ -17,7 +17,9 @@
 // sequence) order, and Run collects per-agent outcomes into slots indexed
 // by agent id. An agent that is itself deterministic (a function of what
 // its calls return) therefore yields the same Result, byte for byte, and
-// the same tool-call log on every run. See docs/silo-rounds.md.
+// the same tool-call log on every run. Failed agents get provenance-based
+// failure labels (labels.go); faulty.go holds faulty reference variants.
+// See docs/silo-rounds.md.
 package round
 
 import (
@@ -180,6 +182,12 @@ type AgentResult struct {
 	Calls       int             `json:"calls"`        // tool calls executed
 	CappedTurns int             `json:"capped_turns"` // turns ended by the cap
 	Error       string          `json:"error,omitempty"`
+	// Seen is the agent's provenance set (sorted shard indices) when it
+	// submitted; for a non-submitter, at the end of the run.
+	Seen []int `json:"seen"`
+	// Labels are the failure labels of an agent that is not correct
+	// (sorted; see Label*); empty for a correct agent.
+	Labels []string `json:"labels"`
 }
 
 // AgentError records an agent that returned an error or panicked.
@@ -218,6 +226,9 @@ type Result struct {
 	DReads      *float64       `json:"D_reads,omitempty"`
 	CappedTurns int            `json:"capped_turns"`
 	AgentErrors []AgentError   `json:"agent_errors"`
+	// Failures counts the agents carrying each failure label (an agent
+	// with two labels counts under both).
+	Failures map[string]int `json:"failures"`
 }
 
 // Run plays agents (one per shard of cfg.Instance) until all have submitted
@@ -381,12 +392,14 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 		ar := &res.Agents[i]
 		ar.ID = i
 		ar.Answer = json.RawMessage("null")
+		ar.Labels = []string{}
 		sub, ok := st.Submission(i)
 		if !ok {
 			res.AllSubmitted = false
+			ar.Seen = st.Seen(i)
 			continue
 		}
-		ar.Submitted, ar.Answer, ar.Round = true, sub.Answer, sub.Round
+		ar.Submitted, ar.Answer, ar.Round, ar.Seen = true, sub.Answer, sub.Round, sub.Seen
 		ar.Correct = task.Correct(in.Task, in.Expected[i], sub.Answer)
 		ar.Partial = task.Partial(in.Task, in.Expected[i], sub.Answer)
 		ar.PartialFine = task.PartialFine(in.Task, in.Expected[i], sub.Answer)
@@ -400,6 +413,7 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 	res.Success = correct == n
 	res.P = p / float64(n)
 	res.PFine = pf / float64(n)
+	label(res, in)
 
 	c := st.Counts()
 	res.CallsByTool = map[string]int{}
