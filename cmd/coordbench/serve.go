@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/envserver"
+)
+
+func desServeCmd() *cobra.Command {
+	var addr, data, tokenEnv string
+	var keep, allowRemote bool
+	var maxEpisodes int
+	var maxBody int64
+	var decisionTimeout, longPoll time.Duration
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Host episodes over HTTP (an environment server)",
+		Long: `Host many concurrent episodes over an HTTP/JSON API: create an episode
+(instance, paradigm, seed), poll its pending decision payload, post one
+action index per active agent, read the metrics and artifacts, delete it.
+See docs/http-server.md and docs/openapi.yaml.
+
+The server binds to loopback only unless --allow-remote. With --token-env
+VAR, every request must carry "Authorization: Bearer $VAR".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkServeAddr(addr, allowRemote); err != nil {
+				return err
+			}
+			var token string
+			if tokenEnv != "" {
+				token = os.Getenv(tokenEnv)
+				if token == "" {
+					return fmt.Errorf("--token-env %s: the variable is empty or unset", tokenEnv)
+				}
+			}
+			if data == "" {
+				d, err := os.MkdirTemp("", "coordbench-serve-")
+				if err != nil {
+					return err
+				}
+				data = d
+				if !keep {
+					defer os.RemoveAll(d)
+				}
+			}
+			srv, err := envserver.New(envserver.Config{DataDir: data, Keep: keep, Token: token, MaxEpisodes: maxEpisodes,
+				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			auth := "no token"
+			if token != "" {
+				auth = "bearer token from $" + tokenEnv
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "coordbench environment server on http://%s (%s; data %s)\n", ln.Addr(), auth, data)
+			errc := make(chan error, 1)
+			go func() { errc <- hs.Serve(ln) }()
+			select {
+			case err := <-errc:
+				srv.Close()
+				return err
+			case <-ctx.Done():
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Close() // closes the episodes: long polls and waits end
+			if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "server stopped")
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8765", "listen address (loopback only unless --allow-remote)")
+	f.StringVar(&data, "data", "", "directory for the episodes' artifacts (default: a temporary directory)")
+	f.BoolVar(&keep, "keep", false, "keep episode directories after DELETE and at exit")
+	f.StringVar(&tokenEnv, "token-env", "", "require the bearer token held in this environment variable")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback listen address")
+	f.IntVar(&maxEpisodes, "max-episodes", envserver.DefaultMaxEpisodes, "episodes held at once (running or not yet deleted)")
+	f.Int64Var(&maxBody, "max-body", envserver.DefaultMaxBody, "maximum request body, in bytes")
+	f.DurationVar(&decisionTimeout, "decision-timeout", envserver.DefaultDecisionTimeout, "wait for each decision's actions; then the episode is closed and falls back")
+	f.DurationVar(&longPoll, "long-poll", envserver.DefaultLongPoll, "longest wait of GET .../decision?wait=1")
+	return c
+}
+
+// checkServeAddr refuses a non-loopback address unless allowed.
+func checkServeAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if allowRemote {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--addr %q is not a loopback address; pass --allow-remote to serve other hosts (and set --token-env)", addr)
+}
