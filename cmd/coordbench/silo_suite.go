@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/silobench/round"
+	"github.com/coordbench/coordbench/silobench/suite"
+)
+
+func siloSuiteCmd() *cobra.Command {
+	var opt suite.Options
+	var out string
+	var workers int
+	c := &cobra.Command{
+		Use:   "suite",
+		Short: "Run a SILO-BENCH suite: tasks × N × protocols × agents × seeds",
+		Long: `Run every case (task × N × protocol × agent × seed) on a pool of workers
+and write, into --out:
+
+  summary.csv          one row per run: ids, S, success, P, P_fine, rounds,
+                       tool calls, messages, bytes, D, D_reads
+  aggregate.csv        by agent × level × N × protocol: runs, mean S, success
+                       rate, mean P, mean D, RCC = 1 − S(N)/S(N=1)
+  aggregate.md         the same as a Markdown table (also printed)
+  runs/<case_id>/      result.json, run.db, calls.jsonl, manifest.json
+
+Case ids read <task>__n<N>__<protocol>__<agent>__seeded-s<seed> (or
+__official), e.g. I-01__n10__p2p__reference__seeded-s1. In seeded mode the
+N = 1 runs RCC needs are added when --agents lacks 1 (--no-baseline: don't).
+Running the same command again resumes: finished runs whose manifest
+matches are kept. On Ctrl-C no new run starts, the summary of the finished
+runs is written, and the exit code is 1.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if workers < 1 {
+				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
+			}
+			s, err := suite.Resolve(opt)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("runs", "silo_suite")
+			}
+			return runSiloSuite(cmd, s, out, workers)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&opt.Levels, "levels", "I,II,III", "task levels: comma list of I, II, III")
+	f.StringVar(&opt.Tasks, "tasks", "", "task ids (comma list); replaces --levels")
+	f.StringVar(&opt.Agents, "agents", "2,5,10,20,50,100", "team sizes N (comma list)")
+	f.StringVar(&opt.Protocols, "protocols", "p2p,broadcast,sfs", "protocols (comma list of p2p, broadcast, sfs)")
+	f.StringVar(&opt.Agent, "agent", "reference", "agents: reference")
+	f.StringVar(&opt.Mode, "mode", "seeded", "seeded or official (official: N in 2, 5, 10, 20, 50, 100)")
+	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded instances: comma list, ranges a-b allowed")
+	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
+	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "seeded mode: do not add the N = 1 runs (RCC stays empty)")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "runs at once")
+	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")
+	return c
+}
+
+func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-finished:
+				return
+			default:
+			}
+			stop() // a second Ctrl-C kills the process
+			fmt.Fprintln(stderr, "\ninterrupted: finishing the runs in flight (Ctrl-C again to abandon them)")
+		case <-finished:
+		}
+	}()
+	p := &siloProgress{w: stderr, workers: workers}
+	rep, err := suite.Run(ctx, s, dir, suite.RunOptions{Workers: workers, Progress: p.update})
+	p.finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	suite.WriteAggregateTable(stdout, rep.Aggregate)
+	fmt.Fprintf(stdout, "\n%d runs: %d run now, %d already done", len(s.Cases), rep.Ran, rep.Skip)
+	if len(rep.Failures) > 0 {
+		fmt.Fprintf(stdout, ", %d failed", len(rep.Failures))
+	}
+	fmt.Fprintf(stdout, "\nsummary:   %s\naggregate: %s (and .md)\nruns:      %s\n",
+		filepath.Join(dir, suite.FileSummary), filepath.Join(dir, suite.FileAggregate),
+		filepath.Join(dir, suite.RunsDir)+string(filepath.Separator))
+	for _, f := range rep.Failures {
+		fmt.Fprintf(stderr, "failed: %s: %s\n", f.Case.ID, f.Err)
+	}
+	if rep.Interrupted {
+		return fmt.Errorf("interrupted: %d of %d runs done, summary written to %s; run the same command again to resume",
+			len(rep.Cases), len(s.Cases), dir)
+	}
+	if len(rep.Failures) > 0 {
+		return fmt.Errorf("%d run(s) failed; they run again on the next run", len(rep.Failures))
+	}
+	return nil
+}
+
+// siloProgress shows a suite's progress: a bar on a terminal, a plain
+// line every few seconds otherwise.
+type siloProgress struct {
+	w       io.Writer
+	workers int
+	bar     *progressbar.ProgressBar
+	last    suite.Progress
+	printed time.Time
+}
+
+func (p *siloProgress) update(s suite.Progress) {
+	p.last = s
+	if s.Last == nil {
+		fmt.Fprintf(p.w, "silo suite: %d runs, %d already done, %d to run on %d worker(s)\n", s.Total, s.Skipped, s.ToRun, p.workers)
+		if s.ToRun > 0 && isTerminal(p.w) {
+			p.bar = progressbar.NewOptions(s.ToRun,
+				progressbar.OptionSetWriter(p.w),
+				progressbar.OptionSetDescription("silo suite"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetElapsedTime(true),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionShowElapsedTimeOnFinish(),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+			)
+			p.bar.RenderBlank()
+		}
+		p.printed = time.Now()
+		return
+	}
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("silo suite (%d failed)", s.Failed))
+		p.bar.Set(s.Done)
+		return
+	}
+	if s.Done == s.ToRun || time.Since(p.printed) >= plainEvery {
+		p.printLine(s)
+	}
+}
+
+func (p *siloProgress) printLine(s suite.Progress) {
+	fmt.Fprintf(p.w, "silo suite: %d/%d done, %d failed, %s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond))
+	p.printed = time.Now()
+}
+
+func (p *siloProgress) finish() {
+	if p.last.Done == p.last.ToRun {
+		return
+	}
+	if p.bar != nil {
+		p.bar.Exit()
+	}
+	p.printLine(p.last)
+}

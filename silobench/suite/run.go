@@ -1,0 +1,354 @@
+package suite
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coordbench/coordbench/silobench/proto"
+	"github.com/coordbench/coordbench/silobench/round"
+	"github.com/coordbench/coordbench/silobench/task"
+)
+
+// Manifest records how a run directory was produced; a later suite run
+// keeps the directory only if the manifest matches the case.
+type Manifest struct {
+	Tool         string `json:"tool"`
+	Version      string `json:"version"`
+	Case         string `json:"case_id"`
+	Task         string `json:"task"`
+	N            int    `json:"n"`
+	Mode         string `json:"mode"`
+	Seed         uint64 `json:"seed"`
+	Protocol     string `json:"protocol"`
+	Agent        string `json:"agent"`
+	MaxRounds    int    `json:"max_rounds"`
+	ResultSHA256 string `json:"result_sha256"`
+}
+
+func manifestOf(c Case) Manifest {
+	return Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, N: c.N, Mode: c.Mode,
+		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Agent, MaxRounds: c.MaxRounds}
+}
+
+// RunOptions tune how a suite runs; none changes its results.
+type RunOptions struct {
+	Workers int // cases run at once (default runtime.NumCPU())
+	// Progress, if set, is called once before the first case (Last nil),
+	// then after every case that ends, always from the same goroutine.
+	Progress func(Progress)
+}
+
+// Progress is the state of a running suite.
+type Progress struct {
+	Total, Skipped, ToRun, Done, Failed int
+	Elapsed                             time.Duration
+	Last                                *CaseResult
+}
+
+// CaseResult is one finished (or failed) case.
+type CaseResult struct {
+	Case    Case
+	Result  *round.Result // nil when Err is set
+	Err     string
+	Skipped bool // finished by an earlier run
+}
+
+// Report is what Run did.
+type Report struct {
+	Dir         string
+	Suite       *Suite
+	Cases       []CaseResult // the finished cases, in suite order
+	Failures    []CaseResult // cases whose run failed (rerun next time)
+	Ran, Skip   int
+	Interrupted bool // cancelled before every case had run
+	Aggregate   []Aggregate
+}
+
+// Complete reports whether every case has finished.
+func (r *Report) Complete() bool { return len(r.Cases) == len(r.Suite.Cases) }
+
+// Run runs the cases of s into dir that are not there already.
+//
+// Each case is written into dir/runs/.tmp-<id>-<random>/ and renamed to
+// dir/runs/<id>/ (result.json, run.db, calls.jsonl, manifest.json) once
+// complete; temporaries of a killed run are removed at start. A case whose
+// directory holds a manifest matching the case (tool version, task, N,
+// mode, seed, protocol, agent, round cap) and an intact result.json is
+// not rerun. A failed case leaves no directory and runs again next time.
+// When ctx is cancelled no new case starts; cases in flight finish. The
+// summary and aggregates always describe the finished cases.
+func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, error) {
+	start := time.Now()
+	runsDir := filepath.Join(dir, RunsDir)
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{runsDir, dir} {
+		if err := removeTemps(d); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{Dir: dir, Suite: s}
+	results := make([]*CaseResult, len(s.Cases))
+	var todo []int
+	for i, c := range s.Cases {
+		if r, ok := finishedCase(c, filepath.Join(runsDir, c.ID)); ok {
+			results[i] = &r
+			rep.Skip++
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	prog := Progress{Total: len(s.Cases), Skipped: rep.Skip, ToRun: len(todo)}
+	report := func(last *CaseResult) {
+		if opt.Progress != nil {
+			prog.Elapsed, prog.Last = time.Since(start), last
+			opt.Progress(prog)
+		}
+	}
+	report(nil)
+
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	runCtx := context.WithoutCancel(ctx) // cases in flight finish
+	type done struct {
+		i int
+		r CaseResult
+	}
+	jobs, out := make(chan int), make(chan done)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(todo), 1)) {
+		wg.Go(func() {
+			for i := range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				out <- done{i, runCase(runCtx, s.Cases[i], runsDir)}
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for _, i := range todo {
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	for d := range out {
+		rep.Ran++
+		prog.Done++
+		if d.r.Err != "" {
+			prog.Failed++
+			rep.Failures = append(rep.Failures, d.r)
+		} else {
+			results[d.i] = &d.r
+		}
+		report(&d.r)
+	}
+	for _, r := range results {
+		if r != nil {
+			rep.Cases = append(rep.Cases, *r)
+		}
+	}
+	rep.Interrupted = ctx.Err() != nil && len(rep.Cases)+len(rep.Failures) < len(s.Cases)
+	rep.Aggregate = Aggregates(rep.Cases)
+	if err := writeFiles(dir, rep); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// runCase runs one case into a temporary directory and moves it into place.
+func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
+	r := CaseResult{Case: c}
+	fail := func(err error) CaseResult {
+		r.Result, r.Err = nil, err.Error()
+		return r
+	}
+	tmp, err := os.MkdirTemp(runsDir, tmpPrefix+c.ID+"-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed into place
+	var in *task.Instance
+	if c.Mode == task.ModeOfficial {
+		in, err = task.Official(c.Task.ID, c.N)
+	} else {
+		in, err = task.Seeded(c.Task.ID, c.N, c.Seed)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	var agents []round.Agent
+	switch c.Agent {
+	case "reference":
+		agents = round.NewReferenceTeam(c.N)
+	default:
+		return fail(fmt.Errorf("unknown agent %q", c.Agent))
+	}
+	writeLog := func(st *proto.Store) error {
+		entries, err := st.Log()
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		for i := range entries {
+			if err := enc.Encode(&entries[i]); err != nil {
+				return err
+			}
+		}
+		return os.WriteFile(filepath.Join(tmp, FileCalls), []byte(b.String()), 0o644)
+	}
+	res, err := round.Run(ctx, round.Config{Instance: in, Protocol: c.Protocol, MaxRounds: c.MaxRounds,
+		DB: filepath.Join(tmp, FileDB), OnEnd: writeLog}, agents)
+	if err != nil {
+		return fail(err)
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fail(err)
+	}
+	b = append(b, '\n')
+	if err := os.WriteFile(filepath.Join(tmp, FileResult), b, 0o644); err != nil {
+		return fail(err)
+	}
+	man := manifestOf(c)
+	man.ResultSHA256 = sha(b)
+	if err := os.WriteFile(filepath.Join(tmp, FileManifest), mustJSON(man), 0o644); err != nil {
+		return fail(err)
+	}
+	if err := moveIntoPlace(tmp, filepath.Join(runsDir, c.ID), runsDir); err != nil {
+		return fail(err)
+	}
+	r.Result = res
+	return r
+}
+
+// finishedCase reports whether dir holds case c as this tool writes it.
+func finishedCase(c Case, dir string) (CaseResult, bool) {
+	var man Manifest
+	if err := readJSON(filepath.Join(dir, FileManifest), &man); err != nil {
+		return CaseResult{}, false
+	}
+	want := manifestOf(c)
+	want.ResultSHA256 = man.ResultSHA256
+	if man != want {
+		return CaseResult{}, false
+	}
+	for _, f := range []string{FileDB, FileCalls} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return CaseResult{}, false
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileResult))
+	if err != nil || sha(b) != man.ResultSHA256 {
+		return CaseResult{}, false
+	}
+	var res round.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return CaseResult{}, false
+	}
+	return CaseResult{Case: c, Result: &res, Skipped: true}, true
+}
+
+// moveIntoPlace renames the complete directory tmp to final, replacing an
+// older final through a temporary name (removed at the next start if we
+// die in between).
+func moveIntoPlace(tmp, final, parent string) error {
+	if _, err := os.Lstat(final); err == nil {
+		old, err := os.MkdirTemp(parent, tmpPrefix+"old-")
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(old); err != nil {
+			return err
+		}
+		if err := os.Rename(final, old); err != nil {
+			return err
+		}
+		defer os.RemoveAll(old)
+	}
+	return os.Rename(tmp, final)
+}
+
+func removeTemps(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), tmpPrefix) {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err) // plain data
+	}
+	return append(b, '\n')
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}

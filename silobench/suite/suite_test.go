@@ -1,0 +1,174 @@
+package suite
+
+import (
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestSuite(t *testing.T) {
+	s, err := Resolve(Options{Levels: "I,III", Agents: "1,2,5", Protocols: "p2p,broadcast,sfs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 20 * 3 * 3; len(s.Cases) != want {
+		t.Fatalf("%d cases, want %d", len(s.Cases), want)
+	}
+	if s.Cases[0].ID != "I-01__n1__p2p__reference__seeded-s1" {
+		t.Errorf("first case id %s", s.Cases[0].ID)
+	}
+	dir := t.TempDir()
+	var last Progress
+	rep, err := Run(context.Background(), s, dir, RunOptions{Progress: func(p Progress) { last = p }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ran != len(s.Cases) || len(rep.Failures) != 0 || !rep.Complete() || last.Done != len(s.Cases) {
+		t.Fatalf("ran %d, failures %v, progress %+v", rep.Ran, rep.Failures, last)
+	}
+	sum := readCSV(t, filepath.Join(dir, FileSummary))
+	if len(sum) != len(s.Cases)+1 || strings.Join(sum[0], ",") != strings.Join(SummaryHeader(), ",") {
+		t.Fatalf("summary: %d rows, header %v", len(sum), sum[0])
+	}
+	// Aggregates recomputed from the summary match aggregate.csv.
+	type acc struct {
+		runs int
+		s, p float64
+	}
+	want := map[string]*acc{}
+	for i, r := range sum[1:] {
+		if r[0] != s.Cases[i].ID {
+			t.Fatalf("row %d is %s, want %s", i, r[0], s.Cases[i].ID)
+		}
+		if r[8] != "1" || r[9] != "true" {
+			t.Errorf("%s: S %s success %s", r[0], r[8], r[9])
+		}
+		k := r[5] + "/" + r[2] + "/" + r[3] + "/" + r[4]
+		if want[k] == nil {
+			want[k] = &acc{}
+		}
+		sv, _ := strconv.ParseFloat(r[8], 64)
+		pv, _ := strconv.ParseFloat(r[10], 64)
+		want[k].runs++
+		want[k].s += sv
+		want[k].p += pv
+		if _, err := os.Stat(filepath.Join(dir, RunsDir, r[0], FileDB)); err != nil {
+			t.Errorf("%s: %v", r[0], err)
+		}
+	}
+	agg := readCSV(t, filepath.Join(dir, FileAggregate))
+	if len(agg) != len(want)+1 {
+		t.Fatalf("aggregate: %d rows, want %d", len(agg)-1, len(want))
+	}
+	for _, r := range agg[1:] {
+		w := want[r[0]+"/"+r[1]+"/"+r[2]+"/"+r[3]]
+		if w == nil || r[4] != strconv.Itoa(w.runs) || r[5] != f4(w.s/float64(w.runs)) || r[7] != f4(w.p/float64(w.runs)) {
+			t.Errorf("aggregate row %v, summary gives %+v", r, w)
+		}
+		if r[6] != "1.0000" || r[9] != "0.0000" {
+			t.Errorf("aggregate row %v: success or RCC", r)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, FileAggregateMD))
+	if !strings.Contains(string(md), "| reference | III   |") {
+		t.Errorf("aggregate.md:\n%s", md)
+	}
+
+	// A rerun executes nothing and rewrites identical files.
+	files := []string{FileSummary, FileAggregate, FileAggregateMD}
+	before := map[string]string{}
+	for _, f := range files {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		before[f] = string(b)
+	}
+	resBefore, _ := os.ReadFile(filepath.Join(dir, RunsDir, s.Cases[7].ID, FileResult))
+	os.MkdirAll(filepath.Join(dir, RunsDir, ".tmp-stale-123"), 0o755)
+	rep, err = Run(context.Background(), s, dir, RunOptions{Workers: 2})
+	if err != nil || rep.Ran != 0 || rep.Skip != len(s.Cases) {
+		t.Fatalf("rerun: %v, ran %d, skipped %d", err, rep.Ran, rep.Skip)
+	}
+	if _, err := os.Stat(filepath.Join(dir, RunsDir, ".tmp-stale-123")); err == nil {
+		t.Error("stale temp dir kept")
+	}
+	check := func() {
+		for _, f := range files {
+			b, _ := os.ReadFile(filepath.Join(dir, f))
+			if string(b) != before[f] {
+				t.Errorf("%s changed", f)
+			}
+		}
+	}
+	check()
+	// Deleting one run dir reruns exactly it, with the same result.
+	os.RemoveAll(filepath.Join(dir, RunsDir, s.Cases[7].ID))
+	rep, err = Run(context.Background(), s, dir, RunOptions{})
+	if err != nil || rep.Ran != 1 || rep.Skip != len(s.Cases)-1 {
+		t.Fatalf("after delete: %v, ran %d", err, rep.Ran)
+	}
+	check()
+	resAfter, _ := os.ReadFile(filepath.Join(dir, RunsDir, s.Cases[7].ID, FileResult))
+	if string(resAfter) != string(resBefore) {
+		t.Error("rerun result.json differs")
+	}
+	// A changed round cap is a different configuration: the case reruns.
+	s2, _ := Resolve(Options{Tasks: "I-01", Agents: "2", Protocols: "sfs", MaxRounds: 50, NoBaseline: true})
+	if len(s2.Cases) != 1 {
+		t.Fatalf("%d cases", len(s2.Cases))
+	}
+	rep, err = Run(context.Background(), s2, dir, RunOptions{})
+	if err != nil || rep.Ran != 1 {
+		t.Fatalf("changed config: %v, ran %d", err, rep.Ran)
+	}
+}
+
+func TestInterrupted(t *testing.T) {
+	s, err := Resolve(Options{Levels: "I", Agents: "2", Protocols: "p2p", NoBaseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := Run(ctx, s, t.TempDir(), RunOptions{Workers: 1})
+	if err != nil || !rep.Interrupted || rep.Ran != 0 {
+		t.Fatalf("%v, %+v", err, rep)
+	}
+}
+
+func TestBadSpecs(t *testing.T) {
+	for _, o := range []Options{
+		{Levels: "IV", Agents: "2"},
+		{Levels: "I", Agents: "2", Protocols: "pigeon"},
+		{Levels: "I", Agents: "2", Agent: "llm"},
+		{Levels: "I", Agents: "3", Mode: "official"},
+		{Levels: "I", Agents: "0"},
+		{Levels: "I", Agents: "2", Mode: "weird"},
+		{Tasks: "IV-99", Agents: "2"},
+		{Levels: "I", Agents: "2", Seeds: "x"},
+	} {
+		if _, err := Resolve(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	s, err := Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official"})
+	if err != nil || len(s.Cases) != 20 || s.Cases[0].ID != "II-11__n2__sfs__reference__official" {
+		t.Fatalf("official: %v", err)
+	}
+}
