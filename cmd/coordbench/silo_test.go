@@ -61,3 +61,40 @@ func TestSiloCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestSiloImport(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"I-07", "II-18", "III-25"} {
+		in, err := task.Official(id, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.WriteFile(filepath.Join(dir, in.FileName())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seeded, _ := task.Seeded("I-01", 3, 9)
+	seeded.WriteFile(filepath.Join(dir, "I-01_n3.json"))
+	out, err := run(t, "silo", "import", dir)
+	if err != nil || strings.Count(out, "identical") != 3 || !strings.Contains(out, "not a published agent count") {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	// A file whose expected output was tampered with is reported.
+	b, _ := os.ReadFile(filepath.Join(dir, "I-07_n5.json"))
+	var doc map[string]any
+	json.Unmarshal(b, &doc)
+	exp := doc["expected_output"].(map[string]any)
+	vals := exp["per_agent_values"].([]any)
+	vals[0] = 12345.0
+	doc["agent_configs"].([]any)[0].(map[string]any)["expected_output"] = 12345.0
+	b, _ = json.Marshal(doc)
+	os.WriteFile(filepath.Join(dir, "I-07_n5.json"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, "broken_n2.json"), []byte(`{"case_id": 7}`), 0o644)
+	out, err = run(t, "silo", "import", dir)
+	if err == nil || !strings.Contains(out, "DISAGREE") || !strings.Contains(out, "broken_n2.json") {
+		t.Errorf("tampered and broken files not reported: %v\n%s", err, out)
+	}
+	if _, err := run(t, "silo", "import", t.TempDir()); err == nil {
+		t.Error("an empty directory imported")
+	}
+}
