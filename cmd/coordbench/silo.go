@@ -131,8 +131,9 @@ func siloRunCmd() *cobra.Command {
 synchronous rounds and write into --out: result.json (S, P, rounds, calls,
 messages, D and every agent's answer), run.db (the SQLite run database:
 messages, files, submissions, the tool-call log) and calls.jsonl (the
-tool-call log). Agents: reference (the scripted gather-compute-distribute
-team, correct by construction). LLM agents come with the model layer.`,
+tool-call log). Agents: scripted teams correct by construction: reference
+(gather at agent 0, compute, distribute), tree (binary-tree reduction) or
+chain (relay along the agents). LLM agents come with the model layer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in, err := siloInstance(f.taskID, f.n, f.mode, f.seed, f.file)
@@ -143,8 +144,9 @@ team, correct by construction). LLM agents come with the model layer.`,
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
 			}
-			if agent != "reference" {
-				return fmt.Errorf("--agent: want reference (got %q)", agent)
+			team, err := round.NewTeamByName(agent, in.N)
+			if err != nil {
+				return fmt.Errorf("--agent: %w", err)
 			}
 			if out == "" {
 				out = filepath.Join("runs", fmt.Sprintf("silo_%s_n%d_%s_%s_s%d", in.Task.ID, in.N, protocol, in.Mode, in.Seed))
@@ -171,7 +173,7 @@ team, correct by construction). LLM agents come with the model layer.`,
 				return os.WriteFile(filepath.Join(out, "calls.jsonl"), []byte(b.String()), 0o644)
 			}
 			res, err := round.Run(cmd.Context(), round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds, DB: dbPath, OnEnd: writeLog},
-				round.NewReferenceTeam(in.N))
+				team)
 			if err != nil {
 				return err
 			}
@@ -189,7 +191,7 @@ team, correct by construction). LLM agents come with the model layer.`,
 	}
 	f.register(c, "run a published task file instead of --task/--agents/--mode")
 	c.Flags().StringVar(&protocol, "protocol", "p2p", "p2p, broadcast or sfs")
-	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference")
+	c.Flags().StringVar(&agent, "agent", "reference", "scripted team: reference (star), tree or chain")
 	c.Flags().IntVar(&maxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<mode>_s<seed>)")
 	return c

@@ -60,7 +60,7 @@ runs is written, and the exit code is 1.`,
 	f.StringVar(&opt.Tasks, "tasks", "", "task ids (comma list); replaces --levels")
 	f.StringVar(&opt.Agents, "agents", "2,5,10,20,50,100", "team sizes N (comma list)")
 	f.StringVar(&opt.Protocols, "protocols", "p2p,broadcast,sfs", "protocols (comma list of p2p, broadcast, sfs)")
-	f.StringVar(&opt.Agent, "agent", "reference", "agents: reference")
+	f.StringVar(&opt.Agent, "agent", "reference", "agents (comma list): reference, tree, chain")
 	f.StringVar(&opt.Mode, "mode", "seeded", "seeded or official (official: N in 2, 5, 10, 20, 50, 100)")
 	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded instances: comma list, ranges a-b allowed")
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")

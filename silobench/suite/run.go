@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -201,12 +200,9 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 	if err != nil {
 		return fail(err)
 	}
-	var agents []round.Agent
-	switch c.Agent {
-	case "reference":
-		agents = round.NewReferenceTeam(c.N)
-	default:
-		return fail(fmt.Errorf("unknown agent %q", c.Agent))
+	agents, err := round.NewTeamByName(c.Agent, c.N)
+	if err != nil {
+		return fail(err)
 	}
 	writeLog := func(st *proto.Store) error {
 		entries, err := st.Log()

@@ -33,7 +33,7 @@ const (
 )
 
 // Agents are the agent kinds a suite can run.
-var Agents = []string{"reference"}
+var Agents = round.TeamNames
 
 // Protocols are the protocols, in their canonical order.
 var Protocols = []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS}
@@ -44,7 +44,7 @@ type Options struct {
 	Tasks     string // comma list of task ids; replaces Levels when set
 	Agents    string // comma list of N
 	Protocols string // comma list of p2p, broadcast, sfs; "all"
-	Agent     string // comma list of agent kinds (reference)
+	Agent     string // comma list of agent kinds (reference, tree, chain)
 	Mode      string // seeded (default) or official
 	Seeds     string // seeded mode: comma list of seeds or ranges a-b (default "1")
 	MaxRounds int    // round cap (default round.DefaultMaxRounds)
