@@ -42,6 +42,12 @@ type Config struct {
 	Stderr io.Writer
 	// Episode is sent in hello.
 	Episode Episode
+	// Proxy, when set (and started), is the model-call proxy of the
+	// runner: its address goes into the runner's environment, the upstream
+	// key's variable is kept out of it, and the calls made while the
+	// runner works on a decision are attributed to that decision
+	// (docs/external.md, "Model-call audit").
+	Proxy *Proxy
 }
 
 // Severities of a violation: an error is a broken protocol rule; a
@@ -161,6 +167,7 @@ type Controller struct {
 	doneOnce  sync.Once
 	buf       []byte
 	stopCtx   func() bool
+	llmStep   bool // the last decision made model calls through the proxy
 }
 
 // Start starts the runner, sends hello and waits for ready. Only a
@@ -213,7 +220,11 @@ func (c *Controller) start() error {
 	}
 	cmd := shellCommand(c.cfg.Command)
 	cmd.Dir = c.cfg.Dir
-	cmd.Env = append(os.Environ(), c.cfg.Env...)
+	env := os.Environ()
+	if c.cfg.Proxy != nil {
+		env = c.cfg.Proxy.runnerEnv(env)
+	}
+	cmd.Env = append(env, c.cfg.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.log
 	cmd.WaitDelay = c.cfg.Grace
 	setProcessGroup(cmd)
@@ -273,8 +284,15 @@ func (c *Controller) hello() {
 // Name implements coord.Controller.
 func (c *Controller) Name() string { return Name }
 
-// Source implements coord.Controller: external decisions.
-func (c *Controller) Source() coord.Source { return coord.SourceExternal }
+// Source implements coord.Controller: external decisions, or llm ones
+// when the last decision made at least one model call through the proxy
+// (the interpreter asks right after Act).
+func (c *Controller) Source() coord.Source {
+	if c.llmStep {
+		return coord.SourceLLM
+	}
+	return coord.SourceExternal
+}
 
 // ModelNames reports the model the runner declared in ready ("" if none),
 // for metrics and manifests (desbench.ModelController).
@@ -305,8 +323,29 @@ func (c *Controller) Failed() error {
 
 // Act implements coord.Controller. It never returns an error: every
 // problem is reported per agent in Notes, and the interpreter falls back
-// for the agents without a usable action.
+// for the agents without a usable action. With a proxy, the model calls
+// completed between sending the decision and reading its reply go into
+// the notes of the step's agents.
 func (c *Controller) Act(d *coord.Decision) (map[string]int, error) {
+	c.llmStep = false
+	p := c.cfg.Proxy
+	if p == nil {
+		return c.act(d)
+	}
+	p.unattributed(len(p.Take())) // calls made between decisions
+	sent := c.sent
+	actions, err := c.act(d)
+	calls := p.Take()
+	if c.sent == sent {
+		p.unattributed(len(calls))
+		return actions, err
+	}
+	attribute(c.notes, slices.Sorted(maps.Keys(d.ActiveAgents)), calls)
+	c.llmStep = len(calls) > 0
+	return actions, err
+}
+
+func (c *Controller) act(d *coord.Decision) (map[string]int, error) {
 	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
 	c.notes = make(map[string]coord.AgentNote, len(ids))
 	c.steps++
@@ -769,6 +808,8 @@ type Summary struct {
 	Counts     map[string]int `json:"violation_counts"`
 	Violations []Violation    `json:"violations"`
 	Failure    string         `json:"failure,omitempty"`
+	// Proxy sums up the model calls made through the proxy, if any.
+	Proxy *ProxyTotals `json:"llm_proxy,omitempty"`
 }
 
 // Summary sums up the runner's episode so far.
@@ -793,6 +834,10 @@ func (c *Controller) Summary() Summary {
 	}
 	if err := c.Failed(); err != nil {
 		s.Failure = err.Error()
+	}
+	if p := c.cfg.Proxy; p != nil {
+		t := p.Totals()
+		s.Proxy = &t
 	}
 	return s
 }

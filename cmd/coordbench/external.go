@@ -16,6 +16,7 @@ import (
 	"github.com/coordbench/coordbench/desbench"
 	"github.com/coordbench/coordbench/extctl"
 	"github.com/coordbench/coordbench/factory"
+	"github.com/coordbench/coordbench/llm"
 )
 
 // External controllers (docs/external.md): des run --controller-command,
@@ -28,6 +29,7 @@ func registerExternal(c *cobra.Command) {
 	f := c.Flags()
 	f.String("controller-command", "", "run an external controller: a shell command started once per episode that speaks the runner protocol on stdin/stdout (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer (ready, and every decision)")
+	f.String("llm-proxy-upstream", "", "with --controller-command: serve an OpenAI-compatible model-call proxy on loopback that forwards to this API root (uses --llm-api-key-env, --llm-cache, --llm-cache-mode, --llm-concurrency, --llm-rpm, --llm-timeout, --llm-max-attempts); the runner gets its address in COORDBENCH_LLM_BASE_URL and OPENAI_BASE_URL, and its calls are audited (docs/external.md)")
 	c.PostRunE = func(cmd *cobra.Command, _ []string) error {
 		if err, ok := externalFailures.LoadAndDelete(cmd); ok {
 			return err.(error)
@@ -49,6 +51,10 @@ var externalFailures sync.Map
 func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factory.Plant, mode coord.AuthorityMode, seed uint64, out *string) (coord.Controller, func(), error) {
 	f := cmd.Flags()
 	command, _ := f.GetString("controller-command")
+	upstream, _ := f.GetString("llm-proxy-upstream")
+	if upstream != "" && command == "" {
+		return nil, nil, fmt.Errorf("--llm-proxy-upstream needs --controller-command")
+	}
 	if command == "" {
 		if name == extctl.Name {
 			return nil, nil, fmt.Errorf("--controller external needs --controller-command")
@@ -69,8 +75,37 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
+	var proxy *extctl.Proxy
+	var err error
+	releaseProxy := func() {}
+	if upstream != "" {
+		var cache *llm.Cache
+		if lf.cachePath != "" {
+			if cache, err = llm.OpenCache(lf.cachePath); err != nil {
+				return nil, nil, err
+			}
+		}
+		releaseProxy = func() {
+			if proxy != nil {
+				proxy.Close()
+			}
+			if cache != nil {
+				cache.Close()
+			}
+		}
+		proxy, err = extctl.NewProxy(extctl.ProxyConfig{Upstream: upstream, APIKeyEnv: lf.keyEnv, Cache: cache,
+			CacheMode: lf.cacheMode, Concurrency: lf.concurrency, RPM: lf.rpm, Timeout: lf.timeout, MaxAttempts: lf.maxAttempts})
+		if err == nil {
+			_, err = proxy.Start()
+		}
+		if err != nil {
+			releaseProxy()
+			return nil, nil, err
+		}
+	}
 	logf, err := os.Create(filepath.Join(dir, extctl.StderrFile))
 	if err != nil {
+		releaseProxy()
 		return nil, nil, err
 	}
 	// The runner has a process group of its own, out of reach of the
@@ -78,9 +113,10 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 	// at once on fallbacks, and its artifacts are written.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	c, err := extctl.Start(ctx, extctl.Config{Command: command, Timeout: timeout, Stderr: logf,
-		Episode: extctl.EpisodeOf(p, mode, seed)})
+		Episode: extctl.EpisodeOf(p, mode, seed), Proxy: proxy})
 	if err != nil {
 		stop()
+		releaseProxy()
 		logf.Close()
 		return nil, nil, err
 	}
@@ -91,6 +127,7 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 			metrics = json.RawMessage(b)
 		}
 		failed := c.End(metrics)
+		releaseProxy()
 		logf.Close()
 		s := c.Summary()
 		if err := extctl.WriteSummary(filepath.Join(dir, extctl.SummaryFile), s); err != nil {
@@ -98,6 +135,10 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "external runner: answered %d of %d decision steps, latency p50 %.3f ms, p99 %.3f ms; %d protocol errors, %d warnings (%s, %s)\n",
 			s.Answered, s.Steps, s.Latency.P50, s.Latency.P99, s.Errors, s.Warnings, extctl.SummaryFile, extctl.StderrFile)
+		if s.Proxy != nil {
+			fmt.Fprintf(cmd.OutOrStdout(), "llm proxy: %d calls (%d cache hits, %d failures, %d outside a decision), %d prompt + %d completion tokens\n",
+				s.Proxy.Calls, s.Proxy.CacheHits, s.Proxy.Failures, s.Proxy.Unattributed, s.Proxy.PromptTokens, s.Proxy.CompletionTokens)
+		}
 		if failed != nil {
 			externalFailures.Store(cmd, fmt.Errorf("%w (the episode went on with audited fallbacks; see %s)", failed, filepath.Join(dir, extctl.StderrFile)))
 		}
