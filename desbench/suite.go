@@ -78,10 +78,13 @@ type SuiteConfig struct {
 	Paradigms      []coord.AuthorityMode `json:"paradigms"`
 	ParadigmFiles  []string              `json:"paradigm_files,omitempty"`
 	Controllers    []string              `json:"controllers"`
-	Seeds          string                `json:"seeds"`
-	Limit          int                   `json:"limit,omitempty"`
-	OnlyCases      []string              `json:"only_cases,omitempty"`
-	CaseCount      int                   `json:"case_count"`
+	// ControllerIdentities name the non-built-in controllers (the external
+	// runner command); a suite directory holds one set of them.
+	ControllerIdentities []string `json:"controller_identities,omitempty"`
+	Seeds                string   `json:"seeds"`
+	Limit                int      `json:"limit,omitempty"`
+	OnlyCases            []string `json:"only_cases,omitempty"`
+	CaseCount            int      `json:"case_count"`
 }
 
 // SuiteInstance is one instance of a suite.
@@ -117,6 +120,21 @@ type ControllerMaker interface {
 	New(seed uint64) (coord.Controller, error)
 }
 
+// DirControllerMaker is a ControllerMaker whose controllers belong to one
+// case: they keep files in the case's directory and must be told when the
+// episode ends (an external runner process). Identity names what the
+// controllers are (the runner command, say): a suite directory holds the
+// results of one identity only.
+type DirControllerMaker interface {
+	ControllerMaker
+	Identity() string
+	// NewForCase starts the controller of case c, keeping its files in dir.
+	NewForCase(c Case, dir string) (coord.Controller, error)
+	// EndCase runs after the case's artifacts are written in dir; an error
+	// (the runner failed) fails the case.
+	EndCase(ctrl coord.Controller, dir string) error
+}
+
 // Case is one episode of a suite.
 type Case struct {
 	ID         string
@@ -131,6 +149,7 @@ type Case struct {
 
 	maker      ControllerMaker // nil for built-ins
 	modelToken string          // a case rebuilt from its id: the id's model part, until UseMaker
+	needMaker  bool            // a case rebuilt from its id whose controller is not built in
 }
 
 // UseMaker gives a case rebuilt from its id (CaseFromID, CaseFromSuiteDir)
@@ -140,7 +159,11 @@ func (c *Case) UseMaker(mk ControllerMaker) error {
 	if mk.Name() != c.Controller {
 		return fmt.Errorf("case %s: controller %q, not %q", c.ID, c.Controller, mk.Name())
 	}
-	if got := SafeToken(modelToken(mk.Model(), mk.Framework())); got != c.modelToken {
+	got := modelToken(mk.Model(), mk.Framework())
+	if got != "" {
+		got = SafeToken(got)
+	}
+	if got != c.modelToken {
 		return fmt.Errorf("case %s was run with model and framework %q; the flags give %q", c.ID, c.modelToken, got)
 	}
 	c.maker, c.Model, c.Framework = mk, mk.Model(), mk.Framework()
@@ -180,6 +203,11 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 	}
 	if cfg.Controllers, err = resolveControllers(opt.Controllers, opt.Makers); err != nil {
 		return nil, err
+	}
+	for _, name := range cfg.Controllers {
+		if dm, ok := makerNamed(opt.Makers, name).(DirControllerMaker); ok {
+			cfg.ControllerIdentities = append(cfg.ControllerIdentities, name+": "+dm.Identity())
+		}
 	}
 	for _, si := range cfg.Instances {
 		if si.Seeds, err = resolveSeeds(opt.Seeds, si); err != nil {
@@ -528,14 +556,36 @@ func (k CaseKey) InstanceRef() (ref string, ok bool) {
 	return "", false
 }
 
+// EpisodeIn builds the episode of c for a run into dir: a controller of a
+// DirControllerMaker is started there; EndIn must follow the run.
+func (c Case) EpisodeIn(dir string) (Episode, error) {
+	dm, ok := c.maker.(DirControllerMaker)
+	if !ok {
+		return c.Episode()
+	}
+	ctrl, err := dm.NewForCase(c, dir)
+	if err != nil {
+		return Episode{}, err
+	}
+	return Episode{Plant: factory.Compile(c.Instance.Inst), Seed: c.Seed, Mode: c.Paradigm, Controller: ctrl}, nil
+}
+
+// EndIn ends ep's controller after a run into dir (see EpisodeIn).
+func (c Case) EndIn(ep Episode, dir string) error {
+	if dm, ok := c.maker.(DirControllerMaker); ok {
+		return dm.EndCase(ep.Controller, dir)
+	}
+	return nil
+}
+
 // Episode builds the episode of c (artifact writers unset).
 func (c Case) Episode() (Episode, error) {
 	var ctrl coord.Controller
 	var err error
 	if c.maker != nil {
 		ctrl, err = c.maker.New(c.Seed)
-	} else if c.modelToken != "" {
-		return Episode{}, fmt.Errorf("case %s needs its model: give the controller's model flags", c.ID)
+	} else if c.modelToken != "" || c.needMaker {
+		return Episode{}, fmt.Errorf("case %s needs its controller %q: give its flags (model flags, or --controller-command)", c.ID, c.Controller)
 	} else {
 		ctrl, err = policy.New(c.Controller, c.Seed)
 	}
@@ -574,6 +624,9 @@ func CaseFromID(id, instanceRef string) (Case, error) {
 	}
 	if k.Model != "" { // a model-backed controller: UseMaker supplies it
 		return Case{ID: id, Instance: si, Paradigm: mode, Controller: k.Controller, Seed: k.Seed, modelToken: k.Model}, nil
+	}
+	if _, err := policy.New(k.Controller, k.Seed); err != nil { // not built in: UseMaker supplies it
+		return Case{ID: id, Instance: si, Paradigm: mode, Controller: k.Controller, Seed: k.Seed, needMaker: true}, nil
 	}
 	ctrls, err := resolveControllers(k.Controller, nil)
 	if err != nil {
@@ -644,5 +697,7 @@ func CaseFromSuiteDir(dir, id string) (Case, error) {
 		}
 	}
 	si.Seeds = rec.Seeds
-	return Case{ID: id, Instance: si, Paradigm: cfg.Paradigms[i], Controller: k.Controller, Seed: k.Seed, modelToken: k.Model}, nil
+	_, builtin := policy.New(k.Controller, k.Seed)
+	return Case{ID: id, Instance: si, Paradigm: cfg.Paradigms[i], Controller: k.Controller, Seed: k.Seed, modelToken: k.Model,
+		needMaker: builtin != nil}, nil
 }

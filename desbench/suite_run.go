@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +101,13 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 		if err := removeTemps(d.dir, d.prefix); err != nil {
 			return nil, err
 		}
+	}
+	// A directory that holds an external runner's cases stays tied to
+	// that runner: their manifests cannot tell two commands apart.
+	var prev SuiteConfig
+	if readJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
+		len(s.Config.ControllerIdentities) > 0 && !slices.Equal(prev.ControllerIdentities, s.Config.ControllerIdentities) {
+		return nil, fmt.Errorf("%s holds the results of %v, not %v: use a new --out", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
 	}
 	if err := writeFileAtomic(filepath.Join(dir, FileSuiteConfig), mustJSON(s.Config)); err != nil {
 		return nil, err
@@ -203,7 +211,7 @@ func runCase(c Case, casesDir, failedDir string, run func(Episode, string) (Resu
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed into place
-	ep, err := c.Episode()
+	ep, err := c.EpisodeIn(tmp)
 	if err != nil {
 		return fail(err)
 	}
@@ -211,6 +219,9 @@ func runCase(c Case, casesDir, failedDir string, run func(Episode, string) (Resu
 	r.Metrics, r.Status = res.Metrics, res.Metrics.Status
 	if err == nil {
 		err = res.Err
+	}
+	if eerr := c.EndIn(ep, tmp); err == nil {
+		err = eerr
 	}
 	if err != nil {
 		r.Status, r.Err = StatusError, err.Error()
@@ -300,8 +311,19 @@ func ManifestMatches(man Manifest, c Case) bool {
 	return man.Tool == "coordbench" && man.Version == Version() &&
 		man.PayloadVersion == coord.PayloadVersion && man.TraceFormat == TraceFormat &&
 		man.Instance == c.Instance.Name && man.InstanceSHA256 == c.Instance.SHA256 &&
-		man.Seed == c.Seed && man.Controller == c.Controller && man.Model == c.Model && man.Framework == c.Framework &&
+		man.Seed == c.Seed && man.Controller == c.Controller && sameModel(man, c) &&
 		reflect.DeepEqual(man.Paradigm, c.Paradigm)
+}
+
+// sameModel compares the models and framework a manifest records with the
+// case's. A case whose controller names them only when it runs (an
+// external runner reports its own) leaves them empty and matches any: its
+// suite directory is tied to one runner by suite.json instead.
+func sameModel(man Manifest, c Case) bool {
+	if _, ok := c.maker.(DirControllerMaker); ok && c.Model == "" && c.Framework == "" {
+		return true
+	}
+	return man.Model == c.Model && man.Framework == c.Framework
 }
 
 func readJSON(path string, v any) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/extctl"
 	"github.com/coordbench/coordbench/policy"
 )
 
@@ -63,6 +64,17 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 					workers = max(workers, lf.concurrency) // episodes wait on the model: keep the endpoint busy
 				}
 			}
+			if command, _ := cmd.Flags().GetString("controller-command"); command != "" {
+				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
+				mk, err := newExternalMaker(cmd.Context(), command, timeout)
+				if err != nil {
+					return err
+				}
+				opt.Makers = append(opt.Makers, mk)
+				if !cmd.Flags().Changed("controller") {
+					opt.Controllers = extctl.Name
+				}
+			}
 			s, err := desbench.ResolveSuite(opt)
 			if err != nil {
 				return err
@@ -84,6 +96,8 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "cases run at once")
 	f.StringVar(&out, "out", "", "suite directory (default runs/suite_<suite>)")
 	lf.register(f)
+	f.String("controller-command", "", "run an external controller (one process per case) and add it to the suite as controller \"external\" (docs/external.md)")
+	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
 	return c
 }
 
@@ -305,6 +319,20 @@ the paradigm switches and instance recorded there.`,
 			if err != nil {
 				return err
 			}
+			if cs.Controller == extctl.Name {
+				command, _ := cmd.Flags().GetString("controller-command")
+				if command == "" {
+					return fmt.Errorf("case %s ran an external controller: give --controller-command", cs.ID)
+				}
+				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
+				mk, err := newExternalMaker(cmd.Context(), command, timeout)
+				if err != nil {
+					return err
+				}
+				if err := cs.UseMaker(mk); err != nil {
+					return err
+				}
+			}
 			if cs.Controller == "llm" {
 				mk, closer, err := lf.maker(cmd.Context())
 				if err != nil {
@@ -318,11 +346,14 @@ the paradigm switches and instance recorded there.`,
 			if out == "" {
 				out = filepath.Join("runs", cs.ID)
 			}
-			ep, err := cs.Episode()
+			ep, err := cs.EpisodeIn(out)
 			if err != nil {
 				return err
 			}
-			return runEpisode(cmd, ep, out)
+			if err := runEpisode(cmd, ep, out); err != nil {
+				return err
+			}
+			return cs.EndIn(ep, out)
 		},
 	}
 	f := c.Flags()
@@ -333,5 +364,7 @@ the paradigm switches and instance recorded there.`,
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable)")
 	c.MarkFlagRequired("case-id")
 	lf.register(f)
+	f.String("controller-command", "", "the external controller of a case run with one (docs/external.md)")
+	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
 	return c
 }
