@@ -64,3 +64,33 @@ func TestSuiteWithExternalRunner(t *testing.T) {
 		t.Errorf("an external case without its command: %v", err)
 	}
 }
+
+// The LangGraph.js example completes the same suite, with the same
+// decisions as the Go twin (its rule is the Python example's).
+func TestSuiteWithLangGraphRunner(t *testing.T) {
+	root := filepath.Join("..", "..", "examples", "langgraph-js")
+	_, nodeErr := exec.LookPath("node")
+	_, depErr := os.Stat(filepath.Join(root, "node_modules", "@langchain", "langgraph"))
+	if nodeErr != nil || depErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node and the example's npm packages are required in CI (npm ci --prefix examples/langgraph-js): %v %v", nodeErr, depErr)
+		}
+		t.Skip("node or examples/langgraph-js/node_modules missing")
+	}
+	dir := t.TempDir()
+	out, err := run(t, "des", "suite", "--suite", "A3C9-1", "--seeds", "11,12", "--controller", "external,greedy_py",
+		"--paradigm", "centralized,hierarchical,heterarchical_cnp,holonic_hybrid",
+		"--controller-command", "node "+filepath.Join(root, "runner.mjs"), "--out", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, m := range []string{"centralized", "hierarchical", "heterarchical_cnp", "holonic_hybrid"} {
+		for _, s := range []string{"11", "12"} {
+			ext := filepath.Join(dir, desbench.SuiteCasesDir, "A3C9-1__"+m+"__external__s"+s, desbench.FileTrace)
+			twin := filepath.Join(dir, desbench.SuiteCasesDir, "A3C9-1__"+m+"__greedy_py__s"+s, desbench.FileTrace)
+			if !bytes.Equal(mustRead(t, ext), mustRead(t, twin)) {
+				t.Errorf("%s s%s: the LangGraph.js runner's trace differs from the Go twin's", m, s)
+			}
+		}
+	}
+}
