@@ -1,0 +1,400 @@
+// Package llmagent holds the text side of a SILO-BENCH LLM agent: it parses
+// the XML-like tool calls in a model reply, formats tool results as the
+// user-message blocks the model reads back, and words the feedback sent when
+// a reply holds no valid call.
+//
+// The call format is the published one:
+//
+//	<tool_call>
+//	<tool>write_file</tool>
+//	<parameters>
+//	<path>agent_0_data</path>
+//	<content>[1, 2, 3]</content>
+//	</parameters>
+//	</tool_call>
+//
+// Parsing follows the published rules (design notes, silobench.md §3):
+// every non-greedy <tool_call>…</tool_call> block in order; in each, the
+// first <tool>…</tool>, stripped, is the name (a block without one is
+// skipped); the first <parameters>…</parameters> is scanned for child
+// elements <name>value</name> (name matching \w+, closing tag repeating it,
+// non-greedy, later duplicates win). Each value is stripped and typed in
+// this order: case-insensitive true/false as bool, Python int() syntax as an
+// integer, Python float() syntax (nan and inf included) as a float, text
+// starting with '[' or '{' that is valid JSON as that JSON value, otherwise
+// the stripped string. Matching spans newlines.
+//
+// Two deliberate departures: a block whose stripped name is empty is
+// skipped like one without a name, and only ASCII digits count as digits in
+// numbers.
+package llmagent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ToolCall is one parsed tool call. Args values are bool, int64, json.Number
+// (an integer beyond int64), float64 (possibly NaN or ±Inf), string, or a
+// decoded JSON value ([]any, map[string]any, with integers as json.Number
+// and other numbers as float64).
+type ToolCall struct {
+	Name string
+	Args map[string]any
+}
+
+// ErrNoToolCall is returned by ParseToolCalls when a reply holds no valid
+// tool call; the caller then sends NoCallFeedback.
+var ErrNoToolCall = errors.New("llmagent: no valid tool call found")
+
+// ParseToolCalls returns the reply's tool calls in order of appearance. It
+// never panics; it fails only with ErrNoToolCall.
+func ParseToolCalls(reply string) ([]ToolCall, error) {
+	var calls []ToolCall
+	for _, block := range between(reply, "<tool_call>", "</tool_call>", -1) {
+		names := between(block, "<tool>", "</tool>", 1)
+		if len(names) == 0 {
+			continue
+		}
+		name := pyStrip(names[0])
+		if name == "" {
+			continue
+		}
+		args := map[string]any{}
+		if ps := between(block, "<parameters>", "</parameters>", 1); len(ps) > 0 {
+			scanParams(ps[0], args)
+		}
+		calls = append(calls, ToolCall{Name: name, Args: args})
+	}
+	if len(calls) == 0 {
+		return nil, ErrNoToolCall
+	}
+	return calls, nil
+}
+
+// between returns the texts enclosed by open…close, non-greedily, scanning
+// left to right without overlap; at most max of them (all if max < 0).
+func between(s, open, close string, max int) []string {
+	var out []string
+	for max < 0 || len(out) < max {
+		i := strings.Index(s, open)
+		if i < 0 {
+			break
+		}
+		s = s[i+len(open):]
+		j := strings.Index(s, close)
+		if j < 0 {
+			break
+		}
+		out = append(out, s[:j])
+		s = s[j+len(close):]
+	}
+	return out
+}
+
+// scanParams finds the child elements <name>value</name> of a parameters
+// body, as the regex <(\w+)>(.*?)</\1> would with findall.
+func scanParams(s string, args map[string]any) {
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '<')
+		if k < 0 {
+			return
+		}
+		i += k
+		n := i + 1
+		for n < len(s) {
+			r, w := utf8.DecodeRuneInString(s[n:])
+			if !isWord(r) || (r == utf8.RuneError && w <= 1) {
+				break
+			}
+			n += w
+		}
+		if n == i+1 || n >= len(s) || s[n] != '>' {
+			i++
+			continue
+		}
+		name := s[i+1 : n]
+		closing := "</" + name + ">"
+		e := strings.Index(s[n+1:], closing)
+		if e < 0 {
+			i++
+			continue
+		}
+		args[name] = convert(s[n+1 : n+1+e])
+		i = n + 1 + e + len(closing)
+	}
+}
+
+// isWord reports whether r matches Python's Unicode \w.
+func isWord(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+}
+
+// pyStrip trims what Python's str.strip() trims.
+func pyStrip(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+	})
+}
+
+// convert types a parameter value (see the package comment).
+func convert(raw string) any {
+	v := pyStrip(raw)
+	if asciiLowerEq(v, "true") {
+		return true
+	}
+	if asciiLowerEq(v, "false") {
+		return false
+	}
+	if i, ok := pyInt(v); ok {
+		return i
+	}
+	if f, ok := pyFloat(v); ok {
+		return f
+	}
+	if strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") {
+		d := json.NewDecoder(strings.NewReader(v))
+		d.UseNumber()
+		var x any
+		if d.Decode(&x) == nil && trailingEmpty(v, d.InputOffset()) {
+			return pyFloats(x)
+		}
+	}
+	return v
+}
+
+// pyFloats mirrors json.loads: a JSON number with a fraction or exponent
+// becomes a float64 (so 1.50 reads back as 1.5); integers keep their exact
+// text as json.Number, and so does a float that would overflow.
+func pyFloats(x any) any {
+	switch t := x.(type) {
+	case json.Number:
+		if strings.ContainsAny(string(t), ".eE") {
+			if f, err := strconv.ParseFloat(string(t), 64); err == nil {
+				return f
+			}
+		}
+	case []any:
+		for i := range t {
+			t[i] = pyFloats(t[i])
+		}
+	case map[string]any:
+		for k, v := range t {
+			t[k] = pyFloats(v)
+		}
+	}
+	return x
+}
+
+func trailingEmpty(s string, off int64) bool {
+	if off < 0 || off > int64(len(s)) {
+		return false
+	}
+	return strings.TrimLeft(s[off:], " \t\r\n") == ""
+}
+
+func asciiLowerEq(s, word string) bool {
+	if len(s) != len(word) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// digitPart checks Python's digit part: digits, single underscores between
+// them, and returns it without the underscores.
+func digitPart(s string) (string, bool) {
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			b.WriteByte(c)
+		case c == '_' && s[i-1] != '_':
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+func cutSign(s string) (string, string) {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		return s[:1], s[1:]
+	}
+	return "", s
+}
+
+// pyInt parses like Python's int(s) in base 10: int64 when it fits, else
+// the exact value as a json.Number.
+func pyInt(s string) (any, bool) {
+	sign, rest := cutSign(s)
+	d, ok := digitPart(rest)
+	if !ok {
+		return nil, false
+	}
+	if sign == "+" {
+		sign = ""
+	}
+	if i, err := strconv.ParseInt(sign+d, 10, 64); err == nil {
+		return i, true
+	}
+	var b big.Int
+	if _, ok := b.SetString(sign+d, 10); !ok {
+		return nil, false
+	}
+	return json.Number(b.String()), true
+}
+
+// pyFloat parses like Python's float(s): decimal literals with optional
+// underscores and exponent, plus inf, infinity and nan in any case.
+func pyFloat(s string) (float64, bool) {
+	sign, rest := cutSign(s)
+	neg := sign == "-"
+	switch strings.ToLower(rest) {
+	case "inf", "infinity":
+		if neg {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	case "nan":
+		return math.NaN(), true
+	}
+	if !isASCII(rest) {
+		return 0, false
+	}
+	mant, exp := rest, ""
+	if k := strings.IndexAny(rest, "eE"); k >= 0 {
+		mant, exp = rest[:k], rest[k+1:]
+		es, ed := cutSign(exp)
+		d, ok := digitPart(ed)
+		if !ok {
+			return 0, false
+		}
+		exp = "e" + es + d
+	}
+	ip, fp, dot := strings.Cut(mant, ".")
+	var num string
+	switch {
+	case ip == "" && fp == "":
+		return 0, false
+	case ip == "":
+		d, ok := digitPart(fp)
+		if !ok {
+			return 0, false
+		}
+		num = "0." + d
+	case !dot || fp == "":
+		d, ok := digitPart(ip)
+		if !ok {
+			return 0, false
+		}
+		num = d
+	default:
+		a, ok1 := digitPart(ip)
+		b, ok2 := digitPart(fp)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		num = a + "." + b
+	}
+	f, err := strconv.ParseFloat(sign+num+exp, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+			return f, true // overflow to ±Inf or underflow to 0, as Python
+		}
+		return 0, false
+	}
+	return f, true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// ArgsJSON marshals the arguments as a compact JSON object (never null). A
+// non-finite float, which JSON cannot hold, becomes the string Python's str()
+// gives it: "nan", "inf" or "-inf".
+func (c ToolCall) ArgsJSON() (json.RawMessage, error) {
+	m := make(map[string]any, len(c.Args))
+	for k, v := range c.Args {
+		if f, ok := v.(float64); ok {
+			switch {
+			case math.IsNaN(f):
+				v = "nan"
+			case math.IsInf(f, 1):
+				v = "inf"
+			case math.IsInf(f, -1):
+				v = "-inf"
+			}
+		}
+		m[k] = v
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
+}
+
+// FormatToolResult renders one executed call as the block the model reads
+// back: the tool name and its result as compact JSON.
+func FormatToolResult(name string, result json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, result) != nil {
+		buf.Reset()
+		buf.Write(bytes.TrimSpace(result))
+	}
+	if buf.Len() == 0 {
+		buf.WriteString("null")
+	}
+	return "<tool_result>\n<tool>" + name + "</tool>\n<result>" + buf.String() + "</result>\n</tool_result>"
+}
+
+// JoinToolResults joins the blocks of one turn, separated by blank lines,
+// into the text of the single user message that carries them.
+func JoinToolResults(blocks []string) string {
+	return strings.Join(blocks, "\n\n")
+}
+
+// NoCallFeedback is the user message sent when a reply holds no valid tool
+// call. The turn is spent; the message restates the expected format.
+func NoCallFeedback() string {
+	return `No valid tool call was found in your reply, so no action was taken this turn.
+Write each tool call in exactly this form, with one tag per parameter inside <parameters>:
+
+<tool_call>
+<tool>TOOL_NAME</tool>
+<parameters>
+<PARAM_NAME>VALUE</PARAM_NAME>
+</parameters>
+</tool_call>
+
+You may make several calls in one reply; wait and submit_result end your turn.`
+}
