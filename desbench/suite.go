@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -638,7 +639,7 @@ func CaseFromID(id, instanceRef string) (Case, error) {
 // ReadSuiteConfig reads dir/suite.json.
 func ReadSuiteConfig(dir string) (*SuiteConfig, error) {
 	var cfg SuiteConfig
-	if err := readJSON(filepath.Join(dir, FileSuiteConfig), &cfg); err != nil {
+	if err := atomicfs.ReadJSON(filepath.Join(dir, FileSuiteConfig), &cfg); err != nil {
 		return nil, fmt.Errorf("%s is not a suite directory: %w", dir, err)
 	}
 	return &cfg, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"io"
 	"math"
 	"path/filepath"
@@ -169,7 +170,7 @@ func writeSuiteFiles(dir string, rep *SuiteReport) error {
 		name string
 		data []byte
 	}{{FileSuiteSummary, sum.Bytes()}, {FileSuiteAggregate, agg.Bytes()}, {FileSuiteAggregateMD, md.Bytes()}} {
-		if err := writeFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+		if err := atomicfs.WriteFile(filepath.Join(dir, f.name), suiteTmpPrefix, f.data); err != nil {
 			return err
 		}
 	}

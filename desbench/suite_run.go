@@ -2,15 +2,13 @@ package desbench
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -98,18 +96,18 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	for _, d := range []struct{ dir, prefix string }{
 		{casesDir, suiteTmpPrefix}, {failedDir, suiteTmpPrefix}, {dir, suiteTmpPrefix + "suite"},
 	} {
-		if err := removeTemps(d.dir, d.prefix); err != nil {
+		if err := atomicfs.RemoveTemps(d.dir, d.prefix); err != nil {
 			return nil, err
 		}
 	}
 	// A directory that holds an external runner's cases stays tied to
 	// that runner: their manifests cannot tell two commands apart.
 	var prev SuiteConfig
-	if readJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
+	if atomicfs.ReadJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
 		len(s.Config.ControllerIdentities) > 0 && !slices.Equal(prev.ControllerIdentities, s.Config.ControllerIdentities) {
 		return nil, fmt.Errorf("%s holds the results of %v, not %v: use a new --out", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, FileSuiteConfig), mustJSON(s.Config)); err != nil {
+	if err := atomicfs.WriteFile(filepath.Join(dir, FileSuiteConfig), suiteTmpPrefix, atomicfs.MarshalLine(s.Config)); err != nil {
 		return nil, err
 	}
 
@@ -228,12 +226,12 @@ func runCase(c Case, casesDir, failedDir string, run func(Episode, string) (Resu
 		if werr := os.WriteFile(filepath.Join(tmp, FileCaseError), []byte(r.Err+"\n"), 0o644); werr != nil {
 			return r
 		}
-		if merr := moveIntoPlace(tmp, filepath.Join(failedDir, c.ID), failedDir); merr != nil {
+		if merr := atomicfs.MoveIntoPlace(tmp, filepath.Join(failedDir, c.ID), failedDir, suiteTmpPrefix); merr != nil {
 			r.Err += "; " + merr.Error()
 		}
 		return r
 	}
-	if err := moveIntoPlace(tmp, filepath.Join(casesDir, c.ID), casesDir); err != nil {
+	if err := atomicfs.MoveIntoPlace(tmp, filepath.Join(casesDir, c.ID), casesDir, suiteTmpPrefix); err != nil {
 		return fail(err)
 	}
 	// A success supersedes an earlier failure of the same case.
@@ -241,48 +239,11 @@ func runCase(c Case, casesDir, failedDir string, run func(Episode, string) (Resu
 	return r
 }
 
-// moveIntoPlace renames the complete directory tmp to final, replacing
-// an older final: the old one is first renamed to a temporary name in
-// parent (removed at the next start if we die before removing it), so
-// final is at every moment absent, old and complete, or new and complete.
-func moveIntoPlace(tmp, final, parent string) error {
-	if _, err := os.Lstat(final); err == nil {
-		old, err := os.MkdirTemp(parent, suiteTmpPrefix+"old-")
-		if err != nil {
-			return err
-		}
-		if err := os.Remove(old); err != nil {
-			return err
-		}
-		if err := os.Rename(final, old); err != nil {
-			return err
-		}
-		defer os.RemoveAll(old)
-	}
-	return os.Rename(tmp, final)
-}
-
-// removeTemps deletes what a killed run left in dir: entries named prefix*.
-func removeTemps(dir, prefix string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) {
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // finishedCase reports whether dir holds case c as this tool would write
 // it now, and returns its summary row.
 func finishedCase(c Case, dir string) (CaseResult, bool) {
 	var man Manifest
-	if err := readJSON(filepath.Join(dir, FileManifest), &man); err != nil {
+	if err := atomicfs.ReadJSON(filepath.Join(dir, FileManifest), &man); err != nil {
 		return CaseResult{}, false
 	}
 	if !ManifestMatches(man, c) {
@@ -298,7 +259,7 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 		return CaseResult{}, false
 	}
 	var m Metrics
-	if err := readJSON(mpath, &m); err != nil {
+	if err := atomicfs.ReadJSON(mpath, &m); err != nil {
 		return CaseResult{}, false
 	}
 	return CaseResult{Case: c, Status: m.Status, Metrics: m, Skipped: true}, true
@@ -324,44 +285,4 @@ func sameModel(man Manifest, c Case) bool {
 		return true
 	}
 	return man.Model == c.Model && man.Framework == c.Framework
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		panic(err) // plain data
-	}
-	return append(b, '\n')
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, so that path never holds a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), suiteTmpPrefix+filepath.Base(path)+"-")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"io"
 	"path/filepath"
 	"slices"
@@ -160,7 +161,7 @@ func writeFiles(dir string, rep *Report) error {
 		name string
 		data []byte
 	}{{FileSummary, sum.Bytes()}, {FileAggregate, agg.Bytes()}, {FileAggregateMD, md.Bytes()}} {
-		if err := writeFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+		if err := atomicfs.WriteFile(filepath.Join(dir, f.name), tmpPrefix, f.data); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -93,7 +93,7 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 		return nil, err
 	}
 	for _, d := range []string{runsDir, dir} {
-		if err := removeTemps(d); err != nil {
+		if err := atomicfs.RemoveTemps(d, tmpPrefix); err != nil {
 			return nil, err
 		}
 	}
@@ -233,10 +233,10 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 	}
 	man := manifestOf(c)
 	man.ResultSHA256 = sha(b)
-	if err := os.WriteFile(filepath.Join(tmp, FileManifest), mustJSON(man), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, FileManifest), atomicfs.MarshalLine(man), 0o644); err != nil {
 		return fail(err)
 	}
-	if err := moveIntoPlace(tmp, filepath.Join(runsDir, c.ID), runsDir); err != nil {
+	if err := atomicfs.MoveIntoPlace(tmp, filepath.Join(runsDir, c.ID), runsDir, tmpPrefix); err != nil {
 		return fail(err)
 	}
 	r.Result = res
@@ -246,7 +246,7 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 // finishedCase reports whether dir holds case c as this tool writes it.
 func finishedCase(c Case, dir string) (CaseResult, bool) {
 	var man Manifest
-	if err := readJSON(filepath.Join(dir, FileManifest), &man); err != nil {
+	if err := atomicfs.ReadJSON(filepath.Join(dir, FileManifest), &man); err != nil {
 		return CaseResult{}, false
 	}
 	want := manifestOf(c)
@@ -270,81 +270,7 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 	return CaseResult{Case: c, Result: &res, Skipped: true}, true
 }
 
-// moveIntoPlace renames the complete directory tmp to final, replacing an
-// older final through a temporary name (removed at the next start if we
-// die in between).
-func moveIntoPlace(tmp, final, parent string) error {
-	if _, err := os.Lstat(final); err == nil {
-		old, err := os.MkdirTemp(parent, tmpPrefix+"old-")
-		if err != nil {
-			return err
-		}
-		if err := os.Remove(old); err != nil {
-			return err
-		}
-		if err := os.Rename(final, old); err != nil {
-			return err
-		}
-		defer os.RemoveAll(old)
-	}
-	return os.Rename(tmp, final)
-}
-
-func removeTemps(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), tmpPrefix) {
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func sha(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		panic(err) // plain data
-	}
-	return append(b, '\n')
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
