@@ -3,11 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -72,23 +69,8 @@ runs is written, and the exit code is 1.`,
 
 func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-ctx.Done():
-			select {
-			case <-finished:
-				return
-			default:
-			}
-			stop() // a second Ctrl-C kills the process
-			fmt.Fprintln(stderr, "\ninterrupted: finishing the runs in flight (Ctrl-C again to abandon them)")
-		case <-finished:
-		}
-	}()
+	ctx, done := interruptible(cmd, "runs")
+	defer done()
 	p := &siloProgress{w: stderr, workers: workers}
 	rep, err := suite.Run(ctx, s, dir, suite.RunOptions{Workers: workers, Progress: p.update})
 	p.finish()

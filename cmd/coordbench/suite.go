@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -119,23 +120,8 @@ func suiteDirName(spec string) string {
 // handling, then prints the aggregate and where the files are.
 func runSuite(cmd *cobra.Command, s *desbench.Suite, dir string, workers int, status func() string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-ctx.Done():
-			select {
-			case <-finished: // the suite ended first
-				return
-			default:
-			}
-			stop() // a second Ctrl-C kills the process, abandoning the cases in flight
-			fmt.Fprintln(stderr, "\ninterrupted: finishing the cases in flight (Ctrl-C again to abandon them)")
-		case <-finished:
-		}
-	}()
+	ctx, done := interruptible(cmd, "cases")
+	defer done()
 
 	p := newSuiteProgress(stderr, workers)
 	p.status = status
@@ -367,4 +353,27 @@ the paradigm switches and instance recorded there.`,
 	f.String("controller-command", "", "the external controller of a case run with one (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
 	return c
+}
+
+// interruptible returns a context that a first Ctrl-C (or SIGTERM) cancels
+// so that a suite stops launching new work and finishes what is in flight
+// (what names it: "cases", "runs"); a second Ctrl-C kills the process.
+// Call done when the suite has ended.
+func interruptible(cmd *cobra.Command, what string) (ctx context.Context, done func()) {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-finished: // the suite ended first
+				return
+			default:
+			}
+			stop() // restore the default: a second Ctrl-C kills the process
+			fmt.Fprintf(cmd.ErrOrStderr(), "\ninterrupted: finishing the %s in flight (Ctrl-C again to abandon them)\n", what)
+		case <-finished:
+		}
+	}()
+	return ctx, func() { close(finished); stop() }
 }
