@@ -79,19 +79,7 @@ func TestLangGraphRunnerEpisodes(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("%s/s%d", mode.ID, seed), func(t *testing.T) {
 				t.Parallel()
-				var stderr syncBuffer
-				c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Stderr: &stderr,
-					Episode: extctl.EpisodeOf(plantOf(t, faultInstance), mode, seed)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				lg := play(t, c, mode, seed)
-				if err := c.End(lg.metrics); err != nil {
-					t.Fatalf("%v\n%s", err, stderr.String())
-				}
-				if vs := c.Violations(); len(vs) > 0 {
-					t.Errorf("violations: %v", vs)
-				}
+				lg, stderr := playRunner(t, command, mode, seed)
 				if lg.metrics.GFb != 0 || lg.metrics.Status == "" {
 					t.Errorf("metrics: %+v", lg.metrics)
 				}
@@ -113,8 +101,8 @@ func TestLangGraphRunnerEpisodes(t *testing.T) {
 						t.Fatalf("decision %d: langgraph %q, go twin %q", i, a[i], b[i])
 					}
 				}
-				if !strings.Contains(stderr.String(), "langgraph_runner: episode over: status "+lg.metrics.Status) {
-					t.Errorf("the runner did not see episode_end:\n%s", stderr.String())
+				if !strings.Contains(stderr, "langgraph_runner: episode over: status "+lg.metrics.Status) {
+					t.Errorf("the runner did not see episode_end:\n%s", stderr)
 				}
 			})
 		}

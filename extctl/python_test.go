@@ -76,6 +76,27 @@ func choices(t *testing.T, dec []byte, wantSource coord.Source) []string {
 	return out
 }
 
+// playRunner plays one A3C9-1 episode with the external runner command,
+// ends it, and requires a clean runner: no failure, no protocol violation.
+// It returns the artifacts and what the runner wrote on stderr.
+func playRunner(t *testing.T, command string, mode coord.AuthorityMode, seed uint64) (artifacts, string) {
+	t.Helper()
+	var stderr syncBuffer
+	c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Stderr: &stderr,
+		Episode: extctl.EpisodeOf(plantOf(t, faultInstance), mode, seed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := play(t, c, mode, seed)
+	if err := c.End(a.metrics); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if vs := c.Violations(); len(vs) > 0 {
+		t.Errorf("violations: %v", vs)
+	}
+	return a, stderr.String()
+}
+
 // The Python example and its Go twin make the same decisions and produce
 // byte-identical traces, under every paradigm, on two seeds.
 func TestPythonRunnerMatchesGoTwin(t *testing.T) {
@@ -85,19 +106,7 @@ func TestPythonRunnerMatchesGoTwin(t *testing.T) {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("%s/s%d", mode.ID, seed), func(t *testing.T) {
 				t.Parallel()
-				var stderr syncBuffer
-				c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Stderr: &stderr,
-					Episode: extctl.EpisodeOf(plantOf(t, faultInstance), mode, seed)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				py := play(t, c, mode, seed)
-				if err := c.End(py.metrics); err != nil {
-					t.Fatalf("%v\n%s", err, stderr.String())
-				}
-				if vs := c.Violations(); len(vs) > 0 {
-					t.Errorf("violations: %v", vs)
-				}
+				py, stderr := playRunner(t, command, mode, seed)
 				twin, err := policy.New("greedy_py", seed)
 				if err != nil {
 					t.Fatal(err)
@@ -121,8 +130,8 @@ func TestPythonRunnerMatchesGoTwin(t *testing.T) {
 				if py.metrics.GMk != goRun.metrics.GMk || py.metrics.GFb != 0 || py.metrics.Status != goRun.metrics.Status {
 					t.Errorf("metrics: python %+v\ngo %+v", py.metrics, goRun.metrics)
 				}
-				if !strings.Contains(stderr.String(), "greedy_runner: episode over: status "+py.metrics.Status) {
-					t.Errorf("the runner did not see episode_end:\n%s", stderr.String())
+				if !strings.Contains(stderr, "greedy_runner: episode over: status "+py.metrics.Status) {
+					t.Errorf("the runner did not see episode_end:\n%s", stderr)
 				}
 			})
 		}
