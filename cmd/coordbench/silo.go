@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/silobench/proto"
 	"github.com/coordbench/coordbench/silobench/round"
+	"github.com/coordbench/coordbench/silobench/suite"
 	"github.com/coordbench/coordbench/silobench/task"
 )
 
@@ -144,8 +144,7 @@ chain (relay along the agents). LLM agents come with the model layer.`,
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
 			}
-			team, err := round.NewTeamByName(agent, in.N)
-			if err != nil {
+			if _, err := round.NewTeamByName(agent, in.N); err != nil {
 				return fmt.Errorf("--agent: %w", err)
 			}
 			if out == "" {
@@ -154,34 +153,11 @@ chain (relay along the agents). LLM agents come with the model layer.`,
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
-			dbPath := filepath.Join(out, "run.db")
-			for _, suffix := range []string{"", "-wal", "-shm"} {
-				os.Remove(dbPath + suffix) // a rerun replaces the previous run
+			for _, name := range []string{suite.FileDB, suite.FileDB + "-wal", suite.FileDB + "-shm"} {
+				os.Remove(filepath.Join(out, name)) // a rerun replaces the previous run
 			}
-			writeLog := func(st *proto.Store) error {
-				entries, err := st.Log()
-				if err != nil {
-					return err
-				}
-				var b strings.Builder
-				enc := json.NewEncoder(&b)
-				for i := range entries {
-					if err := enc.Encode(&entries[i]); err != nil {
-						return err
-					}
-				}
-				return os.WriteFile(filepath.Join(out, "calls.jsonl"), []byte(b.String()), 0o644)
-			}
-			res, err := round.Run(cmd.Context(), round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds, DB: dbPath, OnEnd: writeLog},
-				team)
+			res, _, err := suite.RunInto(cmd.Context(), in, p, agent, maxRounds, out)
 			if err != nil {
-				return err
-			}
-			b, err := json.MarshalIndent(res, "", "  ")
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(out, "result.json"), append(b, '\n'), 0o644); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s, N=%d, %s, %s agents: S %.3f (success %v), P %.3f, %d rounds, %d tool calls, D %.4f\nartifacts: %s\n",

@@ -179,6 +179,41 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 	return rep, nil
 }
 
+// RunInto plays one run of instance in with the named scripted team into
+// dir (which must exist and hold no run): the run database (FileDB), the
+// tool-call log (FileCalls) and result.json (FileResult), whose bytes it
+// returns with the result. coordbench silo run and every suite case use it.
+func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, agent string, maxRounds int, dir string) (*round.Result, []byte, error) {
+	agents, err := round.NewTeamByName(agent, in.N)
+	if err != nil {
+		return nil, nil, err
+	}
+	writeLog := func(st *proto.Store) error {
+		entries, err := st.Log()
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		for i := range entries {
+			if err := enc.Encode(&entries[i]); err != nil {
+				return err
+			}
+		}
+		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
+	}
+	res, err := round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds,
+		DB: filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := atomicfs.MarshalLine(res)
+	if err := os.WriteFile(filepath.Join(dir, FileResult), b, 0o644); err != nil {
+		return nil, nil, err
+	}
+	return res, b, nil
+}
+
 // runCase runs one case into a temporary directory and moves it into place.
 func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 	r := CaseResult{Case: c}
@@ -200,35 +235,8 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 	if err != nil {
 		return fail(err)
 	}
-	agents, err := round.NewTeamByName(c.Agent, c.N)
+	res, b, err := RunInto(ctx, in, c.Protocol, c.Agent, c.MaxRounds, tmp)
 	if err != nil {
-		return fail(err)
-	}
-	writeLog := func(st *proto.Store) error {
-		entries, err := st.Log()
-		if err != nil {
-			return err
-		}
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		for i := range entries {
-			if err := enc.Encode(&entries[i]); err != nil {
-				return err
-			}
-		}
-		return os.WriteFile(filepath.Join(tmp, FileCalls), []byte(b.String()), 0o644)
-	}
-	res, err := round.Run(ctx, round.Config{Instance: in, Protocol: c.Protocol, MaxRounds: c.MaxRounds,
-		DB: filepath.Join(tmp, FileDB), OnEnd: writeLog}, agents)
-	if err != nil {
-		return fail(err)
-	}
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fail(err)
-	}
-	b = append(b, '\n')
-	if err := os.WriteFile(filepath.Join(tmp, FileResult), b, 0o644); err != nil {
 		return fail(err)
 	}
 	man := manifestOf(c)
