@@ -16,8 +16,11 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 )
 
-// cacheSchema is bumped when the table layout or the key derivation changes;
-// a cache file with another version is refused rather than misread.
+// cacheSchema is bumped when the table layout or the key derivation changes
+// incompatibly; a cache file with another version is refused rather than
+// misread. Compatible additions (the tool_calls column, the omitempty tool
+// fields of the key) keep it: init adds a missing column in place, and keys
+// of requests without tools are unchanged.
 const cacheSchema = "1"
 
 // Cache is a persistent response cache in one SQLite file (WAL mode). It is
@@ -27,7 +30,7 @@ const cacheSchema = "1"
 //
 // Each row holds the key, the canonical request it was derived from (base
 // URL, model, messages, generation parameters: never headers or the API key),
-// and the response content, model, finish reason and usage.
+// and the response content, tool calls, model, finish reason and usage.
 type Cache struct {
 	db   *sql.DB
 	path string
@@ -43,6 +46,7 @@ type flight struct {
 
 type cacheEntry struct {
 	Content      string
+	ToolCalls    []ToolCall // stored as JSON; '' for none
 	Model        string
 	FinishReason string
 	Usage        Usage
@@ -96,11 +100,25 @@ func (c *Cache) init() error {
 			model             TEXT NOT NULL,
 			finish_reason     TEXT NOT NULL,
 			prompt_tokens     INTEGER NOT NULL,
-			completion_tokens INTEGER NOT NULL
+			completion_tokens INTEGER NOT NULL,
+			tool_calls        TEXT NOT NULL DEFAULT ''
 		) WITHOUT ROWID`,
 	} {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return err
+		}
+	}
+	// Files written before tool calling lack the tool_calls column: add it
+	// (rows without tool calls read as ''). Builds that predate it name
+	// their columns and so still read and write such a file.
+	var hasToolCalls int
+	if err := tx.QueryRowContext(ctx,
+		`SELECT count(*) FROM pragma_table_info('responses') WHERE name = 'tool_calls'`).Scan(&hasToolCalls); err != nil {
+		return err
+	}
+	if hasToolCalls == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE responses ADD COLUMN tool_calls TEXT NOT NULL DEFAULT ''`); err != nil {
+			return fmt.Errorf("adding the tool_calls column: %w", err)
 		}
 	}
 	var v string
@@ -128,14 +146,23 @@ func (c *Cache) Close() error { return c.db.Close() }
 
 func (c *Cache) get(ctx context.Context, key string) (cacheEntry, bool, error) {
 	var e cacheEntry
+	var calls string
 	err := c.db.QueryRowContext(ctx,
-		`SELECT content, model, finish_reason, prompt_tokens, completion_tokens FROM responses WHERE key = ?`, key).
-		Scan(&e.Content, &e.Model, &e.FinishReason, &e.Usage.PromptTokens, &e.Usage.CompletionTokens)
+		`SELECT content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls FROM responses WHERE key = ?`, key).
+		Scan(&e.Content, &e.Model, &e.FinishReason, &e.Usage.PromptTokens, &e.Usage.CompletionTokens, &calls)
 	if errors.Is(err, sql.ErrNoRows) {
 		return cacheEntry{}, false, nil
 	}
 	if err != nil {
 		return cacheEntry{}, false, fmt.Errorf("llm: cache %s: read: %w", c.path, err)
+	}
+	if calls != "" {
+		if err := json.Unmarshal([]byte(calls), &e.ToolCalls); err != nil {
+			return cacheEntry{}, false, fmt.Errorf("llm: cache %s: read: tool_calls of an entry is not valid JSON: %w", c.path, err)
+		}
+		if len(e.ToolCalls) == 0 {
+			e.ToolCalls = nil
+		}
 	}
 	return e, true, nil
 }
@@ -144,10 +171,18 @@ func (c *Cache) get(ctx context.Context, key string) (cacheEntry, bool, error) {
 // goroutine or process got there first), and returns what the cache now
 // holds, so that every caller sees the same response for one key.
 func (c *Cache) put(ctx context.Context, key, request string, e cacheEntry) (cacheEntry, error) {
+	calls := ""
+	if len(e.ToolCalls) > 0 {
+		b, err := json.Marshal(e.ToolCalls) // strings only: cannot fail
+		if err != nil {
+			return cacheEntry{}, fmt.Errorf("llm: cache %s: write: %w", c.path, err)
+		}
+		calls = string(b)
+	}
 	res, err := c.db.ExecContext(ctx,
-		`INSERT INTO responses (key, request, content, model, finish_reason, prompt_tokens, completion_tokens)
-		 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-		key, request, e.Content, e.Model, e.FinishReason, e.Usage.PromptTokens, e.Usage.CompletionTokens)
+		`INSERT INTO responses (key, request, content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, request, e.Content, e.Model, e.FinishReason, e.Usage.PromptTokens, e.Usage.CompletionTokens, calls)
 	if err != nil {
 		return cacheEntry{}, fmt.Errorf("llm: cache %s: write: %w", c.path, err)
 	}
@@ -184,11 +219,15 @@ func (c *Cache) land(key string, f *flight, resp *Response) {
 
 // keyRequest is everything that determines a response: it is hashed into the
 // cache key and stored beside the response. Every field sent to the server
-// that can change the reply belongs here; bump cacheSchema when it changes.
+// that can change the reply belongs here; bump cacheSchema when it changes
+// incompatibly. New fields must be omitempty (as Tools and the tool fields
+// of Message are), so that the keys of requests not using them stay as they
+// were.
 type keyRequest struct {
 	BaseURL             string    `json:"base_url"`
 	Model               string    `json:"model"`
 	Messages            []Message `json:"messages"`
+	Tools               []Tool    `json:"tools,omitempty"` // as sent (see normalizeTools)
 	Temperature         float64   `json:"temperature"`
 	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
 	Seed                *int64    `json:"seed,omitempty"`
@@ -198,7 +237,7 @@ type keyRequest struct {
 func cacheKey(r keyRequest) (key, canonical string) {
 	b, err := json.Marshal(r)
 	if err != nil {
-		panic("llm: marshal cache key: " + err.Error()) // only strings and numbers: cannot fail
+		panic("llm: marshal cache key: " + err.Error()) // strings, numbers and checked JSON: cannot fail
 	}
 	sum := sha256.Sum256(append([]byte("coordbench/llm cache v"+cacheSchema+"\n"), b...))
 	return hex.EncodeToString(sum[:]), string(b)

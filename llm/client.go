@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // Message roles.
@@ -27,19 +29,48 @@ const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
+	RoleTool      = "tool" // the result of a tool call; Message.ToolCallID names the call
 )
 
 // Message is one chat message.
 type Message struct {
-	Role    string `json:"role"` // RoleSystem, RoleUser or RoleAssistant
+	Role    string `json:"role"` // system, user, assistant or tool
 	Content string `json:"content"`
+	// ToolCalls, on assistant messages only, are the calls the model made
+	// (Response.ToolCalls, sent back as the conversation continues). Such a
+	// message may have empty Content.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID, on tool messages only (required there), is the ID of the
+	// call that Content answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
+
+// ToolCall is one function call the model asked for.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // the raw JSON text the model produced (may be invalid JSON: untrusted)
+}
+
+// Tool is one function offered to the model.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // a JSON Schema object; nil means no parameters
+}
+
+// emptyParameters is sent for a Tool with nil Parameters.
+var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // Response is the result of one Complete call.
 type Response struct {
 	Content      string // choices[0].message.content ("" if the server sent null)
-	FinishReason string // choices[0].finish_reason, e.g. "stop" or "length"
+	FinishReason string // choices[0].finish_reason, e.g. "stop", "length" or "tool_calls"
 	Model        string // model named by the server (the configured model if it named none)
+	// ToolCalls are choices[0].message.tool_calls (nil if none), in order.
+	// Arguments are passed through exactly as the server sent them: they
+	// may be invalid JSON, and the caller decides what to do with that.
+	ToolCalls []ToolCall
 	// Usage is the server's "usage" (zero if the server sent none). A cached
 	// response carries the original usage.
 	Usage Usage
@@ -130,8 +161,18 @@ func (c *Client) Stats() *Stats { return &c.ep.stats }
 // fail with a *CacheMissError without any network call. Other failures are
 // *Error values naming the endpoint and model.
 func (c *Client) Complete(ctx context.Context, msgs []Message) (*Response, error) {
+	return c.CompleteWithTools(ctx, msgs, nil)
+}
+
+// CompleteWithTools is Complete with tools offered to the model (native
+// function calling; tool_choice is left to the server default, "auto"). The
+// model's calls are in Response.ToolCalls; to continue, append an assistant
+// message carrying them and one RoleTool message per call with the result.
+// The tools are part of the cache key. With len(tools) == 0 it is exactly
+// Complete (same request, same cache key).
+func (c *Client) CompleteWithTools(ctx context.Context, msgs []Message, tools []Tool) (*Response, error) {
 	c.ep.stats.calls.Add(1)
-	resp, err := c.complete(ctx, msgs)
+	resp, err := c.complete(ctx, msgs, tools)
 	if err != nil {
 		c.ep.stats.failures.Add(1)
 		return nil, err
@@ -139,21 +180,22 @@ func (c *Client) Complete(ctx context.Context, msgs []Message) (*Response, error
 	return resp, nil
 }
 
-func (c *Client) complete(ctx context.Context, msgs []Message) (*Response, error) {
+func (c *Client) complete(ctx context.Context, msgs []Message, tools []Tool) (*Response, error) {
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("llm: no messages to send (model %q)", c.cfg.Model)
 	}
-	for i, m := range msgs {
-		switch m.Role {
-		case RoleSystem, RoleUser, RoleAssistant:
-		default:
-			return nil, fmt.Errorf("llm: message %d: role %q: want system, user or assistant", i, m.Role)
-		}
+	if err := validateMessages(msgs); err != nil {
+		return nil, err
+	}
+	ktools, err := normalizeTools(tools)
+	if err != nil {
+		return nil, err
 	}
 	kr := keyRequest{
 		BaseURL:             c.cfg.BaseURL,
 		Model:               c.cfg.Model,
-		Messages:            slices.Clone(msgs),
+		Messages:            cloneMessages(msgs),
+		Tools:               ktools,
 		Temperature:         c.cfg.Temperature,
 		MaxCompletionTokens: c.cfg.MaxTokens,
 		Seed:                c.cfg.Seed,
@@ -171,7 +213,7 @@ func (c *Client) complete(ctx context.Context, msgs []Message) (*Response, error
 			return nil, err
 		}
 		c.ep.stats.cacheHits.Add(1)
-		return &Response{Content: e.Content, FinishReason: e.FinishReason, Model: e.Model, Usage: e.Usage,
+		return &Response{Content: e.Content, ToolCalls: e.ToolCalls, FinishReason: e.FinishReason, Model: e.Model, Usage: e.Usage,
 			Latency: time.Since(start), Cached: true}, nil
 	}
 	if resp, err := lookup(); resp != nil || err != nil {
@@ -195,6 +237,7 @@ func (c *Client) complete(ctx context.Context, msgs []Message) (*Response, error
 		if f.resp != nil {
 			c.ep.stats.cacheHits.Add(1)
 			r := *f.resp
+			r.ToolCalls = slices.Clone(r.ToolCalls)
 			r.Cached, r.Attempts, r.Latency = true, 0, time.Since(start)
 			return &r, nil
 		}
@@ -210,6 +253,7 @@ func (c *Client) complete(ctx context.Context, msgs []Message) (*Response, error
 	var shared *Response
 	if resp != nil {
 		cp := *resp // followers copy from this; the caller may modify resp
+		cp.ToolCalls = slices.Clone(cp.ToolCalls)
 		shared = &cp
 	}
 	cache.land(key, f, shared)
@@ -225,13 +269,14 @@ func (c *Client) fill(ctx context.Context, kr keyRequest, key, canonical string)
 	}
 	// The tokens are spent: store even if ctx has just ended.
 	stored, err := c.cfg.Cache.put(context.WithoutCancel(ctx), key, c.redact(canonical),
-		cacheEntry{Content: resp.Content, Model: resp.Model, FinishReason: resp.FinishReason, Usage: resp.Usage})
+		cacheEntry{Content: resp.Content, ToolCalls: resp.ToolCalls, Model: resp.Model, FinishReason: resp.FinishReason, Usage: resp.Usage})
 	if err != nil {
 		return nil, err
 	}
 	// If another process stored this key first, answer what the cache holds
 	// so that this run and its replay agree.
-	resp.Content, resp.Model, resp.FinishReason, resp.Usage = stored.Content, stored.Model, stored.FinishReason, stored.Usage
+	resp.Content, resp.ToolCalls, resp.Model, resp.FinishReason, resp.Usage =
+		stored.Content, stored.ToolCalls, stored.Model, stored.FinishReason, stored.Usage
 	return resp, nil
 }
 
@@ -257,8 +302,33 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 		case RoleUser:
 			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
 		case RoleAssistant:
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
+			if len(m.ToolCalls) == 0 {
+				params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
+				break
+			}
+			var a openai.ChatCompletionAssistantMessageParam
+			if m.Content != "" { // else no "content" (OpenAI's null), as the model sent it
+				a.Content.OfString = openai.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+					},
+				})
+			}
+			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case RoleTool:
+			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
 		}
+	}
+	for _, t := range kr.Tools {
+		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: wireParameters(t.Parameters)}
+		if t.Description != "" {
+			fd.Description = openai.String(t.Description)
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fd))
 	}
 	if kr.MaxCompletionTokens > 0 {
 		params.MaxCompletionTokens = openai.Int(int64(kr.MaxCompletionTokens))
@@ -377,10 +447,114 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	}
 	return &Response{
 		Content:      ch.Message.Content,
+		ToolCalls:    toolCalls(ch.Message.ToolCalls),
 		FinishReason: ch.FinishReason,
 		Model:        model,
 		Usage:        Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens},
 	}, nil
+}
+
+// toolCalls converts the tool calls of a response (nil if none).
+func toolCalls(in []openai.ChatCompletionMessageToolCallUnion) []ToolCall {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]ToolCall, 0, len(in))
+	for _, tc := range in {
+		call := ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+		if tc.Type == "custom" { // never offered, but keep what the server sent
+			call.Name, call.Arguments = tc.Custom.Name, tc.Custom.Input
+		} else if raw := tc.Function.JSON.Arguments.Raw(); call.Arguments == "" && strings.HasPrefix(raw, "{") {
+			// Some servers send the arguments as a JSON object rather
+			// than as a string holding JSON: keep the object's text.
+			call.Arguments = raw
+		}
+		out = append(out, call)
+	}
+	return out
+}
+
+// validateMessages checks roles and the tool-calling fields.
+func validateMessages(msgs []Message) error {
+	for i, m := range msgs {
+		switch m.Role {
+		case RoleSystem, RoleUser, RoleAssistant:
+			if m.ToolCallID != "" {
+				return fmt.Errorf("llm: message %d: role %q has a ToolCallID: only tool messages answer a call", i, m.Role)
+			}
+		case RoleTool:
+			if m.ToolCallID == "" {
+				return fmt.Errorf("llm: message %d: role %q needs a ToolCallID (the ID of the call it answers)", i, m.Role)
+			}
+		default:
+			return fmt.Errorf("llm: message %d: role %q: want system, user, assistant or tool", i, m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+			return fmt.Errorf("llm: message %d: role %q has ToolCalls: only assistant messages carry tool calls", i, m.Role)
+		}
+		for j, tc := range m.ToolCalls {
+			if tc.ID == "" || tc.Name == "" {
+				return fmt.Errorf("llm: message %d: tool call %d: ID and Name must not be empty", i, j)
+			}
+		}
+	}
+	return nil
+}
+
+// normalizeTools checks tools and returns a copy as sent (and keyed):
+// Parameters compacted, nil Parameters replaced by an empty object schema.
+// It returns nil for no tools, so that the request and key are Complete's.
+func normalizeTools(tools []Tool) ([]Tool, error) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	out := make([]Tool, len(tools))
+	seen := make(map[string]int, len(tools))
+	for i, t := range tools {
+		if strings.TrimSpace(t.Name) == "" {
+			return nil, fmt.Errorf("llm: tool %d: name is empty", i)
+		}
+		if j, dup := seen[t.Name]; dup {
+			return nil, fmt.Errorf("llm: tools %d and %d are both named %q", j, i, t.Name)
+		}
+		seen[t.Name] = i
+		params := emptyParameters
+		if len(t.Parameters) > 0 {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(t.Parameters, &obj); err != nil || obj == nil {
+				return nil, fmt.Errorf("llm: tool %q: parameters must be a JSON object (a JSON Schema)", t.Name)
+			}
+			var b bytes.Buffer
+			if err := json.Compact(&b, t.Parameters); err != nil {
+				return nil, fmt.Errorf("llm: tool %q: parameters: %v", t.Name, err)
+			}
+			params = b.Bytes()
+		}
+		out[i] = Tool{Name: t.Name, Description: t.Description, Parameters: params}
+	}
+	return out, nil
+}
+
+// wireParameters turns a JSON object into openai-go's map, keeping each
+// value's JSON text exactly (no float round trip).
+func wireParameters(p json.RawMessage) shared.FunctionParameters {
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(p, &obj) // checked by normalizeTools
+	out := make(shared.FunctionParameters, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	return out
+}
+
+// cloneMessages copies msgs and their ToolCalls, so that the request cannot
+// change under us.
+func cloneMessages(msgs []Message) []Message {
+	out := slices.Clone(msgs)
+	for i := range out {
+		out[i].ToolCalls = slices.Clone(out[i].ToolCalls)
+	}
+	return out
 }
 
 func (c *Client) newError(f *failure, attempts int) *Error {

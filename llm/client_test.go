@@ -481,7 +481,7 @@ func TestInvalidMessages(t *testing.T) {
 	if _, err := c.Complete(context.Background(), nil); err == nil {
 		t.Error("no messages: no error")
 	}
-	if _, err := c.Complete(context.Background(), []llm.Message{{Role: "tool", Content: "x"}}); err == nil || !strings.Contains(err.Error(), `role "tool"`) {
+	if _, err := c.Complete(context.Background(), []llm.Message{{Role: "developer", Content: "x"}}); err == nil || !strings.Contains(err.Error(), `role "developer"`) {
 		t.Errorf("bad role: err = %v", err)
 	}
 	if srv.Count() != 0 {

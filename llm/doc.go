@@ -18,6 +18,15 @@
 //		{Role: llm.RoleUser, Content: "Which job next?"},
 //	})
 //
+// Native function calling: [Client.CompleteWithTools] offers [Tool]s (name,
+// description, JSON Schema parameters) and returns the model's calls in
+// Response.ToolCalls, their arguments as the raw text the model produced
+// (untrusted: possibly invalid JSON). To continue, append an assistant
+// [Message] carrying the ToolCalls and one [RoleTool] message per call, with
+// ToolCallID and the result as Content. Tools are part of the cache key, and
+// cached responses keep their tool calls; requests without tools have the
+// same keys as before tools existed.
+//
 // What the package does around each call:
 //
 //   - Retries. 429, 408, 5xx, attempt timeouts, dropped connections and

@@ -22,6 +22,10 @@ func FuzzResponseBody(f *testing.F) {
 		`{"usage":{"prompt_tokens":"x"}}`,
 		`{"usage":{"prompt_tokens":-5,"completion_tokens":1e300}}`,
 		`{"choices":[{"message":{"content":["a"]}}]}`,
+		`{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{"}}]},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[{"message":{"tool_calls":[null,{"function":{"arguments":{"a":1}}},{"type":"custom","custom":{"name":"g","input":"i"}}]}}]}`,
+		`{"choices":[{"message":{"tool_calls":{"0":1}}}]}`,
+		`{"choices":[{"message":{"tool_calls":[{"function":null}]}}]}`,
 		`null`, `[]`, `"x"`, `{`, ``,
 	} {
 		f.Add(s)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -119,6 +120,18 @@ func TestCacheKeyCoversEveryParameter(t *testing.T) {
 		func(k *keyRequest) { k.MaxCompletionTokens = 5 },
 		func(k *keyRequest) { k.Seed = &seed0 },
 		func(k *keyRequest) { k.Seed = &seed1 },
+		func(k *keyRequest) { k.Tools = []Tool{{Name: "f", Parameters: emptyParameters}} },
+		func(k *keyRequest) { k.Tools = []Tool{{Name: "f", Description: "d", Parameters: emptyParameters}} },
+		func(k *keyRequest) { k.Tools = []Tool{{Name: "g", Parameters: emptyParameters}} },
+		func(k *keyRequest) { k.Tools = []Tool{{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}} },
+		func(k *keyRequest) {
+			k.Messages = []Message{{Role: "user", Content: "x"}, {Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}}}
+		},
+		func(k *keyRequest) {
+			k.Messages = []Message{{Role: "user", Content: "x"}, {Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "f", Arguments: "{ }"}}}}
+		},
+		func(k *keyRequest) { k.Messages = []Message{{Role: "tool", Content: "x", ToolCallID: "1"}} },
+		func(k *keyRequest) { k.Messages = []Message{{Role: "tool", Content: "x", ToolCallID: "2"}} },
 	} {
 		k := base
 		mod(&k)
@@ -134,5 +147,11 @@ func TestCacheKeyCoversEveryParameter(t *testing.T) {
 	}
 	if k1, _ := cacheKey(base); k1 != func() string { k, _ := cacheKey(base); return k }() {
 		t.Error("key is not deterministic")
+	}
+	// Pinned before tool calling was added: keys of requests without tools
+	// must stay byte-identical, or existing cache files stop replaying.
+	const pinned = "c5fca1269c7def9ec7e5b71ecd701be796118272bd8c3b06461c2b096dc5ceb2"
+	if k, canonical := cacheKey(base); k != pinned || canonical != `{"base_url":"http://h/v1","model":"m","messages":[{"role":"user","content":"x"}],"temperature":0}` {
+		t.Errorf("key of a request without tools changed: %s %s", k, canonical)
 	}
 }

@@ -7,7 +7,8 @@
 // max_completion_tokens, Authorization header), on concurrency seen by the
 // server, and compare their own accounting with the server's [Record] log.
 //
-// A handler returns a [Reply]: a normal completion ([Text]), or a fault:
+// A handler returns a [Reply]: a normal completion ([Text]), tool calls
+// ([Calls]), or a fault:
 // an HTTP error status with an optional Retry-After ([Status], [RateLimited]),
 // a hang until the client gives up ([Hang]), a dropped connection ([Drop]), a
 // body cut short ([Truncated]), a body that is not JSON ([NonJSON]), malformed
@@ -30,9 +31,19 @@
 // returns, Log, Completed and MaxConcurrent already account for it. (A hung
 // request is logged when the server notices that the client left.)
 //
+// Native function calling: the server decodes "tools" into ChatRequest.Tools
+// and the tool fields of messages (assistant "tool_calls", tool
+// "tool_call_id") into Message; a request whose tools or tool calls are not
+// of type "function" is refused (400). A reply with ToolCalls ([Calls])
+// carries them as the message's "tool_calls" (type "function"; content null
+// when Reply.Content is empty), with finish_reason "tool_calls" by default.
+//
 // Token counts in a normal reply are deterministic: unless Reply.Usage is set,
 // prompt tokens are the number of whitespace-separated words in all request
-// messages, and completion tokens the number of words in the reply content.
+// messages (their content, and the name and arguments of each tool call they
+// carry), and completion tokens the number of words in the reply content plus
+// those in the name and arguments of each tool call of the reply. Tool
+// definitions are not counted.
 package llmtest
 
 import (
@@ -51,8 +62,25 @@ import (
 
 // Message is one chat message as received by the server.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant message's calls
+	ToolCallID string     `json:"tool_call_id,omitempty"` // a tool message's answered call
+}
+
+// ToolCall is one function call: in a request's assistant message, or in a
+// Reply.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // sent verbatim (need not be valid JSON)
+}
+
+// Tool is one function offered in a request's "tools".
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // as received; nil if absent
 }
 
 // ChatRequest is a decoded chat-completions request, as the server received it.
@@ -67,6 +95,7 @@ type ChatRequest struct {
 
 	Model               string
 	Messages            []Message
+	Tools               []Tool   // "tools" (function tools), nil if not sent
 	Temperature         *float64 // nil if not sent
 	MaxCompletionTokens *int64   // "max_completion_tokens", nil if not sent
 	MaxTokens           *int64   // legacy "max_tokens", nil if not sent
@@ -113,9 +142,10 @@ type Reply struct {
 
 	// Normal completion (FaultNone).
 	Content      string
-	FinishReason string // default "stop"
-	Model        string // default: the requested model
-	Usage        *Usage // default: word counts (see package doc)
+	ToolCalls    []ToolCall // sent as the message's tool_calls (see package doc)
+	FinishReason string     // default "stop", or "tool_calls" when ToolCalls is set
+	Model        string     // default: the requested model
+	Usage        *Usage     // default: word counts (see package doc)
 
 	// FaultStatus and FaultRaw.
 	Status      int
@@ -131,6 +161,12 @@ type Reply struct {
 
 // Text is a normal completion with the given content.
 func Text(content string) Reply { return Reply{Content: content} }
+
+// Calls is a normal completion in which the model calls the given tools
+// (finish_reason "tool_calls", content null). An empty ID is sent as
+// "call_<number of request messages>_<index of the call>", which depends only
+// on the request and is unique across the turns of one conversation.
+func Calls(calls ...ToolCall) Reply { return Reply{ToolCalls: calls} }
 
 // Status is an HTTP error with an OpenAI-style JSON error body.
 func Status(code int, message string) Reply {
@@ -451,13 +487,34 @@ func writeError(w http.ResponseWriter, status int, message, retryAfter string) {
 }
 
 type wireMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []wireToolCall  `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+type wireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
 }
 
 type wireRequest struct {
 	Model               string        `json:"model"`
 	Messages            []wireMessage `json:"messages"`
+	Tools               []wireTool    `json:"tools"`
 	Temperature         *float64      `json:"temperature"`
 	MaxCompletionTokens *int64        `json:"max_completion_tokens"`
 	MaxTokens           *int64        `json:"max_tokens"`
@@ -498,7 +555,26 @@ func decode(r *http.Request, at time.Time) ChatRequest {
 			req.DecodeError = fmt.Sprintf("llmtest: messages[%d].content: %v", i, err)
 			return req
 		}
-		req.Messages = append(req.Messages, Message{Role: m.Role, Content: content})
+		msg := Message{Role: m.Role, Content: content, ToolCallID: m.ToolCallID}
+		for j, tc := range m.ToolCalls {
+			if tc.Type != "function" {
+				req.DecodeError = fmt.Sprintf("llmtest: messages[%d].tool_calls[%d].type %q: want \"function\"", i, j, tc.Type)
+				return req
+			}
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	for i, t := range w.Tools {
+		if t.Type != "function" {
+			req.DecodeError = fmt.Sprintf("llmtest: tools[%d].type %q: want \"function\"", i, t.Type)
+			return req
+		}
+		p := t.Function.Parameters
+		if string(p) == "null" {
+			p = nil
+		}
+		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: p})
 	}
 	return req
 }
@@ -526,10 +602,19 @@ func messageText(raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
+func words(s string) int64 { return int64(len(strings.Fields(s))) }
+
+func callWords(calls []ToolCall) (n int64) {
+	for _, c := range calls {
+		n += words(c.Name) + words(c.Arguments)
+	}
+	return n
+}
+
 func completionBody(req ChatRequest, reply Reply) ([]byte, Usage) {
-	u := Usage{CompletionTokens: int64(len(strings.Fields(reply.Content)))}
+	u := Usage{CompletionTokens: words(reply.Content) + callWords(reply.ToolCalls)}
 	for _, m := range req.Messages {
-		u.PromptTokens += int64(len(strings.Fields(m.Content)))
+		u.PromptTokens += words(m.Content) + callWords(m.ToolCalls)
 	}
 	if reply.Usage != nil {
 		u = *reply.Usage
@@ -541,6 +626,28 @@ func completionBody(req ChatRequest, reply Reply) ([]byte, Usage) {
 	finish := reply.FinishReason
 	if finish == "" {
 		finish = "stop"
+		if len(reply.ToolCalls) > 0 {
+			finish = "tool_calls"
+		}
+	}
+	message := map[string]any{"role": "assistant", "content": reply.Content}
+	if len(reply.ToolCalls) > 0 {
+		calls := make([]any, len(reply.ToolCalls))
+		for i, c := range reply.ToolCalls {
+			id := c.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d_%d", len(req.Messages), i)
+			}
+			calls[i] = map[string]any{
+				"id":       id,
+				"type":     "function",
+				"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
+			}
+		}
+		message["tool_calls"] = calls
+		if reply.Content == "" {
+			message["content"] = nil
+		}
 	}
 	body, _ := json.Marshal(map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-llmtest-%d", req.Seq),
@@ -549,7 +656,7 @@ func completionBody(req ChatRequest, reply Reply) ([]byte, Usage) {
 		"model":   model,
 		"choices": []any{map[string]any{
 			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": reply.Content},
+			"message":       message,
 			"finish_reason": finish,
 			"logprobs":      nil,
 		}},

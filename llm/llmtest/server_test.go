@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,91 @@ func TestMaxConcurrent(t *testing.T) {
 	}
 	if m := srv.MaxConcurrent(); m < 1 || m > 3 {
 		t.Errorf("max concurrent = %d", m)
+	}
+}
+
+func TestToolsDecodeAndCalls(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Sequence(
+		llmtest.Calls(
+			llmtest.ToolCall{ID: "call_x", Name: "get weather", Arguments: `{"city": "Paris"}`},
+			llmtest.ToolCall{Name: "now", Arguments: `not json`},
+		),
+		llmtest.Reply{Content: "thinking aloud", ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}, FinishReason: "stop"},
+	))
+	defer srv.Close()
+	body := `{"model":"m","messages":[
+		{"role":"user","content":"a b"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\": 1}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"r s t"}],
+		"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object"}}},
+		         {"type":"function","function":{"name":"g"}}]}`
+	resp, out, err := post(t, srv.URL+"/chat/completions", body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %v, err %v, body %s", resp, err, out)
+	}
+	var got struct {
+		Choices []struct {
+			Message struct {
+				Content   *string
+				ToolCalls []struct {
+					ID, Type string
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			}
+			FinishReason string `json:"finish_reason"`
+		}
+		Usage struct {
+			Prompt     int64 `json:"prompt_tokens"`
+			Completion int64 `json:"completion_tokens"`
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	ch := got.Choices[0]
+	if ch.Message.Content != nil || ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) != 2 {
+		t.Fatalf("reply %s", out)
+	}
+	c0, c1 := ch.Message.ToolCalls[0], ch.Message.ToolCalls[1]
+	if c0.ID != "call_x" || c0.Type != "function" || c0.Function.Name != "get weather" || c0.Function.Arguments != `{"city": "Paris"}` ||
+		c1.ID != "call_3_1" || c1.Function.Arguments != "not json" {
+		t.Errorf("tool calls %s", out)
+	}
+	// Prompt: "a b" (2) + call "f" "{"x": 1}" (1+2) + "r s t" (3) = 8.
+	// Completion: "get weather" (2) + args (2) + "now" (1) + "not json" (2) = 7.
+	if got.Usage.Prompt != 8 || got.Usage.Completion != 7 {
+		t.Errorf("usage %+v", got.Usage)
+	}
+
+	r := srv.Requests()[0]
+	wantMsgs := []llmtest.Message{
+		{Role: "user", Content: "a b"},
+		{Role: "assistant", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{"x": 1}`}}},
+		{Role: "tool", ToolCallID: "c1", Content: "r s t"},
+	}
+	if !reflect.DeepEqual(r.Messages, wantMsgs) {
+		t.Errorf("messages %+v", r.Messages)
+	}
+	if len(r.Tools) != 2 || r.Tools[0].Name != "f" || r.Tools[0].Description != "d" || string(r.Tools[0].Parameters) != `{"type":"object"}` ||
+		r.Tools[1].Name != "g" || r.Tools[1].Parameters != nil {
+		t.Errorf("tools %+v", r.Tools)
+	}
+
+	// Content beside calls, and an explicit finish reason.
+	_, out, _ = post(t, srv.URL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`)
+	if err := json.Unmarshal(out, &got); err != nil || got.Choices[0].Message.Content == nil ||
+		*got.Choices[0].Message.Content != "thinking aloud" || got.Choices[0].FinishReason != "stop" || got.Usage.Completion != 4 {
+		t.Errorf("reply %s", out)
+	}
+
+	// Only function tools and function calls are accepted.
+	for _, bad := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"custom","custom":{"name":"f"}}]}`,
+		`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"1","type":"custom"}]}]}`,
+		`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":{"a":1}}}]}]}`,
+	} {
+		if resp, _, err := post(t, srv.URL+"/chat/completions", bad); err != nil || resp.StatusCode != 400 {
+			t.Errorf("%s: %v %v", bad, resp, err)
+		}
 	}
 }
