@@ -20,17 +20,19 @@ import (
 	"github.com/coordbench/coordbench/policy"
 )
 
-// llmFlags are the model flags shared by the commands that run an LLM
-// controller (docs/llm.md).
-type llmFlags struct {
-	model, baseURL, keyEnv, cachePath, cacheMode, framework string
-	concurrency, maxTokens, maxAttempts                     int
-	rpm, temperature                                        float64
-	timeout                                                 time.Duration
+// modelFlags are the model-layer flags shared by every command that calls
+// a model (docs/llm.md): endpoint, key variable, limits, cache, sampling.
+type modelFlags struct {
+	model, baseURL, keyEnv, cachePath, cacheMode string
+	concurrency, maxTokens, maxAttempts          int
+	rpm, temperature                             float64
+	timeout                                      time.Duration
 }
 
-func (f *llmFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.model, "llm-model", "", "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)")
+// register adds the flags; modelHelp and maxTokens are the command's help
+// for --llm-model and its default output-token cap.
+func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int, maxTokensHelp string) {
+	fs.StringVar(&f.model, "llm-model", "", modelHelp)
 	fs.StringVar(&f.baseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
 	fs.StringVar(&f.keyEnv, "llm-api-key-env", "", "name of the environment variable holding the API key (the key is never written anywhere)")
 	fs.IntVar(&f.concurrency, "llm-concurrency", 8, "simultaneous requests to the endpoint")
@@ -40,7 +42,40 @@ func (f *llmFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "llm-timeout", 2*time.Minute, "timeout of one attempt")
 	fs.IntVar(&f.maxAttempts, "llm-max-attempts", 5, "attempts per call, retries included")
 	fs.Float64Var(&f.temperature, "llm-temperature", 0, "sampling temperature")
-	fs.IntVar(&f.maxTokens, "llm-max-tokens", 16, "maximum output tokens (the contract needs a handful)")
+	fs.IntVar(&f.maxTokens, "llm-max-tokens", maxTokens, maxTokensHelp)
+}
+
+// openCache opens --llm-cache (if set); the closer releases it.
+func (f *modelFlags) openCache() (*llm.Cache, func(), error) {
+	if f.cachePath == "" {
+		return nil, func() {}, nil
+	}
+	c, err := llm.OpenCache(f.cachePath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() { c.Close() }, nil
+}
+
+// client builds a client for model name from the flags.
+func (f *modelFlags) client(name string, cache *llm.Cache) (*llm.Client, error) {
+	return llm.New(llm.Config{
+		BaseURL: f.baseURL, Model: name, APIKeyEnv: f.keyEnv, Temperature: f.temperature, MaxTokens: f.maxTokens,
+		Timeout: f.timeout, MaxAttempts: f.maxAttempts, Concurrency: f.concurrency, RPM: f.rpm,
+		Cache: cache, CacheMode: f.cacheMode,
+	})
+}
+
+// llmFlags are the model flags of the commands that run an LLM controller
+// of the scheduling benchmark.
+type llmFlags struct {
+	modelFlags
+	framework string
+}
+
+func (f *llmFlags) register(fs *pflag.FlagSet) {
+	f.modelFlags.register(fs, "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)",
+		16, "maximum output tokens (the contract needs a handful)")
 	fs.StringVar(&f.framework, "framework", "graph", "orchestration style of the LLM controller: graph or relay")
 }
 
@@ -92,14 +127,9 @@ func (f *llmFlags) maker(ctx context.Context) (*llmMaker, func(), error) {
 	if !slices.Contains(llmctl.Frameworks, f.framework) {
 		return nil, nil, fmt.Errorf("--framework: unknown framework %q (want graph or relay)", f.framework)
 	}
-	var cache *llm.Cache
-	closer := func() {}
-	if f.cachePath != "" {
-		c, err := llm.OpenCache(f.cachePath)
-		if err != nil {
-			return nil, nil, err
-		}
-		cache, closer = c, func() { c.Close() }
+	cache, closer, err := f.openCache()
+	if err != nil {
+		return nil, nil, err
 	}
 	fail := func(err error) (*llmMaker, func(), error) {
 		closer()
@@ -116,11 +146,7 @@ func (f *llmFlags) maker(ctx context.Context) (*llmMaker, func(), error) {
 		default:
 			return fail(fmt.Errorf("--llm-model: unknown role %q (want plant, area or cell)", role))
 		}
-		cl, err := llm.New(llm.Config{
-			BaseURL: f.baseURL, Model: name, APIKeyEnv: f.keyEnv, Temperature: f.temperature, MaxTokens: f.maxTokens,
-			Timeout: f.timeout, MaxAttempts: f.maxAttempts, Concurrency: f.concurrency, RPM: f.rpm,
-			Cache: cache, CacheMode: f.cacheMode,
-		})
+		cl, err := f.client(name, cache)
 		if err != nil {
 			return fail(err)
 		}

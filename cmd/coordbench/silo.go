@@ -156,7 +156,7 @@ chain (relay along the agents). LLM agents come with the model layer.`,
 			for _, name := range []string{suite.FileDB, suite.FileDB + "-wal", suite.FileDB + "-shm"} {
 				os.Remove(filepath.Join(out, name)) // a rerun replaces the previous run
 			}
-			res, _, err := suite.RunInto(cmd.Context(), in, p, agent, maxRounds, out)
+			res, _, err := suite.RunInto(cmd.Context(), in, p, suite.Players{Kind: agent}, maxRounds, out)
 			if err != nil {
 				return err
 			}

@@ -188,6 +188,8 @@ type AgentResult struct {
 	// Labels are the failure labels of an agent that is not correct
 	// (sorted; see Label*); empty for a correct agent.
 	Labels []string `json:"labels"`
+	// Usage is the agent's model usage (model-backed agents only).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // AgentError records an agent that returned an error or panicked.
@@ -229,12 +231,20 @@ type Result struct {
 	// Failures counts the agents carrying each failure label (an agent
 	// with two labels counts under both).
 	Failures map[string]int `json:"failures"`
+
+	// Usage sums the agents' model usage, and C and CCode are the token
+	// cost in the paper's and the published code's form (usage.go). All
+	// three are absent when no agent calls a model.
+	Usage *Usage   `json:"usage,omitempty"`
+	C     *float64 `json:"C,omitempty"`
+	CCode *float64 `json:"C_code,omitempty"`
 }
 
 // Run plays agents (one per shard of cfg.Instance) until all have submitted
 // or the round cap, and scores the submissions. It returns an error only
-// for a bad configuration, a store failure or a cancelled context; agent
-// errors and panics are recorded in the Result.
+// for a bad configuration, a store failure, a cancelled context or an
+// agent error wrapping ErrAbort; other agent errors and panics are
+// recorded in the Result.
 func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	in := cfg.Instance
 	if in == nil || in.Task == nil {
@@ -344,6 +354,11 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 			return nil, err
 		}
 		for _, i := range active { // agent id order
+			if o := outs[i]; o.stopped && !o.panic && errors.Is(o.err, ErrAbort) {
+				return nil, fmt.Errorf("round %d, agent %d: %w", r, i, o.err)
+			}
+		}
+		for _, i := range active { // agent id order
 			o := outs[i]
 			ar := &res.Agents[i]
 			ar.Calls += o.calls
@@ -365,6 +380,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	}
 	res.Rounds = rounds
 	score(res, in, st)
+	cost(res, agents)
 	if cfg.OnEnd != nil {
 		if err := cfg.OnEnd(st); err != nil {
 			return res, err

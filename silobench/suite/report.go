@@ -4,19 +4,28 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"github.com/coordbench/coordbench/internal/atomicfs"
 	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/silobench/round"
 )
 
 // SummaryHeader is the header of summary.csv (one row per finished run).
 func SummaryHeader() []string {
-	return []string{"case_id", "task", "level", "N", "protocol", "agent", "mode", "seed",
-		"S", "success", "P", "P_fine", "rounds", "tool_calls", "messages", "bytes", "D", "D_reads"}
+	h := []string{"case_id", "task", "level", "N", "protocol", "agent", "mode", "seed",
+		"S", "success", "P", "P_fine", "rounds", "tool_calls", "messages", "bytes", "D", "D_reads",
+		"model", "model_calls", "input_tokens", "output_tokens", "C", "C_code", "wasted_calls", "model_errors",
+		"max_context_tokens", "capped_turns", "agent_errors"}
+	return append(h, failureLabels...)
 }
+
+// failureLabels are the failure-label columns of summary.csv: the number of
+// agents of the run carrying each label.
+var failureLabels = []string{round.LabelPremature, round.LabelConsensus, round.LabelComputation, round.LabelNoSubmission}
 
 func ff(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
@@ -30,9 +39,29 @@ func summaryRow(r *CaseResult) []string {
 	if res.DReads != nil {
 		dr = ff(*res.DReads)
 	}
-	return []string{c.ID, c.Task.ID, LevelName(c.Task.Level), strconv.Itoa(c.N), string(c.Protocol), c.Agent, c.Mode, seed,
+	row := []string{c.ID, c.Task.ID, LevelName(c.Task.Level), strconv.Itoa(c.N), string(c.Protocol), c.Agent, c.Mode, seed,
 		ff(res.S), strconv.FormatBool(res.Success), ff(res.P), ff(res.PFine), strconv.Itoa(res.Rounds),
 		strconv.Itoa(res.ToolCalls), strconv.Itoa(res.Messages), strconv.FormatInt(res.Bytes, 10), ff(res.D), dr}
+	model := make([]string, 8) // empty for scripted agents
+	if u := res.Usage; u != nil && res.C != nil && res.CCode != nil {
+		if c.Players.LLM != nil {
+			model[0] = c.Players.LLM.Model
+		}
+		model[1] = strconv.Itoa(u.ModelCalls)
+		model[2] = strconv.FormatInt(u.InputTokens, 10)
+		model[3] = strconv.FormatInt(u.OutputTokens, 10)
+		model[4], model[5] = ff(*res.C), ff(*res.CCode)
+		model[6], model[7] = strconv.Itoa(u.WastedCalls), strconv.Itoa(u.ModelErrors)
+		model = append(model, strconv.FormatInt(u.MaxContextTokens, 10))
+	} else {
+		model = append(model, "")
+	}
+	row = append(row, model...)
+	row = append(row, strconv.Itoa(res.CappedTurns), strconv.Itoa(len(res.AgentErrors)))
+	for _, l := range failureLabels {
+		row = append(row, strconv.Itoa(res.Failures[l]))
+	}
+	return row
 }
 
 // Aggregate is one row of the aggregate table: the runs of one agent,

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/coordbench/coordbench/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/silobench/proto"
 	"github.com/coordbench/coordbench/silobench/round"
 	"github.com/coordbench/coordbench/silobench/task"
@@ -32,11 +32,31 @@ type Manifest struct {
 	Agent        string `json:"agent"`
 	MaxRounds    int    `json:"max_rounds"`
 	ResultSHA256 string `json:"result_sha256"`
+	// LLM is set for LLM agents: the model and every setting that changes
+	// its replies or the agents' behaviour.
+	LLM *LLMManifest `json:"llm,omitempty"`
 }
 
 func manifestOf(c Case) Manifest {
-	return Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, N: c.N, Mode: c.Mode,
-		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Agent, MaxRounds: c.MaxRounds}
+	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, N: c.N, Mode: c.Mode,
+		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.MaxRounds}
+	if c.Players.Kind == AgentLLM && c.Players.LLM != nil {
+		m.LLM = c.Players.LLM.manifest()
+	}
+	return m
+}
+
+// sameManifest compares two manifests field by field (LLM by value).
+func sameManifest(a, b Manifest) bool {
+	la, lb := a.LLM, b.LLM
+	a.LLM, b.LLM = nil, nil
+	if a != b || (la == nil) != (lb == nil) {
+		return false
+	}
+	if la == nil {
+		return true
+	}
+	return string(atomicfs.MarshalLine(la)) == string(atomicfs.MarshalLine(lb))
 }
 
 // RunOptions tune how a suite runs; none changes its results.
@@ -179,16 +199,22 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 	return rep, nil
 }
 
-// RunInto plays one run of instance in with the named scripted team into
-// dir (which must exist and hold no run): the run database (FileDB), the
-// tool-call log (FileCalls) and result.json (FileResult), whose bytes it
-// returns with the result. coordbench silo run and every suite case use it.
-func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, agent string, maxRounds int, dir string) (*round.Result, []byte, error) {
-	agents, err := round.NewTeamByName(agent, in.N)
+// RunInto plays one run of instance in with the given players into dir
+// (which must exist and hold no run): the run database (FileDB), the
+// tool-call log (FileCalls), for LLM agents the turn log (turns.jsonl,
+// timing.jsonl), and result.json (FileResult), whose bytes it returns with
+// the result. coordbench silo run and every suite case use it.
+func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, maxRounds int, dir string) (*round.Result, []byte, error) {
+	agents, teamLog, err := players.team(in, p, dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	writeLog := func(st *proto.Store) error {
+		if teamLog != nil {
+			if err := teamLog(st); err != nil {
+				return err
+			}
+		}
 		entries, err := st.Log()
 		if err != nil {
 			return err
@@ -235,7 +261,7 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 	if err != nil {
 		return fail(err)
 	}
-	res, b, err := RunInto(ctx, in, c.Protocol, c.Agent, c.MaxRounds, tmp)
+	res, b, err := RunInto(ctx, in, c.Protocol, c.Players, c.MaxRounds, tmp)
 	if err != nil {
 		return fail(err)
 	}
@@ -259,7 +285,7 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 	}
 	want := manifestOf(c)
 	want.ResultSHA256 = man.ResultSHA256
-	if man != want {
+	if !sameManifest(man, want) {
 		return CaseResult{}, false
 	}
 	for _, f := range []string{FileDB, FileCalls} {

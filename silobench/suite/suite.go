@@ -51,6 +51,8 @@ type Options struct {
 	// NoBaseline: in seeded mode, do not add the N = 1 runs that RCC needs
 	// when Agents lacks 1.
 	NoBaseline bool
+	// LLM configures agent kind "llm" (required when Agent lists it).
+	LLM *LLMAgent
 }
 
 // Case is one run of a suite.
@@ -59,7 +61,8 @@ type Case struct {
 	Task      *task.Task
 	N         int
 	Protocol  proto.Protocol
-	Agent     string
+	Agent     string // the agent label (Players.Label): reference, tree, chain, llm-<model>[+…]
+	Players   Players
 	Mode      string
 	Seed      uint64 // 0 in official mode
 	MaxRounds int
@@ -153,8 +156,11 @@ func Resolve(opt Options) (*Suite, error) {
 	}
 	var agents []string
 	for _, a := range split(opt.Agent) {
-		if !slices.Contains(Agents, a) {
-			return nil, fmt.Errorf("--agent: want %s (got %q)", strings.Join(Agents, ", "), a)
+		if !slices.Contains(Agents, a) && a != AgentLLM {
+			return nil, fmt.Errorf("--agent: want %s or %s (got %q)", strings.Join(Agents, ", "), AgentLLM, a)
+		}
+		if a == AgentLLM && (opt.LLM == nil || opt.LLM.Config.Model == nil) {
+			return nil, fmt.Errorf("--agent %s needs a model: set --llm-model and --llm-base-url", AgentLLM)
 		}
 		if !slices.Contains(agents, a) {
 			agents = append(agents, a)
@@ -181,10 +187,14 @@ func Resolve(opt Options) (*Suite, error) {
 		for _, n := range ns {
 			for _, p := range protos {
 				for _, a := range agents {
+					pl := Players{Kind: a}
+					if a == AgentLLM {
+						pl.LLM = opt.LLM
+					}
 					for _, seed := range seeds {
 						s.Cases = append(s.Cases, Case{
-							ID: CaseID(t.ID, n, p, a, opt.Mode, seed), Task: t, N: n, Protocol: p,
-							Agent: a, Mode: opt.Mode, Seed: seed, MaxRounds: opt.MaxRounds,
+							ID: CaseID(t.ID, n, p, pl.Label(), opt.Mode, seed), Task: t, N: n, Protocol: p,
+							Agent: pl.Label(), Players: pl, Mode: opt.Mode, Seed: seed, MaxRounds: opt.MaxRounds,
 						})
 					}
 				}

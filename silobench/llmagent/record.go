@@ -1,0 +1,54 @@
+package llmagent
+
+import (
+	"encoding/json"
+
+	"github.com/coordbench/coordbench/llm"
+)
+
+// TurnRecord is one agent's turn in one round: what was added to its
+// context, what the model replied, the calls parsed from the reply and
+// their results, and the tokens. It holds nothing that depends on wall
+// time, so a run and its replay from the response cache log the same
+// records, byte for byte; Timing holds the wall-clock side.
+type TurnRecord struct {
+	Round int `json:"round"`
+	Agent int `json:"agent"`
+	// Input are the messages added to the agent's context since its
+	// previous call: the system and task prompts on its first turn, then
+	// the previous turn's tool results, feedback and scaffold notes.
+	Input   []llm.Message `json:"input"`
+	Context ContextInfo   `json:"context"`
+	Reply   string        `json:"reply"`
+	// ReplyToolCalls are the function calls of a native-mode reply.
+	ReplyToolCalls []llm.ToolCall `json:"reply_tool_calls,omitempty"`
+	FinishReason   string         `json:"finish_reason,omitempty"`
+	Calls          []CallRecord   `json:"calls"`
+	// Dropped counts calls of the reply that were not executed because the
+	// turn had ended (after wait or submit_result, or at the per-turn cap).
+	Dropped int       `json:"dropped"`
+	Outcome string    `json:"outcome"` // Outcome*
+	Error   string    `json:"error,omitempty"`
+	Usage   llm.Usage `json:"usage"`
+}
+
+// CallRecord is one parsed tool call and its result. Executed is false
+// for a call the harness answered itself (bad arguments, submit_result in
+// a planning round); executed calls are also in the run's tool-call log.
+type CallRecord struct {
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args"`
+	Result   json.RawMessage `json:"result"`
+	Executed bool            `json:"executed"`
+}
+
+// Timing is the wall-clock side of a TurnRecord: latency of the model call
+// (retries and waits for a slot included), HTTP attempts, and whether the
+// reply came from the response cache. It is for monitoring only.
+type Timing struct {
+	Round     int     `json:"round"`
+	Agent     int     `json:"agent"`
+	LatencyMS float64 `json:"latency_ms"`
+	Attempts  int     `json:"attempts"`
+	Cached    bool    `json:"cached"`
+}
