@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/silobench/llmagent"
 	"github.com/coordbench/coordbench/silobench/proto"
 	"github.com/coordbench/coordbench/silobench/round"
 	"github.com/coordbench/coordbench/silobench/suite"
@@ -122,6 +123,7 @@ func clipText(s string, n int) string {
 
 func siloRunCmd() *cobra.Command {
 	var f siloFlags
+	var lf siloLLMFlags
 	var protocol, agent, out string
 	var maxRounds int
 	c := &cobra.Command{
@@ -133,7 +135,10 @@ messages, D and every agent's answer), run.db (the SQLite run database:
 messages, files, submissions, the tool-call log) and calls.jsonl (the
 tool-call log). Agents: scripted teams correct by construction: reference
 (gather at agent 0, compute, distribute), tree (binary-tree reduction) or
-chain (relay along the agents). LLM agents come with the model layer.`,
+chain (relay along the agents); or llm, one model-backed agent per shard
+over any OpenAI-compatible endpoint (--llm-model, --llm-base-url; see
+docs/silo-llm.md), which also writes turns.jsonl (every prompt, reply,
+parsed call, result and token count) and timing.jsonl.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in, err := siloInstance(f.taskID, f.n, f.mode, f.seed, f.file)
@@ -144,8 +149,16 @@ chain (relay along the agents). LLM agents come with the model layer.`,
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
 			}
-			if _, err := round.NewTeamByName(agent, in.N); err != nil {
-				return fmt.Errorf("--agent: %w", err)
+			players := suite.Players{Kind: agent}
+			if agent == suite.AgentLLM {
+				llmAgent, closer, err := lf.agent(agent)
+				if err != nil {
+					return err
+				}
+				defer closer()
+				players.LLM = llmAgent
+			} else if _, err := round.NewTeamByName(agent, in.N); err != nil {
+				return fmt.Errorf("--agent: %w (or %s)", err, suite.AgentLLM)
 			}
 			if out == "" {
 				out = filepath.Join("runs", fmt.Sprintf("silo_%s_n%d_%s_%s_s%d", in.Task.ID, in.N, protocol, in.Mode, in.Seed))
@@ -153,22 +166,28 @@ chain (relay along the agents). LLM agents come with the model layer.`,
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
-			for _, name := range []string{suite.FileDB, suite.FileDB + "-wal", suite.FileDB + "-shm"} {
+			for _, name := range []string{suite.FileDB, suite.FileDB + "-wal", suite.FileDB + "-shm", llmagent.FileTurns, llmagent.FileTiming} {
 				os.Remove(filepath.Join(out, name)) // a rerun replaces the previous run
 			}
-			res, _, err := suite.RunInto(cmd.Context(), in, p, suite.Players{Kind: agent}, maxRounds, out)
+			res, _, err := suite.RunInto(cmd.Context(), in, p, players, maxRounds, out)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s, N=%d, %s, %s agents: S %.3f (success %v), P %.3f, %d rounds, %d tool calls, D %.4f\nartifacts: %s\n",
-				in.Task, in.N, protocol, agent, res.S, res.Success, res.P, res.Rounds, res.ToolCalls, res.D, out)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s, N=%d, %s, %s agents: S %.3f (success %v), P %.3f, %d rounds, %d tool calls, D %.4f\n",
+				in.Task, in.N, protocol, players.Label(), res.S, res.Success, res.P, res.Rounds, res.ToolCalls, res.D)
+			if u := res.Usage; u != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "model: %d calls, %d input + %d output tokens, C %.1f (paper) / %.1f (code), %d wasted, %d failed\n",
+					u.ModelCalls, u.InputTokens, u.OutputTokens, *res.C, *res.CCode, u.WastedCalls, u.ModelErrors)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s (transcript: coordbench silo show %s)\n", out, out)
 			return nil
 		},
 	}
 	f.register(c, "run a published task file instead of --task/--agents/--mode")
 	c.Flags().StringVar(&protocol, "protocol", "p2p", "p2p, broadcast or sfs")
-	c.Flags().StringVar(&agent, "agent", "reference", "scripted team: reference (star), tree or chain")
+	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference (star), tree, chain (scripted) or llm")
 	c.Flags().IntVar(&maxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<mode>_s<seed>)")
+	lf.register(c.Flags())
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silobench/round"
 	"github.com/coordbench/coordbench/silobench/suite"
 )
@@ -18,6 +19,7 @@ func siloSuiteCmd() *cobra.Command {
 	var opt suite.Options
 	var out string
 	var workers int
+	var lf siloLLMFlags
 	c := &cobra.Command{
 		Use:   "suite",
 		Short: "Run a SILO-BENCH suite: tasks × N × protocols × agents × seeds",
@@ -42,6 +44,15 @@ runs is written, and the exit code is 1.`,
 			if workers < 1 {
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
+			llmAgent, closer, err := lf.agent(opt.Agent)
+			if err != nil {
+				return err
+			}
+			defer closer()
+			opt.LLM = llmAgent
+			if llmAgent != nil && !cmd.Flags().Changed("workers") {
+				workers = max(workers, siloLLMWorkers)
+			}
 			s, err := suite.Resolve(opt)
 			if err != nil {
 				return err
@@ -49,7 +60,7 @@ runs is written, and the exit code is 1.`,
 			if out == "" {
 				out = filepath.Join("runs", "silo_suite")
 			}
-			return runSiloSuite(cmd, s, out, workers)
+			return runSiloSuite(cmd, s, out, workers, lf.stats)
 		},
 	}
 	f := c.Flags()
@@ -57,21 +68,26 @@ runs is written, and the exit code is 1.`,
 	f.StringVar(&opt.Tasks, "tasks", "", "task ids (comma list); replaces --levels")
 	f.StringVar(&opt.Agents, "agents", "2,5,10,20,50,100", "team sizes N (comma list)")
 	f.StringVar(&opt.Protocols, "protocols", "p2p,broadcast,sfs", "protocols (comma list of p2p, broadcast, sfs)")
-	f.StringVar(&opt.Agent, "agent", "reference", "agents (comma list): reference, tree, chain")
+	f.StringVar(&opt.Agent, "agent", "reference", "agents (comma list): reference, tree, chain, llm (needs --llm-model and --llm-base-url)")
 	f.StringVar(&opt.Mode, "mode", "seeded", "seeded or official (official: N in 2, 5, 10, 20, 50, 100)")
 	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded instances: comma list, ranges a-b allowed")
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "seeded mode: do not add the N = 1 runs (RCC stays empty)")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "runs at once")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", siloLLMWorkers))
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")
+	lf.register(f)
 	return c
 }
 
-func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int) error {
+// siloLLMWorkers is the default number of runs at once with LLM agents:
+// their runs wait on the model, not on the CPU.
+const siloLLMWorkers = 8
+
+func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int, stats *llm.Stats) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, done := interruptible(cmd, "runs")
 	defer done()
-	p := &siloProgress{w: stderr, workers: workers}
+	p := &siloProgress{w: stderr, workers: workers, stats: stats}
 	rep, err := suite.Run(ctx, s, dir, suite.RunOptions{Workers: workers, Progress: p.update})
 	p.finish()
 	if err != nil {
@@ -104,6 +120,7 @@ func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int) e
 type siloProgress struct {
 	w       io.Writer
 	workers int
+	stats   *llm.Stats // the model endpoint's counters (LLM agents), or nil
 	bar     *progressbar.ProgressBar
 	last    suite.Progress
 	printed time.Time
@@ -131,7 +148,11 @@ func (p *siloProgress) update(s suite.Progress) {
 		return
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("silo suite (%d failed)", s.Failed))
+		desc := fmt.Sprintf("silo suite (%d failed)", s.Failed)
+		if p.stats != nil {
+			desc += " " + p.stats.String()
+		}
+		p.bar.Describe(desc)
 		p.bar.Set(s.Done)
 		return
 	}
@@ -141,7 +162,11 @@ func (p *siloProgress) update(s suite.Progress) {
 }
 
 func (p *siloProgress) printLine(s suite.Progress) {
-	fmt.Fprintf(p.w, "silo suite: %d/%d done, %d failed, %s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond))
+	model := ""
+	if p.stats != nil {
+		model = ", model " + p.stats.String()
+	}
+	fmt.Fprintf(p.w, "silo suite: %d/%d done, %d failed, %s%s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond), model)
 	p.printed = time.Now()
 }
 

@@ -80,6 +80,10 @@ type Aggregate struct {
 	// is false without an N = 1 row or when its S is 0.
 	RCC    float64
 	HasRCC bool
+	// C and CCode are the mean token cost (paper and code form) over the
+	// runs, for agents that call a model (HasC).
+	C, CCode float64
+	HasC     bool
 }
 
 // Aggregates groups finished runs by agent × level × N × protocol, in
@@ -116,11 +120,17 @@ func Aggregates(cases []CaseResult) []Aggregate {
 		if res.Success {
 			a.Success++
 		}
+		if res.C != nil && res.CCode != nil {
+			a.C += *res.C
+			a.CCode += *res.CCode
+			a.HasC = true
+		}
 	}
 	for i := range out {
 		a := &out[i]
 		n := float64(a.Runs)
 		a.S, a.P, a.D, a.Success = a.S/n, a.P/n, a.D/n, a.Success/n
+		a.C, a.CCode = a.C/n, a.CCode/n
 	}
 	for i := range out {
 		a := &out[i]
@@ -145,7 +155,7 @@ func Aggregates(cases []CaseResult) []Aggregate {
 
 // AggregateHeader is the header of aggregate.csv.
 func AggregateHeader() []string {
-	return []string{"agent", "level", "N", "protocol", "runs", "S_mean", "success_rate", "P_mean", "D_mean", "RCC"}
+	return []string{"agent", "level", "N", "protocol", "runs", "S_mean", "success_rate", "P_mean", "D_mean", "RCC", "C_mean", "C_code_mean"}
 }
 
 func (a *Aggregate) rcc() string {
@@ -164,8 +174,12 @@ func f4(v float64) string {
 }
 
 func (a *Aggregate) row() []string {
+	c, cc := "", ""
+	if a.HasC {
+		c, cc = strconv.FormatFloat(a.C, 'f', 1, 64), strconv.FormatFloat(a.CCode, 'f', 1, 64)
+	}
 	return []string{a.Agent, LevelName(a.Level), strconv.Itoa(a.N), a.Protocol, strconv.Itoa(a.Runs),
-		f4(a.S), f4(a.Success), f4(a.P), f4(a.D), a.rcc()}
+		f4(a.S), f4(a.Success), f4(a.P), f4(a.D), a.rcc(), c, cc}
 }
 
 func writeFiles(dir string, rep *Report) error {
@@ -199,7 +213,8 @@ func writeFiles(dir string, rep *Report) error {
 
 func scope(rep *Report) string {
 	s := fmt.Sprintf("Mean over the runs of each agent × level × N × protocol; RCC = 1 − S(N)/S(N=1) "+
-		"for the same agent, level and protocol (empty without an N = 1 run or when S(N=1) = 0). "+
+		"for the same agent, level and protocol (empty without an N = 1 run or when S(N=1) = 0); "+
+		"for model-backed agents C = output tokens / max rounds (paper) and C_code = (input + output tokens) / rounds run (published code). "+
 		"%d of %d runs finished", len(rep.Cases), len(rep.Suite.Cases))
 	if len(rep.Failures) > 0 {
 		s += fmt.Sprintf(", %d failed (left out)", len(rep.Failures))
@@ -209,14 +224,24 @@ func scope(rep *Report) string {
 
 // WriteAggregateTable writes the aggregate as an aligned Markdown table.
 func WriteAggregateTable(w io.Writer, aggs []Aggregate) {
-	head := []string{"agent", "level", "N", "protocol", "runs", "S", "success", "P", "D", "RCC"}
+	head := []string{"agent", "level", "N", "protocol", "runs", "S", "success", "P", "D", "RCC", "C", "C_code"}
 	rows := [][]string{head}
+	withC := false
 	for i := range aggs {
 		r := aggs[i].row()
-		if r[9] == "" {
-			r[9] = "–"
+		withC = withC || aggs[i].HasC
+		for j := 9; j < len(r); j++ {
+			if r[j] == "" {
+				r[j] = "–"
+			}
 		}
 		rows = append(rows, r)
+	}
+	if !withC { // scripted agents only: no token cost columns
+		for i := range rows {
+			rows[i] = rows[i][:10]
+		}
+		head = rows[0]
 	}
 	width := make([]int, len(head))
 	for _, r := range rows {

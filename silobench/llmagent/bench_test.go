@@ -1,0 +1,75 @@
+package llmagent_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/silobench/llmagent"
+	"github.com/coordbench/coordbench/silobench/proto"
+	"github.com/coordbench/coordbench/silobench/round"
+)
+
+// turnOf is the 0-based turn of a request: the assistant messages so far.
+func turnOf(req llmtest.ChatRequest) int {
+	k := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			k++
+		}
+	}
+	return k
+}
+
+// BenchmarkRound50x20 is the speed case: 50 agents, 20 rounds, the
+// test server adding 300 ms to every call, endpoint concurrency 64. Every
+// agent broadcasts and waits each round and submits in round 20, so every
+// round has 50 active agents and one model call per turn. The ideal wall
+// time is rounds × calls per turn × ⌈active agents / 64⌉ × 300 ms = 6 s;
+// the benchmark reports the measured ratio to it (x_ideal).
+func BenchmarkRound50x20(b *testing.B) {
+	const (
+		n, rounds   = 50, 20
+		delay       = 300 * time.Millisecond
+		concurrency = 64
+	)
+	h := func(req llmtest.ChatRequest) llmtest.Reply {
+		body := "<tool_call><tool>broadcast_message</tool><parameters><content>progress report</content></parameters></tool_call>" +
+			"<tool_call><tool>receive_messages</tool></tool_call><tool_call><tool>wait</tool></tool_call>"
+		if turnOf(req) == rounds-1 {
+			body = "<tool_call><tool>submit_result</tool><parameters><answer>1</answer></parameters></tool_call>"
+		}
+		return llmtest.WithDelay(llmtest.Text(body), delay)
+	}
+	srv := llmtest.NewServer(h)
+	defer srv.Close()
+	c, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "bench", Concurrency: concurrency})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := seeded(b, "I-01", n)
+	ideal := float64(rounds) * 1 * math.Ceil(float64(n)/concurrency) * delay.Seconds()
+	var total time.Duration
+	b.ResetTimer()
+	for range b.N {
+		team, err := llmagent.NewTeam(in, proto.Broadcast, llmagent.Config{Model: c})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		res, err := round.Run(context.Background(), round.Config{Instance: in, Protocol: proto.Broadcast, MaxRounds: rounds}, team.Agents())
+		total += time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Rounds != rounds || !res.AllSubmitted || res.Usage.ModelCalls != n*rounds {
+			b.Fatalf("rounds %d, all submitted %v, calls %d", res.Rounds, res.AllSubmitted, res.Usage.ModelCalls)
+		}
+	}
+	wall := total.Seconds() / float64(b.N)
+	b.ReportMetric(wall, "s/run")
+	b.ReportMetric(wall/ideal, "x_ideal")
+}
