@@ -21,7 +21,7 @@ func siloCmd() *cobra.Command {
 		Use:   "silo",
 		Short: "The information-silo benchmark (SILO-BENCH)",
 	}
-	c.AddCommand(siloTasksCmd(), siloInstanceCmd(), siloRunCmd(), siloSuiteCmd(), siloImportCmd())
+	c.AddCommand(siloTasksCmd(), siloInstanceCmd(), siloRunCmd(), siloSuiteCmd(), siloShowCmd(), siloImportCmd())
 	return c
 }
 
