@@ -48,6 +48,7 @@ package llmtest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,6 +59,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Message is one chat message as received by the server.
@@ -487,10 +489,10 @@ func writeError(w http.ResponseWriter, status int, message, retryAfter string) {
 }
 
 type wireMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCalls  []wireToolCall  `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
+	Role       string         `json:"role"`
+	Content    any            `json:"content"` // a string, text parts, or null
+	ToolCalls  []wireToolCall `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
 }
 
 type wireToolCall struct {
@@ -523,7 +525,12 @@ type wireRequest struct {
 
 func decode(r *http.Request, at time.Time) ChatRequest {
 	req := ChatRequest{Received: at, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()}
-	body, err := io.ReadAll(r.Body)
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength < 1<<30 {
+		buf.Grow(int(r.ContentLength) + 1)
+	}
+	_, err := buf.ReadFrom(r.Body)
+	body := buf.Bytes()
 	req.Body = body
 	switch {
 	case err != nil:
@@ -533,20 +540,16 @@ func decode(r *http.Request, at time.Time) ChatRequest {
 		req.DecodeError = fmt.Sprintf("llmtest: want POST .../chat/completions, got %s %s", r.Method, r.URL.Path)
 		return req
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		req.DecodeError = "llmtest: body is not a JSON object: " + err.Error()
-		return req
-	}
-	for k := range fields {
-		req.Fields = append(req.Fields, k)
-	}
-	sort.Strings(req.Fields)
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
-		req.DecodeError = "llmtest: bad chat request: " + err.Error()
+		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(body) {
+			req.DecodeError = "llmtest: body is not a JSON object: " + err.Error()
+		} else {
+			req.DecodeError = "llmtest: bad chat request: " + err.Error()
+		}
 		return req
 	}
+	req.Fields = topLevelKeys(body)
 	req.Model, req.Temperature, req.MaxCompletionTokens, req.MaxTokens, req.Seed =
 		w.Model, w.Temperature, w.MaxCompletionTokens, w.MaxTokens, w.Seed
 	for i, m := range w.Messages {
@@ -580,29 +583,79 @@ func decode(r *http.Request, at time.Time) ChatRequest {
 }
 
 // messageText accepts a string content or an array of {"type":"text","text":...} parts.
-func messageText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+func messageText(v any) (string, error) {
+	switch t := v.(type) {
+	case nil:
 		return "", nil
+	case string:
+		return t, nil
+	case []any:
+		var b strings.Builder
+		for k, p := range t {
+			part, ok := p.(map[string]any)
+			text, ok2 := part["text"].(string)
+			if !ok || (!ok2 && part["text"] != nil) {
+				return "", fmt.Errorf("want a string or text parts: part %d is not {\"type\": ..., \"text\": \"...\"}", k)
+			}
+			b.WriteString(text)
+		}
+		return b.String(), nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("want a string or text parts: %v", err)
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String(), nil
+	return "", fmt.Errorf("want a string or text parts, got %T", v)
 }
 
-func words(s string) int64 { return int64(len(strings.Fields(s))) }
+// words counts the whitespace-separated words of s, as len(strings.Fields(s))
+// does, without allocating.
+func words(s string) int64 {
+	var n int64
+	in := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
+	}
+	return n
+}
+
+// topLevelKeys returns the sorted keys of a valid JSON object.
+func topLevelKeys(body []byte) []string {
+	var keys []string
+	depth := 0
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			j := i + 1
+			for j < len(body) && body[j] != '"' {
+				if body[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if depth == 1 {
+				k := j + 1 // a key is followed by ':'
+				for k < len(body) && (body[k] == ' ' || body[k] == '\t' || body[k] == '\r' || body[k] == '\n') {
+					k++
+				}
+				if k < len(body) && body[k] == ':' {
+					var key string
+					if json.Unmarshal(body[i:j+1], &key) == nil {
+						keys = append(keys, key)
+					}
+				}
+			}
+			i = j
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
 
 func callWords(calls []ToolCall) (n int64) {
 	for _, c := range calls {
