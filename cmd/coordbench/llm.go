@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/coordbench/coordbench/coord"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/llmtest"
 	"github.com/coordbench/coordbench/llmctl"
 	"github.com/coordbench/coordbench/policy"
+	"github.com/coordbench/coordbench/silobench/llmagent/gather"
 )
 
 // modelFlags are the model-layer flags shared by every command that calls
@@ -169,26 +172,44 @@ func llmStubCmd() *cobra.Command {
 	var addr, pol string
 	c := &cobra.Command{
 		Use:   "stub",
-		Short: "Serve a stub model that answers coordbench payloads (OpenAI chat completions)",
+		Short: "Serve a stub model that answers coordbench payloads or plays SILO-BENCH (OpenAI chat completions)",
 		Long: `Serve the OpenAI chat-completions protocol on --addr (loopback by default)
-and answer every coordbench decision payload from the prompt: builtin (the
+and answer from the prompt. For coordbench decision payloads: builtin (the
 rule controller's choice), random (a legal index from a hash of the prompt)
 or faults (a scripted mix of valid answers, prose, code fences, illegal
-indices, empty replies and transient 429/500 errors). Token usage is counted
-from the text. Point any run at it (--llm-base-url http://ADDR/v1) for an
-offline dry run of the whole LLM pipeline before spending money.`,
+indices, empty replies and transient 429/500 errors). For SILO-BENCH LLM
+agents (silo run/suite --agent llm): silo-gather, a model that plays the
+gather strategy (every agent sends its shard to agent 0, which computes
+every answer from the task prompt and the shard texts alone and sends the
+answers back) in XML or native tool calls, for any generated task, any
+team size and any protocol. Token usage is counted from the text. Point any
+run at it (--llm-base-url http://ADDR/v1) for an offline dry run of the
+whole LLM pipeline before spending money.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := llmctl.NewStub(pol)
-			if err != nil {
-				return err
+			var handler http.Handler
+			var served func() string
+			if pol == "silo-gather" {
+				var n atomic.Int64
+				model := gather.Model{Solve: gather.PromptSolver}
+				handler = llmtest.Handler(func(req llmtest.ChatRequest) llmtest.Reply {
+					n.Add(1)
+					return model.Handle(req)
+				})
+				served = func() string { return fmt.Sprintf("%d requests", n.Load()) }
+			} else {
+				s, err := llmctl.NewStub(pol)
+				if err != nil {
+					return fmt.Errorf("--policy: unknown stub policy %q (want builtin, random, faults or silo-gather)", pol)
+				}
+				handler, served = s, func() string { return fmt.Sprint(s.Log()) }
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "stub model (%s) on http://%s/v1 — Ctrl-C to stop\n", pol, ln.Addr())
-			srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			go func() {
@@ -198,11 +219,11 @@ offline dry run of the whole LLM pipeline before spending money.`,
 			if err := srv.Serve(ln); err != http.ErrServerClosed {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "served: %v\n", s.Log())
+			fmt.Fprintf(cmd.OutOrStdout(), "served: %s\n", served())
 			return nil
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "listen address (loopback unless you say otherwise)")
-	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults")
+	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), or silo-gather (SILO-BENCH agents)")
 	return c
 }

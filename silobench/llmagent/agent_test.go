@@ -14,6 +14,7 @@ import (
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/llmtest"
 	"github.com/coordbench/coordbench/silobench/llmagent"
+	"github.com/coordbench/coordbench/silobench/llmagent/gather"
 	"github.com/coordbench/coordbench/silobench/proto"
 	"github.com/coordbench/coordbench/silobench/round"
 	"github.com/coordbench/coordbench/silobench/task"
@@ -72,7 +73,7 @@ func TestGatherReachesSuccess(t *testing.T) {
 			for _, p := range []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS} {
 				for _, native := range []bool{false, true} {
 					in := seeded(t, id, n)
-					srv := llmtest.NewServer(gather{in: in}.handler)
+					srv := llmtest.NewServer(gatherModel(in, nil))
 					out := play(t, in, p, llmagent.Config{Model: client(t, srv, nil), Native: native}, 20)
 					srv.Close()
 					name := id + "/" + string(p) + "/n" + string(rune('0'+n))
@@ -140,11 +141,11 @@ func labels(res *round.Result) map[int][]string {
 func TestEarlySubmitterIsPremature(t *testing.T) {
 	in := seeded(t, "I-01", 4)
 	h := func(req llmtest.ChatRequest) llmtest.Reply {
-		v, ok := readView(req)
+		v, ok := gather.ReadView(req)
 		if !ok {
 			return llmtest.Text("?")
 		}
-		return reply(v, []call{{name: "submit_result", args: [][2]any{{"answer", "-1"}}}})
+		return gather.Render(v, []gather.Call{{Name: "submit_result", Args: []gather.Arg{{Name: "answer", Value: "-1"}}}})
 	}
 	srv := llmtest.NewServer(h)
 	defer srv.Close()
@@ -161,7 +162,7 @@ func TestEarlySubmitterIsPremature(t *testing.T) {
 
 func TestDisagreeingAgentsAreConsensusFailures(t *testing.T) {
 	in := seeded(t, "I-01", 4)
-	g := gather{in: in, wrong: func(id int, ans json.RawMessage) json.RawMessage {
+	g := gatherModel(in, func(id int, ans json.RawMessage) json.RawMessage {
 		if id == 0 {
 			return ans
 		}
@@ -169,8 +170,8 @@ func TestDisagreeingAgentsAreConsensusFailures(t *testing.T) {
 		json.Unmarshal(ans, &v)
 		b, _ := json.Marshal(v + 1000*id)
 		return b
-	}}
-	srv := llmtest.NewServer(g.handler)
+	})
+	srv := llmtest.NewServer(g)
 	defer srv.Close()
 	out := play(t, in, proto.Broadcast, llmagent.Config{Model: client(t, srv, nil)}, 20)
 	got := labels(out.res)
@@ -250,7 +251,7 @@ func TestNastyReplies(t *testing.T) {
 // task, and the tokens equal what the server reported.
 func TestServerFaults(t *testing.T) {
 	in := seeded(t, "I-01", 3)
-	g := gather{in: in}
+	g := gatherModel(in, nil)
 	h := func(req llmtest.ChatRequest) llmtest.Reply {
 		switch {
 		case req.Seq == 2:
@@ -264,7 +265,7 @@ func TestServerFaults(t *testing.T) {
 		case req.Seq == 9:
 			return llmtest.Text("Let me think step by step without calling anything.")
 		}
-		return g.handler(req)
+		return g(req)
 	}
 	srv := llmtest.NewServer(h)
 	defer srv.Close()
@@ -287,12 +288,12 @@ func TestServerFaults(t *testing.T) {
 // the run still finishes with every artifact.
 func TestModelErrorsSpendTurns(t *testing.T) {
 	in := seeded(t, "I-01", 2)
-	g := gather{in: in}
+	g := gatherModel(in, nil)
 	h := func(req llmtest.ChatRequest) llmtest.Reply {
-		if v, ok := readView(req); ok && v.id == 1 {
+		if v, ok := gather.ReadView(req); ok && v.ID == 1 {
 			return llmtest.Status(503, "agent 1's model is down")
 		}
-		return g.handler(req)
+		return g(req)
 	}
 	srv := llmtest.NewServer(h)
 	defer srv.Close()
@@ -317,7 +318,7 @@ func TestModelErrorsSpendTurns(t *testing.T) {
 // misses the cache fails the run instead of scoring it.
 func TestReplayIsOffline(t *testing.T) {
 	in := seeded(t, "II-12", 3)
-	srv := llmtest.NewServer(gather{in: in}.handler)
+	srv := llmtest.NewServer(gatherModel(in, nil))
 	cachePath := filepath.Join(t.TempDir(), "cache.db")
 	cache, err := llm.OpenCache(cachePath)
 	if err != nil {
@@ -357,7 +358,7 @@ func TestReplayIsOffline(t *testing.T) {
 func TestAgentsCallConcurrently(t *testing.T) {
 	const n = 8
 	in := seeded(t, "I-01", n)
-	g := gather{in: in}
+	g := gatherModel(in, nil)
 	arrived := make(chan struct{}, n)
 	release := make(chan struct{})
 	h := func(req llmtest.ChatRequest) llmtest.Reply {
@@ -372,7 +373,7 @@ func TestAgentsCallConcurrently(t *testing.T) {
 				return llmtest.Text("the round was not concurrent")
 			}
 		}
-		return g.handler(req)
+		return g(req)
 	}
 	srv := llmtest.NewServer(h)
 	defer srv.Close()
@@ -389,7 +390,7 @@ func TestDeterministic(t *testing.T) {
 	in := seeded(t, "III-21", 3)
 	var prev []byte
 	for range 3 {
-		srv := llmtest.NewServer(gather{in: in}.handler)
+		srv := llmtest.NewServer(gatherModel(in, nil))
 		out := play(t, in, proto.Broadcast, llmagent.Config{Model: client(t, srv, nil)}, 20)
 		srv.Close()
 		b, _ := os.ReadFile(filepath.Join(out.dir, llmagent.FileTurns))

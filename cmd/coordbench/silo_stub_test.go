@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/silobench/llmagent"
+)
+
+// TestSiloRunAgainstGatherStub: coordbench llm stub --policy silo-gather,
+// started in-process on a free loopback port, serves an LLM team that
+// solves a task through silo run; the stub stops on cancel and reports
+// what it served.
+func TestSiloRunAgainstGatherStub(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	root := rootCmd()
+	root.SetOut(pw)
+	root.SetErr(pw)
+	root.SetArgs([]string{"llm", "stub", "--policy", "silo-gather", "--addr", "127.0.0.1:0"})
+	done := make(chan error, 1)
+	go func() {
+		done <- root.ExecuteContext(ctx)
+		pw.Close()
+	}()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var url string
+	select {
+	case l := <-lines:
+		url = regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`).FindString(l)
+		if url == "" || !strings.Contains(l, "silo-gather") {
+			t.Fatalf("stub banner: %q", l)
+		}
+	case err := <-done:
+		t.Fatalf("stub ended: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("stub did not start")
+	}
+
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := run(t, "silo", "run", "--agent", "llm", "--llm-model", "stub", "--llm-base-url", url,
+		"--task", "I-01", "--agents", "3", "--out", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "S 1.000") {
+		t.Errorf("run did not succeed:\n%s", out)
+	}
+	if st, err := os.Stat(filepath.Join(dir, llmagent.FileTurns)); err != nil || st.Size() == 0 {
+		t.Errorf("%s missing or empty: %v", llmagent.FileTurns, err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("stub did not stop")
+	}
+	var rest []string
+	for l := range lines {
+		rest = append(rest, l)
+	}
+	if !regexp.MustCompile(`served: [1-9]\d* requests`).MatchString(strings.Join(rest, "\n")) {
+		t.Errorf("stub summary: %q", rest)
+	}
+}
+
+func TestStubPolicyUnknown(t *testing.T) {
+	if _, err := run(t, "llm", "stub", "--policy", "oracle", "--addr", "127.0.0.1:0"); err == nil ||
+		!strings.Contains(err.Error(), "silo-gather") {
+		t.Fatalf("err = %v", err)
+	}
+}
