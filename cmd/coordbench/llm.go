@@ -30,6 +30,8 @@ type modelFlags struct {
 	concurrency, maxTokens, maxAttempts          int
 	rpm, temperature                             float64
 	timeout                                      time.Duration
+	seed                                         int64
+	fs                                           *pflag.FlagSet // to tell whether --llm-seed was given
 }
 
 // register adds the flags; modelHelp and maxTokens are the command's help
@@ -46,6 +48,8 @@ func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int
 	fs.IntVar(&f.maxAttempts, "llm-max-attempts", 5, "attempts per call, retries included")
 	fs.Float64Var(&f.temperature, "llm-temperature", 0, "sampling temperature")
 	fs.IntVar(&f.maxTokens, "llm-max-tokens", maxTokens, maxTokensHelp)
+	fs.Int64Var(&f.seed, "llm-seed", 0, "sampling seed sent to the server (unset: none; servers without seed support ignore it)")
+	f.fs = fs
 }
 
 // openCache opens --llm-cache (if set); the closer releases it.
@@ -62,11 +66,16 @@ func (f *modelFlags) openCache() (*llm.Cache, func(), error) {
 
 // client builds a client for model name from the flags.
 func (f *modelFlags) client(name string, cache *llm.Cache) (*llm.Client, error) {
-	return llm.New(llm.Config{
+	cfg := llm.Config{
 		BaseURL: f.baseURL, Model: name, APIKeyEnv: f.keyEnv, Temperature: f.temperature, MaxTokens: f.maxTokens,
 		Timeout: f.timeout, MaxAttempts: f.maxAttempts, Concurrency: f.concurrency, RPM: f.rpm,
 		Cache: cache, CacheMode: f.cacheMode,
-	})
+	}
+	if f.fs != nil && f.fs.Changed("llm-seed") {
+		seed := f.seed
+		cfg.Seed = &seed
+	}
+	return llm.New(cfg)
 }
 
 // llmFlags are the model flags of the commands that run an LLM controller

@@ -176,7 +176,7 @@ parsed call, result and token count) and timing.jsonl.`,
 			fmt.Fprintf(cmd.OutOrStdout(), "%s, N=%d, %s, %s agents: S %.3f (success %v), P %.3f, %d rounds, %d tool calls, D %.4f\n",
 				in.Task, in.N, protocol, players.Label(), res.S, res.Success, res.P, res.Rounds, res.ToolCalls, res.D)
 			if u := res.Usage; u != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "model: %d calls, %d input + %d output tokens, C %.1f (paper) / %.1f (code), %d wasted, %d failed\n",
+				fmt.Fprintf(cmd.OutOrStdout(), "model: %d calls, %d input + %d output tokens, C %.2f (paper) / %.2f (code), %d wasted, %d failed\n",
 					u.ModelCalls, u.InputTokens, u.OutputTokens, *res.C, *res.CCode, u.WastedCalls, u.ModelErrors)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s (transcript: coordbench silo show %s)\n", out, out)

@@ -36,6 +36,9 @@ func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 // agent kinds) names llm; nil otherwise. The closer releases the cache.
 func (f *siloLLMFlags) agent(agents string) (*suite.LLMAgent, func(), error) {
 	if !slices.Contains(split(agents), suite.AgentLLM) {
+		if f.model != "" || f.baseURL != "" {
+			return nil, nil, fmt.Errorf("--llm-model/--llm-base-url given, but --agent does not include llm")
+		}
 		return nil, func() {}, nil
 	}
 	if f.model == "" || f.baseURL == "" {

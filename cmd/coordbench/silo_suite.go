@@ -27,14 +27,21 @@ func siloSuiteCmd() *cobra.Command {
 and write, into --out:
 
   summary.csv          one row per run: ids, S, success, P, P_fine, rounds,
-                       tool calls, messages, bytes, D, D_reads
+                       tool calls, messages, bytes, D, D_reads; for LLM
+                       agents model, calls, input/output tokens, C, C_code,
+                       wasted calls, model errors, max context tokens; then
+                       capped turns, agent errors and failures by label
   aggregate.csv        by agent × level × N × protocol: runs, mean S, success
-                       rate, mean P, mean D, RCC = 1 − S(N)/S(N=1)
+                       rate, mean P, mean D, RCC = 1 − S(N)/S(N=1), mean C
+                       and C_code
   aggregate.md         the same as a Markdown table (also printed)
-  runs/<case_id>/      result.json, run.db, calls.jsonl, manifest.json
+  runs/<case_id>/      result.json, run.db, calls.jsonl, manifest.json (and
+                       turns.jsonl, timing.jsonl for LLM agents)
 
 Case ids read <task>__n<N>__<protocol>__<agent>__seeded-s<seed> (or
-__official), e.g. I-01__n10__p2p__reference__seeded-s1. In seeded mode the
+__official), e.g. I-01__n10__p2p__reference__seeded-s1; LLM agents are
+labelled llm-<model>[+scaffold…][+native] (docs/silo-llm.md), so scaffold
+ablations share a suite directory and RCC compares a model with itself. In seeded mode the
 N = 1 runs RCC needs are added when --agents lacks 1 (--no-baseline: don't).
 Running the same command again resumes: finished runs whose manifest
 matches are kept. On Ctrl-C no new run starts, the summary of the finished

@@ -14,8 +14,9 @@ type Scaffold struct {
 	// on a plan through the protocol, and submit_result is refused until
 	// round 2.
 	Planning bool `json:"planning"`
-	// Reminders restate the agent's id, the protocol's tools and rules at
-	// the start of every turn after the first.
+	// Reminders restate the agent's id, the protocol's tools and rules in
+	// every turn after the first, at the end of the turn's new input (after
+	// the tool results or feedback).
 	Reminders bool `json:"reminders"`
 	// Scratchpad asks the agent to keep a short scratchpad of what it
 	// knows and what is missing, in each reply before its tool calls.
@@ -159,7 +160,7 @@ func indent(s, pre string) string {
 }
 
 // planningNote opens the planning round (scaffold Planning): appended to
-// the task prompt of round 1.
+// the task prompt (so it stays in every later request).
 const planningNote = `## Planning round
 This first round is for planning only. Use the communication tools to agree with the other agents on how the team will solve the task: who sends what to whom, who computes what, and how you will check the answer. You cannot submit in this round; submit_result becomes available from the next round.`
 

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/coordbench/coordbench/silobench/llmagent"
@@ -65,17 +66,26 @@ func (l *LLMAgent) toolFormat() string {
 // Label names the LLM agents in case ids, summaries and aggregates:
 // llm-<model>, then +<scaffold> for each scaffold on, then +native for
 // native function calling. Characters other than letters, digits, '.',
-// '_' and '-' in the model name become '-'.
+// '_' and '-' in the model name become '-', and then the name gets a short
+// hash of the original (llm-org-model-v1-1a2b3c), so that names differing
+// only in those characters never share a label.
 func (l *LLMAgent) Label() string {
 	var b strings.Builder
 	b.WriteString(AgentLLM + "-")
+	changed := false
 	for _, r := range l.Model {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
 			b.WriteRune(r)
 		default:
 			b.WriteByte('-')
+			changed = true
 		}
+	}
+	if changed {
+		h := fnv.New32a()
+		h.Write([]byte(l.Model))
+		fmt.Fprintf(&b, "-%06x", h.Sum32()&0xffffff)
 	}
 	if sc := l.Config.Scaffold.String(); sc != "none" {
 		b.WriteString("+" + strings.ReplaceAll(sc, ",", "+"))

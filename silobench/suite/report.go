@@ -244,6 +244,9 @@ func WriteAggregateTable(w io.Writer, aggs []Aggregate) {
 		head = rows[0]
 	}
 	width := make([]int, len(head))
+	for j := range width {
+		width[j] = 3 // a delimiter cell needs dashes besides the alignment colon
+	}
 	for _, r := range rows {
 		for j, c := range r {
 			width[j] = max(width[j], len([]rune(c)))

@@ -197,6 +197,9 @@ func (m Model) decide(v View) ([]Call, string) {
 		return nil, "" // not a task prompt we understand: reply without a call
 	}
 	recv := Call{Name: "receive_messages"}
+	if v.Protocol == "sfs" { // no inbox: reading happens through files
+		recv = Call{Name: "list_files"}
+	}
 	wait := Call{Name: "wait"}
 	data := fmt.Sprintf("DATA %d %s", v.ID, shard)
 	got := v.Contents()
