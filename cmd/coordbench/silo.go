@@ -125,7 +125,7 @@ func siloRunCmd() *cobra.Command {
 	var f siloFlags
 	var lf siloLLMFlags
 	var protocol, agent, out string
-	var maxRounds int
+	var lim suite.Limits
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run one SILO-BENCH run and write result.json, the run database and the tool-call log",
@@ -169,7 +169,7 @@ parsed call, result and token count) and timing.jsonl.`,
 			for _, name := range []string{suite.FileDB, suite.FileDB + "-wal", suite.FileDB + "-shm", llmagent.FileTurns, llmagent.FileTiming} {
 				os.Remove(filepath.Join(out, name)) // a rerun replaces the previous run
 			}
-			res, _, err := suite.RunInto(cmd.Context(), in, p, players, maxRounds, out)
+			res, _, err := suite.RunInto(cmd.Context(), in, p, players, lim, out)
 			if err != nil {
 				return err
 			}
@@ -186,7 +186,8 @@ parsed call, result and token count) and timing.jsonl.`,
 	f.register(c, "run a published task file instead of --task/--agents/--mode")
 	c.Flags().StringVar(&protocol, "protocol", "p2p", "p2p, broadcast or sfs")
 	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference (star), tree, chain (scripted) or llm")
-	c.Flags().IntVar(&maxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
+	c.Flags().IntVar(&lim.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
+	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute; more end the turn (capped_turns)")
 	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<mode>_s<seed>)")
 	lf.register(c.Flags())
 	return c

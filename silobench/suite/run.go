@@ -31,6 +31,7 @@ type Manifest struct {
 	Protocol     string `json:"protocol"`
 	Agent        string `json:"agent"`
 	MaxRounds    int    `json:"max_rounds"`
+	MaxCalls     int    `json:"max_calls_per_turn"`
 	ResultSHA256 string `json:"result_sha256"`
 	// LLM is set for LLM agents: the model and every setting that changes
 	// its replies or the agents' behaviour.
@@ -39,7 +40,8 @@ type Manifest struct {
 
 func manifestOf(c Case) Manifest {
 	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, N: c.N, Mode: c.Mode,
-		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.MaxRounds}
+		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
+		MaxCalls: c.Limits.MaxCallsPerTurn}
 	if c.Players.Kind == AgentLLM && c.Players.LLM != nil {
 		m.LLM = c.Players.LLM.manifest()
 	}
@@ -204,7 +206,7 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 // tool-call log (FileCalls), for LLM agents the turn log (turns.jsonl,
 // timing.jsonl), and result.json (FileResult), whose bytes it returns with
 // the result. coordbench silo run and every suite case use it.
-func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, maxRounds int, dir string) (*round.Result, []byte, error) {
+func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (*round.Result, []byte, error) {
 	agents, teamLog, err := players.team(in, p, dir)
 	if err != nil {
 		return nil, nil, err
@@ -228,7 +230,7 @@ func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players P
 		}
 		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
 	}
-	res, err := round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds,
+	res, err := round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
 		DB: filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
 	if err != nil {
 		return nil, nil, err
@@ -261,7 +263,7 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 	if err != nil {
 		return fail(err)
 	}
-	res, b, err := RunInto(ctx, in, c.Protocol, c.Players, c.MaxRounds, tmp)
+	res, b, err := RunInto(ctx, in, c.Protocol, c.Players, c.Limits, tmp)
 	if err != nil {
 		return fail(err)
 	}

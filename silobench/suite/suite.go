@@ -48,6 +48,9 @@ type Options struct {
 	Mode      string // seeded (default) or official
 	Seeds     string // seeded mode: comma list of seeds or ranges a-b (default "1")
 	MaxRounds int    // round cap (default round.DefaultMaxRounds)
+	// MaxCallsPerTurn caps the tool calls of one turn (default
+	// round.DefaultMaxCallsPerTurn).
+	MaxCallsPerTurn int
 	// NoBaseline: in seeded mode, do not add the N = 1 runs that RCC needs
 	// when Agents lacks 1.
 	NoBaseline bool
@@ -57,15 +60,21 @@ type Options struct {
 
 // Case is one run of a suite.
 type Case struct {
-	ID        string
-	Task      *task.Task
-	N         int
-	Protocol  proto.Protocol
-	Agent     string // the agent label (Players.Label): reference, tree, chain, llm-<model>[+…]
-	Players   Players
-	Mode      string
-	Seed      uint64 // 0 in official mode
-	MaxRounds int
+	ID       string
+	Task     *task.Task
+	N        int
+	Protocol proto.Protocol
+	Agent    string // the agent label (Players.Label): reference, tree, chain, llm-<model>[+…]
+	Players  Players
+	Mode     string
+	Seed     uint64 // 0 in official mode
+	Limits   Limits
+}
+
+// Limits are the round and per-turn caps of a run.
+type Limits struct {
+	MaxRounds       int
+	MaxCallsPerTurn int
 }
 
 // Suite is a resolved suite: its cases in a fixed order.
@@ -133,6 +142,9 @@ func Resolve(opt Options) (*Suite, error) {
 	if opt.MaxRounds <= 0 {
 		opt.MaxRounds = round.DefaultMaxRounds
 	}
+	if opt.MaxCallsPerTurn <= 0 {
+		opt.MaxCallsPerTurn = round.DefaultMaxCallsPerTurn
+	}
 	tasks, err := resolveTasks(opt.Levels, opt.Tasks)
 	if err != nil {
 		return nil, err
@@ -194,7 +206,8 @@ func Resolve(opt Options) (*Suite, error) {
 					for _, seed := range seeds {
 						s.Cases = append(s.Cases, Case{
 							ID: CaseID(t.ID, n, p, pl.Label(), opt.Mode, seed), Task: t, N: n, Protocol: p,
-							Agent: pl.Label(), Players: pl, Mode: opt.Mode, Seed: seed, MaxRounds: opt.MaxRounds,
+							Agent: pl.Label(), Players: pl, Mode: opt.Mode, Seed: seed,
+							Limits: Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn},
 						})
 					}
 				}
