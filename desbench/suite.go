@@ -37,7 +37,6 @@ const (
 	SuiteCasesDir          = "cases"
 	SuiteFailedDir         = "failed"
 	suiteTmpPrefix         = ".tmp-"
-	suiteLockFile          = ".lock"
 	StatusError            = "error" // summary status of a case whose episode failed
 	defaultSuiteController = "rule"
 )

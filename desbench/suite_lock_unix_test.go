@@ -6,12 +6,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/internal/atomicfs"
 )
 
 // Two suites never share a directory at once.
 func TestSuiteDirLock(t *testing.T) {
 	dir := t.TempDir()
-	unlock, err := lockDir(dir)
+	unlock, err := atomicfs.LockDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 			return nil, err
 		}
 	}
-	unlock, err := lockDir(dir)
+	unlock, err := atomicfs.LockDir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/llmtest"
 	"github.com/coordbench/coordbench/silobench/llmagent"
@@ -54,7 +55,7 @@ func llmOptions(t *testing.T, url string, cache *llm.Cache, mode string, sc llma
 
 // files returns the suite directory's files (relative path → bytes),
 // leaving out timing.jsonl and the run databases, which hold wall-clock
-// times and SQLite page layout.
+// times and SQLite page layout, and the empty lock file.
 func files(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
@@ -63,7 +64,7 @@ func files(t *testing.T, dir string) map[string][]byte {
 			return err
 		}
 		base := filepath.Base(p)
-		if base == llmagent.FileTiming || strings.HasPrefix(base, FileDB) {
+		if base == llmagent.FileTiming || strings.HasPrefix(base, FileDB) || base == atomicfs.LockFile {
 			return nil
 		}
 		b, err := os.ReadFile(p)

@@ -107,7 +107,8 @@ func (r *Report) Complete() bool { return len(r.Cases) == len(r.Suite.Cases) }
 // mode, seed, protocol, agent, round cap) and an intact result.json is
 // not rerun. A failed case leaves no directory and runs again next time.
 // When ctx is cancelled no new case starts; cases in flight finish. The
-// summary and aggregates always describe the finished cases.
+// summary and aggregates always describe the finished cases. The directory
+// is locked while the suite runs: a second suite into it fails at once.
 func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, error) {
 	start := time.Now()
 	runsDir := filepath.Join(dir, RunsDir)
@@ -119,6 +120,11 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 			return nil, err
 		}
 	}
+	unlock, err := atomicfs.LockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	rep := &Report{Dir: dir, Suite: s}
 	results := make([]*CaseResult, len(s.Cases))
 	var todo []int
