@@ -122,4 +122,15 @@ func TestSiloShowLLM(t *testing.T) {
 	if err != nil || !strings.Contains(out, "    > system: ") || !strings.Contains(out, "    > user: ") || strings.Contains(out, "reply:") {
 		t.Errorf("--prompts: %v\n%s", err, out)
 	}
+	// --request rebuilds the whole conversation of a call: round 2 holds the
+	// prompts, the round-1 reply and its tool results.
+	out, err = showRun(t, runs[0], "--request", "--round", "2", "--agent", "1", "--width", "40")
+	for _, want := range []string{"agent 1, round 2: 4 messages sent", "[0 system] ", "[1 user] ", "[2 assistant] ", "[3 user] "} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("--request: missing %q (%v)\n%s", want, err, out)
+		}
+	}
+	if _, err := showRun(t, runs[0], "--request", "--round", "2"); err == nil {
+		t.Error("--request without --agent accepted")
+	}
 }

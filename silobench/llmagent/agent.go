@@ -295,6 +295,7 @@ func (a *Agent) runNative(t *round.Turn, resp *llm.Response, rec *TurnRecord) er
 		}
 	}
 	a.hist.add(llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: calls})
+	rec.ReplyToolCalls = calls
 	if len(calls) == 0 {
 		rec.Outcome = OutcomeNoToolCall
 		a.usage.WastedCalls++

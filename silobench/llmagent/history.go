@@ -82,6 +82,18 @@ func (h *history) turnStarts() []int {
 	return out
 }
 
+// dropOldest drops the oldest turn (messages from its assistant reply up
+// to the next reply), unless only the latest turn is left.
+func (h *history) dropOldest() bool {
+	starts := h.turnStarts()
+	if len(starts) < 2 {
+		return false
+	}
+	h.msgs = append(h.msgs[:starts[0]], h.msgs[starts[1]:]...)
+	h.dropped++
+	return true
+}
+
 // omittedNote is appended to the task prompt's copy once turns are dropped.
 func omittedNote(k int) string {
 	return "\n\n[Context note: your " + strconv.Itoa(k) + " earliest turn(s) were removed from this conversation to fit the context budget. " +
@@ -100,14 +112,10 @@ func (h *history) request() ([]llm.Message, ContextInfo) {
 			if est+h.reserve <= h.budget {
 				break
 			}
-			starts := h.turnStarts()
-			if len(starts) < 2 { // only the latest turn is left
+			if !h.dropOldest() { // only the latest turn is left
 				info.OverBudget = true
 				break
 			}
-			// drop the oldest turn: messages starts[0] .. starts[1]-1
-			h.msgs = append(h.msgs[:starts[0]], h.msgs[starts[1]:]...)
-			h.dropped++
 		}
 	}
 	out := make([]llm.Message, len(h.msgs))

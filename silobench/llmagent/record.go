@@ -2,6 +2,7 @@ package llmagent
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/coordbench/coordbench/llm"
 )
@@ -20,7 +21,9 @@ type TurnRecord struct {
 	Input   []llm.Message `json:"input"`
 	Context ContextInfo   `json:"context"`
 	Reply   string        `json:"reply"`
-	// ReplyToolCalls are the function calls of a native-mode reply.
+	// ReplyToolCalls are the function calls of a native-mode reply (a
+	// call the server sent without an id gets call_<turn>_<index>, as in
+	// the conversation).
 	ReplyToolCalls []llm.ToolCall `json:"reply_tool_calls,omitempty"`
 	FinishReason   string         `json:"finish_reason,omitempty"`
 	Calls          []CallRecord   `json:"calls"`
@@ -51,4 +54,36 @@ type Timing struct {
 	LatencyMS float64 `json:"latency_ms"`
 	Attempts  int     `json:"attempts"`
 	Cached    bool    `json:"cached"`
+}
+
+// Conversation rebuilds, from a run's turn log, the exact messages agent
+// sent to the model in its call of round r: every earlier input and reply
+// of the agent in order, minus the turns the context budget had dropped by
+// then (Context.DroppedTurns, oldest first), with the omission note on the
+// task prompt. It is how the log holds every prompt without repeating the
+// history in each record.
+func Conversation(recs []TurnRecord, agent, r int) ([]llm.Message, error) {
+	h := &history{}
+	for _, rec := range recs {
+		if rec.Agent != agent || rec.Round > r {
+			continue
+		}
+		h.add(rec.Input...)
+		if rec.Round == r {
+			if len(h.msgs) < 2 {
+				return nil, fmt.Errorf("llmagent: agent %d's log does not start with the system and task prompts", agent)
+			}
+			for h.dropped < rec.Context.DroppedTurns {
+				if !h.dropOldest() {
+					return nil, fmt.Errorf("llmagent: agent %d round %d: log drops %d turns, only %d can be", agent, r, rec.Context.DroppedTurns, h.dropped)
+				}
+			}
+			out, _ := h.request()
+			return out, nil
+		}
+		if rec.Outcome != OutcomeModelError {
+			h.add(llm.Message{Role: llm.RoleAssistant, Content: rec.Reply, ToolCalls: rec.ReplyToolCalls})
+		}
+	}
+	return nil, fmt.Errorf("llmagent: no turn of agent %d in round %d", agent, r)
 }

@@ -2,6 +2,7 @@ package llmagent_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -166,5 +167,62 @@ func TestNativeArguments(t *testing.T) {
 	json.Unmarshal([]byte(next[3].Content), &e)
 	if next[3].ToolCallID != "d" || !strings.Contains(e.Error, "not executed") {
 		t.Errorf("dropped call answered %+v", next[3])
+	}
+}
+
+// TestConversationFromLog: the turn log holds every prompt: Conversation
+// rebuilds the exact messages of every call the server received, with full
+// history and under a context budget, in both tool formats.
+func TestConversationFromLog(t *testing.T) {
+	for _, tc := range []struct {
+		native bool
+		budget int64
+	}{{false, 0}, {true, 0}, {false, 1200}, {true, 1200}} {
+		in := seeded(t, "I-01", 3)
+		srv := llmtest.NewServer(func(req llmtest.ChatRequest) llmtest.Reply {
+			if len(req.Tools) > 0 {
+				r := llmtest.Calls(llmtest.ToolCall{Name: "receive_messages", Arguments: "{}"},
+					llmtest.ToolCall{Name: "broadcast_message", Arguments: `{"content": "status"}`}, llmtest.ToolCall{Name: "wait", Arguments: "{}"})
+				r.Content = strings.Repeat("pondering ", 30)
+				return r
+			}
+			return llmtest.Text(strings.Repeat("pondering ", 30) + "<tool_call><tool>receive_messages</tool></tool_call>" +
+				"<tool_call><tool>broadcast_message</tool><parameters><content>status</content></parameters></tool_call>" + xmlWait)
+		})
+		out := play(t, in, proto.Broadcast, llmagent.Config{Model: client(t, srv, nil), Native: tc.native,
+			ContextBudget: tc.budget, ReplyReserve: 200, Scaffold: llmagent.Scaffold{Reminders: true}}, 8)
+		srv.Close()
+		calls := map[int]int{} // agent → calls seen so far
+		dropped := 0
+		for _, req := range srv.Requests() {
+			var id int
+			fmt.Sscanf(req.Messages[0].Content[strings.Index(req.Messages[0].Content, "Your agent id is "):], "Your agent id is %d", &id)
+			round := calls[id] + 1 // every agent calls once per round here
+			calls[id]++
+			got, err := llmagent.Conversation(out.turns, id, round)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(req.Messages) {
+				t.Fatalf("%+v agent %d round %d: %d messages rebuilt, %d sent", tc, id, round, len(got), len(req.Messages))
+			}
+			for k, m := range req.Messages {
+				g := got[k]
+				same := g.Role == m.Role && g.Content == m.Content && g.ToolCallID == m.ToolCallID && len(g.ToolCalls) == len(m.ToolCalls)
+				for j := range m.ToolCalls {
+					same = same && g.ToolCalls[j].ID == m.ToolCalls[j].ID && g.ToolCalls[j].Name == m.ToolCalls[j].Name &&
+						g.ToolCalls[j].Arguments == m.ToolCalls[j].Arguments
+				}
+				if !same {
+					t.Fatalf("%+v agent %d round %d message %d differs:\n%+v\n%+v", tc, id, round, k, g, m)
+				}
+			}
+		}
+		for _, r := range out.turns {
+			dropped = max(dropped, r.Context.DroppedTurns)
+		}
+		if (tc.budget > 0) != (dropped > 0) {
+			t.Errorf("%+v: %d turns dropped", tc, dropped)
+		}
 	}
 }
