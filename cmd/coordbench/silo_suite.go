@@ -41,8 +41,10 @@ and write, into --out:
 Case ids read <task>__n<N>__<protocol>__<agent>__seeded-s<seed> (or
 __official), e.g. I-01__n10__p2p__reference__seeded-s1; LLM agents are
 labelled llm-<model>[+scaffold…][+native] (docs/silo-llm.md), so scaffold
-ablations share a suite directory and RCC compares a model with itself. In seeded mode the
-N = 1 runs RCC needs are added when --agents lacks 1 (--no-baseline: don't).
+ablations share a suite directory and RCC compares a model with itself.
+The N = 1 runs RCC needs are added when --agents lacks 1 (--no-baseline:
+don't); official mode has no N = 1 instances, so its baseline runs on
+seeded ones of the same tasks (--seeds).
 Running the same command again resumes: finished runs whose manifest
 matches are kept. On Ctrl-C no new run starts, the summary of the finished
 runs is written, and the exit code is 1.`,
@@ -77,10 +79,10 @@ runs is written, and the exit code is 1.`,
 	f.StringVar(&opt.Protocols, "protocols", "p2p,broadcast,sfs", "protocols (comma list of p2p, broadcast, sfs)")
 	f.StringVar(&opt.Agent, "agent", "reference", "agents (comma list): reference, tree, chain, llm (needs --llm-model and --llm-base-url)")
 	f.StringVar(&opt.Mode, "mode", "seeded", "seeded or official (official: N in 2, 5, 10, 20, 50, 100)")
-	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded instances: comma list, ranges a-b allowed")
+	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded runs (official mode: of the N = 1 baseline): comma list, ranges a-b allowed")
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	f.IntVar(&opt.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute; more end the turn (capped_turns)")
-	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "seeded mode: do not add the N = 1 runs (RCC stays empty)")
+	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 runs (RCC stays empty)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", siloLLMWorkers))
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")
 	lf.register(f)

@@ -46,13 +46,14 @@ type Options struct {
 	Protocols string // comma list of p2p, broadcast, sfs; "all"
 	Agent     string // comma list of agent kinds (reference, tree, chain)
 	Mode      string // seeded (default) or official
-	Seeds     string // seeded mode: comma list of seeds or ranges a-b (default "1")
+	Seeds     string // seeded runs (official mode: its N = 1 baseline): comma list of seeds or ranges a-b (default "1")
 	MaxRounds int    // round cap (default round.DefaultMaxRounds)
 	// MaxCallsPerTurn caps the tool calls of one turn (default
 	// round.DefaultMaxCallsPerTurn).
 	MaxCallsPerTurn int
-	// NoBaseline: in seeded mode, do not add the N = 1 runs that RCC needs
-	// when Agents lacks 1.
+	// NoBaseline: do not add the N = 1 runs that RCC needs when Agents
+	// lacks 1 (seeded instances, in official mode too: there are no
+	// official N = 1 instances).
 	NoBaseline bool
 	// LLM configures agent kind "llm" (required when Agent lists it).
 	LLM *LLMAgent
@@ -159,8 +160,12 @@ func Resolve(opt Options) (*Suite, error) {
 				return nil, fmt.Errorf("--agents: official instances exist for N in %v, not %d (use --mode seeded)", task.OfficialCounts, n)
 			}
 		}
-	} else if !opt.NoBaseline && !slices.Contains(ns, 1) {
-		ns = append([]int{1}, ns...) // the RCC baseline
+	}
+	// The RCC baseline: N = 1 runs, seeded (official mode has no N = 1
+	// instances, so its baseline runs on seeded ones of the same tasks).
+	baseline := !opt.NoBaseline && !slices.Contains(ns, 1)
+	if baseline {
+		ns = append([]int{1}, ns...)
 	}
 	protos, err := resolveProtocols(opt.Protocols)
 	if err != nil {
@@ -181,15 +186,20 @@ func Resolve(opt Options) (*Suite, error) {
 	if len(agents) == 0 {
 		return nil, fmt.Errorf("--agent: empty")
 	}
-	seeds := []uint64{0}
-	if opt.Mode == task.ModeSeeded {
-		if seeds, err = resolveSeeds(opt.Seeds); err != nil {
-			return nil, err
+	seeds, err := resolveSeeds(opt.Seeds)
+	if err != nil {
+		return nil, err
+	}
+	// modeOf gives the instance mode and seeds of the runs with n agents.
+	modeOf := func(n int) (string, []uint64) {
+		if opt.Mode == task.ModeOfficial && !(baseline && n == 1) {
+			return task.ModeOfficial, []uint64{0}
 		}
+		return task.ModeSeeded, seeds
 	}
 	for _, t := range tasks {
 		for _, n := range ns {
-			if opt.Mode == task.ModeSeeded && n > t.MaxAgents() {
+			if m, _ := modeOf(n); m == task.ModeSeeded && n > t.MaxAgents() {
 				return nil, fmt.Errorf("--agents: task %s takes at most %d agents (got %d)", t.ID, t.MaxAgents(), n)
 			}
 		}
@@ -197,16 +207,17 @@ func Resolve(opt Options) (*Suite, error) {
 	s := &Suite{Options: opt}
 	for _, t := range tasks {
 		for _, n := range ns {
+			mode, nSeeds := modeOf(n)
 			for _, p := range protos {
 				for _, a := range agents {
 					pl := Players{Kind: a}
 					if a == AgentLLM {
 						pl.LLM = opt.LLM
 					}
-					for _, seed := range seeds {
+					for _, seed := range nSeeds {
 						s.Cases = append(s.Cases, Case{
-							ID: CaseID(t.ID, n, p, pl.Label(), opt.Mode, seed), Task: t, N: n, Protocol: p,
-							Agent: pl.Label(), Players: pl, Mode: opt.Mode, Seed: seed,
+							ID: CaseID(t.ID, n, p, pl.Label(), mode, seed), Task: t, N: n, Protocol: p,
+							Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
 							Limits: Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn},
 						})
 					}

@@ -167,8 +167,20 @@ func TestBadSpecs(t *testing.T) {
 			t.Errorf("%+v accepted", o)
 		}
 	}
-	s, err := Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official"})
+	s, err := Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", NoBaseline: true})
 	if err != nil || len(s.Cases) != 20 || s.Cases[0].ID != "II-11__n2__sfs__reference__official" {
 		t.Fatalf("official: %v", err)
+	}
+	// official mode's RCC baseline: seeded N = 1 runs of the same tasks
+	s, err = Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", Seeds: "1-2"})
+	if err != nil || len(s.Cases) != 40 {
+		t.Fatalf("official with baseline: %v, %d cases", err, len(s.Cases))
+	}
+	want := []string{"II-11__n1__sfs__reference__seeded-s1", "II-11__n1__sfs__reference__seeded-s2",
+		"II-11__n2__sfs__reference__official", "II-11__n5__sfs__reference__official"}
+	for i, id := range want {
+		if s.Cases[i].ID != id {
+			t.Errorf("case %d is %s, want %s", i, s.Cases[i].ID, id)
+		}
 	}
 }
