@@ -179,6 +179,9 @@ parsed call, result and token count) and timing.jsonl.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "model: %d calls, %d input + %d output tokens, C %.2f (paper) / %.2f (code), %d wasted, %d failed\n",
 					u.ModelCalls, u.InputTokens, u.OutputTokens, *res.C, *res.CCode, u.WastedCalls, u.ModelErrors)
 			}
+			for _, e := range res.AgentErrors {
+				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, e.Error)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s (transcript: coordbench silo show %s)\n", out, out)
 			return nil
 		},

@@ -29,7 +29,7 @@ func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.scaffold, "scaffold", "none", "prompt scaffolds (comma list): planning, reminders, scratchpad, no-topology-hint")
 	fs.Int64Var(&f.contextBudget, "context-budget", 0, "tokens per agent prompt; older turns are dropped to fit (0: full history, as published)")
 	fs.Int64Var(&f.replyReserve, "reply-reserve", llmagent.DefaultReplyReserve, "tokens kept free for the reply under --context-budget")
-	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmagent.DefaultMaxModelFailures, "consecutive failed model calls after which an agent gives up")
+	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmagent.DefaultMaxModelFailures, "silo run: consecutive failed model calls after which an agent gives up (in a suite the first one fails the case, which reruns next time)")
 }
 
 // agent builds the LLM agent configuration if agents (a comma list of

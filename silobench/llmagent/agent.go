@@ -40,6 +40,13 @@ type Config struct {
 	// (after the model layer's retries) the agent gives up for the rest of
 	// the run (default DefaultMaxModelFailures).
 	MaxModelFailures int
+	// AbortOnModelError makes a model call that fails after the retries end
+	// the whole run with that error (round.ErrAbort) instead of spending
+	// the turn. Suites set it: a run scored after an infrastructure failure
+	// would mix the endpoint's health into the agents' results, and it
+	// could not be replayed from the response cache (failures are not
+	// cached); the failed case reruns instead, replaying its good calls.
+	AbortOnModelError bool
 }
 
 // Outcomes of a turn (TurnRecord.Outcome).
@@ -190,7 +197,7 @@ func (a *Agent) modelError(ctx context.Context, rec *TurnRecord, err error) erro
 	a.records = append(a.records, *rec)
 	a.timings = append(a.timings, Timing{Round: rec.Round, Agent: a.id})
 	var miss *llm.CacheMissError
-	if errors.As(err, &miss) || ctx.Err() != nil {
+	if errors.As(err, &miss) || ctx.Err() != nil || a.cfg.AbortOnModelError {
 		return fmt.Errorf("%w: %v", round.ErrAbort, err)
 	}
 	a.usage.ModelErrors++

@@ -31,16 +31,15 @@ type LLMAgent struct {
 
 // LLMManifest is the LLM part of a run's manifest.
 type LLMManifest struct {
-	Model            string            `json:"model"`
-	BaseURL          string            `json:"base_url"`
-	Temperature      float64           `json:"temperature"`
-	MaxTokens        int               `json:"max_tokens"`
-	Seed             *int64            `json:"seed,omitempty"`
-	ToolFormat       string            `json:"tool_format"` // xml or native
-	Scaffold         llmagent.Scaffold `json:"scaffold"`
-	ContextBudget    int64             `json:"context_budget"`
-	ReplyReserve     int64             `json:"reply_reserve"`
-	MaxModelFailures int               `json:"max_model_failures"`
+	Model         string            `json:"model"`
+	BaseURL       string            `json:"base_url"`
+	Temperature   float64           `json:"temperature"`
+	MaxTokens     int               `json:"max_tokens"`
+	Seed          *int64            `json:"seed,omitempty"`
+	ToolFormat    string            `json:"tool_format"` // xml or native
+	Scaffold      llmagent.Scaffold `json:"scaffold"`
+	ContextBudget int64             `json:"context_budget"`
+	ReplyReserve  int64             `json:"reply_reserve"`
 }
 
 func (l *LLMAgent) manifest() *LLMManifest {
@@ -48,12 +47,9 @@ func (l *LLMAgent) manifest() *LLMManifest {
 	if c.ReplyReserve == 0 {
 		c.ReplyReserve = llmagent.DefaultReplyReserve
 	}
-	if c.MaxModelFailures == 0 {
-		c.MaxModelFailures = llmagent.DefaultMaxModelFailures
-	}
 	return &LLMManifest{Model: l.Model, BaseURL: l.BaseURL, Temperature: l.Temperature, MaxTokens: l.MaxTokens,
 		Seed: l.Seed, ToolFormat: l.toolFormat(), Scaffold: c.Scaffold, ContextBudget: c.ContextBudget,
-		ReplyReserve: c.ReplyReserve, MaxModelFailures: c.MaxModelFailures}
+		ReplyReserve: c.ReplyReserve}
 }
 
 func (l *LLMAgent) toolFormat() string {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,5 +168,60 @@ func TestLLMSuiteReplay(t *testing.T) {
 	}
 	if len(rep3.Failures) != len(s3.Cases)/2 || !strings.Contains(rep3.Failures[0].Err, "cache") {
 		t.Fatalf("%d failures (want the %d llm cases): %+v", len(rep3.Failures), len(s3.Cases)/2, rep3.Failures[:1])
+	}
+}
+
+// TestLLMSuiteModelFailure: in a suite, a model call that fails after the
+// retries fails its case (with the endpoint's error) instead of being
+// scored; the next run of the suite reruns it, replaying from the cache
+// every call that had succeeded.
+func TestLLMSuiteModelFailure(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	srv := llmtest.NewServer(func(req llmtest.ChatRequest) llmtest.Reply {
+		if down.Load() && strings.Contains(req.Messages[0].Content, "Your agent id is 1.") && len(req.Messages) > 2 {
+			return llmtest.Status(503, "model overloaded")
+		}
+		return scripted(req)
+	})
+	defer srv.Close()
+	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	opt := llmOptions(t, srv.URL, cache, "", llmagent.Scaffold{})
+	opt.Tasks, opt.Agents, opt.Protocols, opt.Agent, opt.Seeds = "I-01", "2", "p2p", "llm", "1"
+	s, err := Resolve(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), s, dir, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// N = 1 has no agent 1: it finishes; N = 2 fails on agent 1's second call
+	if len(rep.Cases) != 1 || len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0].Err, "503") ||
+		!strings.Contains(rep.Failures[0].Err, "model overloaded") {
+		t.Fatalf("cases %d, failures %+v", len(rep.Cases), rep.Failures)
+	}
+	if _, err := os.Stat(filepath.Join(dir, RunsDir, rep.Failures[0].Case.ID)); !os.IsNotExist(err) {
+		t.Errorf("a failed case left its directory: %v", err)
+	}
+	down.Store(false)
+	before := srv.Count()
+	rep, err = Run(context.Background(), s, dir, RunOptions{})
+	if err != nil || len(rep.Failures) != 0 || rep.Ran != 1 || rep.Skip != 1 {
+		t.Fatalf("rerun: %v, ran %d, skipped %d, failures %+v", err, rep.Ran, rep.Skip, rep.Failures)
+	}
+	if res := rep.Cases[1].Result; res.Usage.ModelErrors != 0 || !res.AllSubmitted {
+		t.Errorf("rerun result: %+v", res.Usage)
+	}
+	// the calls that had succeeded (round 1, and agent 0's in round 2) come
+	// from the cache: only agent 1's round-2 call and both round-3 calls
+	// reach the server
+	if n := srv.Count() - before; n != 3 {
+		t.Errorf("%d requests on the rerun, want 3", n)
 	}
 }

@@ -269,7 +269,13 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 	if err != nil {
 		return fail(err)
 	}
-	res, b, err := RunInto(ctx, in, c.Protocol, c.Players, c.Limits, tmp)
+	players := c.Players
+	if players.LLM != nil { // a model failure fails the case (llmagent.Config.AbortOnModelError)
+		l := *players.LLM
+		l.Config.AbortOnModelError = true
+		players.LLM = &l
+	}
+	res, b, err := RunInto(ctx, in, c.Protocol, players, c.Limits, tmp)
 	if err != nil {
 		return fail(err)
 	}
