@@ -3,6 +3,7 @@ package llmagent
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -185,4 +186,62 @@ func FuzzParseToolCalls(f *testing.F) {
 			_ = FormatToolResult(c.Name, raw)
 		}
 	})
+}
+
+// scanParamsPlain is the direct reading of the published regex
+// <(\w+)>(.*?)</\1>: find each opening tag, then the first matching closing
+// tag after it (quadratic on adversarial input; the reference for
+// scanParams).
+func scanParamsPlain(s string, args map[string]any) {
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '<')
+		if k < 0 {
+			return
+		}
+		i += k
+		n := wordEnd(s, i+1)
+		if n == i+1 || n >= len(s) || s[n] != '>' {
+			i++
+			continue
+		}
+		name := s[i+1 : n]
+		e := strings.Index(s[n+1:], "</"+name+">")
+		if e < 0 {
+			i++
+			continue
+		}
+		args[name] = convert(s[n+1 : n+1+e])
+		i = n + 1 + e + len(name) + 3
+	}
+}
+
+// FuzzScanParams: the indexed scan agrees with the plain one.
+func FuzzScanParams(f *testing.F) {
+	for _, s := range []string{"<a>1</a>", "<a><b>2</b></a><a>3</a>", "<a>x</b></a>", "</</a><a>1</</a>", "<é>1</é><_>2</_>", "<a><a></a></a>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := map[string]any{}, map[string]any{}
+		scanParams(s, got)
+		scanParamsPlain(s, want)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q: indexed %v, plain %v", s, got, want)
+		}
+	})
+}
+
+// TestScanParamsLinear: a reply full of unclosed tags parses at once (the
+// plain scan takes seconds on it); no timing is asserted, the test would
+// simply hang on a quadratic scan.
+func TestScanParamsLinear(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<tool_call><tool>x</tool><parameters>")
+	for i := range 50000 {
+		fmt.Fprintf(&b, "<a%d>", i)
+	}
+	b.WriteString("<ok>1</ok></parameters></tool_call>")
+	calls, err := ParseToolCalls(b.String())
+	if err != nil || len(calls) != 1 || calls[0].Args["ok"] != int64(1) || len(calls[0].Args) != 1 {
+		t.Fatalf("%v %v", calls, err)
+	}
 }
