@@ -97,7 +97,7 @@ func (h *history) dropOldest() bool {
 // omittedNote is appended to the task prompt's copy once turns are dropped.
 func omittedNote(k int) string {
 	return "\n\n[Context note: your " + strconv.Itoa(k) + " earliest turn(s) were removed from this conversation to fit the context budget. " +
-		"Results you need again must be fetched again, or taken from your later notes.]"
+		"What they held is gone unless you restated it in a later reply: received messages are not delivered again (shared files can be read again).]"
 }
 
 // request applies the budget and returns the messages to send (a fresh
