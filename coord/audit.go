@@ -33,14 +33,19 @@ type Audit struct {
 // audit: the raw reply it parsed, why it was unusable if it was, and the
 // cost of getting it.
 type AgentNote struct {
-	Raw              string  `json:"raw_reply,omitempty"`
-	Error            string  `json:"reply_error,omitempty"`
-	Model            string  `json:"model,omitempty"`
-	PromptTokens     int64   `json:"prompt_tokens,omitempty"`
-	CompletionTokens int64   `json:"completion_tokens,omitempty"`
-	Calls            int     `json:"calls,omitempty"`
-	LatencyMS        float64 `json:"latency_ms,omitempty"`
-	Cached           bool    `json:"cached,omitempty"`
+	Raw              string `json:"raw_reply,omitempty"`
+	Error            string `json:"reply_error,omitempty"`
+	Model            string `json:"model,omitempty"`
+	PromptTokens     int64  `json:"prompt_tokens,omitempty"`
+	CompletionTokens int64  `json:"completion_tokens,omitempty"`
+	Calls            int    `json:"calls,omitempty"`
+	// LatencyMS (wall time of getting the answer) and Cached (every call
+	// behind it came from the response cache) depend on how the run was
+	// executed, not on what it decided: they are not in the audit (so a
+	// replay's decisions.jsonl equals the live run's) but in the run's
+	// timing log (desbench.FileTiming).
+	LatencyMS float64 `json:"-"`
+	Cached    bool    `json:"-"`
 }
 
 // Annotator is implemented by controllers that report per-agent notes.

@@ -22,6 +22,11 @@ const (
 	FileMessages  = "messages.jsonl"
 	FileManifest  = "manifest.json"
 	FileInstance  = "instance.json"
+	// FileTiming is the wall-clock side of decisions.jsonl (TimingLine per
+	// agent answer with a controller note). It is the one artifact that
+	// differs between a run and its replay, so the manifest does not hash
+	// it.
+	FileTiming = "timing.jsonl"
 )
 
 // TraceFormat tags the trace schema (docs/trace-format.md).
@@ -78,14 +83,17 @@ func RunToDir(ep Episode, dir string) (Result, error) {
 		return Result{}, err
 	}
 	files := map[string]*os.File{}
-	for _, name := range []string{FileTrace, FileDecisions, FileMessages} {
+	for _, name := range []string{FileTrace, FileDecisions, FileMessages, FileTiming} {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
+			for _, g := range files {
+				g.Close()
+			}
 			return Result{}, err
 		}
 		files[name] = f
 	}
-	ep.Trace, ep.Decisions, ep.Messages = files[FileTrace], files[FileDecisions], files[FileMessages]
+	ep.Trace, ep.Decisions, ep.Messages, ep.Timing = files[FileTrace], files[FileDecisions], files[FileMessages], files[FileTiming]
 	res := Run(ep)
 	var errs []error
 	if res.Err != nil {

@@ -67,11 +67,11 @@ type Secondary struct {
 	DecisionsBySource  map[string]int `json:"decisions_by_source"`
 	MessagesByType     map[string]int `json:"messages_by_type"`
 	// Model calls reported by the controller (LLM and external
-	// controllers): calls, tokens, cache hits.
+	// controllers): calls and tokens (cache hits are in Result and
+	// timing.jsonl: they depend on the cache, not on the run).
 	LLMCalls         int   `json:"llm_calls"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
-	CacheHits        int   `json:"cache_hits"`
 	// ForcedAssignments counts work items the plant placed by its
 	// contract-safe fallback after every protocol option failed.
 	ForcedAssignments int `json:"forced_assignments"`

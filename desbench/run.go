@@ -19,13 +19,28 @@ type Episode struct {
 	Selector   coord.ModeSelector
 	Controller coord.Controller
 	// Trace receives trace.jsonl; Decisions receives decisions.jsonl;
-	// Messages receives messages.jsonl. Any may be nil.
-	Trace, Decisions, Messages io.Writer
+	// Messages receives messages.jsonl; Timing receives timing.jsonl. Any
+	// may be nil.
+	Trace, Decisions, Messages, Timing io.Writer
+}
+
+// TimingLine is one line of timing.jsonl: the wall-clock side of one
+// audited answer that carried a controller note (model and external
+// controllers). Step and AgentID locate the audit in decisions.jsonl.
+type TimingLine struct {
+	Step      int     `json:"step"`
+	AgentID   string  `json:"agent_id"`
+	LatencyMS float64 `json:"latency_ms"`
+	Cached    bool    `json:"cached"`
 }
 
 // Result is what an episode produced.
 type Result struct {
 	Metrics Metrics
+	// CacheHits counts the audited answers whose model calls all came
+	// from the response cache (timing.jsonl "cached"); it describes how
+	// the run was executed, so it is not a metric.
+	CacheHits int
 	// Err is set when the episode could not run to a regular end (an
 	// engine commit failure, an artifact write failure); Metrics then
 	// still describe the state reached.
@@ -52,9 +67,12 @@ func Run(ep Episode) Result {
 	}
 	mux = append(mux, in)
 
-	var dec *json.Encoder
+	var dec, tim *json.Encoder
 	if ep.Decisions != nil {
 		dec = json.NewEncoder(ep.Decisions)
+	}
+	if ep.Timing != nil {
+		tim = json.NewEncoder(ep.Timing)
 	}
 	bySource := map[string]int{}
 	var calls, hits int
@@ -86,6 +104,12 @@ func Run(ep Episode) Result {
 				completion += n.CompletionTokens
 				if n.Cached {
 					hits++
+				}
+				if tim != nil {
+					tl := TimingLine{Step: audits[i].Step, AgentID: audits[i].AgentID, LatencyMS: n.LatencyMS, Cached: n.Cached}
+					if err := tim.Encode(&tl); err != nil && runErr == nil {
+						runErr = fmt.Errorf("write timing: %w", err)
+					}
 				}
 			}
 			if dec != nil {
@@ -131,8 +155,8 @@ func Run(ep Episode) Result {
 		m.Model, m.Framework = md.ModelNames(), md.Framework()
 	}
 	s := &m.Secondary
-	s.LLMCalls, s.PromptTokens, s.CompletionTokens, s.CacheHits = calls, prompt, completion, hits
-	return Result{Metrics: m, Err: runErr}
+	s.LLMCalls, s.PromptTokens, s.CompletionTokens = calls, prompt, completion
+	return Result{Metrics: m, CacheHits: hits, Err: runErr}
 }
 
 // act calls the controller, turning a panic into an error.

@@ -89,7 +89,7 @@ func New(cfg Config) (*Server, error) {
 
 // Artifacts are the files GET .../artifacts/{name} serves.
 var Artifacts = []string{desbench.FileMetrics, desbench.FileTrace, desbench.FileDecisions,
-	desbench.FileMessages, desbench.FileManifest, desbench.FileInstance}
+	desbench.FileMessages, desbench.FileManifest, desbench.FileInstance, desbench.FileTiming}
 
 // Handler returns the HTTP API.
 func (s *Server) Handler() http.Handler {

@@ -46,6 +46,7 @@ type episode struct {
 	dir     string
 	stderr  string
 	audits  []audit
+	timing  []desbench.TimingLine
 	elapsed time.Duration
 }
 
@@ -59,7 +60,6 @@ type audit struct {
 	Requested *int         `json:"requested"`
 	Raw       string       `json:"raw_reply"`
 	Error     string       `json:"reply_error"`
-	LatencyMS float64      `json:"latency_ms"`
 }
 
 const (
@@ -102,21 +102,30 @@ func runExternal(t *testing.T, command string, mode coord.AuthorityMode, cfg ext
 	c.End(e.res.Metrics)
 	e.elapsed = time.Since(start)
 	e.stderr = stderr.String()
-	f, err := os.Open(filepath.Join(e.dir, desbench.FileDecisions))
+	e.audits = readLines[audit](t, filepath.Join(e.dir, desbench.FileDecisions))
+	e.timing = readLines[desbench.TimingLine](t, filepath.Join(e.dir, desbench.FileTiming))
+	return e
+}
+
+// readLines decodes a JSONL artifact.
+func readLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	var out []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
-		var a audit
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			t.Fatal(err)
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: %v", path, err)
 		}
-		e.audits = append(e.audits, a)
+		out = append(out, v)
 	}
-	return e
+	return out
 }
 
 // intact checks that the episode ran to its regular end and that its
@@ -231,8 +240,12 @@ func TestCleanRunner(t *testing.T) {
 				t.Errorf("metrics: controller %q by source %v framework %q model %q", m.Controller, m.Secondary.DecisionsBySource, m.Framework, m.Model)
 			}
 			a := e.audits[0]
-			if a.Raw == "" || a.Error != "" || a.LatencyMS <= 0 {
+			if a.Raw == "" || a.Error != "" {
 				t.Errorf("audit notes: %+v", a)
+			}
+			// the round trip is in timing.jsonl, one line per audited answer
+			if len(e.timing) != len(e.audits) || e.timing[0].Step != a.Step || e.timing[0].LatencyMS <= 0 {
+				t.Errorf("timing: %d lines for %d audits, first %+v", len(e.timing), len(e.audits), e.timing)
 			}
 			s := e.c.Summary()
 			if s.Sent != m.GDs || s.Answered != s.Sent || s.Latency.N != s.Sent || s.Runner.Name != "helper" {

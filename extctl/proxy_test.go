@@ -61,9 +61,9 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	if e.fallbacks() != 0 || e.c.Failed() != nil || len(e.c.Violations()) != 0 {
 		t.Fatalf("fallbacks %d, failed %v, violations %v\n%s", e.fallbacks(), e.c.Failed(), e.c.Violations(), e.stderr)
 	}
-	if sec.LLMCalls != sec.Decisions || sec.LLMCalls != len(e.audits) || sec.PromptTokens <= 0 || sec.CompletionTokens <= 0 || sec.CacheHits != 0 {
+	if sec.LLMCalls != sec.Decisions || sec.LLMCalls != len(e.audits) || sec.PromptTokens <= 0 || sec.CompletionTokens <= 0 || e.res.CacheHits != 0 {
 		t.Errorf("secondary: %d calls, %d decisions, %d audits, tokens %d+%d, %d cache hits",
-			sec.LLMCalls, sec.Decisions, len(e.audits), sec.PromptTokens, sec.CompletionTokens, sec.CacheHits)
+			sec.LLMCalls, sec.Decisions, len(e.audits), sec.PromptTokens, sec.CompletionTokens, e.res.CacheHits)
 	}
 	if m.GLlm != len(e.audits) || sec.DecisionsBySource["llm"] != len(e.audits) {
 		t.Errorf("G_llm %d, by source %v, want all %d decisions from llm", m.GLlm, sec.DecisionsBySource, len(e.audits))
@@ -95,12 +95,17 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	r, rtot := proxyEpisode(t, upstream, cachePath, llm.CacheReplay)
 	r.intact(t)
 	rs := r.res.Metrics.Secondary
-	if r.fallbacks() != 0 || rs.LLMCalls != sec.LLMCalls || rs.CacheHits != rs.LLMCalls || rtot.CacheHits != rtot.Calls ||
+	if r.fallbacks() != 0 || rs.LLMCalls != sec.LLMCalls || r.res.CacheHits != rs.LLMCalls || rtot.CacheHits != rtot.Calls ||
 		rs.PromptTokens != sec.PromptTokens || r.res.Metrics.GLlm != m.GLlm {
 		t.Errorf("replay: fallbacks %d, secondary %+v, totals %+v", r.fallbacks(), rs, rtot)
 	}
 	if !bytes.Equal(readFile(t, r.dir, desbench.FileTrace), trace) {
 		t.Error("the replayed trace differs")
+	}
+	for _, f := range []string{desbench.FileDecisions, desbench.FileMetrics, desbench.FileManifest} {
+		if !bytes.Equal(readFile(t, r.dir, f), readFile(t, e.dir, f)) {
+			t.Errorf("the replayed %s differs", f)
+		}
 	}
 }
 

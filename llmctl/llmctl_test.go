@@ -3,6 +3,7 @@ package llmctl_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -138,8 +139,31 @@ func TestCacheReplayAndKeyHygiene(t *testing.T) {
 	if !bytes.Equal(a, b) || first.Metrics.GLlm != second.Metrics.GLlm || first.Metrics.Secondary.PromptTokens != second.Metrics.Secondary.PromptTokens {
 		t.Errorf("replay differs: G_llm %d vs %d", first.Metrics.GLlm, second.Metrics.GLlm)
 	}
-	if second.Metrics.Secondary.CacheHits != second.Metrics.GLlm {
-		t.Errorf("replay cache hits %d, decisions by llm %d", second.Metrics.Secondary.CacheHits, second.Metrics.GLlm)
+	if second.CacheHits != second.Metrics.GLlm || first.CacheHits != 0 {
+		t.Errorf("cache hits: live %d, replay %d, decisions by llm %d", first.CacheHits, second.CacheHits, second.Metrics.GLlm)
+	}
+	// Every artifact but timing.jsonl is byte-identical: decisions and
+	// metrics hold nothing that depends on the cache or the clock.
+	for _, f := range []string{desbench.FileDecisions, desbench.FileMessages, desbench.FileMetrics, desbench.FileManifest, desbench.FileInstance} {
+		a, _ := os.ReadFile(filepath.Join(dir, "live", f))
+		b, _ := os.ReadFile(filepath.Join(dir, "replay", f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between the live run and its replay", f)
+		}
+	}
+	var cached int
+	tl, _ := os.ReadFile(filepath.Join(dir, "replay", desbench.FileTiming))
+	for _, line := range bytes.Split(bytes.TrimSpace(tl), []byte("\n")) {
+		var l desbench.TimingLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatalf("timing line %q: %v", line, err)
+		}
+		if l.Cached {
+			cached++
+		}
+	}
+	if cached != second.CacheHits {
+		t.Errorf("timing.jsonl: %d cached lines, %d cache hits", cached, second.CacheHits)
 	}
 	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {

@@ -384,8 +384,10 @@ func TestSuiteWithStubModel(t *testing.T) {
 	if out, err := run(t, append([]string{"des", "case", "--case-id", id, "--suite-dir", filepath.Join(dir, "live"), "--framework", "relay", "--out", caseOut}, replayArgs...)...); err != nil {
 		t.Fatalf("des case: %v\n%s", err, out)
 	}
-	if !bytes.Equal(mustRead(t, filepath.Join(caseOut, desbench.FileTrace)), mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, id, desbench.FileTrace))) {
-		t.Error("des case did not reproduce the LLM case's trace")
+	for _, f := range []string{desbench.FileTrace, desbench.FileDecisions, desbench.FileMessages, desbench.FileMetrics} {
+		if !bytes.Equal(mustRead(t, filepath.Join(caseOut, f)), mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, id, f))) {
+			t.Errorf("des case did not reproduce the LLM case's %s", f)
+		}
 	}
 	if _, err := run(t, append([]string{"des", "case", "--case-id", id, "--framework", "graph", "--out", t.TempDir()}, replayArgs...)...); err == nil || !strings.Contains(err.Error(), "stub-m-relay") {
 		t.Errorf("a case rerun with another framework was accepted: %v", err)
