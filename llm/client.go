@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -557,6 +558,10 @@ func cloneMessages(msgs []Message) []Message {
 	return out
 }
 
+// contextOverflow matches the ways servers (OpenAI, vLLM, llama.cpp,
+// Ollama, LiteLLM) say that a prompt is longer than the model's context.
+var contextOverflow = regexp.MustCompile(`(?i)context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|exceeds? the (model'?s )?(max|context)`)
+
 func (c *Client) newError(f *failure, attempts int) *Error {
 	e := &Error{
 		Method:     http.MethodPost,
@@ -578,8 +583,12 @@ func (c *Client) newError(f *failure, attempts int) *Error {
 		}
 	case http.StatusNotFound:
 		e.Hint = "check --llm-base-url (usually ending in /v1) and --llm-model"
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		e.Hint = "the server rejected the request: check --llm-model, --llm-max-tokens, --llm-temperature and --llm-seed"
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusRequestEntityTooLarge:
+		if contextOverflow.MatchString(f.reason) {
+			e.Hint = "the prompt does not fit the model's context window: bound it (silo: --context-budget) or use a model with a longer context"
+		} else {
+			e.Hint = "the server rejected the request: check --llm-model, --llm-max-tokens, --llm-temperature and --llm-seed"
+		}
 	}
 	return e
 }

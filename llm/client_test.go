@@ -625,3 +625,29 @@ func TestTLSToPlainHTTPFailsFast(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// A 400 that says the prompt is too long gets a hint about the context
+// budget; other 400s get the generic one. Servers word it differently.
+func TestContextOverflowHint(t *testing.T) {
+	srv := startServer(t, nil)
+	for _, tc := range []struct {
+		msg     string
+		context bool
+	}{
+		{"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", true},
+		{"the request exceeds the available context size, try increasing it", true},
+		{"prompt is too long: 210000 tokens > 200000 maximum", true},
+		{"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096 (too many tokens)", true},
+		{"Unsupported value: 'temperature' does not support 0.0", false},
+	} {
+		srv.SetHandler(func(llmtest.ChatRequest) llmtest.Reply { return llmtest.Status(400, tc.msg) })
+		_, err := newClient(t, srv, nil).Complete(context.Background(), user("x"))
+		var e *llm.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%q: %v", tc.msg, err)
+		}
+		if got := strings.Contains(e.Hint, "--context-budget"); got != tc.context {
+			t.Errorf("%q: hint %q", tc.msg, e.Hint)
+		}
+	}
+}
