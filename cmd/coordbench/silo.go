@@ -149,19 +149,19 @@ parsed call, result and token count) and timing.jsonl.`,
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
 			}
-			players := suite.Players{Kind: agent}
-			if agent == suite.AgentLLM {
-				llmAgent, closer, err := lf.agent(agent)
-				if err != nil {
-					return err
+			llmAgent, closer, err := lf.agent(agent)
+			if err != nil {
+				return err
+			}
+			defer closer()
+			players := suite.Players{Kind: agent, LLM: llmAgent}
+			if agent != suite.AgentLLM {
+				if _, err := round.NewTeamByName(agent, in.N); err != nil {
+					return fmt.Errorf("--agent: %w (or %s)", err, suite.AgentLLM)
 				}
-				defer closer()
-				players.LLM = llmAgent
-			} else if _, err := round.NewTeamByName(agent, in.N); err != nil {
-				return fmt.Errorf("--agent: %w (or %s)", err, suite.AgentLLM)
 			}
 			if out == "" {
-				out = filepath.Join("runs", fmt.Sprintf("silo_%s_n%d_%s_%s_s%d", in.Task.ID, in.N, protocol, in.Mode, in.Seed))
+				out = filepath.Join("runs", fmt.Sprintf("silo_%s_n%d_%s_%s_%s_s%d", in.Task.ID, in.N, protocol, players.Label(), in.Mode, in.Seed))
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
@@ -191,7 +191,7 @@ parsed call, result and token count) and timing.jsonl.`,
 	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference (star), tree, chain (scripted) or llm")
 	c.Flags().IntVar(&lim.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute; more end the turn (capped_turns)")
-	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<mode>_s<seed>)")
+	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<agent>_<mode>_s<seed>)")
 	lf.register(c.Flags())
 	return c
 }
