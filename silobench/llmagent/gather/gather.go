@@ -213,6 +213,12 @@ func (m Model) decide(v View) ([]Call, string) {
 				if json.Unmarshal([]byte(rest), &all) == nil && len(all) == v.N {
 					return []Call{m.submit(v.ID, all[v.ID])}, ""
 				}
+				var same struct {
+					All json.RawMessage `json:"all"`
+				}
+				if json.Unmarshal([]byte(rest), &same) == nil && same.All != nil {
+					return []Call{m.submit(v.ID, same.All)}, ""
+				}
 			}
 		}
 		if !strings.Contains(v.Sent, "DATA ") {
@@ -266,7 +272,12 @@ func (m Model) decide(v View) ([]Call, string) {
 			answers[i] = json.RawMessage("null")
 		}
 	}
+	// One answer for everyone (a global task) is shipped once, so that the
+	// message stays small at large N; per-agent answers as a list.
 	all, _ := json.Marshal(answers)
+	if sameAnswers(answers) {
+		all, _ = json.Marshal(map[string]json.RawMessage{"all": answers[0]})
+	}
 	var calls []Call
 	if v.N > 1 {
 		calls = m.talk(v, "ANSWERS "+string(all))
@@ -371,4 +382,13 @@ func nativeValue(v any) any {
 		}
 	}
 	return v
+}
+
+func sameAnswers(as []json.RawMessage) bool {
+	for _, a := range as[1:] {
+		if string(a) != string(as[0]) {
+			return false
+		}
+	}
+	return true
 }

@@ -135,3 +135,20 @@ func TestSolverErrorsFailHonestly(t *testing.T) {
 		t.Error("a prompt without a title was solved")
 	}
 }
+
+// TestPromptSolverAtScale: the official 100-agent instances of a global
+// task with a large answer (III-24's distance map) and a segmented one
+// (II-12): one shared answer travels once, so messages stay within the
+// protocol's size limit.
+func TestPromptSolverAtScale(t *testing.T) {
+	m := gather.Model{Solve: gather.PromptSolver}
+	for _, id := range []string{"III-24", "II-12"} {
+		in, err := task.Official(id, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := play(t, in, proto.Broadcast, false, m.Handle); !res.Success || res.CallErrors != 0 {
+			t.Errorf("%s n=100: S = %v, call errors %d", id, res.S, res.CallErrors)
+		}
+	}
+}
