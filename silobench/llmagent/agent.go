@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silobench/proto"
@@ -135,7 +136,7 @@ func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
 			notes = append(notes, reminder(a.proto, a.id, a.n))
 		}
 		if len(notes) > 0 {
-			note := joinNotes(notes)
+			note := strings.Join(notes, "\n\n")
 			if k := len(a.pending) - 1; k >= 0 && a.pending[k].Role == llm.RoleUser {
 				a.pending[k].Content += "\n\n" + note
 			} else {
@@ -177,14 +178,6 @@ func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
 	}
 	a.records = append(a.records, rec)
 	return err
-}
-
-func joinNotes(notes []string) string {
-	s := notes[0]
-	for _, n := range notes[1:] {
-		s += "\n\n" + n
-	}
-	return s
 }
 
 func ms(r *llm.Response) float64 { return float64(r.Latency.Microseconds()) / 1000 }
