@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -35,7 +34,7 @@ func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 // agent builds the LLM agent configuration if agents (a comma list of
 // agent kinds) names llm; nil otherwise. The closer releases the cache.
 func (f *siloLLMFlags) agent(agents string) (*suite.LLMAgent, func(), error) {
-	if !slices.Contains(split(agents), suite.AgentLLM) {
+	if !slices.Contains(splitList(agents), suite.AgentLLM) {
 		if f.model != "" || f.baseURL != "" {
 			return nil, nil, fmt.Errorf("--llm-model/--llm-base-url given, but --agent does not include llm")
 		}
@@ -70,14 +69,4 @@ func (f *siloLLMFlags) agent(agents string) (*suite.LLMAgent, func(), error) {
 			ContextBudget: f.contextBudget, ReplyReserve: f.replyReserve, MaxModelFailures: f.maxModelFailures},
 		Model: cfg.Model, BaseURL: cfg.BaseURL, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
 	}, closer, nil
-}
-
-func split(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }

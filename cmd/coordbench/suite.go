@@ -51,9 +51,9 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 			if workers < 1 {
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
-			opt.Cases = splitCases(cases)
+			opt.Cases = splitList(cases)
 			var status func() string
-			if slices.Contains(splitCases(opt.Controllers), "llm") {
+			if slices.Contains(splitList(opt.Controllers), "llm") {
 				mk, closer, err := lf.maker(cmd.Context())
 				if err != nil {
 					return err
@@ -102,7 +102,8 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 	return c
 }
 
-func splitCases(s string) []string {
+// splitList splits a comma list, trimming blanks and dropping empty items.
+func splitList(s string) []string {
 	var ids []string
 	for _, id := range strings.Split(s, ",") {
 		if id = strings.TrimSpace(id); id != "" {

@@ -1,7 +1,6 @@
 package llmtest
 
 import (
-	"io"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -47,14 +46,7 @@ func Handler(handler func(ChatRequest) Reply) http.Handler {
 		case FaultStatus:
 			writeError(w, reply.Status, reply.Message, reply.RetryAfter)
 		case FaultRaw:
-			if reply.ContentType != "" {
-				w.Header().Set("Content-Type", reply.ContentType)
-			}
-			if reply.RetryAfter != "" {
-				w.Header().Set("Retry-After", reply.RetryAfter)
-			}
-			w.WriteHeader(reply.Status)
-			_, _ = io.WriteString(w, reply.Body)
+			writeRawReply(w, reply)
 		default:
 			writeError(w, http.StatusInternalServerError, "llmtest: Handler does not inject fault "+string(reply.Fault)+" (use NewServer)", "")
 		}

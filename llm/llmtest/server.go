@@ -453,18 +453,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1> (from a proxy)</body></html>\n")
 	case FaultRaw:
 		finish(OutcomeRaw, reply.Status)
-		if reply.ContentType != "" {
-			w.Header().Set("Content-Type", reply.ContentType)
-		}
-		if reply.RetryAfter != "" {
-			w.Header().Set("Retry-After", reply.RetryAfter)
-		}
-		w.WriteHeader(reply.Status)
-		_, _ = io.WriteString(w, reply.Body)
+		writeRawReply(w, reply)
 	default:
 		finish(OutcomeStatus, http.StatusInternalServerError)
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("llmtest: unknown fault %q", reply.Fault), "")
 	}
+}
+
+// writeRawReply sends a FaultRaw reply: its status, content type,
+// Retry-After and body verbatim.
+func writeRawReply(w http.ResponseWriter, reply Reply) {
+	if reply.ContentType != "" {
+		w.Header().Set("Content-Type", reply.ContentType)
+	}
+	if reply.RetryAfter != "" {
+		w.Header().Set("Retry-After", reply.RetryAfter)
+	}
+	w.WriteHeader(reply.Status)
+	_, _ = io.WriteString(w, reply.Body)
 }
 
 func writeRaw(buf *bufio.ReadWriter, status int, contentType string, contentLength int, body []byte) {

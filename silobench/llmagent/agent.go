@@ -59,8 +59,8 @@ const (
 )
 
 // Agent is one LLM agent: it implements round.Agent (one model call per
-// turn) and round.UsageReporter. Its turn log is read with Records once
-// the run is over.
+// turn) and round.UsageReporter. Its turn log is read through its Team
+// (Team.Records, Team.WriteLogs) once the run is over.
 type Agent struct {
 	cfg    Config
 	id, n  int
@@ -112,13 +112,6 @@ func New(in *task.Instance, p proto.Protocol, id int, cfg Config) (*Agent, error
 
 // Usage implements round.UsageReporter.
 func (a *Agent) Usage() round.Usage { return a.usage }
-
-// Records returns the agent's turn log, one record per model call, in
-// round order.
-func (a *Agent) Records() []TurnRecord { return a.records }
-
-// Timings returns the wall-clock side of the turn log, parallel to Records.
-func (a *Agent) Timings() []Timing { return a.timings }
 
 // Turn implements round.Agent: one model call, then the reply's tool calls.
 func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
