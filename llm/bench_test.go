@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 // BenchmarkCacheHit measures a Complete answered from the SQLite cache.
 func BenchmarkCacheHit(b *testing.B) {
-	srv := startServer(b, llmtest.Echo)
+	srv := startServer(b, stubmodel.Echo)
 	c := newClient(b, srv, func(cfg *llm.Config) { cfg.Cache = openCache(b) })
 	msgs := []llm.Message{
 		{Role: llm.RoleSystem, Content: "You schedule jobs on machines. Answer with one job id."},
@@ -35,8 +35,8 @@ func BenchmarkCacheHit(b *testing.B) {
 // time over the measured time (1 = no overhead); no assertion.
 func BenchmarkThroughput(b *testing.B) {
 	const calls, conc, delay = 320, 32, 200 * time.Millisecond
-	srv := startServer(b, func(r llmtest.ChatRequest) llmtest.Reply {
-		return llmtest.WithDelay(llmtest.Echo(r), delay)
+	srv := startServer(b, func(r stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.WithDelay(stubmodel.Echo(r), delay)
 	})
 	c := newClient(b, srv, func(cfg *llm.Config) { cfg.Concurrency = conc })
 	ideal := time.Duration(calls/conc) * delay

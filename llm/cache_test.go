@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 func openCache(t testing.TB) *llm.Cache {
@@ -33,7 +33,7 @@ func openCacheAt(t testing.TB, path string) *llm.Cache {
 }
 
 func TestCacheReadWrite(t *testing.T) {
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	cache := openCache(t)
 	base := func(cfg *llm.Config) { cfg.Cache = cache; cfg.CacheMode = llm.CacheReadWrite }
 	c := newClient(t, srv, base)
@@ -104,7 +104,7 @@ func TestCacheReadWrite(t *testing.T) {
 }
 
 func TestCacheFailuresAreNotStored(t *testing.T) {
-	srv := startServer(t, llmtest.Sequence(llmtest.Status(400, "bad"), llmtest.Text("good")))
+	srv := startServer(t, stubmodel.Sequence(stubmodel.Status(400, "bad"), stubmodel.Text("good")))
 	cache := openCache(t)
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.Cache = cache })
 	if _, err := c.Complete(context.Background(), user("q")); err == nil {
@@ -118,9 +118,9 @@ func TestCacheFailuresAreNotStored(t *testing.T) {
 
 func TestCacheReplayOffline(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "llm.db")
-	srv := llmtest.NewServer(func(r llmtest.ChatRequest) llmtest.Reply {
-		rep := llmtest.Echo(r)
-		rep.Usage = &llmtest.Usage{PromptTokens: int64(100 + r.Seq), CompletionTokens: int64(7 * (r.Seq + 1))}
+	srv := stubmodel.NewServer(func(r stubmodel.ChatRequest) stubmodel.Reply {
+		rep := stubmodel.Echo(r)
+		rep.Usage = &stubmodel.Usage{PromptTokens: int64(100 + r.Seq), CompletionTokens: int64(7 * (r.Seq + 1))}
 		return rep
 	})
 	cfg := func(cache *llm.Cache, mode string) func(*llm.Config) {
@@ -165,7 +165,7 @@ func TestCacheReplayOffline(t *testing.T) {
 	}
 
 	// A replay miss: an error naming the key, and no request.
-	live := startServer(t, llmtest.Echo)
+	live := startServer(t, stubmodel.Echo)
 	for _, c := range []*llm.Client{replay, newClient(t, live, cfg(cache, llm.CacheReplay))} {
 		_, err := c.Complete(context.Background(), user("never asked"))
 		var miss *llm.CacheMissError
@@ -190,7 +190,7 @@ func TestCacheFileHoldsNoKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, llmtest.Sequence(llmtest.Status(500, "oops "+testKey), llmtest.Text("fine")))
+	srv := startServer(t, stubmodel.Sequence(stubmodel.Status(500, "oops "+testKey), stubmodel.Text("fine")))
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.APIKeyEnv = testKeyEnv; cfg.Cache = cache; cfg.Seed = ptr(int64(3)) })
 	for i := range 20 {
 		if _, err := c.Complete(context.Background(), user(fmt.Sprint("q", i%7))); err != nil {
@@ -225,8 +225,8 @@ func TestCacheFileHoldsNoKey(t *testing.T) {
 }
 
 func TestCacheConcurrentGoroutines(t *testing.T) {
-	srv := startServer(t, func(r llmtest.ChatRequest) llmtest.Reply {
-		return llmtest.WithDelay(llmtest.Echo(r), 20*time.Millisecond)
+	srv := startServer(t, func(r stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.WithDelay(stubmodel.Echo(r), 20*time.Millisecond)
 	})
 	cache := openCache(t)
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.Cache = cache; cfg.Concurrency = 16 })
@@ -294,8 +294,8 @@ func TestCacheSeveralProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
-	srv := startServer(t, func(r llmtest.ChatRequest) llmtest.Reply {
-		return llmtest.WithDelay(llmtest.Echo(r), 5*time.Millisecond)
+	srv := startServer(t, func(r stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.WithDelay(stubmodel.Echo(r), 5*time.Millisecond)
 	})
 	path := filepath.Join(t.TempDir(), "shared.db")
 	var wg sync.WaitGroup

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 // testKey is a distinctive fake API key: tests scan errors, output and cache
@@ -22,7 +22,7 @@ const (
 )
 
 // newClient returns a Client for srv with fast retries; mod adjusts the config.
-func newClient(t testing.TB, srv *llmtest.Server, mod func(*llm.Config)) *llm.Client {
+func newClient(t testing.TB, srv *stubmodel.Server, mod func(*llm.Config)) *llm.Client {
 	t.Helper()
 	cfg := llm.Config{
 		BaseURL:        srv.URL,
@@ -41,8 +41,8 @@ func newClient(t testing.TB, srv *llmtest.Server, mod func(*llm.Config)) *llm.Cl
 	return c
 }
 
-func startServer(t testing.TB, h func(llmtest.ChatRequest) llmtest.Reply) *llmtest.Server {
-	srv := llmtest.NewServer(h)
+func startServer(t testing.TB, h func(stubmodel.ChatRequest) stubmodel.Reply) *stubmodel.Server {
+	srv := stubmodel.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -53,7 +53,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestRequestShape(t *testing.T) {
 	t.Setenv(testKeyEnv, testKey)
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	c := newClient(t, srv, func(cfg *llm.Config) {
 		cfg.Model = "qwen-test"
 		cfg.APIKeyEnv = testKeyEnv
@@ -115,7 +115,7 @@ func TestRequestShapeDefaults(t *testing.T) {
 	// openai-go's NewClient would pick these up; this package must not.
 	t.Setenv("OPENAI_API_KEY", "sk-from-the-default-env-must-not-be-sent")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	c := newClient(t, srv, nil)
 	if _, err := c.Complete(context.Background(), user("hi")); err != nil {
 		t.Fatal(err)
@@ -136,9 +136,9 @@ func TestRequestShapeDefaults(t *testing.T) {
 }
 
 func TestUsageAndLatency(t *testing.T) {
-	srv := startServer(t, func(llmtest.ChatRequest) llmtest.Reply {
-		r := llmtest.Text("a b c")
-		r.Usage = &llmtest.Usage{PromptTokens: 123, CompletionTokens: 45}
+	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply {
+		r := stubmodel.Text("a b c")
+		r.Usage = &stubmodel.Usage{PromptTokens: 123, CompletionTokens: 45}
 		r.FinishReason = "length"
 		r.Delay = 30 * time.Millisecond
 		return r
@@ -162,7 +162,7 @@ func TestUsageAndLatency(t *testing.T) {
 		t.Errorf("stats tokens = %+v, want %+v", got, resp.Usage)
 	}
 	// The default usage of the fake server: word counts.
-	srv.SetHandler(llmtest.Echo)
+	srv.SetHandler(stubmodel.Echo)
 	resp, err = c.Complete(context.Background(), []llm.Message{{Role: "system", Content: "one two"}, {Role: "user", Content: "three"}})
 	if err != nil {
 		t.Fatal(err)
@@ -176,18 +176,18 @@ func TestUsageAndLatency(t *testing.T) {
 }
 
 func TestRetriesThenSuccess(t *testing.T) {
-	faults := []llmtest.Reply{
-		llmtest.RateLimited("1"),
-		llmtest.Status(500, "boom"),
-		llmtest.Hang(),
-		llmtest.Drop(),
-		llmtest.Truncated(),
-		llmtest.BadJSON(),
-		llmtest.NonJSON(),
-		llmtest.Status(503, "overloaded"),
-		llmtest.Status(502, "bad gateway"),
+	faults := []stubmodel.Reply{
+		stubmodel.RateLimited("1"),
+		stubmodel.Status(500, "boom"),
+		stubmodel.Hang(),
+		stubmodel.Drop(),
+		stubmodel.Truncated(),
+		stubmodel.BadJSON(),
+		stubmodel.NonJSON(),
+		stubmodel.Status(503, "overloaded"),
+		stubmodel.Status(502, "bad gateway"),
 	}
-	srv := startServer(t, llmtest.Sequence(append(faults, llmtest.Text("finally"))...))
+	srv := startServer(t, stubmodel.Sequence(append(faults, stubmodel.Text("finally"))...))
 	c := newClient(t, srv, func(cfg *llm.Config) {
 		cfg.MaxAttempts = len(faults) + 1
 		cfg.Timeout = 300 * time.Millisecond // the hang ends here
@@ -225,12 +225,12 @@ func TestRetriesThenSuccess(t *testing.T) {
 	if gap := second.Sub(rateLimitedEnd); gap < time.Second {
 		t.Errorf("retry came %v after the 429 with Retry-After: 1", gap)
 	}
-	outcomes := map[llmtest.Outcome]int{}
+	outcomes := map[stubmodel.Outcome]int{}
 	for _, rec := range log {
 		outcomes[rec.Outcome]++
 	}
-	want := map[llmtest.Outcome]int{llmtest.OutcomeStatus: 4, llmtest.OutcomeHang: 1, llmtest.OutcomeDrop: 1,
-		llmtest.OutcomeTruncated: 1, llmtest.OutcomeBadJSON: 1, llmtest.OutcomeNonJSON: 1, llmtest.OutcomeOK: 1}
+	want := map[stubmodel.Outcome]int{stubmodel.OutcomeStatus: 4, stubmodel.OutcomeHang: 1, stubmodel.OutcomeDrop: 1,
+		stubmodel.OutcomeTruncated: 1, stubmodel.OutcomeBadJSON: 1, stubmodel.OutcomeNonJSON: 1, stubmodel.OutcomeOK: 1}
 	if fmt.Sprint(outcomes) != fmt.Sprint(want) {
 		t.Errorf("server outcomes = %v, want %v", outcomes, want)
 	}
@@ -238,11 +238,11 @@ func TestRetriesThenSuccess(t *testing.T) {
 
 func TestRetryAfterHTTPDate(t *testing.T) {
 	var once sync.Once
-	srv := startServer(t, func(llmtest.ChatRequest) llmtest.Reply {
-		r := llmtest.Text("ok")
+	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply {
+		r := stubmodel.Text("ok")
 		once.Do(func() {
 			// HTTP dates have 1 s resolution: 2 s ahead is at least 1 s ahead.
-			r = llmtest.RateLimited(time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat))
+			r = stubmodel.RateLimited(time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat))
 		})
 		return r
 	})
@@ -265,8 +265,8 @@ func TestNonRetryableFailFast(t *testing.T) {
 	for _, code := range []int{400, 401, 403, 404, 422} {
 		t.Run(fmt.Sprint(code), func(t *testing.T) {
 			// The server echoes the key, as some real servers echo part of it.
-			srv := startServer(t, func(llmtest.ChatRequest) llmtest.Reply {
-				return llmtest.Status(code, "denied for key "+testKey)
+			srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply {
+				return stubmodel.Status(code, "denied for key "+testKey)
 			})
 			c := newClient(t, srv, func(cfg *llm.Config) { cfg.APIKeyEnv = testKeyEnv; cfg.Model = "model-x" })
 			_, err := c.Complete(context.Background(), user("hi"))
@@ -297,7 +297,7 @@ func TestNonRetryableFailFast(t *testing.T) {
 }
 
 func TestAttemptBound(t *testing.T) {
-	srv := startServer(t, func(llmtest.ChatRequest) llmtest.Reply { return llmtest.Status(500, "always broken") })
+	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Status(500, "always broken") })
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.MaxAttempts = 4 })
 	_, err := c.Complete(context.Background(), user("hi"))
 	var e *llm.Error
@@ -316,7 +316,7 @@ func TestAttemptBound(t *testing.T) {
 }
 
 func TestDefaultMaxAttempts(t *testing.T) {
-	srv := startServer(t, func(llmtest.ChatRequest) llmtest.Reply { return llmtest.Drop() })
+	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Drop() })
 	c := newClient(t, srv, nil)
 	if got := c.Config().MaxAttempts; got != llm.DefaultMaxAttempts {
 		t.Fatalf("MaxAttempts default = %d", got)
@@ -330,7 +330,7 @@ func TestDefaultMaxAttempts(t *testing.T) {
 }
 
 func TestContextCancelStopsRetrying(t *testing.T) {
-	srv := startServer(t, func(llmtest.ChatRequest) llmtest.Reply { return llmtest.Hang() })
+	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Hang() })
 	c := newClient(t, srv, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -349,8 +349,8 @@ func TestContextCancelStopsRetrying(t *testing.T) {
 }
 
 func TestConcurrencyLimit(t *testing.T) {
-	srv := startServer(t, func(r llmtest.ChatRequest) llmtest.Reply {
-		return llmtest.WithDelay(llmtest.Echo(r), 10*time.Millisecond)
+	srv := startServer(t, func(r stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.WithDelay(stubmodel.Echo(r), 10*time.Millisecond)
 	})
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.Concurrency = 4 })
 	var wg sync.WaitGroup
@@ -381,8 +381,8 @@ func TestConcurrencyLimit(t *testing.T) {
 }
 
 func TestConcurrencySharedByClientsOfOneEndpoint(t *testing.T) {
-	srv := startServer(t, func(r llmtest.ChatRequest) llmtest.Reply {
-		return llmtest.WithDelay(llmtest.Echo(r), 10*time.Millisecond)
+	srv := startServer(t, func(r stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.WithDelay(stubmodel.Echo(r), 10*time.Millisecond)
 	})
 	a := newClient(t, srv, func(cfg *llm.Config) { cfg.Concurrency = 3; cfg.Model = "a" })
 	// Same base URL, written with a trailing slash.
@@ -421,7 +421,7 @@ func TestConcurrencySharedByClientsOfOneEndpoint(t *testing.T) {
 }
 
 func TestRPMLimit(t *testing.T) {
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.RPM = 1200 }) // one request per 50 ms
 	for i := range 5 {
 		if _, err := c.Complete(context.Background(), user(fmt.Sprint(i))); err != nil {
@@ -454,8 +454,8 @@ func TestEdgeResponses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := startServer(t, func(llmtest.ChatRequest) llmtest.Reply {
-				return llmtest.Raw(200, "application/json", tc.body)
+			srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply {
+				return stubmodel.Raw(200, "application/json", tc.body)
 			})
 			c := newClient(t, srv, func(cfg *llm.Config) { cfg.MaxAttempts = 2 })
 			resp, err := c.Complete(context.Background(), user("hi"))
@@ -476,7 +476,7 @@ func TestEdgeResponses(t *testing.T) {
 }
 
 func TestInvalidMessages(t *testing.T) {
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	c := newClient(t, srv, nil)
 	if _, err := c.Complete(context.Background(), nil); err == nil {
 		t.Error("no messages: no error")
@@ -539,17 +539,17 @@ func TestKeyNeverInErrorsOrOutput(t *testing.T) {
 	srv := startServer(t, nil)
 	cache := openCache(t)
 	var collected []string
-	replies := []llmtest.Reply{
-		llmtest.Status(401, "Incorrect API key provided: "+testKey),
-		llmtest.Status(500, "internal: "+testKey),
-		llmtest.Raw(403, "text/plain", "forbidden "+testKey),
-		llmtest.Drop(),
-		llmtest.Hang(),
-		llmtest.NonJSON(),
-		llmtest.Truncated(),
+	replies := []stubmodel.Reply{
+		stubmodel.Status(401, "Incorrect API key provided: "+testKey),
+		stubmodel.Status(500, "internal: "+testKey),
+		stubmodel.Raw(403, "text/plain", "forbidden "+testKey),
+		stubmodel.Drop(),
+		stubmodel.Hang(),
+		stubmodel.NonJSON(),
+		stubmodel.Truncated(),
 	}
 	for i, r := range replies {
-		srv.SetHandler(func(llmtest.ChatRequest) llmtest.Reply { return r })
+		srv.SetHandler(func(stubmodel.ChatRequest) stubmodel.Reply { return r })
 		c := newClient(t, srv, func(cfg *llm.Config) {
 			cfg.APIKeyEnv = testKeyEnv
 			cfg.MaxAttempts = 2
@@ -577,7 +577,7 @@ func TestKeyNeverInErrorsOrOutput(t *testing.T) {
 }
 
 func TestStatsString(t *testing.T) {
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.Cache = openCache(t) })
 	for range 2 {
 		if _, err := c.Complete(context.Background(), user("a b")); err != nil {
@@ -616,7 +616,7 @@ func TestUsageAndTally(t *testing.T) {
 }
 
 func TestTLSToPlainHTTPFailsFast(t *testing.T) {
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.BaseURL = strings.Replace(srv.URL, "http://", "https://", 1) })
 	_, err := c.Complete(context.Background(), user("hi"))
 	var e *llm.Error
@@ -640,7 +640,7 @@ func TestContextOverflowHint(t *testing.T) {
 		{"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096 (too many tokens)", true},
 		{"Unsupported value: 'temperature' does not support 0.0", false},
 	} {
-		srv.SetHandler(func(llmtest.ChatRequest) llmtest.Reply { return llmtest.Status(400, tc.msg) })
+		srv.SetHandler(func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Status(400, tc.msg) })
 		_, err := newClient(t, srv, nil).Complete(context.Background(), user("x"))
 		var e *llm.Error
 		if !errors.As(err, &e) {

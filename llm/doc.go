@@ -61,5 +61,5 @@
 // Edge cases in responses: an empty choices array is an error (not retried);
 // null content is returned as ""; a missing usage object gives zero Usage.
 //
-// Package llmtest provides the fake server the tests use.
+// Package stubmodel provides the stub server the tests and `coordbench llm stub` use.
 package llm

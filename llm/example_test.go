@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 func Example() {
-	srv := llmtest.NewServer(llmtest.Echo) // a fake OpenAI-compatible server on 127.0.0.1
+	srv := stubmodel.NewServer(stubmodel.Echo) // a fake OpenAI-compatible server on 127.0.0.1
 	defer srv.Close()
 
 	c, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "demo", MaxTokens: 256})
@@ -39,7 +39,7 @@ func ExampleCache() {
 	defer os.RemoveAll(dir)
 	cache, _ := llm.OpenCache(filepath.Join(dir, "llm.db"))
 	defer cache.Close()
-	srv := llmtest.NewServer(llmtest.Echo)
+	srv := stubmodel.NewServer(stubmodel.Echo)
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "plan"}}
 
 	// Record: read-write stores every new response.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 // FuzzResponseBody serves arbitrary 200 application/json bodies: Complete
@@ -30,8 +30,8 @@ func FuzzResponseBody(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	srv := llmtest.NewServer(func(r llmtest.ChatRequest) llmtest.Reply {
-		return llmtest.Raw(200, "application/json", r.Messages[0].Content)
+	srv := stubmodel.NewServer(func(r stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.Raw(200, "application/json", r.Messages[0].Content)
 	})
 	f.Cleanup(srv.Close)
 	c, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "m", MaxAttempts: 1})

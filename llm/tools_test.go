@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 const weatherSchema = `{
@@ -34,12 +34,12 @@ func weatherTools() []llm.Tool {
 // come back, and the follow-up carries the assistant's calls and the tool
 // results in OpenAI's shape.
 func TestToolCallRoundTrip(t *testing.T) {
-	srv := startServer(t, llmtest.Sequence(
-		llmtest.Calls(
-			llmtest.ToolCall{ID: "call_a", Name: "get_weather", Arguments: `{"city": "Paris"}`},
-			llmtest.ToolCall{ID: "call_b", Name: "now", Arguments: `{}`},
+	srv := startServer(t, stubmodel.Sequence(
+		stubmodel.Calls(
+			stubmodel.ToolCall{ID: "call_a", Name: "get_weather", Arguments: `{"city": "Paris"}`},
+			stubmodel.ToolCall{ID: "call_b", Name: "now", Arguments: `{}`},
 		),
-		llmtest.Text("It is sunny in Paris."),
+		stubmodel.Text("It is sunny in Paris."),
 	))
 	c := newClient(t, srv, nil)
 	ctx := context.Background()
@@ -87,10 +87,10 @@ func TestToolCallRoundTrip(t *testing.T) {
 		t.Errorf("second response = %+v", resp2)
 	}
 	req2 := srv.Requests()[1]
-	want := []llmtest.Message{
+	want := []stubmodel.Message{
 		{Role: "system", Content: "You answer with tools."},
 		{Role: "user", Content: "Weather in Paris now?"},
-		{Role: "assistant", ToolCalls: []llmtest.ToolCall{
+		{Role: "assistant", ToolCalls: []stubmodel.ToolCall{
 			{ID: "call_a", Name: "get_weather", Arguments: `{"city": "Paris"}`},
 			{ID: "call_b", Name: "now", Arguments: `{}`},
 		}},
@@ -149,11 +149,11 @@ func assertJSONEqual(t *testing.T, what string, got json.RawMessage, want string
 // so is a call ID the client did not make up.
 func TestToolCallArgumentsPassThrough(t *testing.T) {
 	args := []string{`{"city": "Par`, `not json at all`, "{\n  \"a\" :1 }", ``}
-	var calls []llmtest.ToolCall
+	var calls []stubmodel.ToolCall
 	for i, a := range args {
-		calls = append(calls, llmtest.ToolCall{ID: "id" + strings.Repeat("x", i), Name: "f", Arguments: a})
+		calls = append(calls, stubmodel.ToolCall{ID: "id" + strings.Repeat("x", i), Name: "f", Arguments: a})
 	}
-	srv := startServer(t, llmtest.Sequence(llmtest.Calls(calls...)))
+	srv := startServer(t, stubmodel.Sequence(stubmodel.Calls(calls...)))
 	c := newClient(t, srv, nil)
 	resp, err := c.CompleteWithTools(context.Background(), user("go"), []llm.Tool{{Name: "f"}})
 	if err != nil {
@@ -169,7 +169,7 @@ func TestToolCallArgumentsPassThrough(t *testing.T) {
 	}
 
 	// A server that sends the arguments as an object instead of a string.
-	srv2 := startServer(t, llmtest.Sequence(llmtest.Raw(200, "application/json",
+	srv2 := startServer(t, stubmodel.Sequence(stubmodel.Raw(200, "application/json",
 		`{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":{"x":1}}}]},"finish_reason":"tool_calls"}]}`)))
 	resp, err = newClient(t, srv2, nil).CompleteWithTools(context.Background(), user("go"), []llm.Tool{{Name: "f"}})
 	if err != nil {
@@ -184,12 +184,12 @@ func TestToolCallArgumentsPassThrough(t *testing.T) {
 // cache, and replayed identically from the file with the server gone.
 func TestToolCallsCacheAndReplay(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "llm.db")
-	srv := llmtest.NewServer(func(r llmtest.ChatRequest) llmtest.Reply {
+	srv := stubmodel.NewServer(func(r stubmodel.ChatRequest) stubmodel.Reply {
 		if len(r.Tools) == 0 {
-			return llmtest.Echo(r)
+			return stubmodel.Echo(r)
 		}
 		last := r.Messages[len(r.Messages)-1].Content
-		return llmtest.Calls(llmtest.ToolCall{Name: "get_weather", Arguments: `{"city": "` + last + `", bad`})
+		return stubmodel.Calls(stubmodel.ToolCall{Name: "get_weather", Arguments: `{"city": "` + last + `", bad`})
 	})
 	cache, err := llm.OpenCache(path)
 	if err != nil {
@@ -260,8 +260,8 @@ func TestToolCallsCacheAndReplay(t *testing.T) {
 // TestToolCallsSharedInFlight: identical concurrent calls share one request,
 // and every caller gets its own copy of the tool calls.
 func TestToolCallsSharedInFlight(t *testing.T) {
-	srv := startServer(t, llmtest.Sequence(llmtest.WithDelay(
-		llmtest.Calls(llmtest.ToolCall{ID: "c1", Name: "f", Arguments: `{"a":1}`}), 150*time.Millisecond)))
+	srv := startServer(t, stubmodel.Sequence(stubmodel.WithDelay(
+		stubmodel.Calls(stubmodel.ToolCall{ID: "c1", Name: "f", Arguments: `{"a":1}`}), 150*time.Millisecond)))
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.Cache = openCache(t) })
 	const n = 6
 	resps := make([]*llm.Response, n)
@@ -391,7 +391,7 @@ func TestCacheMigratesOldFile(t *testing.T) {
 		cache.Close()
 	}
 
-	srv := startServer(t, llmtest.Sequence(llmtest.Calls(llmtest.ToolCall{ID: "c", Name: "f", Arguments: `{}`})))
+	srv := startServer(t, stubmodel.Sequence(stubmodel.Calls(stubmodel.ToolCall{ID: "c", Name: "f", Arguments: `{}`})))
 	cache := openCacheAt(t, path)
 	first, err := newClient(t, srv, func(c *llm.Config) { c.Cache = cache }).CompleteWithTools(context.Background(), user("x"), []llm.Tool{{Name: "f"}})
 	if err != nil {
@@ -405,7 +405,7 @@ func TestCacheMigratesOldFile(t *testing.T) {
 }
 
 func TestToolValidation(t *testing.T) {
-	srv := startServer(t, llmtest.Echo)
+	srv := startServer(t, stubmodel.Echo)
 	c := newClient(t, srv, nil)
 	call := llm.ToolCall{ID: "c1", Name: "f", Arguments: "{}"}
 	for _, tc := range []struct {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/coord"
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/policy"
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/policy"
 )
 
 func desBenchCmd() *cobra.Command {
@@ -33,7 +33,7 @@ func desBenchCmd() *cobra.Command {
 				if events <= 0 {
 					return fmt.Errorf("--hold needs --events M > 0")
 				}
-				return enc.Encode(desbench.MeasureHold(hold, events))
+				return enc.Encode(harness.MeasureHold(hold, events))
 			}
 			p, mode, err := loadCase(instance, paradigm)
 			if err != nil {
@@ -46,7 +46,7 @@ func desBenchCmd() *cobra.Command {
 				c, _ := policy.New(controller, seed)
 				return c
 			}
-			return enc.Encode(desbench.MeasureEpisodes(p, mode, newCtrl, episodes, decisions))
+			return enc.Encode(harness.MeasureEpisodes(p, mode, newCtrl, episodes, decisions))
 		},
 	}
 	f := c.Flags()

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/coord"
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/factory"
-	"github.com/coordbench/coordbench/policy"
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/policy"
 )
 
 func desCmd() *cobra.Command {
@@ -76,7 +76,7 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 			if out == "" {
 				out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, ctrl.Name(), seed))
 			}
-			return runEpisode(cmd, desbench.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
+			return runEpisode(cmd, harness.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
 		},
 	}
 	f := c.Flags()
@@ -102,8 +102,8 @@ func loadParadigmFiles(files []string) error {
 }
 
 // runEpisode runs one episode into out and prints its metrics.
-func runEpisode(cmd *cobra.Command, ep desbench.Episode, out string) error {
-	res, err := desbench.RunToDir(ep, out)
+func runEpisode(cmd *cobra.Command, ep harness.Episode, out string) error {
+	res, err := harness.RunToDir(ep, out)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func runEpisode(cmd *cobra.Command, ep desbench.Episode, out string) error {
 
 func safeName(s string) string { return strings.NewReplacer(":", "-", "/", "-").Replace(s) }
 
-func printMetrics(w io.Writer, m desbench.Metrics) {
+func printMetrics(w io.Writer, m harness.Metrics) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s  %s  %s  seed %d  status %s\n", m.Instance, m.Paradigm, m.Controller, m.Seed, m.Status)
 	fmt.Fprintf(tw, "effectiveness\tG_mk %.1f\tG_td %.1f\tG_cj %d\n", m.GMk, m.GTd, m.GCj)

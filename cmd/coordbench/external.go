@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/coord"
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/extctl"
-	"github.com/coordbench/coordbench/factory"
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/extctl"
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/llm"
 )
 
@@ -123,7 +123,7 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 	closer := func() {
 		defer stop()
 		var metrics any
-		if b, err := os.ReadFile(filepath.Join(dir, desbench.FileMetrics)); err == nil && json.Valid(b) {
+		if b, err := os.ReadFile(filepath.Join(dir, harness.FileMetrics)); err == nil && json.Valid(b) {
 			metrics = json.RawMessage(b)
 		}
 		failed := c.End(metrics)

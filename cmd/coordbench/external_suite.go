@@ -9,14 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coordbench/coordbench/coord"
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/extctl"
-	"github.com/coordbench/coordbench/factory"
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/extctl"
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 // externalMaker runs one external runner process per suite case
-// (desbench.DirControllerMaker): its stderr and protocol summary land in
+// (harness.DirControllerMaker): its stderr and protocol summary land in
 // the case's directory, and a runner that failed fails the case (it runs
 // again on the next run).
 type externalMaker struct {
@@ -46,7 +46,7 @@ func (m *externalMaker) New(uint64) (coord.Controller, error) {
 }
 
 // NewForCase starts the runner of case c with its stderr in dir.
-func (m *externalMaker) NewForCase(c desbench.Case, dir string) (coord.Controller, error) {
+func (m *externalMaker) NewForCase(c harness.Case, dir string) (coord.Controller, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (m *externalMaker) EndCase(ctrl coord.Controller, dir string) error {
 		return nil
 	}
 	var metrics any
-	if b, err := os.ReadFile(filepath.Join(dir, desbench.FileMetrics)); err == nil && json.Valid(b) {
+	if b, err := os.ReadFile(filepath.Join(dir, harness.FileMetrics)); err == nil && json.Valid(b) {
 		metrics = json.RawMessage(b)
 	}
 	failed := c.End(metrics)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coordbench/coordbench/desbench"
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 // The Python example completes a 4-paradigm suite on A3C9-1 with 2 seeds,
@@ -28,15 +28,15 @@ func TestSuiteWithExternalRunner(t *testing.T) {
 	if out, err := run(t, args...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	rows := strings.Split(strings.TrimSpace(string(mustRead(t, filepath.Join(dir, desbench.FileSuiteSummary)))), "\n")
+	rows := strings.Split(strings.TrimSpace(string(mustRead(t, filepath.Join(dir, harness.FileSuiteSummary)))), "\n")
 	if len(rows) != 17 {
 		t.Fatalf("%d summary rows, want 16 cases", len(rows)-1)
 	}
 	for _, m := range []string{"centralized", "hierarchical", "heterarchical_cnp", "holonic_hybrid"} {
 		for _, s := range []string{"11", "12"} {
-			ext := filepath.Join(dir, desbench.SuiteCasesDir, "A3C9-1__"+m+"__external__s"+s)
-			twin := filepath.Join(dir, desbench.SuiteCasesDir, "A3C9-1__"+m+"__greedy_py__s"+s)
-			if !bytes.Equal(mustRead(t, filepath.Join(ext, desbench.FileTrace)), mustRead(t, filepath.Join(twin, desbench.FileTrace))) {
+			ext := filepath.Join(dir, harness.SuiteCasesDir, "A3C9-1__"+m+"__external__s"+s)
+			twin := filepath.Join(dir, harness.SuiteCasesDir, "A3C9-1__"+m+"__greedy_py__s"+s)
+			if !bytes.Equal(mustRead(t, filepath.Join(ext, harness.FileTrace)), mustRead(t, filepath.Join(twin, harness.FileTrace))) {
 				t.Errorf("%s s%s: the Python runner's trace differs from its Go twin's", m, s)
 			}
 			if _, err := os.Stat(filepath.Join(ext, "controller_stderr.txt")); err != nil {
@@ -57,7 +57,7 @@ func TestSuiteWithExternalRunner(t *testing.T) {
 	if out, err := run(t, "des", "case", "--case-id", id, "--controller-command", runner, "--out", caseOut); err != nil {
 		t.Fatalf("des case: %v\n%s", err, out)
 	}
-	if !bytes.Equal(mustRead(t, filepath.Join(caseOut, desbench.FileTrace)), mustRead(t, filepath.Join(dir, desbench.SuiteCasesDir, id, desbench.FileTrace))) {
+	if !bytes.Equal(mustRead(t, filepath.Join(caseOut, harness.FileTrace)), mustRead(t, filepath.Join(dir, harness.SuiteCasesDir, id, harness.FileTrace))) {
 		t.Error("des case did not reproduce the external case")
 	}
 	if _, err := run(t, "des", "case", "--case-id", id, "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), "--controller-command") {
@@ -86,8 +86,8 @@ func TestSuiteWithLangGraphRunner(t *testing.T) {
 	}
 	for _, m := range []string{"centralized", "hierarchical", "heterarchical_cnp", "holonic_hybrid"} {
 		for _, s := range []string{"11", "12"} {
-			ext := filepath.Join(dir, desbench.SuiteCasesDir, "A3C9-1__"+m+"__external__s"+s, desbench.FileTrace)
-			twin := filepath.Join(dir, desbench.SuiteCasesDir, "A3C9-1__"+m+"__greedy_py__s"+s, desbench.FileTrace)
+			ext := filepath.Join(dir, harness.SuiteCasesDir, "A3C9-1__"+m+"__external__s"+s, harness.FileTrace)
+			twin := filepath.Join(dir, harness.SuiteCasesDir, "A3C9-1__"+m+"__greedy_py__s"+s, harness.FileTrace)
 			if !bytes.Equal(mustRead(t, ext), mustRead(t, twin)) {
 				t.Errorf("%s s%s: the LangGraph.js runner's trace differs from the Go twin's", m, s)
 			}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/extctl"
+	"github.com/coordbench/coordbench/des/extctl"
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 // greedyRunner is the shell command of the Python example runner; without
@@ -34,10 +34,10 @@ func greedyRunner(t *testing.T) string {
 	return "'" + py + "' '" + script + "'"
 }
 
-func readMetrics(t *testing.T, dir string) desbench.Metrics {
+func readMetrics(t *testing.T, dir string) harness.Metrics {
 	t.Helper()
-	var m desbench.Metrics
-	b, err := os.ReadFile(filepath.Join(dir, desbench.FileMetrics))
+	var m harness.Metrics
+	b, err := os.ReadFile(filepath.Join(dir, harness.FileMetrics))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func TestRunExternalController(t *testing.T) {
 		"--controller", "greedy_py", "--out", twin); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	a, _ := os.ReadFile(filepath.Join(dir, desbench.FileTrace))
-	b, _ = os.ReadFile(filepath.Join(twin, desbench.FileTrace))
+	a, _ := os.ReadFile(filepath.Join(dir, harness.FileTrace))
+	b, _ = os.ReadFile(filepath.Join(twin, harness.FileTrace))
 	if !bytes.Equal(a, b) {
 		t.Error("the Python runner's trace differs from greedy_py's")
 	}
@@ -98,7 +98,7 @@ func TestRunExternalControllerFailure(t *testing.T) {
 	if m.Status != "done" || m.GFb != m.Secondary.Decisions || m.GFb == 0 {
 		t.Errorf("metrics: status %s G_fb %d of %d", m.Status, m.GFb, m.Secondary.Decisions)
 	}
-	for _, f := range []string{desbench.FileTrace, desbench.FileDecisions, desbench.FileMessages, desbench.FileManifest, desbench.FileInstance, extctl.StderrFile, extctl.SummaryFile} {
+	for _, f := range []string{harness.FileTrace, harness.FileDecisions, harness.FileMessages, harness.FileManifest, harness.FileInstance, extctl.StderrFile, extctl.SummaryFile} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
 		}
@@ -110,7 +110,7 @@ func TestRunExternalControllerFailure(t *testing.T) {
 	if !strings.Contains(string(logb), "oops") {
 		t.Errorf("the runner's stderr was not kept:\n%s", logb)
 	}
-	f, _ := os.Open(filepath.Join(dir, desbench.FileDecisions))
+	f, _ := os.Open(filepath.Join(dir, harness.FileDecisions))
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)

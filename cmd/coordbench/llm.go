@@ -15,12 +15,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/coordbench/coordbench/coord"
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/llm/llmtest"
-	"github.com/coordbench/coordbench/llmctl"
-	"github.com/coordbench/coordbench/policy"
-	"github.com/coordbench/coordbench/silobench/llmagent/gather"
+	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/silo/llmagent/gather"
 )
 
 // modelFlags are the model-layer flags shared by every command that calls
@@ -201,7 +201,7 @@ whole LLM pipeline before spending money.`,
 			if pol == "silo-gather" {
 				var n atomic.Int64
 				model := gather.Model{Solve: gather.PromptSolver}
-				handler = llmtest.Handler(func(req llmtest.ChatRequest) llmtest.Reply {
+				handler = stubmodel.Handler(func(req stubmodel.ChatRequest) stubmodel.Reply {
 					n.Add(1)
 					return model.Handle(req)
 				})

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/factory"
-	"github.com/coordbench/coordbench/llmctl"
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/llmctl"
 )
 
 // run executes the CLI in-process with args and returns stdout.
@@ -35,22 +35,22 @@ func TestRunWritesArtifacts(t *testing.T) {
 	if !strings.Contains(out, "G_mk") || !strings.Contains(out, dir) {
 		t.Errorf("summary lacks metrics or the output path:\n%s", out)
 	}
-	for _, f := range []string{desbench.FileMetrics, desbench.FileTrace, desbench.FileDecisions,
-		desbench.FileMessages, desbench.FileManifest, desbench.FileInstance} {
+	for _, f := range []string{harness.FileMetrics, harness.FileTrace, harness.FileDecisions,
+		harness.FileMessages, harness.FileManifest, harness.FileInstance} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
 		}
 	}
-	var m desbench.Metrics
-	b, _ := os.ReadFile(filepath.Join(dir, desbench.FileMetrics))
+	var m harness.Metrics
+	b, _ := os.ReadFile(filepath.Join(dir, harness.FileMetrics))
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
 	if m.Instance != "A3C9-1" || m.Seed != 3 || m.Paradigm != "centralized" || m.Controller != "rule" || m.GDs == 0 {
 		t.Errorf("metrics.json: %+v", m)
 	}
-	var man desbench.Manifest
-	b, _ = os.ReadFile(filepath.Join(dir, desbench.FileManifest))
+	var man harness.Manifest
+	b, _ = os.ReadFile(filepath.Join(dir, harness.FileManifest))
 	if err := json.Unmarshal(b, &man); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestRunWritesArtifacts(t *testing.T) {
 		t.Errorf("manifest.json: %+v", man)
 	}
 	// The resolved instance in the run directory loads back as an instance.
-	if _, err := factory.LoadFile(filepath.Join(dir, desbench.FileInstance)); err != nil {
+	if _, err := factory.LoadFile(filepath.Join(dir, harness.FileInstance)); err != nil {
 		t.Errorf("instance.json does not load back: %v", err)
 	}
 }
@@ -70,7 +70,7 @@ func TestRunIsReproducible(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{desbench.FileTrace, desbench.FileDecisions, desbench.FileMetrics, desbench.FileManifest} {
+	for _, f := range []string{harness.FileTrace, harness.FileDecisions, harness.FileMetrics, harness.FileManifest} {
 		x, _ := os.ReadFile(filepath.Join(a, f))
 		y, _ := os.ReadFile(filepath.Join(b, f))
 		if !bytes.Equal(x, y) {
@@ -120,7 +120,7 @@ func TestListAndBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h desbench.HoldThroughput
+	var h harness.HoldThroughput
 	if err := json.Unmarshal([]byte(out), &h); err != nil || h.Events != 1000 || h.Pending != 100 {
 		t.Errorf("hold bench: %+v %v", h, err)
 	}
@@ -128,7 +128,7 @@ func TestListAndBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tp desbench.Throughput
+	var tp harness.Throughput
 	if err := json.Unmarshal([]byte(out), &tp); err != nil || tp.Episodes != 3 || tp.EventsPerSec <= 0 {
 		t.Errorf("episode bench: %+v %v", tp, err)
 	}
@@ -169,7 +169,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("valid run rejected: %v\n%s", err, out)
 	}
 	// Tamper with the metrics: validation must fail and say which.
-	path := filepath.Join(dir, desbench.FileMetrics)
+	path := filepath.Join(dir, harness.FileMetrics)
 	b, _ := os.ReadFile(path)
 	var m map[string]any
 	json.Unmarshal(b, &m)
@@ -199,8 +199,8 @@ func TestRunWithStubModel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	var m desbench.Metrics
-	b, _ := os.ReadFile(filepath.Join(dir, desbench.FileMetrics))
+	var m harness.Metrics
+	b, _ := os.ReadFile(filepath.Join(dir, harness.FileMetrics))
 	json.Unmarshal(b, &m)
 	if m.Controller != "llm" || m.Framework != "relay" || !strings.Contains(m.Model, "plant=stub-big") || m.GLlm != m.Secondary.Decisions || m.Secondary.PromptTokens == 0 {
 		t.Errorf("metrics: controller %s framework %s model %s G_llm %d G_fb %d", m.Controller, m.Framework, m.Model, m.GLlm, m.GFb)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/envserver"
+	"github.com/coordbench/coordbench/des/envserver"
 )
 
 func desServeCmd() *cobra.Command {

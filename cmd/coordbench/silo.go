@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/silobench/llmagent"
-	"github.com/coordbench/coordbench/silobench/proto"
-	"github.com/coordbench/coordbench/silobench/round"
-	"github.com/coordbench/coordbench/silobench/suite"
-	"github.com/coordbench/coordbench/silobench/task"
+	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/round"
+	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/silo/task"
 )
 
 func siloCmd() *cobra.Command {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/silobench/task"
+	"github.com/coordbench/coordbench/silo/task"
 )
 
 // officialCounts are the agent counts of the published task files.

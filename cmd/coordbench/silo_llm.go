@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/silobench/llmagent"
-	"github.com/coordbench/coordbench/silobench/suite"
+	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/suite"
 )
 
 // siloLLMFlags are the flags of LLM agents (--agent llm) on silo run and

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/silobench/transcript"
+	"github.com/coordbench/coordbench/silo/transcript"
 )
 
 func siloShowCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coordbench/coordbench/llm/llmtest"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 // showRun runs `silo show` with args and returns its output. It executes
@@ -71,18 +71,18 @@ func TestSiloShow(t *testing.T) {
 // once, then submits.
 func TestSiloShowLLM(t *testing.T) {
 	idRE := regexp.MustCompile(`Your agent id is (\d+)\.`)
-	srv := llmtest.NewServer(func(req llmtest.ChatRequest) llmtest.Reply {
+	srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
 		id := "?"
 		if m := idRE.FindStringSubmatch(req.Messages[0].Content); m != nil {
 			id = m[1]
 		}
 		if len(req.Messages) <= 2 {
-			return llmtest.Text(fmt.Sprintf("I share my data.\n<tool_call>\n<tool>broadcast_message</tool>\n<parameters><content>hello from %s</content></parameters>\n</tool_call>\n<tool_call>\n<tool>wait</tool>\n<parameters></parameters>\n</tool_call>", id))
+			return stubmodel.Text(fmt.Sprintf("I share my data.\n<tool_call>\n<tool>broadcast_message</tool>\n<parameters><content>hello from %s</content></parameters>\n</tool_call>\n<tool_call>\n<tool>wait</tool>\n<parameters></parameters>\n</tool_call>", id))
 		}
 		if len(req.Messages) <= 4 {
-			return llmtest.Text("Hmm, no tool call here.")
+			return stubmodel.Text("Hmm, no tool call here.")
 		}
-		return llmtest.Text("<tool_call>\n<tool>receive_messages</tool>\n<parameters></parameters>\n</tool_call>\n" +
+		return stubmodel.Text("<tool_call>\n<tool>receive_messages</tool>\n<parameters></parameters>\n</tool_call>\n" +
 			"<tool_call>\n<tool>submit_result</tool>\n<parameters><answer>0</answer></parameters>\n</tool_call>\n" +
 			"<tool_call>\n<tool>wait</tool>\n<parameters></parameters>\n</tool_call>")
 	})

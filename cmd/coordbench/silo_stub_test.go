@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coordbench/coordbench/silobench/llmagent"
+	"github.com/coordbench/coordbench/silo/llmagent"
 )
 
 // TestSiloRunAgainstGatherStub: coordbench llm stub --policy silo-gather,

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/llm"
-	"github.com/coordbench/coordbench/silobench/round"
-	"github.com/coordbench/coordbench/silobench/suite"
+	"github.com/coordbench/coordbench/silo/round"
+	"github.com/coordbench/coordbench/silo/suite"
 )
 
 func siloSuiteCmd() *cobra.Command {

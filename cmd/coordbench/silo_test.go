@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coordbench/coordbench/silobench/task"
+	"github.com/coordbench/coordbench/silo/task"
 )
 
 func TestSiloCommands(t *testing.T) {

@@ -18,13 +18,13 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/extctl"
-	"github.com/coordbench/coordbench/policy"
+	"github.com/coordbench/coordbench/des/extctl"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/policy"
 )
 
 func desSuiteCmd() *cobra.Command {
-	var opt desbench.SuiteOptions
+	var opt harness.SuiteOptions
 	var out, cases string
 	var workers int
 	var lf llmFlags
@@ -76,7 +76,7 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 					opt.Controllers = extctl.Name
 				}
 			}
-			s, err := desbench.ResolveSuite(opt)
+			s, err := harness.ResolveSuite(opt)
 			if err != nil {
 				return err
 			}
@@ -119,34 +119,34 @@ func suiteDirName(spec string) string {
 
 // runSuite runs s into dir with a progress display on stderr and Ctrl-C
 // handling, then prints the aggregate and where the files are.
-func runSuite(cmd *cobra.Command, s *desbench.Suite, dir string, workers int, status func() string) error {
+func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, workers int, status func() string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, done := interruptible(cmd, "cases")
 	defer done()
 
 	p := newSuiteProgress(stderr, workers)
 	p.status = status
-	rep, err := desbench.RunSuite(ctx, s, dir, desbench.SuiteRunOptions{Workers: workers, Progress: p.update})
+	rep, err := harness.RunSuite(ctx, s, dir, harness.SuiteRunOptions{Workers: workers, Progress: p.update})
 	p.finish()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout)
-	desbench.WriteAggregateText(stdout, rep)
+	harness.WriteAggregateText(stdout, rep)
 	fmt.Fprintf(stdout, "\n%d cases: %d run now, %d already done", len(s.Cases), rep.Ran, rep.Skip)
 	if rep.Failed > 0 {
 		fmt.Fprintf(stdout, ", %d failed", rep.Failed)
 	}
 	fmt.Fprintf(stdout, "\nsummary:   %s\naggregate: %s (and .md)\ncases:     %s\n",
-		filepath.Join(dir, desbench.FileSuiteSummary), filepath.Join(dir, desbench.FileSuiteAggregate),
-		filepath.Join(dir, desbench.SuiteCasesDir)+string(filepath.Separator))
+		filepath.Join(dir, harness.FileSuiteSummary), filepath.Join(dir, harness.FileSuiteAggregate),
+		filepath.Join(dir, harness.SuiteCasesDir)+string(filepath.Separator))
 	if rep.Interrupted {
 		return fmt.Errorf("interrupted: %d of %d cases done, summary written to %s; run the same command again to resume",
 			len(rep.Cases), len(s.Cases), dir)
 	}
 	if rep.Failed > 0 {
 		return fmt.Errorf("%d case(s) failed: status error in %s, artifacts and error.txt in %s (they run again on the next run)",
-			rep.Failed, filepath.Join(dir, desbench.FileSuiteSummary), filepath.Join(dir, desbench.SuiteFailedDir))
+			rep.Failed, filepath.Join(dir, harness.FileSuiteSummary), filepath.Join(dir, harness.SuiteFailedDir))
 	}
 	return nil
 }
@@ -158,7 +158,7 @@ type suiteProgress struct {
 	workers int
 	mu      sync.Mutex
 	bar     *progressbar.ProgressBar
-	last    desbench.SuiteProgress
+	last    harness.SuiteProgress
 	printed time.Time
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -191,7 +191,7 @@ func (p *suiteProgress) describe(failed int) string {
 	return d
 }
 
-func (p *suiteProgress) update(s desbench.SuiteProgress) {
+func (p *suiteProgress) update(s harness.SuiteProgress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last = s
@@ -248,7 +248,7 @@ func (p *suiteProgress) update(s desbench.SuiteProgress) {
 	}
 }
 
-func (p *suiteProgress) printLine(s desbench.SuiteProgress) {
+func (p *suiteProgress) printLine(s harness.SuiteProgress) {
 	extra := ""
 	if p.status != nil {
 		extra = "; " + p.status()
@@ -293,15 +293,15 @@ the paradigm switches and instance recorded there.`,
 			if err := loadParadigmFiles(files); err != nil {
 				return err
 			}
-			var cs desbench.Case
+			var cs harness.Case
 			var err error
 			if suiteDir != "" {
 				if instance != "" {
 					return errors.New("give --instance or --suite-dir, not both")
 				}
-				cs, err = desbench.CaseFromSuiteDir(suiteDir, id)
+				cs, err = harness.CaseFromSuiteDir(suiteDir, id)
 			} else {
-				cs, err = desbench.CaseFromID(id, instance)
+				cs, err = harness.CaseFromID(id, instance)
 			}
 			if err != nil {
 				return err

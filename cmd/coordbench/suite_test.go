@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coordbench/coordbench/coord"
-	"github.com/coordbench/coordbench/desbench"
-	"github.com/coordbench/coordbench/llmctl"
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/llmctl"
 )
 
 func summaryRows(t *testing.T, dir string) [][]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, desbench.FileSuiteSummary))
+	f, err := os.Open(filepath.Join(dir, harness.FileSuiteSummary))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +44,8 @@ func TestSuiteCommand(t *testing.T) {
 	}
 	modes := coord.AuthorityModes()
 	n := 2 * len(modes) * 2
-	for _, want := range []string{"effectiveness", "robustness", "G_mk", "G_do", " ± ", desbench.FileSuiteSummary,
-		desbench.FileSuiteAggregate, "suite: " + strconv.Itoa(n) + " cases, 0 already done", strconv.Itoa(n) + " cases: " + strconv.Itoa(n) + " run now"} {
+	for _, want := range []string{"effectiveness", "robustness", "G_mk", "G_do", " ± ", harness.FileSuiteSummary,
+		harness.FileSuiteAggregate, "suite: " + strconv.Itoa(n) + " cases, 0 already done", strconv.Itoa(n) + " cases: " + strconv.Itoa(n) + " run now"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -88,7 +88,7 @@ func TestCaseCommandReproducesSuiteCase(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, res)
 			}
-			for _, f := range []string{desbench.FileTrace, desbench.FileDecisions, desbench.FileMessages, desbench.FileManifest} {
+			for _, f := range []string{harness.FileTrace, harness.FileDecisions, harness.FileMessages, harness.FileManifest} {
 				a, _ := os.ReadFile(filepath.Join(dir, "cases", id, f))
 				b, _ := os.ReadFile(filepath.Join(out, f))
 				if len(a) == 0 || !bytes.Equal(a, b) {
@@ -150,7 +150,7 @@ description: a copy of centralized under another id
 			t.Errorf("column %d: centralized %s, copy %s", k, rows[0][k], rows[2][k])
 		}
 	}
-	cfg, err := desbench.ReadSuiteConfig(dir)
+	cfg, err := harness.ReadSuiteConfig(dir)
 	if err != nil || len(cfg.Paradigms) != 2 || cfg.Paradigms[1].Description != "a copy of centralized under another id" {
 		t.Fatalf("suite.json paradigms: %+v %v", cfg, err)
 	}
@@ -158,8 +158,8 @@ description: a copy of centralized under another id
 	if out, err := run(t, "des", "case", "--case-id", want[3], "--paradigm-file", mode, "--out", caseDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	a, _ := os.ReadFile(filepath.Join(dir, "cases", want[3], desbench.FileTrace))
-	b, _ := os.ReadFile(filepath.Join(caseDir, desbench.FileTrace))
+	a, _ := os.ReadFile(filepath.Join(dir, "cases", want[3], harness.FileTrace))
+	b, _ := os.ReadFile(filepath.Join(caseDir, harness.FileTrace))
 	if !bytes.Equal(a, b) {
 		t.Error("des case of the custom paradigm does not reproduce the trace")
 	}
@@ -319,7 +319,7 @@ func TestSuiteResumeAfterKill(t *testing.T) {
 			if want := strconv.Itoa(done) + " already done"; !strings.Contains(string(out), want) {
 				t.Errorf("resume output lacks %q:\n%s", want, out)
 			}
-			for _, f := range []string{desbench.FileSuiteConfig, desbench.FileSuiteSummary, desbench.FileSuiteAggregate, desbench.FileSuiteAggregateMD} {
+			for _, f := range []string{harness.FileSuiteConfig, harness.FileSuiteSummary, harness.FileSuiteAggregate, harness.FileSuiteAggregateMD} {
 				a, _ := os.ReadFile(filepath.Join(clean, f))
 				b, _ := os.ReadFile(filepath.Join(dir, f))
 				if len(a) == 0 || !bytes.Equal(a, b) {
@@ -358,8 +358,8 @@ func TestSuiteWithStubModel(t *testing.T) {
 	if out, err := run(t, append(args, "--llm-cache-mode", "replay", "--out", filepath.Join(dir, "replay"))...); err != nil {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
-	live := mustRead(t, filepath.Join(dir, "live", desbench.FileSuiteSummary))
-	replay := mustRead(t, filepath.Join(dir, "replay", desbench.FileSuiteSummary))
+	live := mustRead(t, filepath.Join(dir, "live", harness.FileSuiteSummary))
+	replay := mustRead(t, filepath.Join(dir, "replay", harness.FileSuiteSummary))
 	if !bytes.Equal(live, replay) {
 		t.Errorf("replayed summary differs:\n%s\n---\n%s", live, replay)
 	}
@@ -384,8 +384,8 @@ func TestSuiteWithStubModel(t *testing.T) {
 	if out, err := run(t, append([]string{"des", "case", "--case-id", id, "--suite-dir", filepath.Join(dir, "live"), "--framework", "relay", "--out", caseOut}, replayArgs...)...); err != nil {
 		t.Fatalf("des case: %v\n%s", err, out)
 	}
-	for _, f := range []string{desbench.FileTrace, desbench.FileDecisions, desbench.FileMessages, desbench.FileMetrics} {
-		if !bytes.Equal(mustRead(t, filepath.Join(caseOut, f)), mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, id, f))) {
+	for _, f := range []string{harness.FileTrace, harness.FileDecisions, harness.FileMessages, harness.FileMetrics} {
+		if !bytes.Equal(mustRead(t, filepath.Join(caseOut, f)), mustRead(t, filepath.Join(dir, "live", harness.SuiteCasesDir, id, f))) {
 			t.Errorf("des case did not reproduce the LLM case's %s", f)
 		}
 	}
@@ -394,8 +394,8 @@ func TestSuiteWithStubModel(t *testing.T) {
 	}
 	// The stub's builtin policy is the rule: the llm cases' traces equal the rule cases'.
 	for _, m := range []string{"centralized", "holonic_hybrid"} {
-		a := mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, "A3C9-1__"+m+"__llm__stub-m-relay__s11", desbench.FileTrace))
-		b := mustRead(t, filepath.Join(dir, "live", desbench.SuiteCasesDir, "A3C9-1__"+m+"__rule__s11", desbench.FileTrace))
+		a := mustRead(t, filepath.Join(dir, "live", harness.SuiteCasesDir, "A3C9-1__"+m+"__llm__stub-m-relay__s11", harness.FileTrace))
+		b := mustRead(t, filepath.Join(dir, "live", harness.SuiteCasesDir, "A3C9-1__"+m+"__rule__s11", harness.FileTrace))
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: llm-through-stub trace differs from the rule's", m)
 		}

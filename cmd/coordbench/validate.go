@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/desbench/check"
+	"github.com/coordbench/coordbench/des/harness/check"
 )
 
 func desValidateCmd() *cobra.Command {

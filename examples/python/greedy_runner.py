@@ -23,7 +23,7 @@ stderr: coordbench saves it with the run (controller_stderr.txt). A stdout
 line that does not start with "{" is skipped (and reported as a warning).
 
 The policy is deliberately simple and readable; every field it reads is
-documented in docs/payload.md. policy/greedy_py.go is its Go twin: both make
+documented in docs/payload.md. des/policy/greedy_py.go is its Go twin: both make
 the same choice from the same payload, and a test checks that they produce
 byte-identical traces. Change both or neither.
 """

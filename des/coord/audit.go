@@ -1,0 +1,84 @@
+package coord
+
+// Source says who produced a committed action (decisions.jsonl "source").
+type Source string
+
+// Decision sources, as audited in G_fb and G_llm.
+const (
+	SourceBuiltin  Source = "builtin"
+	SourceLLM      Source = "llm"
+	SourceExternal Source = "external"
+	SourceFallback Source = "fallback"
+)
+
+// Audit is one committed decision of one agent, as logged in decisions.jsonl.
+type Audit struct {
+	Step      int     `json:"step"`
+	Time      float64 `json:"time"`
+	AgentID   string  `json:"agent_id"`
+	Role      string  `json:"role"`
+	Kind      string  `json:"kind"`
+	Action    int     `json:"action"`
+	Source    Source  `json:"source"`
+	Requested *int    `json:"requested,omitempty"` // what the controller asked for, when it was replaced
+	Reason    string  `json:"reason,omitempty"`    // why a fallback was used
+	Messages  int     `json:"messages"`            // protocol messages this decision caused
+	// What the controller reported about this answer (model controllers):
+	// the raw reply, tokens, latency; absent for built-in controllers.
+	*AgentNote
+	Payload *View `json:"payload"`
+}
+
+// AgentNote is what a controller reports about one agent's answer, for the
+// audit: the raw reply it parsed, why it was unusable if it was, and the
+// cost of getting it.
+type AgentNote struct {
+	Raw              string `json:"raw_reply,omitempty"`
+	Error            string `json:"reply_error,omitempty"`
+	Model            string `json:"model,omitempty"`
+	PromptTokens     int64  `json:"prompt_tokens,omitempty"`
+	CompletionTokens int64  `json:"completion_tokens,omitempty"`
+	Calls            int    `json:"calls,omitempty"`
+	// LatencyMS (wall time of getting the answer) and Cached (every call
+	// behind it came from the response cache) depend on how the run was
+	// executed, not on what it decided: they are not in the audit (so a
+	// replay's decisions.jsonl equals the live run's) but in the run's
+	// timing log (harness.FileTiming).
+	LatencyMS float64 `json:"-"`
+	Cached    bool    `json:"-"`
+}
+
+// Annotator is implemented by controllers that report per-agent notes.
+// The runner calls Notes right after Act, for the same decision.
+type Annotator interface {
+	Notes() map[string]AgentNote
+}
+
+// Message types (G_cm counts them all).
+const (
+	MsgAnnounce = "announce" // decider → cell: a work item is open for bids
+	MsgBid      = "bid"      // cell → decider
+	MsgDecline  = "decline"  // cell → decider
+	MsgAward    = "award"    // decider → cell
+	MsgAllocate = "allocate" // plant → area
+	MsgAssign   = "assign"   // plant or area → cell
+	MsgAccept   = "accept"   // cell → assigner
+	MsgReject   = "reject"   // cell → assigner
+	MsgReroute  = "reroute"  // area → sibling cell
+	MsgEscalate = "escalate" // area → plant
+	MsgReport   = "report"   // area → plant: the item is placed
+)
+
+// Message is one protocol-level coordination message (messages.jsonl).
+type Message struct {
+	Step     int     `json:"step"`
+	Time     float64 `json:"time"`
+	Type     string  `json:"type"`
+	Sender   string  `json:"sender"`
+	Receiver string  `json:"receiver"`
+	Job      int     `json:"job"`
+	Op       int     `json:"op"`
+	// Forced marks the plant's contract-safe assignment after every
+	// protocol option failed (no decision step).
+	Forced bool `json:"forced,omitempty"`
+}

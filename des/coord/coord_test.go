@@ -1,0 +1,356 @@
+package coord
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coordbench/coordbench/des/factory"
+)
+
+func engine(t *testing.T, ref string, seed uint64) *factory.Engine {
+	t.Helper()
+	in, err := factory.Resolve(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return factory.NewEngine(factory.Compile(in), seed, nil)
+}
+
+func TestModeRegistry(t *testing.T) {
+	m, err := LookupAuthorityMode("centralized")
+	if err != nil || m.RoutingAuthorityMode != "centralized" {
+		t.Fatalf("centralized: %+v %v", m, err)
+	}
+	if _, err := LookupAuthorityMode("nope"); err == nil || !strings.Contains(err.Error(), "centralized") {
+		t.Errorf("unknown mode error should list the known ones: %v", err)
+	}
+	if err := RegisterAuthorityMode(Centralized); err == nil {
+		t.Error("duplicate registration accepted")
+	}
+	bad := []struct {
+		m    AuthorityMode
+		want string
+	}{
+		{AuthorityMode{RoutingAuthorityMode: "centralized", CellContractActions: "accept_only"}, "mode_id"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "anarchy", CellContractActions: "accept_only"}, "routing_authority_mode"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "maybe"}, "cell_contract_actions"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "accept_only", MediatedBidRoundEnabled: true}, "heterarchical_cnp"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "heterarchical_cnp", CellContractActions: "accept_reject"}, "needs mediated_bid_round_enabled"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "centralized", CellContractActions: "accept_reject", AreaLocalRerouteEnabled: true}, "needs an area level"},
+		{AuthorityMode{ID: "x", RoutingAuthorityMode: "hierarchical", CellContractActions: "accept_only", AreaLocalRerouteEnabled: true}, "nothing to recover from"},
+	}
+	for _, b := range bad {
+		err := RegisterAuthorityMode(b.m)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%+v: error %v, want it to mention %q", b.m, err, b.want)
+		}
+	}
+	ids := []string{}
+	for _, m := range AuthorityModes() {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids[:4], ",") != "centralized,hierarchical,heterarchical_cnp,holonic_hybrid" {
+		t.Errorf("built-ins out of the seed's order: %v", ids)
+	}
+}
+
+func TestModeFile(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/hybrid.yaml"
+	os.WriteFile(good, []byte("mode_id: test_hybrid\nrouting_authority_mode: holonic_hybrid\ncell_contract_actions: accept_reject\n"+
+		"area_local_reroute_enabled: true\nplant_reroute_required: false\nmediated_bid_round_enabled: true\n"), 0o644)
+	m, err := LoadAuthorityModeFile(good)
+	if err != nil || !m.MediatedBidRoundEnabled || m.RoutingAuthorityMode != RoutingHolonic {
+		t.Fatalf("%+v %v", m, err)
+	}
+	if _, err := LoadAuthorityModeFile(good); err != nil {
+		t.Errorf("loading the same file twice: %v", err)
+	}
+	if got, err := LookupAuthorityMode("test_hybrid"); err != nil || got != m {
+		t.Errorf("not registered: %v", err)
+	}
+	for name, text := range map[string]string{
+		"typo.yaml":    "mode_id: t1\nrouting_authority_mod: centralized\n",
+		"invalid.yaml": "mode_id: t2\nrouting_authority_mode: heterarchical_cnp\ncell_contract_actions: accept_only\n",
+		"clash.yaml":   "mode_id: test_hybrid\nrouting_authority_mode: centralized\ncell_contract_actions: accept_only\n",
+	} {
+		os.WriteFile(dir+"/"+name, []byte(text), 0o644)
+		if _, err := LoadAuthorityModeFile(dir + "/" + name); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v should name the file", name, err)
+		}
+	}
+	// A user mode runs: a holonic hybrid with a bid round inside the area.
+	e := engine(t, "A5C12-1", 3)
+	in, err := NewInterpreter(e, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for e.Advance() {
+		d := in.Next()
+		actions := map[string]int{}
+		for id, v := range d.ActiveAgents {
+			kinds[v.Role+"/"+v.Kind] = true
+			actions[id] = SafeAction(v)
+		}
+		if _, err := in.Apply(d, actions, SourceBuiltin, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Status() != factory.Done {
+		t.Errorf("status %s", e.Status())
+	}
+	for _, k := range []string{"plant/select_area", "cell/bid", "area/award", "cell/commit"} {
+		if !kinds[k] {
+			t.Errorf("the user mode never activated %s (saw %v)", k, kinds)
+		}
+	}
+}
+
+// switcher is a dynamic paradigm: hierarchical for urgent items,
+// heterarchical otherwise (a ModeSelector over visible state).
+type switcher struct{ used map[string]int }
+
+func (s *switcher) ModeFor(w *WorkItem, _ *PlantObservation) AuthorityMode {
+	if w.Slack < 200 {
+		s.used[Hierarchical.ID]++
+		return Hierarchical
+	}
+	s.used[HeterarchicalCNP.ID]++
+	return HeterarchicalCNP
+}
+
+func TestDynamicModeSelector(t *testing.T) {
+	e := engine(t, "A5C12-1", 2)
+	sw := &switcher{used: map[string]int{}}
+	in, err := NewInterpreter(e, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e.Advance() {
+		d := in.Next()
+		actions := map[string]int{}
+		for id, v := range d.ActiveAgents {
+			actions[id] = SafeAction(v)
+		}
+		if _, err := in.Apply(d, actions, SourceBuiltin, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Status() != factory.Done || sw.used["hierarchical"] == 0 || sw.used["heterarchical_cnp"] == 0 {
+		t.Errorf("status %s, modes used %v", e.Status(), sw.used)
+	}
+}
+
+func TestMultiAgentStepFallbacks(t *testing.T) {
+	e := engine(t, "A5C12-1", 1)
+	in, _ := NewInterpreter(e, HeterarchicalCNP)
+	for e.Advance() {
+		d := in.Next()
+		if len(d.ActiveAgents) < 3 {
+			actions := map[string]int{}
+			for id, v := range d.ActiveAgents {
+				actions[id] = SafeAction(v)
+			}
+			in.Apply(d, actions, SourceBuiltin, nil)
+			continue
+		}
+		// A bid step with several cells: one answers legally, one out of
+		// range, one not at all, and an inactive agent answers too.
+		ids := slices.Sorted(maps.Keys(d.ActiveAgents))
+		actions := map[string]int{ids[0]: 0, ids[1]: 42, "cell:NOPE": 1}
+		audits, err := in.Apply(d, actions, SourceExternal, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(audits) != len(ids) {
+			t.Fatalf("%d audits for %d active agents", len(audits), len(ids))
+		}
+		if audits[0].Source != SourceExternal || audits[1].Source != SourceFallback || audits[1].Reason != "illegal action index 42" ||
+			audits[2].Source != SourceFallback || audits[2].Reason != "no action for this agent" {
+			t.Errorf("audits %+v", audits)
+		}
+		total := 0
+		for _, a := range audits {
+			total += a.Messages
+		}
+		if total != 2*len(ids) { // one announce and one bid or decline per cell
+			t.Errorf("bid step audited %d messages for %d cells", total, len(ids))
+		}
+		return
+	}
+	t.Fatal("no multi-agent bid step")
+}
+
+// TestPayloadsAreLegalAndLocal walks whole episodes and checks every
+// payload's contract: masks agree with legal actions, routing options are
+// exactly the capable cells, release options never exceed the bound.
+func TestPayloadsAreLegalAndLocal(t *testing.T) {
+	for _, ref := range factory.BuiltinNames() {
+		e := engine(t, ref, 1)
+		in, err := NewInterpreter(e, Centralized)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := 0
+		for e.Advance() {
+			d := in.Next()
+			if d == nil {
+				t.Fatalf("%s: engine waits but no decision", ref)
+			}
+			if d.Version != PayloadVersion || d.Step != steps || len(d.ActiveAgents) != 1 {
+				t.Fatalf("%s: bad decision header %+v", ref, d)
+			}
+			v := d.ActiveAgents["plant"]
+			if v == nil || v.Role != RolePlant || v.Observation.Plant == nil || len(v.Observation.Plant.Areas) != len(e.P.Areas) {
+				t.Fatalf("%s: centralized activates the plant only, got %v", ref, d.ActiveAgents)
+			}
+			if len(v.LegalActions) == 0 || len(v.ActionMask) != len(v.Options) {
+				t.Fatalf("%s step %d: empty or inconsistent action set", ref, steps)
+			}
+			for i, o := range v.Options {
+				if o.Index != i || !v.ActionMask[i] {
+					t.Fatalf("%s step %d: option %d index %d mask %v", ref, steps, i, o.Index, v.ActionMask[i])
+				}
+			}
+			switch v.Kind {
+			case KindRelease:
+				jobs := 0
+				for _, o := range v.Options {
+					if o.Job != nil {
+						jobs++
+					}
+				}
+				if jobs == 0 || jobs > MaxReleaseOptions {
+					t.Fatalf("%s step %d: %d release options", ref, steps, jobs)
+				}
+			case KindSelectCell:
+				w := v.Context.WorkItem
+				if w == nil {
+					t.Fatalf("%s step %d: routing without a work item", ref, steps)
+				}
+				capable := 0
+				for c := range e.P.Cells {
+					if e.P.Cells[c].Factor[indexOf(e.P.Ops, w.OpType)] > 0 {
+						capable++
+					}
+				}
+				if capable != len(v.Options) {
+					t.Fatalf("%s step %d: %d options for %d capable cells", ref, steps, len(v.Options), capable)
+				}
+			}
+			if _, err := in.Apply(d, map[string]int{"plant": SafeAction(v)}, SourceBuiltin, nil); err != nil {
+				t.Fatal(err)
+			}
+			steps++
+		}
+		if in.Steps() != steps || steps == 0 {
+			t.Errorf("%s: Steps() = %d, executed %d", ref, in.Steps(), steps)
+		}
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestIllegalRepliesFallBackAndAreAudited(t *testing.T) {
+	e := engine(t, "A5C12-1", 1)
+	in, _ := NewInterpreter(e, Centralized)
+	cases := []struct {
+		actions map[string]int
+		err     error
+		reason  string
+	}{
+		{map[string]int{"plant": 99}, nil, "illegal action index 99"},
+		{map[string]int{"plant": -1}, nil, "illegal action index -1"},
+		{map[string]int{}, nil, "no action for this agent"},
+		{map[string]int{"plant": 0}, errors.New("model returned prose"), "controller error: model returned prose"},
+	}
+	for _, tc := range cases {
+		if !e.Advance() {
+			t.Fatal("episode ended early")
+		}
+		d := in.Next()
+		v := d.ActiveAgents["plant"]
+		audits, err := in.Apply(d, tc.actions, SourceLLM, tc.err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := audits[0]
+		if a.Source != SourceFallback || a.Reason != tc.reason || a.Action != SafeAction(v) || a.Payload != v {
+			t.Errorf("audit %+v, want fallback %q action %d", a, tc.reason, SafeAction(v))
+		}
+		if want, ok := tc.actions["plant"]; ok && tc.err == nil && (a.Requested == nil || *a.Requested != want) {
+			t.Errorf("requested %v, want %d", a.Requested, want)
+		}
+		// The agent is told on its next activation.
+		if !e.Advance() {
+			t.Fatal("episode ended early")
+		}
+		if fb := in.Next().ActiveAgents["plant"].Context.Feedback; !strings.Contains(fb, tc.reason) {
+			t.Errorf("feedback %q lacks %q", fb, tc.reason)
+		}
+	}
+	// A legal reply is committed as given, under the controller's source.
+	d := in.Next()
+	audits, _ := in.Apply(d, map[string]int{"plant": d.ActiveAgents["plant"].LegalActions[0]}, SourceLLM, nil)
+	if audits[0].Source != SourceLLM || audits[0].Reason != "" {
+		t.Errorf("legal reply audited as %+v", audits[0])
+	}
+}
+
+func TestSafeActionAvoidsFullCells(t *testing.T) {
+	v := &View{Kind: KindSelectCell, LegalActions: []int{0, 1, 2}, Options: []Option{
+		{Cell: &CellOption{Cell: "full-fast", FreeSlots: 0, ProcTime: 1}},
+		{Cell: &CellOption{Cell: "slow", FreeSlots: 2, ProcTime: 50, Backlog: 10}},
+		{Cell: &CellOption{Cell: "quick", FreeSlots: 1, ProcTime: 20, Backlog: 10}},
+	}}
+	if got := SafeAction(v); got != 2 {
+		t.Errorf("SafeAction = %d, want 2 (free slots, least backlog + time)", got)
+	}
+	r := &View{Kind: KindRelease, LegalActions: []int{0, 1, 2}, Options: []Option{
+		{Action: "release", Job: &JobOption{Job: 4, Due: 90}},
+		{Action: "release", Job: &JobOption{Job: 7, Due: 40}},
+		{Action: "defer"},
+	}}
+	if got := SafeAction(r); got != 1 {
+		t.Errorf("SafeAction = %d, want 1 (earliest due, never defer)", got)
+	}
+}
+
+func TestMessagesCounted(t *testing.T) {
+	e := engine(t, "A5C12-1", 2)
+	in, _ := NewInterpreter(e, Centralized)
+	routes := 0
+	for e.Advance() {
+		d := in.Next()
+		v := d.ActiveAgents["plant"]
+		if v.Kind == KindSelectCell {
+			routes++
+		}
+		audits, err := in.Apply(d, map[string]int{"plant": SafeAction(v)}, SourceBuiltin, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int{KindSelectCell: 2, KindRelease: 0}[v.Kind]; audits[0].Messages != want {
+			t.Fatalf("%s caused %d messages, want %d", v.Kind, audits[0].Messages, want)
+		}
+	}
+	if len(in.Messages) != 2*routes || routes == 0 {
+		t.Errorf("%d messages for %d routing decisions", len(in.Messages), routes)
+	}
+	m := in.Messages[0]
+	if m.Type != "assign" || m.Sender != "plant" || !strings.HasPrefix(m.Receiver, "cell:") {
+		t.Errorf("first message %+v", m)
+	}
+}

@@ -1,0 +1,247 @@
+package coord
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/coordbench/coordbench/des/factory"
+)
+
+// Bounds of what a payload carries and of a protocol run.
+const (
+	MaxReleaseOptions = 8 // backlog jobs offered per release decision
+	RecentEvents      = 8 // event types in context.recent_events
+	MemorySize        = 6 // entries of bounded working memory per agent
+	MaxBidRounds      = 3 // announcements per work item before the plant falls back
+)
+
+// Interpreter is I + Γ for one episode: it turns the engine's decision
+// points into agent activations under an authority mode, runs the
+// routing protocol of each work item step by step, validates and commits
+// actions, and logs protocol messages. It listens to the engine's realized
+// events (it is a factory.Tracer) for the payload's recent events.
+type Interpreter struct {
+	eng *factory.Engine
+	sel ModeSelector
+
+	step     int
+	recent   [RecentEvents]factory.EventType
+	nRecent  int
+	memory   map[string][]string
+	feedback map[string]string
+	cells    []factory.CellInfo // per-decision snapshot of every cell
+	item     itemState          // the work item whose protocol is running
+
+	cellAgents []string // agent id by cell index ("cell:C01")
+	areaAgents []string // agent id by area index ("area:A1")
+	agentCell  map[string]int
+
+	// Messages is every protocol message so far (G_cm = len).
+	Messages []Message
+	// Forced counts work items the plant had to place by its contract-safe
+	// fallback after every protocol option failed.
+	Forced int
+
+	stepMsgs map[string]int // messages caused by each agent in this step
+	err      error          // a protocol failure that stops the episode
+
+	// Reused payload storage (see Next).
+	decision Decision
+	views    map[string]*View
+	work     WorkItem
+	jobOpts  []JobOption
+	cellOpts []CellOption
+	areaOpts []AreaOption
+	plantObs PlantObservation
+}
+
+// NewInterpreter binds an interpreter to an engine and a paradigm (an
+// AuthorityMode, or any ModeSelector choosing a mode per work item).
+func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error) {
+	if m, ok := sel.(AuthorityMode); ok {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	in := &Interpreter{eng: eng, sel: sel, memory: map[string][]string{}, feedback: map[string]string{},
+		agentCell: map[string]int{}, views: map[string]*View{}, stepMsgs: map[string]int{}}
+	for c, cell := range eng.P.Cells {
+		id := RoleCell + ":" + cell.ID
+		in.cellAgents = append(in.cellAgents, id)
+		in.agentCell[id] = c
+	}
+	for _, a := range eng.P.Areas {
+		in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
+	}
+	return in, nil
+}
+
+// Emit records a realized event type (factory.Tracer).
+func (in *Interpreter) Emit(r *factory.Record) {
+	if r.Ev == factory.EvPowerChange || r.Ev == factory.EvEpisodeStart {
+		return
+	}
+	in.recent[in.nRecent%RecentEvents] = r.Ev
+	in.nRecent++
+}
+
+// Err reports why Next returned nil while the engine waits, if it did:
+// an invalid mode from a ModeSelector, or a protocol error.
+func (in *Interpreter) Err() error { return in.err }
+
+// Steps is the number of decision steps executed so far (G_ds).
+func (in *Interpreter) Steps() int { return in.step }
+
+// Next builds the decision the engine waits for, or returns nil if none
+// is pending. The running work item's protocol goes first, then the next
+// work item awaiting a cell (oldest first), then the release opportunity.
+//
+// The decision, its views and everything they point to belong to the
+// interpreter and are reused by the next call to Next: a controller or
+// logger that keeps any of it past Apply must copy it (encoding it to JSON,
+// as the runner does, is a copy).
+func (in *Interpreter) Next() *Decision {
+	e := in.eng
+	if in.err != nil || !in.item.active && len(e.RouteQueue()) == 0 && !e.ReleasePending() {
+		return nil
+	}
+	in.cells = in.cells[:0]
+	for c := range e.P.Cells {
+		in.cells = append(in.cells, e.Cell(c))
+	}
+	in.fillPlantObservation()
+	d := &in.decision
+	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents}
+	if d.ActiveAgents == nil {
+		d.ActiveAgents = map[string]*View{}
+	}
+	clear(d.ActiveAgents)
+	if !in.item.active && len(e.RouteQueue()) > 0 {
+		if err := in.startItem(e.RouteQueue()[0]); err != nil {
+			in.err = err
+			return nil
+		}
+	}
+	if in.item.active {
+		in.itemViews(d)
+		for id, v := range d.ActiveAgents {
+			if len(v.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
+				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", id, in.item.job, in.item.mode.ID)
+				return nil
+			}
+		}
+	} else {
+		v := in.view(RolePlant, RolePlant, e.ReleaseTrigger())
+		in.releaseView(v)
+		in.finishView(v)
+		d.ActiveAgents[v.AgentID] = v
+	}
+	return d
+}
+
+// Apply validates the controller's actions for decision d, replaces
+// missing or illegal ones by the contract-safe fallback, commits them (to
+// the protocol, and to the engine when a work item is placed or a job
+// released), and returns one audit per active agent, in agent-id order.
+// ctrlErr, if the controller failed as a whole, is recorded as the reason
+// for every fallback.
+func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ctrlErr error) ([]Audit, error) {
+	return in.ApplyNotes(d, actions, src, ctrlErr, nil)
+}
+
+// ApplyNotes is Apply with the controller's per-agent notes (raw replies,
+// tokens, latency), which go into the audits; a note's Error is the reason
+// recorded when that agent falls back.
+func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
+	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
+	audits := make([]Audit, 0, len(ids))
+	chosen := make(map[string]int, len(ids))
+	for _, id := range ids {
+		v := d.ActiveAgents[id]
+		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
+		note, noted := notes[id]
+		if noted {
+			a.AgentNote = &note
+		}
+		act, ok := actions[id]
+		switch {
+		case ctrlErr != nil:
+			a.Reason = "controller error: " + ctrlErr.Error()
+		case !ok && noted && note.Error != "":
+			a.Reason = "unusable reply: " + note.Error
+		case !ok:
+			a.Reason = "no action for this agent"
+		case act < 0 || act >= len(v.ActionMask) || !v.ActionMask[act]:
+			a.Reason = "illegal action index " + strconv.Itoa(act)
+			r := act
+			a.Requested = &r
+		}
+		if a.Reason != "" {
+			act = SafeAction(v)
+			a.Source = SourceFallback
+			in.feedback[id] = "your last reply was replaced by the fallback: " + a.Reason
+		} else {
+			delete(in.feedback, id)
+		}
+		a.Action = act
+		chosen[id] = act
+		audits = append(audits, a)
+	}
+	clear(in.stepMsgs)
+	if err := in.commit(d, chosen); err != nil {
+		return audits, fmt.Errorf("step %d: %w", d.Step, err)
+	}
+	// Messages belong to the decision that caused them; protocol
+	// consequences with no decision of their own (an escalation after a
+	// round in which every cell declined, a forced placement) go to the
+	// step's first agent, so that the audits always add up to G_cm.
+	for i := range audits {
+		audits[i].Messages = in.stepMsgs[audits[i].AgentID]
+		delete(in.stepMsgs, audits[i].AgentID)
+	}
+	for _, n := range in.stepMsgs {
+		audits[0].Messages += n
+	}
+	in.step++
+	return audits, nil
+}
+
+// commit applies one step's validated actions.
+func (in *Interpreter) commit(d *Decision, chosen map[string]int) error {
+	if !in.item.active {
+		v := d.ActiveAgents[RolePlant]
+		if v == nil || v.Kind != KindRelease {
+			return fmt.Errorf("no release decision to commit")
+		}
+		opt := v.Options[chosen[RolePlant]]
+		if opt.Action == ActDefer {
+			in.remember(RolePlant, fmt.Sprintf("t=%.1f defer", d.Time))
+			return in.eng.Defer()
+		}
+		in.remember(RolePlant, fmt.Sprintf("t=%.1f release job %d", d.Time, opt.Job.Job))
+		return in.eng.Release(opt.Job.Job)
+	}
+	return in.advance(d, chosen)
+}
+
+// send logs a protocol message caused by agent `cause`'s decision.
+func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
+	in.Messages = append(in.Messages, Message{Step: d.Step, Time: d.Time, Type: typ, Sender: from, Receiver: to,
+		Job: in.item.job, Op: in.work.Op})
+	in.stepMsgs[cause]++
+}
+
+func (in *Interpreter) remember(agent, s string) {
+	m := append(in.memory[agent], s)
+	if len(m) > MemorySize {
+		m = m[len(m)-MemorySize:]
+	}
+	in.memory[agent] = m
+}
+
+// round2 rounds a payload figure to two decimals: payloads are read by
+// models, and long float tails cost tokens without informing anyone.
+func round2(x float64) float64 { return math.Round(x*100) / 100 }

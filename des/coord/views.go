@@ -1,0 +1,329 @@
+package coord
+
+import (
+	"slices"
+
+	"github.com/coordbench/coordbench/des/factory"
+)
+
+// Decision factors: short guidance per decision kind, shown to every
+// controller (models above all) with the options.
+var factors = map[string][]string{
+	KindRelease: {
+		"release the most urgent job (earliest due date) when WIP and power allow",
+		"defer under power pressure or when the plant is congested; deferring costs time",
+	},
+	KindSelectArea: {
+		"prefer areas whose capable cells have free slots, little backlog and short processing",
+		"transport_time is the move from where the job is now",
+	},
+	KindSelectCell: {
+		"shorter proc_time and transport_time finish the work item sooner",
+		"free_slots 0 means the job will block and hold its current machine",
+		"high backlog means waiting; busy_kw adds to plant power when the cell works",
+	},
+	KindBid: {
+		"bid high if you can start the item soon, medium or low if you are loaded, decline if you cannot take it",
+		"a declined item goes to other cells; declining everything delays the job",
+	},
+	KindAward: {
+		"award the bid that will finish the item soonest: bid class, free_slots, backlog, proc_time",
+	},
+	KindCommit: {
+		"accept unless taking the item would block it (no free slot) or overload you",
+		"a rejection sends the item elsewhere and costs coordination messages",
+	},
+	KindReroute: {
+		"a cell rejected the item: try a sibling with free slots, or escalate to the plant",
+	},
+}
+
+// fillWorkItem describes the running item's operation.
+func (in *Interpreter) fillWorkItem() {
+	e := in.eng
+	j := in.item.job
+	info := e.Job(j)
+	_, base, _ := e.CurrentOp(j)
+	at := "dock"
+	if info.At >= 0 {
+		at = e.P.Cells[info.At].ID
+	}
+	in.work = WorkItem{Job: j, Op: info.Op, Ops: info.Ops, OpType: info.OpType, Product: info.Product,
+		Family: info.Family, Base: base, Due: round2(info.Due), Slack: round2(info.Due - e.Now() - info.Work), At: at}
+}
+
+func (in *Interpreter) fillPlantObservation() {
+	e := in.eng
+	p := e.P
+	o := &in.plantObs
+	*o = PlantObservation{PowerKW: e.PowerKW(), CapKW: p.CapKW(), WIP: e.WIP(), WIPCap: p.Inst.WIPCap,
+		Backlog: len(e.Backlog()), Completed: e.Completed(), Jobs: e.NumJobs(), InTransit: e.InTransit(),
+		Areas: o.Areas[:0]}
+	for _, area := range p.Areas {
+		s := AreaSummary{Area: area.ID, Cells: len(area.Cells)}
+		var w int64
+		for _, c := range area.Cells {
+			ci := &in.cells[c]
+			s.Machines += p.Cells[c].Machines
+			s.Busy += ci.Busy + ci.Setup
+			s.Down += ci.Down
+			s.Blocked += ci.Blocked
+			s.FreeSlots += ci.FreeSlots
+			s.Backlog += ci.Backlog
+			w += ci.PowerW
+		}
+		s.Backlog = round2(s.Backlog)
+		s.PowerKW = float64(w) / 1000
+		o.Areas = append(o.Areas, s)
+	}
+}
+
+// view returns agent id's reusable view, reset, with the shared
+// observation (power headroom, alarms) and its protocol context (recent
+// events, working memory, feedback) filled in.
+func (in *Interpreter) view(id, role, trigger string) *View {
+	v := in.views[id]
+	if v == nil {
+		v = &View{}
+		in.views[id] = v
+	}
+	old := v.Observation
+	*v = View{
+		AgentID: id, Role: role,
+		Context: Context{Trigger: trigger, RecentEvents: nonNil(v.Context.RecentEvents), Alarms: v.Context.Alarms[:0],
+			Memory: append(nonNil(v.Context.Memory), in.memory[id]...), Feedback: in.feedback[id]},
+		Options:      v.Options[:0],
+		LegalActions: v.LegalActions[:0],
+		ActionMask:   v.ActionMask[:0],
+	}
+	po := &in.plantObs
+	v.Observation.HeadroomKW = round2(po.CapKW - po.PowerKW)
+	switch role {
+	case RolePlant:
+		v.Observation.Plant = po
+	case RoleArea:
+		v.Observation.Area = old.Area
+		if v.Observation.Area == nil {
+			v.Observation.Area = &AreaObservation{}
+		}
+	case RoleCell:
+		v.Observation.Cell = old.Cell
+		if v.Observation.Cell == nil {
+			v.Observation.Cell = &CellObservation{}
+		}
+	}
+	switch h := v.Observation.HeadroomKW; {
+	case h < 0:
+		v.Context.Alarms = append(v.Context.Alarms, "power_over_cap")
+	case h < 0.1*po.CapKW:
+		v.Context.Alarms = append(v.Context.Alarms, "power_near_cap")
+	}
+	n := min(in.nRecent, RecentEvents)
+	for i := in.nRecent - n; i < in.nRecent; i++ {
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[i%RecentEvents].String())
+	}
+	return v
+}
+
+// finishView numbers the options and marks them all legal: options are
+// built from legal actions only.
+func (in *Interpreter) finishView(v *View) {
+	v.DecisionFactors = factors[v.Kind]
+	for i := range v.Options {
+		v.Options[i].Index = i
+		v.LegalActions = append(v.LegalActions, i)
+		v.ActionMask = append(v.ActionMask, true)
+	}
+}
+
+func (in *Interpreter) releaseView(v *View) {
+	e := in.eng
+	v.Kind = KindRelease
+	n := min(len(e.Backlog()), MaxReleaseOptions)
+	in.jobOpts = slices.Grow(in.jobOpts[:0], n)
+	for _, j := range e.Backlog()[:n] {
+		info := e.Job(j)
+		in.jobOpts = append(in.jobOpts, JobOption{Job: j, Product: info.Product, Family: info.Family,
+			Arrival: round2(info.Arrival), Due: round2(info.Due), Work: info.Work})
+		v.Options = append(v.Options, Option{Action: ActRelease, Job: &in.jobOpts[len(in.jobOpts)-1]})
+	}
+	if e.CanDefer() {
+		v.Options = append(v.Options, Option{Action: ActDefer})
+	}
+}
+
+// itemViews activates the agents of the running item's current stage.
+func (in *Interpreter) itemViews(d *Decision) {
+	it := &in.item
+	p := in.eng.P
+	in.fillWorkItem()
+	in.cellOpts = slices.Grow(in.cellOpts[:0], len(p.Cells))
+	add := func(v *View) {
+		v.Context.WorkItem = &in.work
+		in.finishView(v)
+		d.ActiveAgents[v.AgentID] = v
+	}
+	switch it.stage {
+	case stPlantCell:
+		v := in.view(RolePlant, RolePlant, it.trigger)
+		v.Kind = KindSelectCell
+		for _, c := range in.untriedCells(-1) {
+			v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
+		}
+		v.Context.Contract = in.contract(RolePlant)
+		add(v)
+	case stPlantArea:
+		v := in.view(RolePlant, RolePlant, it.trigger)
+		v.Kind = KindSelectArea
+		in.areaOpts = slices.Grow(in.areaOpts[:0], len(p.Areas))
+		for _, a := range in.candidateAreas() {
+			in.areaOpts = append(in.areaOpts, in.areaOption(a))
+			v.Options = append(v.Options, Option{Action: ActAllocate, Area: &in.areaOpts[len(in.areaOpts)-1]})
+		}
+		v.Context.Contract = in.contract(RolePlant)
+		add(v)
+	case stAreaCell, stReroute:
+		v := in.areaView(it.area)
+		v.Kind = map[stage]string{stAreaCell: KindSelectCell, stReroute: KindReroute}[it.stage]
+		for _, c := range in.untriedCells(it.area) {
+			v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
+		}
+		v.Options = append(v.Options, Option{Action: ActEscalate})
+		add(v)
+	case stBid:
+		for _, c := range it.candidates {
+			v := in.cellView(c)
+			v.Kind = KindBid
+			for _, b := range BidClasses {
+				v.Options = append(v.Options, Option{Action: ActBid, Bid: b})
+			}
+			v.Options = append(v.Options, Option{Action: ActDecline})
+			add(v)
+		}
+	case stAward:
+		var v *View
+		if it.area >= 0 {
+			v = in.areaView(it.area)
+		} else {
+			v = in.view(RolePlant, RolePlant, it.trigger)
+			v.Context.Contract = in.contract(RolePlant)
+		}
+		v.Kind = KindAward
+		for _, c := range it.bids {
+			if !it.excludedCell[c] {
+				o := in.cellOption(c)
+				o.Bid = it.bidClass[c]
+				v.Options = append(v.Options, Option{Action: ActAssign, Cell: o})
+			}
+		}
+		add(v)
+	case stCommit:
+		v := in.cellView(it.cell)
+		v.Kind = KindCommit
+		v.Options = append(v.Options, Option{Action: ActAccept}, Option{Action: ActReject})
+		add(v)
+	}
+}
+
+// contract describes the running item's protocol state to agent `to`.
+func (in *Interpreter) contract(to string) *Contract {
+	it := &in.item
+	return &Contract{From: it.decider, Round: it.round + 1, Rejected: it.rejected, Escalated: it.escalated}
+}
+
+func (in *Interpreter) areaView(a int) *View {
+	e := in.eng
+	p := e.P
+	it := &in.item
+	v := in.view(in.areaAgents[a], RoleArea, it.trigger)
+	o := v.Observation.Area
+	*o = AreaObservation{Area: p.Areas[a].ID, Cells: o.Cells[:0]}
+	var w int64
+	for _, c := range p.Areas[a].Cells {
+		ci := &in.cells[c]
+		o.Cells = append(o.Cells, CellSummary{Cell: p.Cells[c].ID, Machines: p.Cells[c].Machines, Idle: ci.Idle,
+			Busy: ci.Busy + ci.Setup, Blocked: ci.Blocked, Down: ci.Down, Waiting: ci.Waiting, FreeSlots: ci.FreeSlots,
+			Backlog: round2(ci.Backlog), PowerKW: float64(ci.PowerW) / 1000})
+		w += ci.PowerW
+	}
+	o.PowerKW = float64(w) / 1000
+	v.Context.Contract = in.contract(v.AgentID)
+	v.Context.Contract.From = RolePlant
+	return v
+}
+
+func (in *Interpreter) cellView(c int) *View {
+	e := in.eng
+	p := e.P
+	it := &in.item
+	v := in.view(in.cellAgents[c], RoleCell, it.trigger)
+	ci := &in.cells[c]
+	o := v.Observation.Cell
+	*o = CellObservation{Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: o.Machines[:0],
+		Waiting: ci.Waiting, Incoming: ci.Occupancy - ci.Waiting, Buffer: p.Cells[c].Buffer, FreeSlots: ci.FreeSlots,
+		AdmitQueue: ci.AdmitQueue, Backlog: round2(ci.Backlog), PowerKW: float64(ci.PowerW) / 1000}
+	for m := 0; m < p.Cells[c].Machines; m++ {
+		st, fam := e.Machine(c, m)
+		ms := MachineState{State: st.String()}
+		if fam >= 0 {
+			ms.Family = p.Families[fam]
+		}
+		o.Machines = append(o.Machines, ms)
+		if st == factory.Down && !slices.Contains(v.Context.Alarms, "machine_down") {
+			v.Context.Alarms = append(v.Context.Alarms, "machine_down")
+		}
+	}
+	ct := in.contract(v.AgentID)
+	ct.ProcTime = round2(p.ProcTime(c, it.op, in.work.Base))
+	ct.TransportTime = p.TransportTime(in.eng.JobLocation(it.job), c)
+	v.Context.Contract = ct
+	return v
+}
+
+// cellOption describes cell c as a candidate for the running item. The
+// pointer is valid until the next Next.
+func (in *Interpreter) cellOption(c int) *CellOption {
+	p := in.eng.P
+	ci := &in.cells[c]
+	in.cellOpts = append(in.cellOpts, CellOption{
+		Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: p.Cells[c].Machines,
+		ProcTime: round2(p.ProcTime(c, in.item.op, in.work.Base)), TransportTime: p.TransportTime(in.eng.JobLocation(in.item.job), c),
+		FreeSlots: ci.FreeSlots, Backlog: round2(ci.Backlog), Idle: ci.Idle, Down: ci.Down,
+		BusyKW: float64(p.Cells[c].PowerW[factory.Busy]) / 1000,
+	})
+	return &in.cellOpts[len(in.cellOpts)-1]
+}
+
+// areaOption aggregates area a's untried capable cells for the running item.
+func (in *Interpreter) areaOption(a int) AreaOption {
+	p := in.eng.P
+	o := AreaOption{Area: p.Areas[a].ID}
+	from := in.eng.JobLocation(in.item.job)
+	for i, c := range in.untriedCells(a) {
+		ci := &in.cells[c]
+		pt := round2(p.ProcTime(c, in.item.op, in.work.Base))
+		tt := p.TransportTime(from, c)
+		if i == 0 || pt < o.MinProcTime {
+			o.MinProcTime = pt
+		}
+		if i == 0 || tt < o.TransportTime {
+			o.TransportTime = tt
+		}
+		o.CapableCells++
+		o.Machines += p.Cells[c].Machines
+		o.FreeSlots += ci.FreeSlots
+		o.Backlog += ci.Backlog
+		o.Down += ci.Down
+	}
+	o.Backlog = round2(o.Backlog)
+	return o
+}
+
+// nonNil empties s, keeping its storage, and never returns nil: the
+// payload shows [] rather than null for an empty list.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s[:0]
+}

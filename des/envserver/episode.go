@@ -1,0 +1,292 @@
+package envserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/extctl"
+	"github.com/coordbench/coordbench/des/harness"
+)
+
+// Episode states.
+const (
+	StateRunning = "running" // decisions are being played
+	StateClosing = "closing" // closed (DELETE or a decision timeout): the rest falls back
+	StateDone    = "done"    // the episode ended; metrics and artifacts are ready
+)
+
+// ControllerName is the controller name recorded in manifests and metrics.
+const ControllerName = "http"
+
+// maxRaw bytes of an actions body are kept in each agent's audit note.
+const maxRaw = 4096
+
+// pending is a published decision waiting for its actions.
+type pending struct {
+	step    int
+	payload []byte // the Decision's JSON, marshalled when published
+	ids     []string
+	masks   map[string][]bool
+	start   time.Time
+	reply   chan reply // buffered (1); written once by the actions handler
+}
+
+type reply struct {
+	actions map[string]int
+	notes   map[string]coord.AgentNote
+}
+
+// episode is one hosted episode. Its controller side (Act) runs in the
+// episode's goroutine; the HTTP side reads and answers pending decisions.
+type episode struct {
+	id       string
+	instance string
+	paradigm string
+	seed     uint64
+	dir      string
+	timeout  time.Duration // for each decision's actions
+
+	closeOnce sync.Once
+	closeCh   chan struct{} // closed by close(): every later decision falls back
+	doneCh    chan struct{} // closed when the run goroutine has finished
+
+	mu        sync.Mutex
+	state     string
+	reason    string // why the episode was closed early
+	pend      *pending
+	changed   chan struct{} // closed and replaced on every state change
+	decisions int           // decisions published
+	answered  int           // decisions answered through the API
+	result    *harness.Result
+	runErr    error
+	notes     map[string]coord.AgentNote // of the last decision (Annotator)
+}
+
+func newEpisode(id, instance, paradigm string, seed uint64, dir string, timeout time.Duration) *episode {
+	return &episode{id: id, instance: instance, paradigm: paradigm, seed: seed, dir: dir, timeout: timeout,
+		closeCh: make(chan struct{}), doneCh: make(chan struct{}), state: StateRunning, changed: make(chan struct{})}
+}
+
+// signal wakes long-polls; e.mu must be held.
+func (e *episode) signal() {
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// close makes the pending decision and every later one fall back.
+func (e *episode) close(reason string) {
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		if e.state == StateRunning {
+			e.state, e.reason = StateClosing, reason
+			e.signal()
+		}
+		e.mu.Unlock()
+		close(e.closeCh)
+	})
+}
+
+// finish records the result of the run.
+func (e *episode) finish(res harness.Result, err error) {
+	e.mu.Lock()
+	e.state, e.result, e.runErr, e.pend = StateDone, &res, err, nil
+	e.signal()
+	e.mu.Unlock()
+	close(e.doneCh)
+}
+
+// controller is the coord.Controller of an episode: Act publishes the
+// decision and blocks until the actions arrive over HTTP.
+type controller struct{ e *episode }
+
+func (c controller) Name() string         { return ControllerName }
+func (c controller) Source() coord.Source { return coord.SourceExternal }
+
+// Notes implements coord.Annotator.
+func (c controller) Notes() map[string]coord.AgentNote {
+	c.e.mu.Lock()
+	defer c.e.mu.Unlock()
+	n := c.e.notes
+	c.e.notes = nil
+	return n
+}
+
+// Act implements coord.Controller. A closed episode or a decision timeout
+// is an error: the interpreter falls back for every agent and audits why.
+func (c controller) Act(d *coord.Decision) (map[string]int, error) {
+	e := c.e
+	ids := make([]string, 0, len(d.ActiveAgents))
+	masks := make(map[string][]bool, len(d.ActiveAgents))
+	for id, v := range d.ActiveAgents {
+		ids = append(ids, id)
+		masks[id] = slices.Clone(v.ActionMask)
+	}
+	slices.Sort(ids)
+	// The interpreter reuses d after Apply: marshal it now.
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the payload: %w", err)
+	}
+	p := &pending{step: d.Step, payload: b, ids: ids, masks: masks, start: time.Now(), reply: make(chan reply, 1)}
+	e.mu.Lock()
+	e.notes = nil
+	if e.state != StateRunning {
+		reason := e.reason
+		e.mu.Unlock()
+		return nil, errors.New("episode closed: " + reason)
+	}
+	e.pend = p
+	e.decisions++
+	e.signal()
+	e.mu.Unlock()
+
+	timer := time.NewTimer(e.timeout)
+	defer timer.Stop()
+	select {
+	case r := <-p.reply:
+		e.mu.Lock()
+		e.notes = r.notes
+		e.answered++
+		e.mu.Unlock()
+		return r.actions, nil
+	case <-e.closeCh:
+	case <-timer.C:
+		e.close(fmt.Sprintf("no actions for step %d within %s", d.Step, e.timeout))
+	}
+	e.mu.Lock()
+	if e.pend == p {
+		e.pend = nil
+	}
+	reason := e.reason
+	e.mu.Unlock()
+	// An answer may have raced the close; it is dropped like a late reply.
+	return nil, errors.New("episode closed: " + reason)
+}
+
+// ActionsRequest is the body of POST /v1/episodes/{id}/actions.
+type ActionsRequest struct {
+	Step    *int                        `json:"step"`
+	Actions map[string]json.RawMessage  `json:"actions"`
+	Notes   map[string]extctl.ReplyNote `json:"notes,omitempty"`
+}
+
+// ActionsResponse answers an accepted actions body.
+type ActionsResponse struct {
+	Step int `json:"step"`
+	// Problems lists, per agent, why its action will fall back (missing,
+	// not an integer, out of range or masked). Empty when all are usable.
+	Problems map[string]string `json:"problems,omitempty"`
+}
+
+// apiError is an HTTP error with a message.
+type apiError struct {
+	code int
+	msg  string
+	// consumed: the decision took the answer (its agents fall back).
+	consumed bool
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+// submit delivers an actions body to the pending decision. Errors that
+// leave the decision pending (malformed JSON, wrong step, nothing
+// pending) have consumed=false; a body naming an agent that is not active
+// is consumed as a whole, and every agent falls back, as in the process
+// protocol.
+func (e *episode) submit(body []byte) (*ActionsResponse, *apiError) {
+	var req ActionsRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, &apiError{code: 400, msg: "invalid JSON: " + err.Error()}
+	}
+	if req.Actions == nil {
+		return nil, &apiError{code: 400, msg: `no "actions" object in the body`}
+	}
+	e.mu.Lock()
+	p := e.pend
+	state := e.state
+	if p == nil {
+		e.mu.Unlock()
+		if state != StateRunning {
+			return nil, &apiError{code: 409, msg: "the episode is " + state + ": no decision pending"}
+		}
+		return nil, &apiError{code: 409, msg: "no decision pending (poll GET .../decision?wait=1)"}
+	}
+	if req.Step == nil {
+		e.mu.Unlock()
+		return nil, &apiError{code: 400, msg: fmt.Sprintf(`no "step" in the body (the pending step is %d)`, p.step)}
+	}
+	if *req.Step != p.step {
+		e.mu.Unlock()
+		return nil, &apiError{code: 409, msg: fmt.Sprintf("actions for step %d, but the pending step is %d", *req.Step, p.step)}
+	}
+	e.pend = nil // taken: a second body for this step gets 409
+	e.mu.Unlock()
+
+	raw := string(body)
+	if len(raw) > maxRaw {
+		raw = raw[:maxRaw] + "…"
+	}
+	lat := float64(time.Since(p.start).Microseconds()) / 1000
+	var unknown []string
+	for id := range req.Actions {
+		if _, ok := p.masks[id]; !ok {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		msg := "unknown agents " + strings.Join(unknown, ", ") + " (not active at this step); every agent of the step falls back"
+		notes := make(map[string]coord.AgentNote, len(p.ids))
+		for _, id := range p.ids {
+			notes[id] = coord.AgentNote{Raw: raw, Error: msg, LatencyMS: lat}
+		}
+		p.reply <- reply{notes: notes}
+		return nil, &apiError{code: 422, msg: msg, consumed: true}
+	}
+	resp := &ActionsResponse{Step: p.step}
+	actions := make(map[string]int, len(p.ids))
+	notes := make(map[string]coord.AgentNote, len(p.ids))
+	problem := func(id, msg string) {
+		if resp.Problems == nil {
+			resp.Problems = map[string]string{}
+		}
+		resp.Problems[id] = msg
+	}
+	for _, id := range p.ids {
+		rn := req.Notes[id]
+		note := coord.AgentNote{Raw: raw, LatencyMS: lat, Model: rn.Model, PromptTokens: rn.PromptTokens,
+			CompletionTokens: rn.CompletionTokens, Calls: rn.Calls, Cached: rn.Cached}
+		v, ok := req.Actions[id]
+		if !ok {
+			note.Error = "no action for this agent"
+			problem(id, note.Error+"; it falls back")
+		} else {
+			var i int
+			if json.Unmarshal(v, &i) != nil {
+				note.Error = "action is not an integer: " + trunc(string(v), 40)
+				problem(id, note.Error+"; it falls back")
+			} else {
+				actions[id] = i
+				if m := p.masks[id]; i < 0 || i >= len(m) || !m[i] {
+					problem(id, fmt.Sprintf("action %d is not legal; it falls back", i))
+				}
+			}
+		}
+		notes[id] = note
+	}
+	p.reply <- reply{actions: actions, notes: notes}
+	return resp, nil
+}
+
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

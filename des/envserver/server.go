@@ -1,0 +1,440 @@
+// Package envserver hosts DESBench episodes over HTTP: a client creates an
+// episode (instance, paradigm, seed), polls its pending decision payload,
+// posts one action index per active agent, and reads the metrics and
+// artifacts when it ends. It mirrors the semantics of the process protocol
+// of package extctl (docs/external.md); docs/http-server.md and
+// docs/openapi.yaml describe the API.
+package envserver
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxEpisodes     = 64
+	DefaultMaxBody         = 1 << 20
+	DefaultDecisionTimeout = 10 * time.Minute
+	DefaultLongPoll        = 30 * time.Second
+)
+
+// Config configures a Server.
+type Config struct {
+	// DataDir holds one artifact directory per episode (required).
+	DataDir string
+	// Keep keeps an episode's directory after DELETE and Close.
+	Keep bool
+	// Token, if set, is required as "Authorization: Bearer TOKEN".
+	Token string
+	// MaxEpisodes bounds the episodes held at once (running or ended
+	// but not deleted).
+	MaxEpisodes int
+	// MaxBody bounds request bodies, in bytes.
+	MaxBody int64
+	// DecisionTimeout bounds the wait for each decision's actions. When
+	// it passes, the episode is closed: that decision and every later one
+	// fall back (as a runner timeout does in the process protocol).
+	DecisionTimeout time.Duration
+	// LongPoll bounds GET .../decision?wait=1.
+	LongPoll time.Duration
+}
+
+// Server hosts episodes. Use Handler to serve it and Close to stop it.
+type Server struct {
+	cfg Config
+	mu  sync.Mutex
+	eps map[string]*episode
+	wg  sync.WaitGroup
+}
+
+// New returns a server; DataDir is created if needed.
+func New(cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("envserver: no data directory")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	if cfg.MaxEpisodes <= 0 {
+		cfg.MaxEpisodes = DefaultMaxEpisodes
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.DecisionTimeout <= 0 {
+		cfg.DecisionTimeout = DefaultDecisionTimeout
+	}
+	if cfg.LongPoll <= 0 {
+		cfg.LongPoll = DefaultLongPoll
+	}
+	return &Server{cfg: cfg, eps: map[string]*episode{}}, nil
+}
+
+// Artifacts are the files GET .../artifacts/{name} serves.
+var Artifacts = []string{harness.FileMetrics, harness.FileTrace, harness.FileDecisions,
+	harness.FileMessages, harness.FileManifest, harness.FileInstance, harness.FileTiming}
+
+// Handler returns the HTTP API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", s.health)
+	mux.HandleFunc("POST /v1/episodes", s.create)
+	mux.HandleFunc("GET /v1/episodes", s.list)
+	mux.HandleFunc("GET /v1/episodes/{id}", s.status)
+	mux.HandleFunc("DELETE /v1/episodes/{id}", s.delete)
+	mux.HandleFunc("GET /v1/episodes/{id}/decision", s.decision)
+	mux.HandleFunc("POST /v1/episodes/{id}/actions", s.actions)
+	mux.HandleFunc("GET /v1/episodes/{id}/artifacts/{name}", s.artifact)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	return s.auth(mux)
+}
+
+// auth requires the bearer token, when one is set.
+func (s *Server) auth(next http.Handler) http.Handler {
+	if s.cfg.Token == "" {
+		return next
+	}
+	want := []byte("Bearer " + s.cfg.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="coordbench"`)
+			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Close closes every episode, waits for them to end and, unless Keep,
+// removes their directories.
+func (s *Server) Close() {
+	s.mu.Lock()
+	eps := make([]*episode, 0, len(s.eps))
+	for _, e := range s.eps {
+		eps = append(eps, e)
+	}
+	s.eps = map[string]*episode{}
+	s.mu.Unlock()
+	for _, e := range eps {
+		e.close("server shutting down")
+	}
+	s.wg.Wait()
+	if !s.cfg.Keep {
+		for _, e := range eps {
+			os.RemoveAll(e.dir)
+		}
+	}
+}
+
+// CreateRequest is the body of POST /v1/episodes.
+type CreateRequest struct {
+	Instance string `json:"instance"`
+	Paradigm string `json:"paradigm"`
+	// Seed defaults to the instance's first test seed.
+	Seed *uint64 `json:"seed"`
+}
+
+// Status describes an episode (POST /v1/episodes, GET /v1/episodes/{id}).
+type Status struct {
+	ID       string `json:"id"`
+	Instance string `json:"instance"`
+	Paradigm string `json:"paradigm"`
+	Seed     uint64 `json:"seed"`
+	State    string `json:"status"`
+	// Reason says why the episode was closed early.
+	Reason string `json:"reason,omitempty"`
+	// PendingStep is the step waiting for actions, if any.
+	PendingStep *int `json:"pending_step,omitempty"`
+	Decisions   int  `json:"decisions"`
+	Answered    int  `json:"answered"`
+	// Metrics is metrics.json, once the episode is done.
+	Metrics *harness.Metrics `json:"metrics,omitempty"`
+	Error   string           `json:"error,omitempty"`
+}
+
+func (e *episode) status() Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := Status{ID: e.id, Instance: e.instance, Paradigm: e.paradigm, Seed: e.seed, State: e.state,
+		Reason: e.reason, Decisions: e.decisions, Answered: e.answered}
+	if e.pend != nil {
+		step := e.pend.step
+		st.PendingStep = &step
+	}
+	if e.result != nil {
+		m := e.result.Metrics
+		st.Metrics = &m
+	}
+	if e.runErr != nil {
+		st.Error = e.runErr.Error()
+	}
+	return st
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	n := len(s.eps)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "episodes": n, "max_episodes": s.cfg.MaxEpisodes,
+		"payload_version": coord.PayloadVersion, "version": harness.Version()})
+}
+
+// readBody reads a bounded body; it writes the error itself.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", s.cfg.MaxBody))
+		} else {
+			writeError(w, http.StatusBadRequest, "cannot read the body: "+err.Error())
+		}
+		return nil, false
+	}
+	return b, true
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	var req CreateRequest
+	if err := json.Unmarshal(b, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	// Only reported instances and generated ones: never a server-side file.
+	if !strings.HasPrefix(req.Instance, "gen:") && !slices.Contains(factory.BuiltinNames(), req.Instance) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown instance %q (a reported instance: %s; or gen:A<areas>C<cells>)",
+			req.Instance, strings.Join(factory.BuiltinNames(), ", ")))
+		return
+	}
+	if req.Paradigm == "" {
+		writeError(w, http.StatusBadRequest, `no "paradigm"`)
+		return
+	}
+	mode, err := coord.LookupAuthorityMode(req.Paradigm)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	in, err := factory.Resolve(req.Instance)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	plant := factory.Compile(in)
+	seed := uint64(0)
+	if req.Seed != nil {
+		seed = *req.Seed
+	} else if len(in.Seeds.Test) > 0 {
+		seed = in.Seeds.Test[0]
+	}
+	var rb [12]byte
+	rand.Read(rb[:])
+	id := hex.EncodeToString(rb[:])
+
+	s.mu.Lock()
+	if len(s.eps) >= s.cfg.MaxEpisodes {
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d episodes held already (the maximum); DELETE some", s.cfg.MaxEpisodes))
+		return
+	}
+	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout)
+	s.eps[id] = e
+	s.wg.Add(1)
+	s.mu.Unlock()
+
+	go func() {
+		defer s.wg.Done()
+		res, err := harness.RunToDir(harness.Episode{Plant: plant, Seed: seed, Mode: mode, Controller: controller{e}}, e.dir)
+		e.finish(res, err)
+	}()
+	writeJSON(w, http.StatusCreated, e.status())
+}
+
+func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	eps := make([]*episode, 0, len(s.eps))
+	for _, e := range s.eps {
+		eps = append(eps, e)
+	}
+	s.mu.Unlock()
+	out := make([]Status, 0, len(eps))
+	for _, e := range eps {
+		out = append(out, e.status())
+	}
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.ID, b.ID) })
+	writeJSON(w, http.StatusOK, map[string]any{"episodes": out})
+}
+
+// lookup finds the episode of the path; it writes the 404 itself.
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *episode {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	e := s.eps[id]
+	s.mu.Unlock()
+	if e == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no episode %q", id))
+	}
+	return e
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	if e := s.lookup(w, r); e != nil {
+		writeJSON(w, http.StatusOK, e.status())
+	}
+}
+
+// Done is what GET .../decision answers once the episode has ended.
+type Done struct {
+	Done   bool   `json:"done"`
+	Status string `json:"status"` // metrics.json "status"
+}
+
+func (s *Server) decision(w http.ResponseWriter, r *http.Request) {
+	e := s.lookup(w, r)
+	if e == nil {
+		return
+	}
+	wait := r.URL.Query().Get("wait")
+	long := wait != "" && wait != "0" && wait != "false"
+	var deadline <-chan time.Time
+	if long {
+		t := time.NewTimer(s.cfg.LongPoll)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		e.mu.Lock()
+		p, state, ch := e.pend, e.state, e.changed
+		var status string
+		if e.result != nil {
+			status = e.result.Metrics.Status
+		}
+		e.mu.Unlock()
+		switch {
+		case p != nil:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.Write(p.payload)
+			return
+		case state == StateDone:
+			writeJSON(w, http.StatusOK, Done{Done: true, Status: status})
+			return
+		case !long:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) actions(w http.ResponseWriter, r *http.Request) {
+	e := s.lookup(w, r)
+	if e == nil {
+		return
+	}
+	b, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	resp, aerr := e.submit(b)
+	if aerr != nil {
+		writeJSON(w, aerr.code, map[string]any{"error": aerr.msg, "consumed": aerr.consumed})
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
+	e := s.lookup(w, r)
+	if e == nil {
+		return
+	}
+	name := r.PathValue("name")
+	if !slices.Contains(Artifacts, name) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no artifact %q (one of %s)", name, strings.Join(Artifacts, ", ")))
+		return
+	}
+	e.mu.Lock()
+	state := e.state
+	e.mu.Unlock()
+	if state != StateDone {
+		writeError(w, http.StatusConflict, "the episode is "+state+": artifacts are ready once it is done")
+		return
+	}
+	f, err := os.Open(filepath.Join(e.dir, name))
+	if err != nil {
+		writeError(w, http.StatusNotFound, "artifact not written: "+name)
+		return
+	}
+	defer f.Close()
+	ct := "application/json"
+	if strings.HasSuffix(name, ".jsonl") {
+		ct = "application/x-ndjson"
+	}
+	w.Header().Set("Content-Type", ct)
+	io.Copy(w, f)
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
+	e := s.lookup(w, r)
+	if e == nil {
+		return
+	}
+	e.close("closed by the client")
+	select {
+	case <-e.doneCh:
+	case <-r.Context().Done():
+		return
+	}
+	st := e.status()
+	s.mu.Lock()
+	if s.eps[e.id] == e {
+		delete(s.eps, e.id)
+	}
+	s.mu.Unlock()
+	if !s.cfg.Keep {
+		os.RemoveAll(e.dir)
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}

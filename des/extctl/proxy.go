@@ -1,0 +1,374 @@
+package extctl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/llm"
+)
+
+// Environment variables the controller gives a runner when a proxy is
+// configured (docs/external.md, "Model-call audit").
+const (
+	EnvLLMBaseURL    = "COORDBENCH_LLM_BASE_URL"
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
+	// ProxyAPIKey is the dummy key the runner gets: the real key stays in
+	// coordbench's process.
+	ProxyAPIKey = "coordbench-proxy"
+)
+
+// ProxyConfig configures a model-call proxy. Upstream is required; the
+// other fields are those of llm.Config and apply to every model.
+type ProxyConfig struct {
+	Upstream    string // OpenAI-compatible API root, e.g. https://api.openai.com/v1
+	APIKeyEnv   string // environment variable holding the upstream key ("" for none)
+	Cache       *llm.Cache
+	CacheMode   string
+	Concurrency int
+	RPM         float64
+	Timeout     time.Duration
+	MaxAttempts int
+}
+
+// ProxyCall is one model call made through the proxy.
+type ProxyCall struct {
+	Model            string
+	PromptTokens     int64
+	CompletionTokens int64
+	Cached           bool
+	Failed           bool
+}
+
+// ProxyTotals sums up the calls made through a proxy (controller.json
+// "llm_proxy").
+type ProxyTotals struct {
+	Upstream         string `json:"upstream"`
+	Calls            int    `json:"calls"`
+	Failures         int    `json:"failures"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+	CacheHits        int    `json:"cache_hits"`
+	// Unattributed counts the calls made outside a decision step (before
+	// the decision was sent, or after its reply was read): they are in
+	// these totals but in no decision's notes.
+	Unattributed int `json:"unattributed_calls"`
+}
+
+type clientKey struct {
+	model       string
+	temperature float64
+	maxTokens   int
+	seed        int64
+	hasSeed     bool
+}
+
+// Proxy is an OpenAI-compatible chat-completions endpoint on loopback that
+// forwards every call through an llm.Client (one per model and generation
+// parameters, created on first use): same retries, limits, cache and key
+// hygiene as the built-in LLM controller. It tallies the calls, so that
+// the Controller can attribute them to decision steps.
+type Proxy struct {
+	cfg ProxyConfig
+	key string // the upstream key's value, only to keep it out of the runner's environment
+
+	mu      sync.Mutex
+	clients map[clientKey]*llm.Client
+	pending []ProxyCall
+	totals  ProxyTotals
+	n       int
+
+	ln  net.Listener
+	srv *http.Server
+}
+
+// NewProxy validates cfg (the key's variable must be set unless in replay
+// mode) and returns a proxy that is not listening yet (Start).
+func NewProxy(cfg ProxyConfig) (*Proxy, error) {
+	if strings.TrimSpace(cfg.Upstream) == "" {
+		return nil, errors.New("extctl: proxy: empty upstream URL")
+	}
+	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}}
+	p.totals.Upstream = cfg.Upstream
+	if _, err := p.client(clientKey{model: "coordbench-probe"}); err != nil { // validate now, not at the first call
+		return nil, err
+	}
+	delete(p.clients, clientKey{model: "coordbench-probe"})
+	if cfg.APIKeyEnv != "" {
+		p.key = os.Getenv(cfg.APIKeyEnv)
+	}
+	return p, nil
+}
+
+// Start listens on 127.0.0.1 (a free port) and serves until Close. It
+// returns the base URL, e.g. http://127.0.0.1:PORT/v1.
+func (p *Proxy) Start() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	p.ln = ln
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go p.srv.Serve(ln) //nolint:errcheck // ErrServerClosed after Close
+	return p.BaseURL(), nil
+}
+
+// BaseURL is the proxy's API root ("" before Start).
+func (p *Proxy) BaseURL() string {
+	if p.ln == nil {
+		return ""
+	}
+	return "http://" + p.ln.Addr().String() + "/v1"
+}
+
+// Close stops serving.
+func (p *Proxy) Close() error {
+	if p.srv == nil {
+		return nil
+	}
+	return p.srv.Close()
+}
+
+// Env is what a runner gets: the proxy's URL and a dummy key.
+func (p *Proxy) Env() []string {
+	u := p.BaseURL()
+	return []string{EnvLLMBaseURL + "=" + u, EnvOpenAIBaseURL + "=" + u, EnvOpenAIAPIKey + "=" + ProxyAPIKey}
+}
+
+// runnerEnv filters env for a runner: the upstream key's variable, and any
+// variable holding the key's value, are left out, and Env is added.
+func (p *Proxy) runnerEnv(env []string) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		if (p.cfg.APIKeyEnv != "" && name == p.cfg.APIKeyEnv) || (p.key != "" && val == p.key) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, p.Env()...)
+}
+
+// Take returns the calls completed since the last Take.
+func (p *Proxy) Take() []ProxyCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.pending
+	p.pending = nil
+	return c
+}
+
+// Totals sums up every call so far (calls not yet taken count as
+// unattributed).
+func (p *Proxy) Totals() ProxyTotals {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.totals
+	t.Unattributed += len(p.pending)
+	return t
+}
+
+func (p *Proxy) unattributed(n int) {
+	p.mu.Lock()
+	p.totals.Unattributed += n
+	p.mu.Unlock()
+}
+
+func (p *Proxy) client(k clientKey) (*llm.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[k]; ok {
+		return c, nil
+	}
+	cfg := llm.Config{BaseURL: p.cfg.Upstream, Model: k.model, APIKeyEnv: p.cfg.APIKeyEnv, Temperature: k.temperature,
+		MaxTokens: k.maxTokens, Timeout: p.cfg.Timeout, MaxAttempts: p.cfg.MaxAttempts, Concurrency: p.cfg.Concurrency,
+		RPM: p.cfg.RPM, Cache: p.cfg.Cache, CacheMode: p.cfg.CacheMode}
+	if k.hasSeed {
+		s := k.seed
+		cfg.Seed = &s
+	}
+	c, err := llm.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.clients[k] = c
+	return c, nil
+}
+
+func (p *Proxy) record(c ProxyCall) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pending = append(p.pending, c)
+	p.totals.Calls++
+	if c.Failed {
+		p.totals.Failures++
+	}
+	if c.Cached {
+		p.totals.CacheHits++
+	}
+	p.totals.PromptTokens += c.PromptTokens
+	p.totals.CompletionTokens += c.CompletionTokens
+}
+
+type proxyRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Temperature         *float64 `json:"temperature"`
+	MaxTokens           int      `json:"max_tokens"`
+	MaxCompletionTokens int      `json:"max_completion_tokens"`
+	Seed                *int64   `json:"seed"`
+	Stream              bool     `json:"stream"`
+}
+
+// content reads a message content: a string, or an array of text parts.
+func content(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("message content is neither a string nor an array of text parts")
+	}
+	var b strings.Builder
+	for _, pt := range parts {
+		if pt.Type != "text" {
+			return "", fmt.Errorf("unsupported content part %q (text only)", pt.Type)
+		}
+		b.WriteString(pt.Text)
+	}
+	return b.String(), nil
+}
+
+// ServeHTTP implements POST /v1/chat/completions (and .../chat/completions).
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		proxyError(w, http.StatusNotFound, "not found: the coordbench proxy serves POST /v1/chat/completions")
+		return
+	}
+	var req proxyRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20)).Decode(&req); err != nil {
+		proxyError(w, http.StatusBadRequest, "malformed chat request: "+err.Error())
+		return
+	}
+	if req.Stream {
+		proxyError(w, http.StatusBadRequest, "streaming is not supported by the coordbench proxy (send stream: false)")
+		return
+	}
+	if req.Model == "" || len(req.Messages) == 0 {
+		proxyError(w, http.StatusBadRequest, "model and messages are required")
+		return
+	}
+	msgs := make([]llm.Message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		s, err := content(m.Content)
+		if err != nil {
+			proxyError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		msgs = append(msgs, llm.Message{Role: m.Role, Content: s})
+	}
+	k := clientKey{model: req.Model, maxTokens: req.MaxCompletionTokens}
+	if k.maxTokens == 0 {
+		k.maxTokens = req.MaxTokens
+	}
+	if req.Temperature != nil {
+		k.temperature = *req.Temperature
+	}
+	if req.Seed != nil {
+		k.seed, k.hasSeed = *req.Seed, true
+	}
+	cl, err := p.client(k)
+	if err != nil {
+		proxyError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	resp, err := cl.Complete(r.Context(), msgs)
+	if err != nil {
+		p.record(ProxyCall{Model: req.Model, Failed: true})
+		proxyError(w, http.StatusBadGateway, err.Error()) // llm errors never hold the key
+		return
+	}
+	p.record(ProxyCall{Model: req.Model, PromptTokens: resp.Usage.PromptTokens,
+		CompletionTokens: resp.Usage.CompletionTokens, Cached: resp.Cached})
+	p.mu.Lock()
+	p.n++
+	id := fmt.Sprintf("coordbench-proxy-%d", p.n)
+	p.mu.Unlock()
+	model := resp.Model
+	if model == "" {
+		model = req.Model
+	}
+	finish := resp.FinishReason
+	if finish == "" {
+		finish = "stop"
+	}
+	out := map[string]any{
+		"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": model,
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
+			"message": map[string]any{"role": "assistant", "content": resp.Content}}},
+		"usage": map[string]any{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens,
+			"total_tokens": resp.Usage.PromptTokens + resp.Usage.CompletionTokens},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out) //nolint:errcheck // the client sees a short body
+}
+
+func proxyError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": "coordbench_proxy_error"}}) //nolint:errcheck
+}
+
+// attribute puts the calls of one decision step into the notes of its
+// agents, in turn (sorted agent ids, round robin): with one call per agent
+// each agent's note holds its own call. An agent's note is Cached when
+// every call given to it was a cache hit. The proxy's figures replace
+// whatever the runner reported itself.
+func attribute(notes map[string]coord.AgentNote, ids []string, calls []ProxyCall) {
+	if len(ids) == 0 {
+		return
+	}
+	per := make([][]ProxyCall, len(ids))
+	for i, c := range calls {
+		per[i%len(ids)] = append(per[i%len(ids)], c)
+	}
+	for i, id := range ids {
+		n := notes[id]
+		n.Calls, n.PromptTokens, n.CompletionTokens, n.Cached = 0, 0, 0, false
+		var models []string
+		cached := len(per[i]) > 0
+		for _, c := range per[i] {
+			n.Calls++
+			n.PromptTokens += c.PromptTokens
+			n.CompletionTokens += c.CompletionTokens
+			cached = cached && c.Cached
+			if !slices.Contains(models, c.Model) {
+				models = append(models, c.Model)
+			}
+		}
+		n.Cached = cached
+		if len(models) > 0 {
+			n.Model = strings.Join(models, ",")
+		}
+		notes[id] = n
+	}
+}

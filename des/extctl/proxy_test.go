@@ -1,0 +1,158 @@
+//go:build unix
+
+package extctl_test
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/extctl"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm"
+)
+
+const (
+	proxyKeyEnv = "COORDBENCH_PROXY_TEST_KEY"
+	proxyKey    = "sk-proxy-test-secret-5f3a9c"
+)
+
+// proxyEpisode plays one episode with the Python proxy runner, its model
+// calls going through a proxy to upstream with the cache in mode.
+func proxyEpisode(t *testing.T, upstream, cachePath, mode string) (*episode, extctl.ProxyTotals) {
+	t.Helper()
+	cache, err := llm.OpenCache(cachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: upstream, APIKeyEnv: proxyKeyEnv, Cache: cache, CacheMode: mode, MaxAttempts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e := runExternal(t, pythonRunner(t, "testdata/proxy_runner.py"), coord.Builtins[0], extctl.Config{Proxy: p})
+	return e, p.Totals()
+}
+
+func TestProxyAuditsModelCalls(t *testing.T) {
+	t.Setenv(proxyKeyEnv, proxyKey)
+	t.Setenv("OPENAI_API_KEY", proxyKey) // a key the runner would otherwise inherit
+	stub, err := llmctl.NewStub("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stub)
+	upstream := srv.URL + "/v1"
+	cachePath := filepath.Join(t.TempDir(), "cache.sqlite")
+
+	e, tot := proxyEpisode(t, upstream, cachePath, llm.CacheReadWrite)
+	e.intact(t)
+	m := e.res.Metrics
+	sec := m.Secondary
+	if e.fallbacks() != 0 || e.c.Failed() != nil || len(e.c.Violations()) != 0 {
+		t.Fatalf("fallbacks %d, failed %v, violations %v\n%s", e.fallbacks(), e.c.Failed(), e.c.Violations(), e.stderr)
+	}
+	if sec.LLMCalls != sec.Decisions || sec.LLMCalls != len(e.audits) || sec.PromptTokens <= 0 || sec.CompletionTokens <= 0 || e.res.CacheHits != 0 {
+		t.Errorf("secondary: %d calls, %d decisions, %d audits, tokens %d+%d, %d cache hits",
+			sec.LLMCalls, sec.Decisions, len(e.audits), sec.PromptTokens, sec.CompletionTokens, e.res.CacheHits)
+	}
+	if m.GLlm != len(e.audits) || sec.DecisionsBySource["llm"] != len(e.audits) {
+		t.Errorf("G_llm %d, by source %v, want all %d decisions from llm", m.GLlm, sec.DecisionsBySource, len(e.audits))
+	}
+	if stub.Log()["valid"] != sec.LLMCalls {
+		t.Errorf("stub log %v, %d calls", stub.Log(), sec.LLMCalls)
+	}
+	if tot.Calls != sec.LLMCalls || tot.Unattributed != 0 || tot.Failures != 0 || tot.PromptTokens != sec.PromptTokens {
+		t.Errorf("proxy totals %+v", tot)
+	}
+	if s := e.c.Summary(); s.Proxy == nil || s.Proxy.Calls != tot.Calls {
+		t.Errorf("summary proxy: %+v", s.Proxy)
+	}
+	// The key never reaches the runner: not its variable, not its value.
+	if !strings.Contains(e.stderr, "proxy_runner env: ") || !strings.Contains(e.stderr, extctl.EnvLLMBaseURL) ||
+		!strings.Contains(e.stderr, "proxy_runner key: "+extctl.ProxyAPIKey) {
+		t.Errorf("runner stderr:\n%s", e.stderr)
+	}
+	if strings.Contains(e.stderr, proxyKeyEnv) || strings.Contains(e.stderr, proxyKey) {
+		t.Errorf("the key or its variable reached the runner:\n%s", e.stderr)
+	}
+	os.WriteFile(filepath.Join(e.dir, extctl.StderrFile), []byte(e.stderr), 0o644)
+	extctl.WriteSummary(filepath.Join(e.dir, extctl.SummaryFile), e.c.Summary())
+	noKeyIn(t, e.dir, cachePath)
+	trace := readFile(t, e.dir, harness.FileTrace)
+
+	// Replay, upstream gone: the same episode from the cache.
+	srv.Close()
+	r, rtot := proxyEpisode(t, upstream, cachePath, llm.CacheReplay)
+	r.intact(t)
+	rs := r.res.Metrics.Secondary
+	if r.fallbacks() != 0 || rs.LLMCalls != sec.LLMCalls || r.res.CacheHits != rs.LLMCalls || rtot.CacheHits != rtot.Calls ||
+		rs.PromptTokens != sec.PromptTokens || r.res.Metrics.GLlm != m.GLlm {
+		t.Errorf("replay: fallbacks %d, secondary %+v, totals %+v", r.fallbacks(), rs, rtot)
+	}
+	if !bytes.Equal(readFile(t, r.dir, harness.FileTrace), trace) {
+		t.Error("the replayed trace differs")
+	}
+	for _, f := range []string{harness.FileDecisions, harness.FileMetrics, harness.FileManifest} {
+		if !bytes.Equal(readFile(t, r.dir, f), readFile(t, e.dir, f)) {
+			t.Errorf("the replayed %s differs", f)
+		}
+	}
+}
+
+// noKeyIn fails if the key appears in any file of dir, or in the files.
+func noKeyIn(t *testing.T, dir string, files ...string) {
+	t.Helper()
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(proxyKey)) {
+			t.Errorf("the key is in %s", f)
+		}
+	}
+}
+
+func TestProxyRejects(t *testing.T) {
+	if _, err := extctl.NewProxy(extctl.ProxyConfig{}); err == nil {
+		t.Error("empty upstream accepted")
+	}
+	if _, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: "http://127.0.0.1:1/v1", APIKeyEnv: "COORDBENCH_PROXY_UNSET_KEY"}); err == nil {
+		t.Error("unset key variable accepted")
+	}
+	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: "http://127.0.0.1:1/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+	}{
+		{"GET", "/v1/chat/completions", "", 404},
+		{"POST", "/v1/chat/completions", "{", 400},
+		{"POST", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true}`, 400},
+		{"POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, 400},
+	} {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body)))
+		if w.Code != tc.code || !strings.Contains(w.Body.String(), `"error"`) {
+			t.Errorf("%s %s %q: %d %s", tc.method, tc.path, tc.body, w.Code, w.Body)
+		}
+	}
+}

@@ -1,0 +1,335 @@
+package factory
+
+import (
+	"github.com/coordbench/coordbench/des/sim"
+)
+
+// Status is an episode's state; every status but Running is final.
+type Status string
+
+// Episode statuses. Done is the only non-truncated end.
+const (
+	Running        Status = "running"
+	Done           Status = "done"
+	Deadlock       Status = "deadlock"
+	NoProgress     Status = "no_progress"
+	TimeLimit      Status = "time_limit"
+	DecisionLimit  Status = "decision_limit"
+	ControllerFail Status = "controller_failed"
+)
+
+// Truncated reports whether the episode ended before all jobs completed.
+func (s Status) Truncated() bool { return s != Running && s != Done }
+
+// Calendar event kinds (sim.Event.Kind) and their priority classes at equal
+// times: repairs first, then completions of setups and operations, then
+// transport completions, arrivals, and breakdowns last.
+const (
+	kRepair uint8 = iota
+	kSetupDone
+	kFinish
+	kTransportDone
+	kArrival
+	kBreakdown
+)
+
+type jobState uint8
+
+const (
+	jPending   jobState = iota // not arrived yet
+	jBacklog                   // arrived, waiting for release
+	jRouting                   // its current operation awaits a cell
+	jBlocked                   // committed to a full cell, waiting for a slot
+	jTransport                 // moving to its cell
+	jWaiting                   // in the cell's inbound buffer
+	jWorking                   // on a machine (setup or processing)
+	jDone
+)
+
+type job struct {
+	JobSpec
+	state   jobState
+	op      int     // operation being routed/moved/processed
+	dest    int     // cell of the current operation (-1 before routing)
+	at      int     // cell holding the job (-1: the dock)
+	machine int     // global machine index holding the job, -1 if none
+	since   float64 // start of the current wait (blocked, transport, buffer)
+	route   []RouteOp
+	family  int
+}
+
+type machine struct {
+	cell, index int
+	state       MachineState
+	job         int // job on the machine (working or holding), -1 if none
+	family      int // family it is set up for, -1 if none
+	epoch       int32
+	endAt       float64      // end of the current setup or processing
+	resume      MachineState // state to return to after repair
+	remaining   float64      // work left in the interrupted phase
+	since       float64      // start of the current state
+	bd, rp      sim.Stream
+}
+
+type cellState struct {
+	occupancy int   // admitted jobs not yet started (moving in or waiting)
+	waiting   []int // jobs in the buffer, in arrival order
+	admitQ    []int // jobs blocked on this cell, FIFO
+	incoming  []int // jobs moving to this cell
+}
+
+// Engine is the event engine G for one episode: a deterministic state
+// machine over a compiled Plant. Drive it with Advance; when it stops with
+// decisions pending, commit them with Release, Defer and Assign, then call
+// Advance again. An Engine is not safe for concurrent use; run episodes in
+// parallel with one Engine each.
+type Engine struct {
+	P    *Plant
+	seed uint64
+	cal  *sim.Calendar
+	tr   Tracer
+	rec  Record
+
+	jobs     []job
+	machines []machine
+	cells    []cellState
+	backlog  []int // arrived, unreleased jobs in arrival order
+	routeQ   []int // jobs whose current operation awaits routing, FIFO
+	dirty    []int // cells whose dispatch must be retried
+	isDirty  []bool
+
+	releaseOpen bool   // a release opportunity is open (something changed)
+	releaseWhy  string // the change that opened it
+	deferred    bool   // the plant deferred at the current instant
+	nextArrival int
+	wip         int
+	completed   int
+	inTransit   int
+	working     int // machines in setup or busy
+	status      Status
+	now         float64
+	progress    uint64
+
+	powerW    int64 // live plant power, in watts
+	lastPowW  int64 // last traced power
+	lastPowT  float64
+	overshoot bool
+
+	Acc Accounting
+}
+
+// Accounting holds the engine's running totals; see docs/metrics.md.
+type Accounting struct {
+	EnergyKWh     float64 `json:"energy_kwh"`
+	OvershootKWh  float64 `json:"overshoot_kwh"`
+	OvershootTime float64 `json:"overshoot_time"`
+	// Job-time in each wait, closed at episode end for waits still open.
+	TransportTime  float64 `json:"transport_time"`
+	BlockingTime   float64 `json:"blocking_time"`
+	BufferWaitTime float64 `json:"buffer_wait_time"`
+	// Machine-time in each state.
+	SetupTime          float64 `json:"setup_time"`
+	BusyTime           float64 `json:"busy_time"`
+	MachineBlockedTime float64 `json:"machine_blocked_time"`
+	DownTime           float64 `json:"down_time"`
+
+	Tardiness float64 `json:"tardiness"`
+	Completed int     `json:"completed"`
+
+	PowerOvershootEntries int `json:"power_overshoot_entries"`
+	BlockingIncidents     int `json:"blocking_incidents"`
+	WIPViolations         int `json:"wip_violations"`
+
+	Breakdowns int `json:"breakdowns"`
+	Events     int `json:"events"` // calendar events applied
+}
+
+// NewEngine starts an episode of plant p with the given seed. tr may be nil.
+// The first trace records are episode_start and the initial power_change.
+func NewEngine(p *Plant, seed uint64, tr Tracer) *Engine {
+	specs := p.Jobs(seed)
+	e := &Engine{
+		P: p, seed: seed, cal: sim.NewCalendar(64 + p.Machines*2 + len(specs)), tr: tr,
+		jobs:     make([]job, len(specs)),
+		machines: make([]machine, 0, p.Machines),
+		cells:    make([]cellState, len(p.Cells)),
+		isDirty:  make([]bool, len(p.Cells)),
+		status:   Running, releaseOpen: true, releaseWhy: "episode_start",
+	}
+	for i, s := range specs {
+		pt := &p.Products[s.product]
+		e.jobs[i] = job{JobSpec: s, dest: -1, at: -1, machine: -1, route: pt.Route, family: pt.Family}
+	}
+	e.rec = Record{Job: -1, Op: -1, Cell: -1, Machine: -1, From: -1}
+	if tr != nil {
+		r := e.record(EvEpisodeStart, -1)
+		total := 0
+		for i := range e.jobs {
+			total += len(e.jobs[i].route)
+		}
+		r.Seed, r.Job, r.Ops = seed, int32(len(specs)), int32(total)
+		tr.Emit(r)
+	}
+	for c := range p.Cells {
+		cell := &p.Cells[c]
+		for m := 0; m < cell.Machines; m++ {
+			mc := machine{cell: c, index: m, state: Idle, job: -1, family: -1}
+			if cell.MTBF > 0 {
+				mc.bd = sim.NewStream(seed, BreakdownStream(cell.ID, m))
+				mc.rp = sim.NewStream(seed, RepairStream(cell.ID, m))
+				e.schedule(mc.bd.Exp(cell.MTBF), kBreakdown, int32(len(e.machines)), 0)
+			}
+			e.machines = append(e.machines, mc)
+			e.powerW += cell.PowerW[Idle]
+		}
+	}
+	e.lastPowW = -1 // force a power_change with the initial level right after episode_start
+	e.flushPower()
+	if len(e.jobs) > 0 {
+		e.schedule(e.jobs[0].Arrival, kArrival, 0, 0)
+	}
+	return e
+}
+
+func (e *Engine) schedule(t float64, kind uint8, a, b int32) {
+	// Times are now + a non-negative duration, so this cannot fail; a
+	// failure would be an engine bug, and ending the episode keeps the
+	// results readable instead of crashing the suite.
+	if _, err := e.cal.Schedule(t, kind, kind, a, b, 0); err != nil {
+		e.end(Deadlock)
+	}
+}
+
+// Now is the current simulation time.
+func (e *Engine) Now() float64 { return e.now }
+
+// Status is the episode status (Running until the end).
+func (e *Engine) Status() Status { return e.status }
+
+// Progress counts physical progress: a job released, admitted, moved,
+// started, finished or completed (arrivals are exogenous and do not count).
+// A decision step that leaves it unchanged made no progress.
+func (e *Engine) Progress() uint64 { return e.progress }
+
+// Advance runs the autonomous event-advance loop: it applies every pending
+// event of the current instant, then stops if a decision is required, the
+// episode has ended, or nothing can progress any more (deadlock); otherwise
+// it moves the clock to the next event time and goes on. It returns true
+// while the episode runs (decisions are pending).
+func (e *Engine) Advance() bool {
+	for e.status == Running {
+		next, ok := e.cal.Peek()
+		if ok && next.Time <= e.now {
+			e.cal.Next()
+			e.apply(next)
+			continue
+		}
+		// The current instant is complete.
+		if e.completed == len(e.jobs) {
+			e.end(Done)
+			break
+		}
+		if len(e.routeQ) > 0 || e.ReleasePending() {
+			return true
+		}
+		if !ok || !e.canProgress() {
+			e.end(Deadlock)
+			break
+		}
+		e.closeInstant()
+		if next.Time > e.P.Inst.Horizon {
+			e.now = e.P.Inst.Horizon
+			e.end(TimeLimit)
+			break
+		}
+		e.now = next.Time
+	}
+	return false
+}
+
+// closeInstant runs once the current instant's events and decisions are
+// all applied, just before time moves on: the instant's final power level
+// is traced, and a defer made during the instant expires.
+func (e *Engine) closeInstant() {
+	e.flushPower()
+	if e.deferred {
+		e.deferred = false
+		e.openRelease("defer_expired")
+	}
+}
+
+// canProgress reports whether some pending event can still change the
+// state of a job (deadlock detection). Breakdowns and repairs of machines
+// that hold nothing useful do not count.
+func (e *Engine) canProgress() bool {
+	if e.nextArrival < len(e.jobs) || e.inTransit > 0 || e.working > 0 {
+		return true
+	}
+	if e.deferred && len(e.backlog) > 0 && e.wip < e.P.Inst.WIPCap {
+		return true
+	}
+	for i := range e.machines {
+		m := &e.machines[i]
+		if m.state == Down && (m.resume == Setup || m.resume == Busy || (m.job < 0 && len(e.cells[m.cell].waiting) > 0)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Truncate ends a running episode now with the given status (used by the
+// runner for no-progress, decision-limit and controller failures).
+func (e *Engine) Truncate(s Status) {
+	if e.status == Running {
+		e.end(s)
+	}
+}
+
+func (e *Engine) end(s Status) {
+	if e.status != Running {
+		return
+	}
+	e.status = s
+	e.flushPower()
+	now := e.now
+	e.integratePower(now)
+	for i := range e.machines {
+		e.closeState(&e.machines[i], now)
+	}
+	for i := range e.jobs {
+		j := &e.jobs[i]
+		switch j.state {
+		case jBlocked:
+			e.Acc.BlockingTime += now - j.since
+		case jTransport:
+			e.Acc.TransportTime += now - j.since
+		case jWaiting:
+			e.Acc.BufferWaitTime += now - j.since
+		}
+	}
+	if e.tr != nil {
+		r := e.record(EvEpisodeEnd, -1)
+		r.Status = s
+		e.tr.Emit(r)
+	}
+}
+
+// record resets the shared trace record for event ev about job j.
+func (e *Engine) record(ev EventType, j int) *Record {
+	e.rec = Record{T: e.now, Ev: ev, Job: int32(j), Op: -1, Cell: -1, Machine: -1, From: -1}
+	if j >= 0 {
+		e.rec.Op = int32(e.jobs[j].op)
+	}
+	return &e.rec
+}
+
+// openRelease opens a release opportunity because of the named change.
+func (e *Engine) openRelease(why string) {
+	e.releaseOpen = true
+	e.releaseWhy = why
+}
+
+// ReleaseTrigger names the change that opened the current release
+// opportunity: episode_start, arrival, job_complete, repair,
+// power_recovered or defer_expired.
+func (e *Engine) ReleaseTrigger() string { return e.releaseWhy }

@@ -1,0 +1,143 @@
+package harness
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
+)
+
+// Artifact file names of a run directory.
+const (
+	FileMetrics   = "metrics.json"
+	FileTrace     = "trace.jsonl"
+	FileDecisions = "decisions.jsonl"
+	FileMessages  = "messages.jsonl"
+	FileManifest  = "manifest.json"
+	FileInstance  = "instance.json"
+	// FileTiming is the wall-clock side of decisions.jsonl (TimingLine per
+	// agent answer with a controller note). It is the one artifact that
+	// differs between a run and its replay, so the manifest does not hash
+	// it.
+	FileTiming = "timing.jsonl"
+)
+
+// TraceFormat tags the trace schema (docs/trace-format.md).
+const TraceFormat = "coordbench-trace/v1"
+
+// Manifest is manifest.json: what produced a run, enough to reproduce it.
+type Manifest struct {
+	Tool           string              `json:"tool"`
+	Version        string              `json:"version"`
+	Instance       string              `json:"instance"`
+	InstanceSHA256 string              `json:"instance_sha256"`
+	Seed           uint64              `json:"seed"`
+	Paradigm       coord.AuthorityMode `json:"paradigm"`
+	Controller     string              `json:"controller"`
+	Model          string              `json:"model,omitempty"`
+	Framework      string              `json:"framework,omitempty"`
+	PayloadVersion string              `json:"payload_version"`
+	TraceFormat    string              `json:"trace_format"`
+	Status         string              `json:"status"`
+	Files          map[string]string   `json:"files_sha256"`
+}
+
+// ModelController is a controller backed by models (an LLM controller):
+// its models and orchestration framework are recorded in manifests and
+// metrics.
+type ModelController interface {
+	ModelNames() string
+	Framework() string
+}
+
+// Version is the tool version recorded in manifests.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0-dev"
+}
+
+// InstanceJSON is the canonical JSON of a resolved instance, as written to
+// instance.json and hashed in the manifest.
+func InstanceJSON(in *factory.Instance) []byte {
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil { // an Instance is plain data; this cannot fail
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// RunToDir runs one episode and writes its artifacts into dir (created if
+// needed). The returned error covers I/O and engine failures; metrics are
+// written whenever the episode ran at all.
+func RunToDir(ep Episode, dir string) (Result, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{}, err
+	}
+	files := map[string]*os.File{}
+	for _, name := range []string{FileTrace, FileDecisions, FileMessages, FileTiming} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			for _, g := range files {
+				g.Close()
+			}
+			return Result{}, err
+		}
+		files[name] = f
+	}
+	ep.Trace, ep.Decisions, ep.Messages, ep.Timing = files[FileTrace], files[FileDecisions], files[FileMessages], files[FileTiming]
+	res := Run(ep)
+	var errs []error
+	if res.Err != nil {
+		errs = append(errs, res.Err)
+	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	inst := InstanceJSON(ep.Plant.Inst)
+	errs = append(errs, writeJSON(filepath.Join(dir, FileMetrics), res.Metrics))
+	errs = append(errs, os.WriteFile(filepath.Join(dir, FileInstance), inst, 0o644))
+	sum := sha256.Sum256(inst)
+	man := Manifest{
+		Tool: "coordbench", Version: Version(), Instance: ep.Plant.Inst.Name, InstanceSHA256: hex.EncodeToString(sum[:]),
+		Seed: ep.Seed, Paradigm: ep.Mode, Controller: ep.Controller.Name(), PayloadVersion: coord.PayloadVersion,
+		TraceFormat: TraceFormat, Status: res.Metrics.Status, Files: map[string]string{},
+	}
+	if md, ok := ep.Controller.(ModelController); ok {
+		man.Model, man.Framework = md.ModelNames(), md.Framework()
+	}
+	for _, name := range []string{FileTrace, FileDecisions, FileMessages, FileMetrics, FileInstance} {
+		h, err := fileSHA256(filepath.Join(dir, name))
+		errs = append(errs, err)
+		man.Files[name] = h
+	}
+	errs = append(errs, writeJSON(filepath.Join(dir, FileManifest), man))
+	return res, errors.Join(errs...)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func fileSHA256(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}

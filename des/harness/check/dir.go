@@ -1,0 +1,438 @@
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
+)
+
+// Artifact file names.
+const (
+	fileTrace     = "trace.jsonl"
+	fileDecisions = "decisions.jsonl"
+	fileMessages  = "messages.jsonl"
+	fileMetrics   = "metrics.json"
+	fileManifest  = "manifest.json"
+	fileInstance  = "instance.json"
+
+	traceFormat = "coordbench-trace/v1"
+)
+
+// manifestFile is the part of manifest.json the checker verifies.
+type manifestFile struct {
+	Instance       string  `json:"instance"`
+	InstanceSHA256 string  `json:"instance_sha256"`
+	Seed           *uint64 `json:"seed"`
+	Paradigm       struct {
+		ID      string `json:"mode_id"`
+		Routing string `json:"routing_authority_mode"`
+	} `json:"paradigm"`
+	Controller  string            `json:"controller"`
+	TraceFormat string            `json:"trace_format"`
+	Status      string            `json:"status"`
+	Files       map[string]string `json:"files_sha256"`
+}
+
+// auditLine is the part of a decisions.jsonl line the checker reads.
+type auditLine struct {
+	Step     *int     `json:"step"`
+	Time     *float64 `json:"time"`
+	AgentID  string   `json:"agent_id"`
+	Kind     string   `json:"kind"`
+	Action   *int     `json:"action"`
+	Source   string   `json:"source"`
+	Reason   string   `json:"reason"`
+	Messages *int     `json:"messages"`
+	Payload  *struct {
+		Kind    string `json:"kind"`
+		Options []struct {
+			Action string `json:"action"`
+			Job    *struct {
+				Job int `json:"job"`
+			} `json:"job"`
+			Cell *struct {
+				Cell string `json:"cell"`
+			} `json:"cell"`
+		} `json:"options"`
+		Context struct {
+			WorkItem *struct {
+				Job int `json:"job"`
+				Op  int `json:"op"`
+			} `json:"work_item"`
+		} `json:"context"`
+	} `json:"payload"`
+}
+
+type messageLine struct {
+	Type string `json:"type"`
+}
+
+// Dir checks the run directory dir. The error is set only when a file is
+// missing or unreadable or holds malformed JSON (reported as file:line);
+// every violated property is a Problem of the report.
+func Dir(dir string) (*Report, error) {
+	rep := &Report{Dir: dir, Stats: Stats{Events: map[string]int{}}}
+	sums := map[string]string{}
+	add := func(check, format string, args ...any) {
+		rep.Problems = append(rep.Problems, Problem{Check: check, Msg: fmt.Sprintf(format, args...)})
+	}
+
+	var inst factory.Instance
+	if _, err := readJSON(dir, fileInstance, &inst, sums); err != nil {
+		return rep, err
+	}
+	var man manifestFile
+	if _, err := readJSON(dir, fileManifest, &man, sums); err != nil {
+		return rep, err
+	}
+	var met harness.Metrics
+	if _, err := readJSON(dir, fileMetrics, &met, sums); err != nil {
+		return rep, err
+	}
+
+	c := newChecker(rep, &inst)
+	if err := readLines(dir, fileTrace, sums, nil, func(r io.Reader) error { return c.run(r) }); err != nil {
+		return rep, err
+	}
+
+	var audits []auditLine
+	if err := readLines(dir, fileDecisions, sums, func(line int, b []byte) error {
+		var a auditLine
+		if err := json.Unmarshal(b, &a); err != nil {
+			return err
+		}
+		audits = append(audits, a)
+		return nil
+	}, nil); err != nil {
+		return rep, err
+	}
+	byType := map[string]int{}
+	nMessages := 0
+	if err := readLines(dir, fileMessages, sums, func(line int, b []byte) error {
+		var m messageLine
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		byType[m.Type]++
+		nMessages++
+		return nil
+	}, nil); err != nil {
+		return rep, err
+	}
+	rep.Stats.Decisions, rep.Stats.Messages = len(audits), nMessages
+
+	dec := checkDecisions(audits, add)
+	if man.Paradigm.Routing == "centralized" || man.Paradigm.Routing == "" {
+		crossCheck(audits, c.commits, add)
+	}
+	if dec.messages != nMessages {
+		add(ckMessages, "decisions.jsonl counts %d messages, messages.jsonl has %d lines", dec.messages, nMessages)
+	}
+	compareMetrics(&met, c, dec, byType, add)
+	checkManifest(&man, &met, c, sums, add)
+	return rep, nil
+}
+
+// readJSON reads one JSON document, records its hash, and reports a
+// syntax error as file:line.
+func readJSON(dir, name string, v any, sums map[string]string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	sums[name] = hex.EncodeToString(sum[:])
+	if err := json.Unmarshal(b, v); err != nil {
+		line := 1
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line += bytes.Count(b[:min(int(se.Offset), len(b))], []byte("\n"))
+		case errors.As(err, &te):
+			line += bytes.Count(b[:min(int(te.Offset), len(b))], []byte("\n"))
+		}
+		return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+	}
+	return b, nil
+}
+
+// readLines streams a JSON-lines file, hashing it, either line by line
+// (each) or as a whole (whole).
+func readLines(dir, name string, sums map[string]string, each func(line int, b []byte) error, whole func(io.Reader) error) error {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	r := io.TeeReader(f, h)
+	if whole != nil {
+		if err := whole(r); err != nil {
+			return err
+		}
+	} else if err := eachLine(name, r, each); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return err
+	}
+	sums[name] = hexSum(h)
+	return nil
+}
+
+func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+func eachLine(name string, r io.Reader, each func(line int, b []byte) error) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	line := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			line++
+			if t := bytes.TrimSpace(b); len(t) > 0 {
+				if e := each(line, t); e != nil {
+					return fmt.Errorf("%s:%d: %w", name, line, e)
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line+1, err)
+		}
+	}
+}
+
+// decisionTotals is what decisions.jsonl determines of the metrics.
+type decisionTotals struct {
+	steps    int // distinct step values
+	messages int
+	bySource map[string]int
+}
+
+var knownSources = map[string]bool{"builtin": true, "llm": true, "external": true, "fallback": true}
+
+func checkDecisions(audits []auditLine, add func(check, format string, args ...any)) decisionTotals {
+	d := decisionTotals{bySource: map[string]int{}}
+	seen := map[int]bool{}
+	lastStep, lastT := math.MinInt, math.Inf(-1)
+	for i, a := range audits {
+		line := i + 1
+		if a.Step == nil || a.Time == nil || a.Action == nil || a.Messages == nil || a.Source == "" || a.Kind == "" {
+			add(ckDecisions, "decisions.jsonl:%d: missing step, time, kind, action, source or messages", line)
+			continue
+		}
+		if !seen[*a.Step] {
+			seen[*a.Step] = true
+			d.steps++
+		}
+		if *a.Step < lastStep || *a.Time < lastT {
+			add(ckDecisions, "decisions.jsonl:%d: step %d at t=%v comes after step %d at t=%v", line, *a.Step, *a.Time, lastStep, lastT)
+		}
+		lastStep, lastT = *a.Step, *a.Time
+		if *a.Messages < 0 {
+			add(ckDecisions, "decisions.jsonl:%d: negative message count", line)
+		}
+		d.messages += *a.Messages
+		d.bySource[a.Source]++
+		if !knownSources[a.Source] {
+			add(ckDecisions, "decisions.jsonl:%d: unknown source %q", line, a.Source)
+		}
+		if a.Source == "fallback" && a.Reason == "" {
+			add(ckDecisions, "decisions.jsonl:%d: a fallback without a reason", line)
+		}
+		if a.Payload == nil {
+			add(ckDecisions, "decisions.jsonl:%d: no payload", line)
+		} else if *a.Action < 0 || *a.Action >= len(a.Payload.Options) {
+			add(ckDecisions, "decisions.jsonl:%d: action %d is not one of the %d options", line, *a.Action, len(a.Payload.Options))
+		}
+	}
+	return d
+}
+
+// crossCheck matches the committed decisions with their visible effects
+// in the trace: every release option chosen is a release record, every
+// select_cell choice a route_assigned record, in the same order and at the
+// same time.
+func crossCheck(audits []auditLine, commits []commit, add func(check, format string, args ...any)) {
+	var want []commit
+	for i, a := range audits {
+		if a.Payload == nil || a.Action == nil || *a.Action < 0 || *a.Action >= len(a.Payload.Options) || a.Time == nil {
+			return // already reported
+		}
+		opt := a.Payload.Options[*a.Action]
+		cm := commit{line: i + 1, t: *a.Time, kind: a.Kind, op: -1}
+		switch {
+		case a.Kind == "release" && opt.Action == "release" && opt.Job != nil:
+			cm.job, cm.op = opt.Job.Job, 0
+		case a.Kind == "release" && opt.Action == "defer":
+			continue
+		case a.Kind == "select_cell" && opt.Cell != nil && a.Payload.Context.WorkItem != nil:
+			cm.job, cm.op, cm.cell = a.Payload.Context.WorkItem.Job, a.Payload.Context.WorkItem.Op, opt.Cell.Cell
+		default:
+			add(ckDecisions, "decisions.jsonl:%d: %s decision with option %q cannot be matched with the trace", i+1, a.Kind, opt.Action)
+			return
+		}
+		want = append(want, cm)
+	}
+	for i := 0; i < len(want) && i < len(commits); i++ {
+		w, g := want[i], commits[i]
+		if w.kind != g.kind || w.job != g.job || w.op != g.op || w.cell != g.cell || w.t != g.t {
+			add(ckDecisions, "decisions.jsonl:%d (%s job %d op %d %s at t=%v) does not match trace.jsonl:%d (%s job %d op %d %s at t=%v)",
+				w.line, w.kind, w.job, w.op, w.cell, w.t, g.line, g.kind, g.job, g.op, g.cell, g.t)
+			return
+		}
+	}
+	if len(want) != len(commits) {
+		add(ckDecisions, "decisions.jsonl commits %d releases and routings, the trace shows %d", len(want), len(commits))
+	}
+}
+
+// feq compares floats with a relative tolerance of 1e-9.
+func feq(a, b float64) bool {
+	if a == b {
+		return true
+	}
+	d := math.Abs(a - b)
+	return d <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) || d < 1e-12
+}
+
+func compareMetrics(m *harness.Metrics, c *checker, d decisionTotals, byType map[string]int, add func(check, format string, args ...any)) {
+	t := &c.tot
+	f := func(name string, got, want float64) {
+		if !feq(got, want) {
+			add(ckMetrics, "%s: metrics.json says %v, the artifacts give %v", name, got, want)
+		}
+	}
+	i := func(name string, got, want int) {
+		if got != want {
+			add(ckMetrics, "%s: metrics.json says %d, the artifacts give %d", name, got, want)
+		}
+	}
+	s := func(name, got, want string) {
+		if got != want {
+			add(ckMetrics, "%s: metrics.json says %q, the trace says %q", name, got, want)
+		}
+	}
+	s("instance", m.Instance, c.hdr.instance)
+	if m.Seed != c.hdr.seed {
+		add(ckMetrics, "seed: metrics.json says %d, the trace says %d", m.Seed, c.hdr.seed)
+	}
+	s("status", m.Status, t.status)
+
+	f("G_mk", m.GMk, t.end)
+	f("G_td", m.GTd, t.tardiness)
+	i("G_cj", m.GCj, t.completed)
+	viol := t.overEntries + t.blocking + t.wipViolations
+	i("G_vc", m.GVc, viol)
+	f("G_eo", m.GEo, t.overKWh)
+	f("G_ed", m.GEd, t.overT)
+	f("G_en", m.GEn, t.energy)
+	i("G_ds", m.GDs, d.steps)
+	i("G_cm", m.GCm, d.messages)
+	i("G_fb", m.GFb, d.bySource["fallback"])
+	i("G_llm", m.GLlm, d.bySource["llm"])
+	tr := 0
+	if t.status != "done" {
+		tr = 1
+	}
+	i("G_tr", m.GTr, tr)
+	i("G_dj", m.GDj, c.hdr.jobs-t.completed)
+	f("G_ut", m.GUt, t.unresolvedOverdue)
+	i("G_do", m.GDo, c.hdr.totalOps-t.finished)
+
+	i("violations.power_overshoot", m.Violations.PowerOvershoot, t.overEntries)
+	i("violations.blocking", m.Violations.Blocking, t.blocking)
+	i("violations.wip", m.Violations.WIP, t.wipViolations)
+
+	sc := &m.Secondary
+	f("secondary.carbon_kg", sc.CarbonKg, t.energy*c.hdr.carbon)
+	f("secondary.setup_time", sc.SetupTime, t.state[mSetup])
+	f("secondary.busy_time", sc.BusyTime, t.state[mBusy])
+	f("secondary.machine_blocked_time", sc.MachineBlockedTime, t.state[mBlocked])
+	f("secondary.down_time", sc.DownTime, t.state[mDown])
+	f("secondary.transport_time", sc.TransportTime, t.transport)
+	f("secondary.blocking_time", sc.BlockingTime, t.blockingT)
+	f("secondary.buffer_wait_time", sc.BufferWaitTime, t.bufferWait)
+	i("secondary.breakdowns", sc.Breakdowns, t.breakdowns)
+	i("secondary.jobs", sc.Jobs, c.hdr.jobs)
+	n := 0
+	for _, v := range d.bySource {
+		n += v
+	}
+	i("secondary.decisions", sc.Decisions, n)
+	countMap("secondary.decisions_by_source", sc.DecisionsBySource, d.bySource, add)
+	countMap("secondary.messages_by_type", sc.MessagesByType, byType, add)
+}
+
+func countMap(name string, got, want map[string]int, add func(check, format string, args ...any)) {
+	keys := map[string]bool{}
+	for k, v := range got {
+		if v != 0 {
+			keys[k] = true
+		}
+	}
+	for k, v := range want {
+		if v != 0 {
+			keys[k] = true
+		}
+	}
+	var ks []string
+	for k := range keys {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		if got[k] != want[k] {
+			add(ckMetrics, "%s[%s]: metrics.json says %d, the artifacts give %d", name, k, got[k], want[k])
+		}
+	}
+}
+
+func checkManifest(man *manifestFile, met *harness.Metrics, c *checker, sums map[string]string, add func(check, format string, args ...any)) {
+	for _, name := range []string{fileTrace, fileDecisions, fileMessages, fileMetrics, fileInstance} {
+		got, ok := man.Files[name]
+		switch {
+		case !ok:
+			add(ckManifest, "files_sha256 has no entry for %s", name)
+		case got != sums[name]:
+			add(ckManifest, "%s has sha256 %s, manifest.json says %s", name, sums[name], got)
+		}
+	}
+	if man.InstanceSHA256 != sums[fileInstance] {
+		add(ckManifest, "instance_sha256 %s does not match instance.json (%s)", man.InstanceSHA256, sums[fileInstance])
+	}
+	if man.Instance != c.hdr.instance {
+		add(ckManifest, "instance %q, the trace says %q", man.Instance, c.hdr.instance)
+	}
+	if man.Seed == nil || *man.Seed != c.hdr.seed {
+		add(ckManifest, "seed does not match the trace's %d", c.hdr.seed)
+	}
+	if man.Status != c.tot.status {
+		add(ckManifest, "status %q, the trace ends with %q", man.Status, c.tot.status)
+	}
+	if man.Controller != met.Controller {
+		add(ckManifest, "controller %q, metrics.json says %q", man.Controller, met.Controller)
+	}
+	if man.Paradigm.ID != met.Paradigm {
+		add(ckManifest, "paradigm %q, metrics.json says %q", man.Paradigm.ID, met.Paradigm)
+	}
+	if man.TraceFormat != traceFormat {
+		add(ckManifest, "trace_format %q, this checker reads %q", man.TraceFormat, traceFormat)
+	}
+}

@@ -1,0 +1,217 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
+)
+
+// Episode is one run: instance × paradigm × controller × seed.
+type Episode struct {
+	Plant *factory.Plant
+	Seed  uint64
+	Mode  coord.AuthorityMode
+	// Selector, if set, chooses the mode per work item (a dynamic
+	// paradigm); Mode then only names the run in metrics and manifests.
+	Selector   coord.ModeSelector
+	Controller coord.Controller
+	// Trace receives trace.jsonl; Decisions receives decisions.jsonl;
+	// Messages receives messages.jsonl; Timing receives timing.jsonl. Any
+	// may be nil.
+	Trace, Decisions, Messages, Timing io.Writer
+}
+
+// TimingLine is one line of timing.jsonl: the wall-clock side of one
+// audited answer that carried a controller note (model and external
+// controllers). Step and AgentID locate the audit in decisions.jsonl.
+type TimingLine struct {
+	Step      int     `json:"step"`
+	AgentID   string  `json:"agent_id"`
+	LatencyMS float64 `json:"latency_ms"`
+	Cached    bool    `json:"cached"`
+}
+
+// Result is what an episode produced.
+type Result struct {
+	Metrics Metrics
+	// CacheHits counts the audited answers whose model calls all came
+	// from the response cache (timing.jsonl "cached"); it describes how
+	// the run was executed, so it is not a metric.
+	CacheHits int
+	// Err is set when the episode could not run to a regular end (an
+	// engine commit failure, an artifact write failure); Metrics then
+	// still describe the state reached.
+	Err error
+}
+
+// Run plays one episode to its end. It never panics on a misbehaving
+// controller: errors and panics become audited fallbacks.
+func Run(ep Episode) Result {
+	var tw *TraceWriter
+	var mux tracerMux
+	if ep.Trace != nil {
+		tw = NewTraceWriter(ep.Trace, ep.Plant)
+		mux = append(mux, tw)
+	}
+	eng := factory.NewEngine(ep.Plant, ep.Seed, &mux)
+	var sel coord.ModeSelector = ep.Mode
+	if ep.Selector != nil {
+		sel = ep.Selector
+	}
+	in, err := coord.NewInterpreter(eng, sel)
+	if err != nil {
+		return Result{Err: err}
+	}
+	mux = append(mux, in)
+
+	var dec, tim *json.Encoder
+	if ep.Decisions != nil {
+		dec = json.NewEncoder(ep.Decisions)
+	}
+	if ep.Timing != nil {
+		tim = json.NewEncoder(ep.Timing)
+	}
+	bySource := map[string]int{}
+	var calls, hits int
+	var prompt, completion int64
+	limits := ep.Plant.Inst.Limits
+	var runErr error
+	lastProgress, idle := eng.Progress(), 0
+	for eng.Advance() {
+		d := in.Next()
+		if d == nil { // Advance stops only with a decision pending: the protocol failed
+			runErr = in.Err()
+			if runErr == nil {
+				runErr = fmt.Errorf("engine stopped at t=%g with no decision to make", eng.Now())
+			}
+			eng.Truncate(factory.ControllerFail)
+			break
+		}
+		actions, cerr := act(ep.Controller, d)
+		var notes map[string]coord.AgentNote
+		if an, ok := ep.Controller.(coord.Annotator); ok {
+			notes = an.Notes()
+		}
+		audits, err := in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notes)
+		for i := range audits {
+			bySource[string(audits[i].Source)]++
+			if n := audits[i].AgentNote; n != nil {
+				calls += n.Calls
+				prompt += n.PromptTokens
+				completion += n.CompletionTokens
+				if n.Cached {
+					hits++
+				}
+				if tim != nil {
+					tl := TimingLine{Step: audits[i].Step, AgentID: audits[i].AgentID, LatencyMS: n.LatencyMS, Cached: n.Cached}
+					if err := tim.Encode(&tl); err != nil && runErr == nil {
+						runErr = fmt.Errorf("write timing: %w", err)
+					}
+				}
+			}
+			if dec != nil {
+				if err := dec.Encode(&audits[i]); err != nil && runErr == nil {
+					runErr = fmt.Errorf("write decisions: %w", err)
+				}
+			}
+		}
+		if err != nil {
+			runErr = err
+			eng.Truncate(factory.ControllerFail)
+			break
+		}
+		if p := eng.Progress(); p != lastProgress {
+			lastProgress, idle = p, 0
+		} else if idle++; idle >= limits.NoProgressSteps {
+			eng.Truncate(factory.NoProgress)
+		}
+		if in.Steps() >= limits.MaxDecisions {
+			eng.Truncate(factory.DecisionLimit)
+		}
+	}
+	byType := map[string]int{}
+	for _, m := range in.Messages {
+		byType[m.Type]++
+	}
+	if ep.Messages != nil {
+		enc := json.NewEncoder(ep.Messages)
+		for i := range in.Messages {
+			if err := enc.Encode(&in.Messages[i]); err != nil && runErr == nil {
+				runErr = fmt.Errorf("write messages: %w", err)
+			}
+		}
+	}
+	if tw != nil {
+		if err := tw.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("write trace: %w", err)
+		}
+	}
+	m := metricsFrom(eng, in.Steps(), in.Forced, bySource, byType)
+	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
+	if md, ok := ep.Controller.(ModelController); ok {
+		m.Model, m.Framework = md.ModelNames(), md.Framework()
+	}
+	s := &m.Secondary
+	s.LLMCalls, s.PromptTokens, s.CompletionTokens = calls, prompt, completion
+	return Result{Metrics: m, CacheHits: hits, Err: runErr}
+}
+
+// act calls the controller, turning a panic into an error.
+func act(c coord.Controller, d *coord.Decision) (actions map[string]int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			actions, err = nil, fmt.Errorf("controller %s panicked: %v", c.Name(), r)
+		}
+	}()
+	return c.Act(d)
+}
+
+// tracerMux fans engine records out to several tracers.
+type tracerMux []factory.Tracer
+
+func (m *tracerMux) Emit(r *factory.Record) {
+	for _, t := range *m {
+		t.Emit(r)
+	}
+}
+
+// TraceWriter writes records as JSON lines through a buffer.
+type TraceWriter struct {
+	w   io.Writer
+	p   *factory.Plant
+	buf []byte
+	err error
+}
+
+// traceChunk is how much the writer buffers before each Write.
+const traceChunk = 8 << 10
+
+// NewTraceWriter returns a tracer writing trace.jsonl lines to w.
+func NewTraceWriter(w io.Writer, p *factory.Plant) *TraceWriter {
+	return &TraceWriter{w: w, p: p, buf: make([]byte, 0, traceChunk+512)}
+}
+
+// Emit implements factory.Tracer.
+func (t *TraceWriter) Emit(r *factory.Record) {
+	t.buf = r.AppendJSON(t.buf, t.p)
+	t.buf = append(t.buf, '\n')
+	if len(t.buf) >= traceChunk {
+		t.flush()
+	}
+}
+
+func (t *TraceWriter) flush() {
+	if t.err == nil && len(t.buf) > 0 {
+		_, t.err = t.w.Write(t.buf)
+	}
+	t.buf = t.buf[:0]
+}
+
+// Close flushes the buffer and reports the first write error.
+func (t *TraceWriter) Close() error {
+	t.flush()
+	return t.err
+}

@@ -1,0 +1,222 @@
+package llmctl
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/llm"
+)
+
+// Completer is one chat-completion endpoint and model (an *llm.Client).
+type Completer interface {
+	Complete(ctx context.Context, msgs []llm.Message) (*llm.Response, error)
+}
+
+// Frameworks are the orchestration styles.
+var Frameworks = []string{"graph", "relay"}
+
+// Bounds of controller-side memory.
+const (
+	sharedSize  = 8 // graph: recent decisions in the shared state
+	historySize = 4 // relay: an agent's own recent decisions
+)
+
+// Model is one model behind a role (or all roles).
+type Model struct {
+	Name   string // shown in audits and summaries
+	Client Completer
+}
+
+// Controller asks a model for every active agent's action.
+type Controller struct {
+	framework string
+	models    map[string]Model // by role; "" is the default
+	ctx       context.Context
+
+	notes   map[string]coord.AgentNote
+	shared  []string            // graph: compact summaries across activations
+	history map[string][]string // relay: per-agent observation history
+	handoff []string            // relay: the previous step's decisions, handed to the next agents
+	prev    map[string]bool     // relay: agents of the previous step
+}
+
+// New makes an LLM controller. models maps a role ("plant", "area",
+// "cell") or "" (every other role) to its model.
+func New(ctx context.Context, framework string, models map[string]Model) (*Controller, error) {
+	if !slices.Contains(Frameworks, framework) {
+		return nil, fmt.Errorf("unknown framework %q (want graph or relay)", framework)
+	}
+	if len(models) == 0 {
+		return nil, fmt.Errorf("llm controller: no model")
+	}
+	for role, m := range models {
+		if m.Client == nil {
+			return nil, fmt.Errorf("llm controller: no client for role %q", role)
+		}
+	}
+	return &Controller{framework: framework, models: models, ctx: ctx, history: map[string][]string{}}, nil
+}
+
+// Name implements coord.Controller.
+func (c *Controller) Name() string { return "llm" }
+
+// Source implements coord.Controller.
+func (c *Controller) Source() coord.Source { return coord.SourceLLM }
+
+// Framework is the orchestration style.
+func (c *Controller) Framework() string { return c.framework }
+
+// ModelNames lists the models by role, as "role=name" (or just the name
+// when one model serves every role).
+func (c *Controller) ModelNames() string {
+	if len(c.models) == 1 {
+		for _, m := range c.models {
+			return m.Name
+		}
+	}
+	s := ""
+	for _, role := range slices.Sorted(maps.Keys(c.models)) {
+		if s != "" {
+			s += ","
+		}
+		r := role
+		if r == "" {
+			r = "default"
+		}
+		s += r + "=" + c.models[role].Name
+	}
+	return s
+}
+
+func (c *Controller) model(role string) Model {
+	if m, ok := c.models[role]; ok {
+		return m
+	}
+	return c.models[""]
+}
+
+// Notes implements coord.Annotator: what each agent's call returned.
+func (c *Controller) Notes() map[string]coord.AgentNote { return c.notes }
+
+type answer struct {
+	action int
+	ok     bool
+	note   coord.AgentNote
+}
+
+// Act implements coord.Controller: one model call per active agent, all
+// in flight at once (the endpoint's limit applies). An agent whose reply
+// is unusable gets no action, and its note says why.
+func (c *Controller) Act(d *coord.Decision) (map[string]int, error) {
+	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
+	answers := make([]answer, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		v := d.ActiveAgents[id]
+		msg, err := UserMessage(v, c.state(id))
+		if err != nil {
+			answers[i].note.Error = err.Error()
+			continue
+		}
+		wg.Add(1)
+		go func(i int, v *coord.View, msg string) {
+			defer wg.Done()
+			answers[i] = c.ask(v, msg)
+		}(i, v, msg)
+	}
+	wg.Wait()
+	actions := make(map[string]int, len(ids))
+	c.notes = make(map[string]coord.AgentNote, len(ids))
+	lines := make([]string, len(ids)) // what each agent chose, "" if nothing usable
+	for i, id := range ids {
+		a := answers[i]
+		c.notes[id] = a.note
+		if a.ok {
+			actions[id] = a.action
+			lines[i] = fmt.Sprintf("t=%.1f %s %s: %s", d.Time, id, d.ActiveAgents[id].Kind, describe(d.ActiveAgents[id].Options[a.action]))
+		}
+	}
+	c.remember(ids, lines)
+	return actions, nil
+}
+
+func (c *Controller) ask(v *coord.View, msg string) answer {
+	m := c.model(v.Role)
+	var a answer
+	a.note.Model = m.Name
+	resp, err := m.Client.Complete(c.ctx, []llm.Message{{Role: llm.RoleSystem, Content: SystemPrompt}, {Role: llm.RoleUser, Content: msg}})
+	if err != nil {
+		a.note.Error = "model call failed: " + err.Error()
+		return a
+	}
+	a.note.Raw = resp.Content
+	a.note.Calls = 1
+	a.note.PromptTokens, a.note.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+	a.note.LatencyMS = float64(resp.Latency.Microseconds()) / 1000
+	a.note.Cached = resp.Cached
+	act, err := ParseReply(resp.Content, v.LegalActions)
+	if err != nil {
+		a.note.Error = err.Error()
+		return a
+	}
+	a.action, a.ok = act, true
+	return a
+}
+
+// state is the framework's controller-side memory for agent id.
+func (c *Controller) state(id string) *frameworkState {
+	if c.framework == "graph" {
+		return &frameworkState{Name: "graph", Shared: c.shared}
+	}
+	fs := &frameworkState{Name: "relay", History: c.history[id]}
+	if !c.prev[id] {
+		fs.Handoff = c.handoff
+	}
+	return fs
+}
+
+// remember updates controller-side memory after a step: lines[i] is what
+// agent ids[i] chose ("" if its reply was unusable).
+func (c *Controller) remember(ids, lines []string) {
+	var step []string
+	for _, l := range lines {
+		if l != "" {
+			step = append(step, l)
+		}
+	}
+	if c.framework == "graph" {
+		c.shared = appendBounded(c.shared, sharedSize, step...)
+		return
+	}
+	c.prev = map[string]bool{}
+	for i, id := range ids {
+		c.prev[id] = true
+		if lines[i] != "" {
+			c.history[id] = appendBounded(c.history[id], historySize, lines[i])
+		}
+	}
+	c.handoff = step
+}
+
+func appendBounded(s []string, n int, add ...string) []string {
+	s = append(slices.Clone(s), add...)
+	if len(s) > n {
+		s = s[len(s)-n:]
+	}
+	return s
+}
+
+// describe summarizes an option for controller-side memory.
+func describe(o coord.Option) string {
+	switch t := o.Target(); {
+	case o.Job != nil:
+		return o.Action + " job " + t
+	case t != "":
+		return o.Action + " " + t
+	}
+	return o.Action
+}

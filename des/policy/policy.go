@@ -1,0 +1,263 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/sim"
+)
+
+// Names lists the built-in controllers.
+var Names = []string{"rule", "greedy", "random", "greedy_py"}
+
+// New returns the built-in controller called name; seed drives the random one.
+func New(name string, seed uint64) (coord.Controller, error) {
+	switch name {
+	case "rule", "":
+		return Rule{}, nil
+	case "greedy":
+		return Greedy{}, nil
+	case "random":
+		return &Random{s: sim.NewStream(seed, "controller/random")}, nil
+	case "greedy_py":
+		return GreedyPy{}, nil
+	}
+	return nil, fmt.Errorf("unknown controller %q (built-in: %v)", name, Names)
+}
+
+// each applies choose to every active agent's view.
+func each(d *coord.Decision, choose func(*coord.View) int) map[string]int {
+	out := make(map[string]int, len(d.ActiveAgents))
+	for id, v := range d.ActiveAgents {
+		out[id] = choose(v)
+	}
+	return out
+}
+
+// argmin returns the legal option index with the least score.
+func argmin(v *coord.View, score func(o coord.Option) (float64, bool)) int {
+	best, bestS := -1, 0.0
+	for _, i := range v.LegalActions {
+		s, ok := score(v.Options[i])
+		if ok && (best < 0 || s < bestS) {
+			best, bestS = i, s
+		}
+	}
+	if best < 0 && len(v.LegalActions) > 0 {
+		best = v.LegalActions[0]
+	}
+	return best
+}
+
+// earliestDue picks the release option with the earliest due date, or
+// defer when the plant is over its power cap and deferring is legal.
+func earliestDue(v *coord.View, deferOverCap bool) int {
+	if deferOverCap && v.Observation.HeadroomKW < 0 {
+		for _, i := range v.LegalActions {
+			if v.Options[i].Action == "defer" {
+				return i
+			}
+		}
+	}
+	return argmin(v, func(o coord.Option) (float64, bool) {
+		if o.Job == nil {
+			return 0, false
+		}
+		return o.Job.Due, true
+	})
+}
+
+// Rule is the default built-in controller.
+type Rule struct{}
+
+// Name implements coord.Controller.
+func (Rule) Name() string { return "rule" }
+
+// Source implements coord.Controller.
+func (Rule) Source() coord.Source { return coord.SourceBuiltin }
+
+// Act implements coord.Controller.
+func (Rule) Act(d *coord.Decision) (map[string]int, error) {
+	return each(d, ruleChoice), nil
+}
+
+// bidWeight ranks bid classes in awards: a stronger bid counts as a
+// shorter wait, in units of the item's processing time.
+var bidWeight = map[string]float64{"high": 0, "medium": 0.25, "low": 0.5}
+
+func ruleChoice(v *coord.View) int {
+	headroom := v.Observation.HeadroomKW
+	switch v.Kind {
+	case coord.KindRelease:
+		return earliestDue(v, true)
+	case coord.KindSelectArea:
+		return argmin(v, func(o coord.Option) (float64, bool) {
+			a := o.Area
+			if a == nil {
+				return 0, false
+			}
+			s := a.TransportTime + a.Backlog/float64(max(a.Machines, 1)) + a.MinProcTime
+			if a.FreeSlots <= 0 {
+				s += 10 * a.MinProcTime
+			}
+			return s, true
+		})
+	case coord.KindSelectCell, coord.KindAward, coord.KindReroute:
+		if escalate := option(v, coord.ActEscalate); escalate >= 0 && allFull(v) {
+			return escalate // no room here: let the plant look elsewhere
+		}
+		return argmin(v, func(o coord.Option) (float64, bool) {
+			c := o.Cell
+			if c == nil {
+				return 0, false
+			}
+			return cellScore(c, headroom) + bidWeight[c.Bid]*c.ProcTime, true
+		})
+	case coord.KindBid:
+		c := v.Observation.Cell
+		ct := v.Context.Contract
+		if c == nil || ct == nil {
+			return coord.SafeAction(v)
+		}
+		idle := 0
+		for _, m := range c.Machines {
+			if m.State == "idle" {
+				idle++
+			}
+		}
+		switch {
+		case c.FreeSlots <= 0 && ct.Round <= 1:
+			return bidOption(v, "")
+		case c.FreeSlots <= 0:
+			return bidOption(v, "low") // re-announced: nobody had room, offer anyway
+		case idle > 0:
+			return bidOption(v, "high")
+		case c.Backlog/float64(max(len(c.Machines), 1)) < ct.ProcTime:
+			return bidOption(v, "medium")
+		}
+		return bidOption(v, "low")
+	case coord.KindCommit:
+		c := v.Observation.Cell
+		ct := v.Context.Contract
+		if c != nil && ct != nil && len(ct.Rejected) < 2 {
+			overloaded := c.Backlog/float64(max(len(c.Machines), 1)) > 4*ct.ProcTime
+			if c.FreeSlots <= 0 || overloaded {
+				return option(v, coord.ActReject) // it would block or wait long here; let a sibling take it
+			}
+		}
+		return option(v, coord.ActAccept)
+	}
+	return coord.SafeAction(v)
+}
+
+// cellScore is the rule's expected cost of sending the item to cell c:
+// transport, queue per machine and processing, plus penalties for a full
+// buffer and for the power overshoot the cell would add.
+func cellScore(c *coord.CellOption, headroom float64) float64 {
+	s := c.TransportTime + c.Backlog/float64(max(c.Machines, 1)) + c.ProcTime
+	if c.FreeSlots <= 0 {
+		s += 10 * c.ProcTime // it would block and hold a machine
+	}
+	if over := c.BusyKW - max(headroom, 0); over > 0 {
+		s += over * c.ProcTime // the overshoot it would add (kW × time), one kW weighing one time unit
+	}
+	return s
+}
+
+// option returns the index of the first legal option with the action, or -1.
+func option(v *coord.View, action string) int {
+	for _, i := range v.LegalActions {
+		if v.Options[i].Action == action {
+			return i
+		}
+	}
+	return -1
+}
+
+// bidOption returns the bid option of class b, or decline when b is "".
+func bidOption(v *coord.View, b string) int {
+	for _, i := range v.LegalActions {
+		o := v.Options[i]
+		if (b == "" && o.Action == coord.ActDecline) || (b != "" && o.Action == coord.ActBid && o.Bid == b) {
+			return i
+		}
+	}
+	return coord.SafeAction(v)
+}
+
+// allFull reports whether every cell option has a full inbound buffer.
+func allFull(v *coord.View) bool {
+	for _, i := range v.LegalActions {
+		if c := v.Options[i].Cell; c != nil && c.FreeSlots > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Greedy routes to the fastest cell whatever its load or power.
+type Greedy struct{}
+
+// Name implements coord.Controller.
+func (Greedy) Name() string { return "greedy" }
+
+// Source implements coord.Controller.
+func (Greedy) Source() coord.Source { return coord.SourceBuiltin }
+
+// Act implements coord.Controller: fastest area or cell, bid high, accept.
+func (Greedy) Act(d *coord.Decision) (map[string]int, error) {
+	return each(d, func(v *coord.View) int {
+		switch v.Kind {
+		case coord.KindRelease:
+			return earliestDue(v, false)
+		case coord.KindSelectArea:
+			return argmin(v, func(o coord.Option) (float64, bool) {
+				if o.Area == nil {
+					return 0, false
+				}
+				return o.Area.MinProcTime, true
+			})
+		case coord.KindSelectCell, coord.KindAward, coord.KindReroute:
+			return argmin(v, func(o coord.Option) (float64, bool) {
+				if o.Cell == nil {
+					return 0, false
+				}
+				return o.Cell.ProcTime, true
+			})
+		case coord.KindBid:
+			return bidOption(v, "high")
+		case coord.KindCommit:
+			return option(v, coord.ActAccept)
+		}
+		return coord.SafeAction(v)
+	}), nil
+}
+
+// Random picks a uniformly random legal action for every agent.
+type Random struct{ s sim.Stream }
+
+// Name implements coord.Controller.
+func (*Random) Name() string { return "random" }
+
+// Source implements coord.Controller.
+func (*Random) Source() coord.Source { return coord.SourceBuiltin }
+
+// Act implements coord.Controller. Agents draw in id order, so the result
+// depends only on the seed and the payloads.
+func (r *Random) Act(d *coord.Decision) (map[string]int, error) {
+	ids := make([]string, 0, len(d.ActiveAgents))
+	for id := range d.ActiveAgents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make(map[string]int, len(ids))
+	for _, id := range ids {
+		v := d.ActiveAgents[id]
+		if len(v.LegalActions) == 0 {
+			continue
+		}
+		out[id] = v.LegalActions[r.s.Intn(len(v.LegalActions))]
+	}
+	return out, nil
+}

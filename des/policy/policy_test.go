@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/coordbench/coordbench/des/coord"
+)
+
+func routing(headroom float64, cells ...coord.CellOption) *coord.Decision {
+	v := &coord.View{AgentID: "plant", Kind: coord.KindSelectCell}
+	v.Observation.HeadroomKW = headroom
+	for i := range cells {
+		v.Options = append(v.Options, coord.Option{Index: i, Action: "assign", Cell: &cells[i]})
+		v.LegalActions = append(v.LegalActions, i)
+		v.ActionMask = append(v.ActionMask, true)
+	}
+	return &coord.Decision{ActiveAgents: map[string]*coord.View{"plant": v}}
+}
+
+func TestRuleVersusGreedyRouting(t *testing.T) {
+	fastFull := coord.CellOption{Cell: "fast", Machines: 1, ProcTime: 10, FreeSlots: 0, Backlog: 40, BusyKW: 7}
+	slowFree := coord.CellOption{Cell: "slow", Machines: 1, ProcTime: 25, FreeSlots: 3, Backlog: 0, BusyKW: 2.5}
+	d := routing(20, fastFull, slowFree)
+	if a, _ := (Greedy{}).Act(d); a["plant"] != 0 {
+		t.Errorf("greedy chose %d, want the fastest cell 0", a["plant"])
+	}
+	if a, _ := (Rule{}).Act(d); a["plant"] != 1 {
+		t.Errorf("rule chose %d, want the free, unloaded cell 1", a["plant"])
+	}
+	// Without power headroom the rule avoids the power-hungry cell even
+	// when it is free and fast.
+	fastFree := coord.CellOption{Cell: "fast", Machines: 1, ProcTime: 10, FreeSlots: 2, BusyKW: 7}
+	if a, _ := (Rule{}).Act(routing(1, fastFree, slowFree)); a["plant"] != 1 {
+		t.Errorf("rule chose %d with 1 kW headroom, want the 2.5 kW cell", a["plant"])
+	}
+	if a, _ := (Rule{}).Act(routing(30, fastFree, slowFree)); a["plant"] != 0 {
+		t.Errorf("rule chose %d with ample headroom, want the fast cell", a["plant"])
+	}
+}
+
+func TestRuleRelease(t *testing.T) {
+	v := &coord.View{AgentID: "plant", Kind: coord.KindRelease, LegalActions: []int{0, 1, 2}, ActionMask: []bool{true, true, true},
+		Options: []coord.Option{
+			{Index: 0, Action: "release", Job: &coord.JobOption{Job: 1, Due: 500}},
+			{Index: 1, Action: "release", Job: &coord.JobOption{Job: 2, Due: 300}},
+			{Index: 2, Action: "defer"},
+		}}
+	d := &coord.Decision{ActiveAgents: map[string]*coord.View{"plant": v}}
+	v.Observation.HeadroomKW = 5
+	if a, _ := (Rule{}).Act(d); a["plant"] != 1 {
+		t.Errorf("rule released option %d, want earliest due (1)", a["plant"])
+	}
+	v.Observation.HeadroomKW = -2
+	if a, _ := (Rule{}).Act(d); a["plant"] != 2 {
+		t.Errorf("rule chose %d over the cap, want defer (2)", a["plant"])
+	}
+	if a, _ := (Greedy{}).Act(d); a["plant"] != 1 {
+		t.Errorf("greedy chose %d over the cap, want to release anyway", a["plant"])
+	}
+}
+
+func TestRandomIsLegalAndSeeded(t *testing.T) {
+	cells := make([]coord.CellOption, 5)
+	d := routing(10, cells...)
+	d.ActiveAgents["plant"].LegalActions = []int{1, 3, 4} // only some are legal
+	draw := func(seed uint64) []int {
+		c, err := New("random", seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for i := 0; i < 200; i++ {
+			a, _ := c.Act(d)
+			out = append(out, a["plant"])
+		}
+		return out
+	}
+	a, b, c := draw(7), draw(7), draw(8)
+	counts := map[int]int{}
+	same := true
+	for i := range a {
+		counts[a[i]]++
+		if a[i] != b[i] {
+			t.Fatal("same seed, different draws")
+		}
+		same = same && a[i] == c[i]
+	}
+	if same {
+		t.Error("different seeds, same draws")
+	}
+	for k, n := range counts {
+		if k != 1 && k != 3 && k != 4 {
+			t.Errorf("illegal action %d drawn", k)
+		}
+		if n < 40 {
+			t.Errorf("action %d drawn %d/200 times: not uniform", k, n)
+		}
+	}
+	if _, err := New("oracle", 1); err == nil {
+		t.Error("unknown controller accepted")
+	}
+}

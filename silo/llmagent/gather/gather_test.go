@@ -1,0 +1,154 @@
+package gather_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/llmagent/gather"
+	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/round"
+	"github.com/coordbench/coordbench/silo/task"
+)
+
+func play(t *testing.T, in *task.Instance, p proto.Protocol, native bool, h func(stubmodel.ChatRequest) stubmodel.Reply) *round.Result {
+	t.Helper()
+	return playWith(t, in, p, llmagent.Scaffold{}, native, h)
+}
+
+func playWith(t *testing.T, in *task.Instance, p proto.Protocol, sc llmagent.Scaffold, native bool, h func(stubmodel.ChatRequest) stubmodel.Reply) *round.Result {
+	t.Helper()
+	srv := stubmodel.NewServer(h)
+	defer srv.Close()
+	c, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "silo-gather", Concurrency: 64,
+		RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := llmagent.NewTeam(in, p, llmagent.Config{Model: c, Native: native, Scaffold: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	res, err := round.Run(context.Background(), round.Config{Instance: in, Protocol: p, MaxRounds: 12,
+		DB: filepath.Join(dir, "run.db"), OnEnd: func(st *proto.Store) error { return team.WriteLogs(dir, st) }}, team.Agents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestPromptSolverReachesSuccess: the model that computes from the prompt
+// text alone solves every task, at every protocol, through the real agent.
+func TestPromptSolverReachesSuccess(t *testing.T) {
+	m := gather.Model{Solve: gather.PromptSolver}
+	for _, tk := range task.All() {
+		for _, n := range []int{1, 3} {
+			in, err := task.Seeded(tk.ID, n, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS} {
+				native := tk.Level == 2 // both tool formats, over the tasks
+				name := fmt.Sprintf("%s/n%d/%s/native=%v", tk.ID, n, p, native)
+				res := play(t, in, p, native, m.Handle)
+				if !res.Success || res.S != 1 {
+					t.Errorf("%s: S = %v, agents %+v", name, res.S, res.Agents)
+				}
+			}
+		}
+	}
+}
+
+// TestPromptSolverWithScaffolds: the prompt scaffolds (a planning round,
+// reminders, a scratchpad request, no topology hint) do not confuse it.
+func TestPromptSolverWithScaffolds(t *testing.T) {
+	m := gather.Model{Solve: gather.PromptSolver}
+	sc := llmagent.Scaffold{Planning: true, Reminders: true, Scratchpad: true, NoTopologyHint: true}
+	for _, id := range []string{"II-18", "III-25"} {
+		in, err := task.Seeded(id, 3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []proto.Protocol{proto.P2P, proto.SFS} {
+			if res := playWith(t, in, p, sc, p == proto.SFS, m.Handle); !res.Success || res.S != 1 {
+				t.Errorf("%s/%s: S = %v, agents %+v", id, p, res.S, res.Agents)
+			}
+		}
+	}
+}
+
+// TestPromptSolverMatchesGold: on prompts alone, the solver computes the
+// gold answers of every task, for several sizes.
+func TestPromptSolverMatchesGold(t *testing.T) {
+	for _, tk := range task.All() {
+		for _, n := range []int{1, 2, 5} {
+			in, err := task.Seeded(tk.ID, n, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := in.Prompt(0, true)
+			texts := make([]string, n)
+			for i := range texts {
+				p := in.Prompt(i, i%2 == 0)
+				s, ok := gather.PromptShard(p)
+				if !ok || s != in.ShardText(i) {
+					t.Fatalf("%s n=%d: PromptShard(agent %d) = %q, %v; want %q", tk.ID, n, i, s, ok, in.ShardText(i))
+				}
+				texts[i] = s
+			}
+			got, err := gather.PromptSolver(prompt, texts)
+			if err != nil {
+				t.Fatalf("%s n=%d: %v", tk.ID, n, err)
+			}
+			for i := range got {
+				if string(got[i]) != string(in.Expected[i]) {
+					t.Fatalf("%s n=%d agent %d: got %s, want %s", tk.ID, n, i, got[i], in.Expected[i])
+				}
+			}
+		}
+	}
+}
+
+// TestSolverErrorsFailHonestly: a prompt the solver does not understand
+// gives null answers, submitted by everyone: the run ends, wrong.
+func TestSolverErrorsFailHonestly(t *testing.T) {
+	in, err := task.Seeded("I-01", 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := gather.Model{Solve: func(prompt string, texts []string) ([]json.RawMessage, error) {
+		return gather.PromptSolver(strings.Replace(prompt, "**Task: Global Max**", "**Task: Something Else**", 1), texts)
+	}}
+	res := play(t, in, proto.Broadcast, false, m.Handle)
+	if res.S != 0 || !res.AllSubmitted {
+		t.Fatalf("S = %v, all submitted %v", res.S, res.AllSubmitted)
+	}
+	if _, err := gather.PromptSolver("no title", []string{"[1]"}); err == nil {
+		t.Error("a prompt without a title was solved")
+	}
+}
+
+// TestPromptSolverAtScale: the official 100-agent instances of a global
+// task with a large answer (III-24's distance map) and a segmented one
+// (II-12): one shared answer travels once, so messages stay within the
+// protocol's size limit.
+func TestPromptSolverAtScale(t *testing.T) {
+	m := gather.Model{Solve: gather.PromptSolver}
+	for _, id := range []string{"III-24", "II-12"} {
+		in, err := task.Official(id, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := play(t, in, proto.Broadcast, false, m.Handle); !res.Success || res.CallErrors != 0 {
+			t.Errorf("%s n=100: S = %v, call errors %d", id, res.S, res.CallErrors)
+		}
+	}
+}

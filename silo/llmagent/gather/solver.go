@@ -1,0 +1,77 @@
+package gather
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/coordbench/coordbench/silo/task"
+)
+
+var (
+	titleRE     = regexp.MustCompile(`(?m)^\*\*Task: (.+?)\*\*[ \t]*$`)
+	centroidsRE = regexp.MustCompile(`(?m)The initial centroids, in order [0-9, ]+, are: (.+)$`)
+)
+
+// PromptTask identifies the task of a prompt by its bold title
+// ("**Task: Global Max**", the task's Name).
+func PromptTask(prompt string) (*task.Task, error) {
+	m := titleRE.FindStringSubmatch(prompt)
+	if m == nil {
+		return nil, fmt.Errorf("gather: no \"**Task: …**\" title in the prompt")
+	}
+	name := strings.TrimSpace(m[1])
+	for _, t := range task.All() {
+		if strings.EqualFold(t.Name, name) {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("gather: unknown task %q", name)
+}
+
+// PromptSolver is a Model.Solve that needs nothing but the text: it finds
+// the task by the prompt's title, reads each shard text back from Python's
+// str() form (task.ParsePyLiteral; a text that is not a list or dict
+// literal is a string shard, shown without quotes), reads the parameters
+// that only the description states (III-25's initial centroids) from the
+// prompt, and calls task.Solve. It understands the prompts this project
+// generates; imported task files with other wording may not be recognised,
+// which gives an error (and a failed run), never a guess.
+func PromptSolver(taskPrompt string, shardTexts []string) ([]json.RawMessage, error) {
+	t, err := PromptTask(taskPrompt)
+	if err != nil {
+		return nil, err
+	}
+	shards := make([]json.RawMessage, len(shardTexts))
+	for i, text := range shardTexts {
+		shards[i], err = shardJSON(text)
+		if err != nil {
+			return nil, fmt.Errorf("gather: shard of agent %d: %w", i, err)
+		}
+	}
+	var params json.RawMessage
+	if t.ID == "III-25" {
+		m := centroidsRE.FindStringSubmatch(taskPrompt)
+		if m == nil {
+			return nil, fmt.Errorf("gather: %s: no initial centroids in the prompt", t.ID)
+		}
+		if params, err = task.ParsePyLiteral(strings.TrimSpace(m[1])); err != nil {
+			return nil, fmt.Errorf("gather: %s: initial centroids: %w", t.ID, err)
+		}
+	}
+	return task.Solve(t, shards, params)
+}
+
+// shardJSON reads a shard text: a list or dict literal, or else the text
+// of a string shard.
+func shardJSON(text string) (json.RawMessage, error) {
+	raw, err := task.ParsePyLiteral(text)
+	if err == nil && len(raw) > 0 && (raw[0] == '[' || raw[0] == '{') {
+		return raw, nil
+	}
+	if strings.HasPrefix(strings.TrimSpace(text), "[") || strings.HasPrefix(strings.TrimSpace(text), "{") {
+		return nil, err // looked like a container but did not parse
+	}
+	return json.Marshal(text)
+}

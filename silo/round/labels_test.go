@@ -1,0 +1,202 @@
+package round
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/task"
+)
+
+// labelTasks: three global tasks (DepAll) and three segmented ones
+// (DepNeighbours, DepPrefix, DepAll).
+var labelTasks = []string{"I-01", "II-13", "III-22", "II-14", "II-20", "III-21"}
+
+// checkLabels checks every agent's labels against want (agents not in want
+// must be correct with no labels) and Result.Failures against the labels.
+func checkLabels(t *testing.T, name string, res *Result, want map[int][]string) {
+	t.Helper()
+	counts := map[string]int{}
+	for i, ar := range res.Agents {
+		w := want[i]
+		if w == nil {
+			w = []string{}
+		}
+		if !slices.Equal(ar.Labels, w) {
+			t.Errorf("%s: agent %d labels %q, want %q (answer %s, seen %v, correct %v)", name, i, ar.Labels, w, ar.Answer, ar.Seen, ar.Correct)
+		}
+		if ar.Correct != (len(w) == 0) {
+			t.Errorf("%s: agent %d correct = %v with expected labels %q", name, i, ar.Correct, w)
+		}
+		for _, l := range w {
+			counts[l]++
+		}
+	}
+	if !maps.Equal(res.Failures, counts) {
+		t.Errorf("%s: failures %v, want %v", name, res.Failures, counts)
+	}
+}
+
+func withConsensus(global bool, labels ...string) []string {
+	if global {
+		labels = append(labels, LabelConsensus)
+	}
+	slices.Sort(labels)
+	return labels
+}
+
+// TestFaultyLabels: faulty agents get exactly the expected failure labels,
+// for each variant, on global and segmented tasks, under each protocol;
+// the reference agents next to them are correct and unlabelled.
+func TestFaultyLabels(t *testing.T) {
+	const n = 4
+	for _, id := range labelTasks {
+		in := seeded(t, id, n, 3)
+		global := !in.Task.Segmented
+		for _, p := range protocols {
+			cases := []struct {
+				name   string
+				faulty map[int]Agent
+				rounds int
+				want   map[int][]string
+			}{
+				{"premature@2", map[int]Agent{2: NewPremature()}, 0,
+					map[int][]string{2: withConsensus(global, LabelPremature)}},
+				{"disagreer@2", map[int]Agent{2: NewDisagreer()}, 0,
+					map[int][]string{2: withConsensus(global, LabelComputation)}},
+				{"disagreer@0", map[int]Agent{0: NewDisagreer()}, 0,
+					map[int][]string{0: withConsensus(global, LabelComputation)}},
+				{"miscompute@3", map[int]Agent{3: NewMiscompute()}, 0,
+					map[int][]string{3: withConsensus(global, LabelComputation)}},
+				// The gatherer misinforms everyone: all wrong, all agree.
+				{"miscompute@0", map[int]Agent{0: NewMiscompute()}, 0, map[int][]string{
+					0: {LabelComputation}, 1: {LabelComputation}, 2: {LabelComputation}, 3: {LabelComputation}}},
+				{"never@1", map[int]Agent{1: neverSubmit{}}, 8,
+					map[int][]string{1: {LabelNoSubmission}}},
+			}
+			for _, c := range cases {
+				name := fmt.Sprintf("%s %s %s", id, p, c.name)
+				res := mustRun(t, Config{Instance: in, Protocol: p, MaxRounds: c.rounds}, NewTeam(n, c.faulty))
+				checkLabels(t, name, res, c.want)
+				if len(res.AgentErrors) != 0 || res.CallErrors != 0 {
+					t.Errorf("%s: agent errors %v, call errors %d", name, res.AgentErrors, res.CallErrors)
+				}
+			}
+		}
+	}
+}
+
+// TestPrematureProvenance: a premature submitter has seen only its own
+// shard; a non-submitter's seen set is its provenance at the end.
+func TestPrematureProvenance(t *testing.T) {
+	in := seeded(t, "I-01", 4, 3)
+	for _, p := range protocols {
+		res := mustRun(t, Config{Instance: in, Protocol: p}, NewTeam(4, map[int]Agent{2: NewPremature()}))
+		if a := res.Agents[2]; !slices.Equal(a.Seen, []int{2}) || a.Round != 1 || !a.Submitted {
+			t.Errorf("%s premature: %+v", p, a)
+		}
+		res = mustRun(t, Config{Instance: in, Protocol: p, MaxRounds: 5}, NewTeam(4, map[int]Agent{1: neverSubmit{}}))
+		if a := res.Agents[1]; a.Submitted || len(a.Seen) == 0 || !slices.Contains(a.Seen, 1) {
+			t.Errorf("%s never submits: %+v", p, a)
+		}
+	}
+}
+
+// TestReferenceProvenance: after a reference run the gatherer has seen
+// every shard, and every other agent has seen (through the answers it
+// read, which carry the gatherer's provenance) every shard its answer
+// depends on — with the star topology, all of them. Nobody is labelled.
+func TestReferenceProvenance(t *testing.T) {
+	for _, id := range labelTasks {
+		for _, n := range []int{1, 2, 5} {
+			in := seeded(t, id, n, 9)
+			all := make([]int, n)
+			for i := range all {
+				all[i] = i
+			}
+			for _, p := range protocols {
+				res := mustRun(t, Config{Instance: in, Protocol: p}, NewReferenceTeam(n))
+				name := fmt.Sprintf("%s N=%d %s", id, n, p)
+				checkPerfect(t, name, res)
+				checkLabels(t, name, res, nil)
+				for i, ar := range res.Agents {
+					if !covers(ar.Seen, in.Deps[i]) {
+						t.Errorf("%s: agent %d seen %v lacks deps %v", name, i, ar.Seen, in.Deps[i])
+					}
+					if !slices.Equal(ar.Seen, all) {
+						t.Errorf("%s: agent %d seen %v, want all %v", name, i, ar.Seen, all)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLabelRules exercises label on hand-built results: segmented tasks
+// never get consensus_failure, a global team that agrees on a wrong answer
+// does not either, and correct agents get nothing even when others differ.
+func TestLabelRules(t *testing.T) {
+	global := seeded(t, "I-01", 3, 1)
+	seg := seeded(t, "II-14", 3, 1)
+	mk := func(in *task.Instance, answers []string, seen [][]int) *Result {
+		res := &Result{Agents: make([]AgentResult, len(answers))}
+		for i, a := range answers {
+			ar := &res.Agents[i]
+			ar.ID = i
+			if a == "" {
+				ar.Answer = json.RawMessage("null")
+				continue
+			}
+			ar.Submitted, ar.Answer, ar.Seen = true, json.RawMessage(a), seen[i]
+			ar.Correct = task.Correct(in.Task, in.Expected[i], ar.Answer)
+		}
+		label(res, in)
+		return res
+	}
+	full := [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}}
+	gold := string(global.Expected[0])
+	wrong := string(Perturb(global.Expected[0]))
+
+	// All agree on a wrong answer: computation errors only.
+	res := mk(global, []string{wrong, wrong, wrong}, full)
+	checkLabels(t, "agree wrong", res, map[int][]string{0: {LabelComputation}, 1: {LabelComputation}, 2: {LabelComputation}})
+	// One differs: it alone is labelled; the correct ones are not.
+	res = mk(global, []string{gold, wrong, gold}, [][]int{{0, 1, 2}, {1}, {0, 1, 2}})
+	checkLabels(t, "one differs", res, map[int][]string{1: {LabelConsensus, LabelPremature}})
+	// Normalisation: " 5 " and 5 are the same answer to the S rule.
+	res = mk(global, []string{wrong, `"` + wrong + ` "`, ""}, full)
+	checkLabels(t, "normalised", res, map[int][]string{0: {LabelComputation}, 1: {LabelComputation}, 2: {LabelNoSubmission}})
+
+	// Segmented: different answers are expected; no consensus label. Agent
+	// 0 depends on {0, 1} only (neighbours).
+	a0, a1 := string(Perturb(seg.Expected[0])), string(seg.Expected[1])
+	res = mk(seg, []string{a0, a1, ""}, [][]int{{0, 1}, {1}, nil})
+	checkLabels(t, "segmented", res, map[int][]string{0: {LabelComputation}, 2: {LabelNoSubmission}})
+	res = mk(seg, []string{a0, a1, ""}, [][]int{{0}, {1}, nil})
+	checkLabels(t, "segmented premature", res, map[int][]string{0: {LabelPremature}, 2: {LabelNoSubmission}})
+}
+
+func TestFailuresJSON(t *testing.T) {
+	in := seeded(t, "I-01", 3, 2)
+	res := mustRun(t, Config{Instance: in, Protocol: proto.P2P}, NewTeam(3, map[int]Agent{1: NewDisagreer()}))
+	b, _ := json.Marshal(res)
+	var m struct {
+		Failures map[string]int `json:"failures"`
+		Agents   []struct {
+			Seen   []int    `json:"seen"`
+			Labels []string `json:"labels"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Failures[LabelConsensus] != 1 || m.Failures[LabelComputation] != 1 || len(m.Failures) != 2 {
+		t.Errorf("failures %v", m.Failures)
+	}
+	if len(m.Agents) != 3 || m.Agents[0].Labels == nil || len(m.Agents[0].Labels) != 0 || len(m.Agents[1].Labels) != 2 || len(m.Agents[2].Seen) != 3 {
+		t.Errorf("agents %s", b)
+	}
+}

@@ -1,0 +1,448 @@
+// Package round is SILO-BENCH's synchronous round scheduler: it runs a team
+// of agents over one task instance and one communication protocol
+// (package proto), round by round, and scores the submissions (package
+// task). It also holds the scripted reference agent (Reference), which
+// solves every task under every protocol.
+//
+// Turn model (as published): in each round every agent that has not yet
+// submitted takes exactly one turn, a sequence of tool calls made through
+// its Turn; the calls run in order until the first wait or submit_result.
+// A per-turn cap (Config.MaxCallsPerTurn) ends runaway turns; capped turns
+// are counted. The run ends when every agent has submitted or after
+// Config.MaxRounds rounds; agents that never submitted score as wrong.
+//
+// Agents of a round run concurrently, one goroutine each. The outcome does
+// not depend on timing: proto.Store makes writes of round t visible only
+// from round t+1 and applies order-dependent effects in (agent id, call
+// sequence) order, and Run collects per-agent outcomes into slots indexed
+// by agent id. An agent that is itself deterministic (a function of what
+// its calls return) therefore yields the same Result, byte for byte, and
+// the same tool-call log on every run. Failed agents get provenance-based
+// failure labels (labels.go); faulty.go holds faulty reference variants.
+// See docs/silo-rounds.md.
+package round
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/task"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxRounds       = 100 // the published max_rounds default
+	DefaultMaxCallsPerTurn = 20
+)
+
+// Agent plays one agent of a run: each round it takes one turn, a sequence
+// of tool calls made through the Turn, until it calls wait or
+// submit_result (or hits the per-turn cap). Returning without ending the
+// turn ends it silently (an implicit wait, not logged). Returning an error
+// or panicking ends the agent for the rest of the run without a
+// submission (recorded in Result.AgentErrors).
+//
+// Each agent gets its own Turn per round; Turn methods must be called from
+// the goroutine running Turn only.
+type Agent interface {
+	Turn(ctx context.Context, t *Turn) error
+}
+
+// Errors returned by Turn.Call.
+var (
+	// ErrTurnOver: the turn already ended (wait, submit_result, or the cap);
+	// the call was not executed.
+	ErrTurnOver = errors.New("round: turn is over")
+	// ErrCapped: this call would exceed the per-turn cap; it was not
+	// executed and the turn is over.
+	ErrCapped = errors.New("round: per-turn call cap reached")
+)
+
+// errRunaway is panicked by Call when an agent keeps calling long after its
+// turn ended; Run recovers it and records the agent as failed.
+type errRunaway struct{}
+
+// Turn is one agent's turn in one round.
+type Turn struct {
+	Round    int             // 1-based round number
+	ID       int             // agent id, 0..N-1
+	N        int             // team size
+	Protocol proto.Protocol  // the run's protocol
+	Shard    json.RawMessage // the agent's input shard (compact JSON)
+	Task     *task.Task      // the task (id, level, output type, ...)
+	// Params holds the task parameters stated only in the description
+	// (III-25's initial centroids), as in task.Instance.Params.
+	Params json.RawMessage
+	// MaxCalls is the per-turn cap on calls; MaxContentBytes the largest
+	// message, file content or answer the store accepts.
+	MaxCalls        int
+	MaxContentBytes int
+
+	ctx    context.Context
+	store  *proto.Store
+	calls  int // executed calls
+	over   bool
+	capped bool
+	after  int // calls attempted after the turn was over
+}
+
+// Calls returns the number of calls executed in this turn.
+func (t *Turn) Calls() int { return t.calls }
+
+// Remaining returns how many more calls this turn may execute.
+func (t *Turn) Remaining() int {
+	if t.over {
+		return 0
+	}
+	return t.MaxCalls - t.calls
+}
+
+// Over reports whether the turn has ended.
+func (t *Turn) Over() bool { return t.over }
+
+// Call executes one tool call and returns its result (compact JSON) and
+// whether the turn is over. args is marshalled to a JSON object (a
+// json.RawMessage or []byte is passed as is; nil means no arguments).
+// Protocol-level problems (unknown tool, bad arguments) are not Go errors:
+// they come back as an {"error": ...} result, as the published engine
+// does. A Go error means the call was not executed: ErrTurnOver, ErrCapped,
+// the context's error, or an args marshalling error.
+func (t *Turn) Call(tool string, args any) (json.RawMessage, bool, error) {
+	if t.over {
+		t.after++
+		if t.after > t.MaxCalls+1 {
+			panic(errRunaway{})
+		}
+		return nil, true, ErrTurnOver
+	}
+	if err := t.ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if t.calls >= t.MaxCalls {
+		t.over, t.capped = true, true
+		return nil, true, ErrCapped
+	}
+	var raw json.RawMessage
+	switch a := args.(type) {
+	case nil:
+		raw = json.RawMessage(`{}`)
+	case json.RawMessage:
+		raw = a
+	case []byte:
+		raw = a
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, false, fmt.Errorf("round: %s arguments: %w", tool, err)
+		}
+		raw = b
+	}
+	t.calls++
+	res, done := t.store.Call(t.ID, tool, raw)
+	if done {
+		t.over = true
+	}
+	return res, done, nil
+}
+
+// Config describes one run.
+type Config struct {
+	Instance *task.Instance
+	Protocol proto.Protocol
+	// MaxRounds is the round cap (default DefaultMaxRounds).
+	MaxRounds int
+	// MaxCallsPerTurn bounds the calls of one turn (default
+	// DefaultMaxCallsPerTurn); a turn that tries one more is ended and
+	// counted in Result.CappedTurns.
+	MaxCallsPerTurn int
+	// DB is the SQLite path of the run database (must not hold a run);
+	// empty means ":memory:".
+	DB string
+	// Options bounds tool-call contents (proto defaults if zero).
+	Options proto.Options
+	// OnEnd, if set, is called with the run's store after the last round,
+	// before it is closed (to export the tool-call log, say).
+	OnEnd func(*proto.Store) error
+}
+
+// AgentResult is one agent's outcome.
+type AgentResult struct {
+	ID          int             `json:"agent_id"`
+	Submitted   bool            `json:"submitted"`
+	Answer      json.RawMessage `json:"answer"` // null when not submitted
+	Round       int             `json:"round"`  // round of submission, 0 if none
+	Correct     bool            `json:"correct"`
+	Partial     float64         `json:"partial"`
+	PartialFine float64         `json:"partial_fine"`
+	Calls       int             `json:"calls"`        // tool calls executed
+	CappedTurns int             `json:"capped_turns"` // turns ended by the cap
+	Error       string          `json:"error,omitempty"`
+	// Seen is the agent's provenance set (sorted shard indices) when it
+	// submitted; for a non-submitter, at the end of the run.
+	Seen []int `json:"seen"`
+	// Labels are the failure labels of an agent that is not correct
+	// (sorted; see Label*); empty for a correct agent.
+	Labels []string `json:"labels"`
+	// Usage is the agent's model usage (model-backed agents only).
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// AgentError records an agent that returned an error or panicked.
+type AgentError struct {
+	Round int    `json:"round"`
+	Agent int    `json:"agent_id"`
+	Error string `json:"error"`
+	Panic bool   `json:"panic"`
+}
+
+// Result is a run's outcome, ready to be written as result.json.
+type Result struct {
+	Task            string         `json:"task"`
+	Mode            string         `json:"mode"`
+	Seed            uint64         `json:"seed,omitempty"`
+	N               int            `json:"n"`
+	Protocol        proto.Protocol `json:"protocol"`
+	MaxRounds       int            `json:"max_rounds"`
+	MaxCallsPerTurn int            `json:"max_calls_per_turn"`
+
+	Agents []AgentResult `json:"agents"`
+
+	S            float64 `json:"S"`       // fraction of agents correct
+	Success      bool    `json:"success"` // S == 1
+	P            float64 `json:"P"`       // mean Partial over all N (0 for non-submitters)
+	PFine        float64 `json:"P_fine"`  // mean PartialFine over all N
+	AllSubmitted bool    `json:"all_submitted"`
+	Rounds       int     `json:"rounds"` // rounds run
+
+	ToolCalls   int            `json:"tool_calls"`
+	CallsByTool map[string]int `json:"calls_by_tool"`
+	CallErrors  int            `json:"call_errors"` // calls rejected by the store
+	Messages    int            `json:"messages"`    // successful sends / broadcasts
+	Bytes       int64          `json:"bytes"`       // content bytes sent or written
+	D           float64        `json:"D"`           // the published code's density
+	DReads      *float64       `json:"D_reads,omitempty"`
+	CappedTurns int            `json:"capped_turns"`
+	AgentErrors []AgentError   `json:"agent_errors"`
+	// Failures counts the agents carrying each failure label (an agent
+	// with two labels counts under both).
+	Failures map[string]int `json:"failures"`
+
+	// Usage sums the agents' model usage, and C and CCode are the token
+	// cost in the paper's and the published code's form (usage.go). All
+	// three are absent when no agent calls a model.
+	Usage *Usage   `json:"usage,omitempty"`
+	C     *float64 `json:"C,omitempty"`
+	CCode *float64 `json:"C_code,omitempty"`
+}
+
+// Run plays agents (one per shard of cfg.Instance) until all have submitted
+// or the round cap, and scores the submissions. It returns an error only
+// for a bad configuration, a store failure, a cancelled context or an
+// agent error wrapping ErrAbort; other agent errors and panics are
+// recorded in the Result.
+func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
+	in := cfg.Instance
+	if in == nil || in.Task == nil {
+		return nil, errors.New("round: Config.Instance is nil")
+	}
+	n := in.N
+	if n < 1 || len(in.Shards) != n || len(in.Expected) != n {
+		return nil, fmt.Errorf("round: instance has N=%d, %d shards, %d answers", n, len(in.Shards), len(in.Expected))
+	}
+	if len(agents) != n {
+		return nil, fmt.Errorf("round: %d agents for N=%d", len(agents), n)
+	}
+	for i, a := range agents {
+		if a == nil {
+			return nil, fmt.Errorf("round: agent %d is nil", i)
+		}
+	}
+	if cfg.MaxRounds <= 0 {
+		cfg.MaxRounds = DefaultMaxRounds
+	}
+	if cfg.MaxCallsPerTurn <= 0 {
+		cfg.MaxCallsPerTurn = DefaultMaxCallsPerTurn
+	}
+	db := cfg.DB
+	if db == "" {
+		db = ":memory:"
+	}
+	st, err := proto.Open(db, cfg.Protocol, n, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	maxContent := cfg.Options.MaxContentBytes
+	if maxContent <= 0 {
+		maxContent = 64 << 10 // proto's default
+	}
+
+	res := &Result{
+		Task: in.Task.ID, Mode: in.Mode, N: n, Protocol: cfg.Protocol,
+		MaxRounds: cfg.MaxRounds, MaxCallsPerTurn: cfg.MaxCallsPerTurn,
+		Agents: make([]AgentResult, n), AgentErrors: []AgentError{},
+	}
+	if in.Mode == task.ModeSeeded {
+		res.Seed = in.Seed
+	}
+	ended := make([]bool, n) // failed agents: no more turns
+	type outcome struct {
+		calls   int
+		capped  bool
+		err     error
+		panic   bool
+		stopped bool
+	}
+	outs := make([]outcome, n)
+
+	rounds := 0
+	for r := 1; r <= cfg.MaxRounds; r++ {
+		var active []int
+		for i := range n {
+			if _, ok := st.Submitted(i); !ok && !ended[i] {
+				active = append(active, i)
+			}
+		}
+		if len(active) == 0 {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := st.BeginRound(r); err != nil {
+			return nil, err
+		}
+		rounds = r
+		var wg sync.WaitGroup
+		for _, i := range active {
+			t := &Turn{
+				Round: r, ID: i, N: n, Protocol: cfg.Protocol, Shard: in.Shards[i],
+				Task: in.Task, Params: in.Params, MaxCalls: cfg.MaxCallsPerTurn,
+				MaxContentBytes: maxContent, ctx: ctx, store: st,
+			}
+			wg.Add(1)
+			go func(i int, t *Turn) {
+				defer wg.Done()
+				o := outcome{}
+				defer func() {
+					if p := recover(); p != nil {
+						o.panic, o.stopped = true, true
+						if _, ok := p.(errRunaway); ok {
+							o.err = fmt.Errorf("runaway: more than %d calls after the turn ended", t.MaxCalls+1)
+						} else {
+							o.err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+						}
+					}
+					o.calls, o.capped = t.calls, t.capped
+					outs[i] = o // each goroutine writes only its own slot
+				}()
+				if err := agents[i].Turn(ctx, t); err != nil {
+					o.err, o.stopped = err, true
+				}
+			}(i, t)
+		}
+		wg.Wait()
+		if err := st.EndRound(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, i := range active { // agent id order
+			if o := outs[i]; o.stopped && !o.panic && errors.Is(o.err, ErrAbort) {
+				return nil, fmt.Errorf("round %d, agent %d: %w", r, i, o.err)
+			}
+		}
+		for _, i := range active { // agent id order
+			o := outs[i]
+			ar := &res.Agents[i]
+			ar.Calls += o.calls
+			if o.capped {
+				ar.CappedTurns++
+				res.CappedTurns++
+			}
+			if o.stopped {
+				ended[i] = true
+				msg := o.err.Error()
+				if o.panic {
+					msg = firstLine(msg)
+				}
+				ar.Error = msg
+				res.AgentErrors = append(res.AgentErrors, AgentError{Round: r, Agent: i, Error: msg, Panic: o.panic})
+			}
+			outs[i] = outcome{}
+		}
+	}
+	res.Rounds = rounds
+	score(res, in, st)
+	cost(res, agents)
+	if cfg.OnEnd != nil {
+		if err := cfg.OnEnd(st); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func firstLine(s string) string {
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// score fills the per-agent answers and scores and the run metrics.
+func score(res *Result, in *task.Instance, st *proto.Store) {
+	n := in.N
+	correct := 0
+	var p, pf float64
+	res.AllSubmitted = true
+	for i := range n {
+		ar := &res.Agents[i]
+		ar.ID = i
+		ar.Answer = json.RawMessage("null")
+		ar.Labels = []string{}
+		sub, ok := st.Submission(i)
+		if !ok {
+			res.AllSubmitted = false
+			ar.Seen = st.Seen(i)
+			continue
+		}
+		ar.Submitted, ar.Answer, ar.Round, ar.Seen = true, sub.Answer, sub.Round, sub.Seen
+		ar.Correct = task.Correct(in.Task, in.Expected[i], sub.Answer)
+		ar.Partial = task.Partial(in.Task, in.Expected[i], sub.Answer)
+		ar.PartialFine = task.PartialFine(in.Task, in.Expected[i], sub.Answer)
+		if ar.Correct {
+			correct++
+		}
+		p += ar.Partial
+		pf += ar.PartialFine
+	}
+	res.S = float64(correct) / float64(n)
+	res.Success = correct == n
+	res.P = p / float64(n)
+	res.PFine = pf / float64(n)
+	label(res, in)
+
+	c := st.Counts()
+	res.CallsByTool = map[string]int{}
+	for k, v := range c.Total.Calls {
+		res.CallsByTool[k] = v
+		res.ToolCalls += v
+	}
+	res.CallErrors = c.Total.Errors
+	res.Messages = c.Total.MessagesSent
+	res.Bytes = c.Total.BytesSent
+	res.D = c.D()
+	if c.Protocol == proto.SFS {
+		d := c.DReads()
+		res.DReads = &d
+	}
+}

@@ -1,0 +1,125 @@
+package suite
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/round"
+	"github.com/coordbench/coordbench/silo/task"
+)
+
+// AgentLLM is the agent kind of LLM agents (Options.Agent, Case.Agent).
+const AgentLLM = "llm"
+
+// LLMAgent configures the LLM agents of a suite or run: the agent
+// configuration with its model client, and the settings that identify the
+// model's behaviour (recorded in every manifest, so that a suite directory
+// never mixes runs of different models or settings).
+type LLMAgent struct {
+	Config llmagent.Config // Config.Model is the client
+	// Model is the model name; BaseURL, Temperature, MaxTokens and Seed
+	// are the client settings that change replies.
+	Model       string
+	BaseURL     string
+	Temperature float64
+	MaxTokens   int
+	Seed        *int64
+}
+
+// LLMManifest is the LLM part of a run's manifest.
+type LLMManifest struct {
+	Model         string            `json:"model"`
+	BaseURL       string            `json:"base_url"`
+	Temperature   float64           `json:"temperature"`
+	MaxTokens     int               `json:"max_tokens"`
+	Seed          *int64            `json:"seed,omitempty"`
+	ToolFormat    string            `json:"tool_format"` // xml or native
+	Scaffold      llmagent.Scaffold `json:"scaffold"`
+	ContextBudget int64             `json:"context_budget"`
+	ReplyReserve  int64             `json:"reply_reserve"`
+}
+
+func (l *LLMAgent) manifest() *LLMManifest {
+	c := l.Config
+	if c.ReplyReserve == 0 {
+		c.ReplyReserve = llmagent.DefaultReplyReserve
+	}
+	return &LLMManifest{Model: l.Model, BaseURL: l.BaseURL, Temperature: l.Temperature, MaxTokens: l.MaxTokens,
+		Seed: l.Seed, ToolFormat: l.toolFormat(), Scaffold: c.Scaffold, ContextBudget: c.ContextBudget,
+		ReplyReserve: c.ReplyReserve}
+}
+
+func (l *LLMAgent) toolFormat() string {
+	if l.Config.Native {
+		return "native"
+	}
+	return "xml"
+}
+
+// Label names the LLM agents in case ids, summaries and aggregates:
+// llm-<model>, then +<scaffold> for each scaffold on, then +native for
+// native function calling. Characters other than letters, digits, '.',
+// '_' and '-' in the model name become '-', and then the name gets a short
+// hash of the original (llm-org-model-v1-1a2b3c), so that names differing
+// only in those characters never share a label.
+func (l *LLMAgent) Label() string {
+	var b strings.Builder
+	b.WriteString(AgentLLM + "-")
+	changed := false
+	for _, r := range l.Model {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+			changed = true
+		}
+	}
+	if changed {
+		h := fnv.New32a()
+		h.Write([]byte(l.Model))
+		fmt.Fprintf(&b, "-%06x", h.Sum32()&0xffffff)
+	}
+	if sc := l.Config.Scaffold.String(); sc != "none" {
+		b.WriteString("+" + strings.ReplaceAll(sc, ",", "+"))
+	}
+	if l.Config.Native {
+		b.WriteString("+native")
+	}
+	return b.String()
+}
+
+// Players says which agents play a run: a scripted team by name, or the
+// LLM agents (Kind AgentLLM, LLM set).
+type Players struct {
+	Kind string
+	LLM  *LLMAgent
+}
+
+// Label is the agent label of the players' runs.
+func (p Players) Label() string {
+	if p.Kind == AgentLLM && p.LLM != nil {
+		return p.LLM.Label()
+	}
+	return p.Kind
+}
+
+// team builds the agents of one run, and the hook that writes their logs
+// into dir (nil for scripted teams).
+func (p Players) team(in *task.Instance, pr proto.Protocol, dir string) ([]round.Agent, func(*proto.Store) error, error) {
+	if p.Kind != AgentLLM {
+		a, err := round.NewTeamByName(p.Kind, in.N)
+		return a, nil, err
+	}
+	if p.LLM == nil || p.LLM.Config.Model == nil {
+		return nil, nil, fmt.Errorf("agent %s needs a model (--llm-model and --llm-base-url)", AgentLLM)
+	}
+	t, err := llmagent.NewTeam(in, pr, p.LLM.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.Agents(), func(st *proto.Store) error { return t.WriteLogs(dir, st) }, nil
+}

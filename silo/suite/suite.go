@@ -1,0 +1,346 @@
+// Package suite runs SILO-BENCH suites: every case (task × N × protocol ×
+// agent × seed) on a pool of workers, each into its own run directory
+// written atomically, resumable, with a per-run summary and aggregate
+// tables (S, P, D by level × N × protocol, and RCC against the N = 1
+// baseline). Its design mirrors the scheduling benchmark's suites
+// (desbench): case ids, temp dir + rename, manifest-matching resume.
+package suite
+
+import (
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/round"
+	"github.com/coordbench/coordbench/silo/task"
+)
+
+// Files and directories of a suite directory.
+const (
+	RunsDir         = "runs"
+	FileResult      = "result.json"
+	FileDB          = "run.db"
+	FileCalls       = "calls.jsonl"
+	FileManifest    = "manifest.json"
+	FileSummary     = "summary.csv"
+	FileAggregate   = "aggregate.csv"
+	FileAggregateMD = "aggregate.md"
+	tmpPrefix       = ".tmp-"
+)
+
+// Agents are the agent kinds a suite can run.
+var Agents = round.TeamNames
+
+// Protocols are the protocols, in their canonical order.
+var Protocols = []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS}
+
+// Options describe a suite, as given on the command line.
+type Options struct {
+	Levels    string // comma list of I, II, III (or 1, 2, 3); "all"
+	Tasks     string // comma list of task ids; replaces Levels when set
+	Agents    string // comma list of N
+	Protocols string // comma list of p2p, broadcast, sfs; "all"
+	Agent     string // comma list of agent kinds (reference, tree, chain)
+	Mode      string // seeded (default) or official
+	Seeds     string // seeded runs (official mode: its N = 1 baseline): comma list of seeds or ranges a-b (default "1")
+	MaxRounds int    // round cap (default round.DefaultMaxRounds)
+	// MaxCallsPerTurn caps the tool calls of one turn (default
+	// round.DefaultMaxCallsPerTurn).
+	MaxCallsPerTurn int
+	// NoBaseline: do not add the N = 1 runs that RCC needs when Agents
+	// lacks 1 (seeded instances, in official mode too: there are no
+	// official N = 1 instances).
+	NoBaseline bool
+	// LLM configures agent kind "llm" (required when Agent lists it).
+	LLM *LLMAgent
+}
+
+// Case is one run of a suite.
+type Case struct {
+	ID       string
+	Task     *task.Task
+	N        int
+	Protocol proto.Protocol
+	Agent    string // the agent label (Players.Label): reference, tree, chain, llm-<model>[+…]
+	Players  Players
+	Mode     string
+	Seed     uint64 // 0 in official mode
+	Limits   Limits
+}
+
+// Limits are the round and per-turn caps of a run.
+type Limits struct {
+	MaxRounds       int
+	MaxCallsPerTurn int
+}
+
+// Suite is a resolved suite: its cases in a fixed order.
+type Suite struct {
+	Options Options
+	Cases   []Case
+}
+
+// Version is the tool version recorded in manifests.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0-dev"
+}
+
+// LevelName is the roman numeral of a task level.
+func LevelName(l int) string {
+	switch l {
+	case 1:
+		return "I"
+	case 2:
+		return "II"
+	case 3:
+		return "III"
+	}
+	return strconv.Itoa(l)
+}
+
+// CaseID is <task>__n<N>__<protocol>__<agent>__<seeded-s<seed>|official>.
+func CaseID(taskID string, n int, p proto.Protocol, agent, mode string, seed uint64) string {
+	m := mode
+	if mode == task.ModeSeeded {
+		m = fmt.Sprintf("seeded-s%d", seed)
+	}
+	return fmt.Sprintf("%s__n%d__%s__%s__%s", taskID, n, p, agent, m)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Resolve checks the options and builds the suite's cases. Every problem
+// (unknown level, task, protocol or agent, an N the mode does not allow)
+// is reported here, before anything runs.
+func Resolve(opt Options) (*Suite, error) {
+	if opt.Mode == "" {
+		opt.Mode = task.ModeSeeded
+	}
+	if opt.Mode != task.ModeSeeded && opt.Mode != task.ModeOfficial {
+		return nil, fmt.Errorf("--mode: want seeded or official (got %q)", opt.Mode)
+	}
+	if opt.Agent == "" {
+		opt.Agent = "reference"
+	}
+	if opt.Seeds == "" {
+		opt.Seeds = "1"
+	}
+	if opt.MaxRounds <= 0 {
+		opt.MaxRounds = round.DefaultMaxRounds
+	}
+	if opt.MaxCallsPerTurn <= 0 {
+		opt.MaxCallsPerTurn = round.DefaultMaxCallsPerTurn
+	}
+	tasks, err := resolveTasks(opt.Levels, opt.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := resolveAgents(opt.Agents)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Mode == task.ModeOfficial {
+		for _, n := range ns {
+			if !slices.Contains(task.OfficialCounts, n) {
+				return nil, fmt.Errorf("--agents: official instances exist for N in %v, not %d (use --mode seeded)", task.OfficialCounts, n)
+			}
+		}
+	}
+	// The RCC baseline: N = 1 runs, seeded (official mode has no N = 1
+	// instances, so its baseline runs on seeded ones of the same tasks).
+	baseline := !opt.NoBaseline && !slices.Contains(ns, 1)
+	if baseline {
+		ns = append([]int{1}, ns...)
+	}
+	protos, err := resolveProtocols(opt.Protocols)
+	if err != nil {
+		return nil, err
+	}
+	var agents []string
+	for _, a := range split(opt.Agent) {
+		if !slices.Contains(Agents, a) && a != AgentLLM {
+			return nil, fmt.Errorf("--agent: want %s or %s (got %q)", strings.Join(Agents, ", "), AgentLLM, a)
+		}
+		if a == AgentLLM && (opt.LLM == nil || opt.LLM.Config.Model == nil) {
+			return nil, fmt.Errorf("--agent %s needs a model: set --llm-model and --llm-base-url", AgentLLM)
+		}
+		if !slices.Contains(agents, a) {
+			agents = append(agents, a)
+		}
+	}
+	if len(agents) == 0 {
+		return nil, fmt.Errorf("--agent: empty")
+	}
+	seeds, err := resolveSeeds(opt.Seeds)
+	if err != nil {
+		return nil, err
+	}
+	// modeOf gives the instance mode and seeds of the runs with n agents.
+	modeOf := func(n int) (string, []uint64) {
+		if opt.Mode == task.ModeOfficial && !(baseline && n == 1) {
+			return task.ModeOfficial, []uint64{0}
+		}
+		return task.ModeSeeded, seeds
+	}
+	for _, t := range tasks {
+		for _, n := range ns {
+			if m, _ := modeOf(n); m == task.ModeSeeded && n > t.MaxAgents() {
+				return nil, fmt.Errorf("--agents: task %s takes at most %d agents (got %d)", t.ID, t.MaxAgents(), n)
+			}
+		}
+	}
+	s := &Suite{Options: opt}
+	for _, t := range tasks {
+		for _, n := range ns {
+			mode, nSeeds := modeOf(n)
+			for _, p := range protos {
+				for _, a := range agents {
+					pl := Players{Kind: a}
+					if a == AgentLLM {
+						pl.LLM = opt.LLM
+					}
+					for _, seed := range nSeeds {
+						s.Cases = append(s.Cases, Case{
+							ID: CaseID(t.ID, n, p, pl.Label(), mode, seed), Task: t, N: n, Protocol: p,
+							Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
+							Limits: Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn},
+						})
+					}
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+func resolveTasks(levels, ids string) ([]*task.Task, error) {
+	all := task.All()
+	if strings.TrimSpace(ids) != "" {
+		var out []*task.Task
+		for _, id := range split(ids) {
+			t, err := task.Lookup(id)
+			if err != nil {
+				return nil, fmt.Errorf("--tasks: %w", err)
+			}
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+		// Keep the canonical task order whatever the list order.
+		sort.SliceStable(out, func(i, j int) bool { return slices.Index(all, out[i]) < slices.Index(all, out[j]) })
+		return out, nil
+	}
+	want := map[int]bool{}
+	if l := strings.TrimSpace(levels); l == "" || strings.EqualFold(l, "all") {
+		want = map[int]bool{1: true, 2: true, 3: true}
+	} else {
+		for _, f := range split(levels) {
+			switch strings.ToUpper(f) {
+			case "I", "1":
+				want[1] = true
+			case "II", "2":
+				want[2] = true
+			case "III", "3":
+				want[3] = true
+			default:
+				return nil, fmt.Errorf("--levels: unknown level %q (want I, II, III)", f)
+			}
+		}
+	}
+	var out []*task.Task
+	for _, t := range all {
+		if want[t.Level] {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--levels: no tasks")
+	}
+	return out, nil
+}
+
+func resolveAgents(spec string) ([]int, error) {
+	var ns []int
+	for _, f := range split(spec) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--agents: want positive integers (got %q)", f)
+		}
+		if !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) == 0 {
+		return nil, fmt.Errorf("--agents: empty")
+	}
+	slices.Sort(ns)
+	return ns, nil
+}
+
+func resolveProtocols(spec string) ([]proto.Protocol, error) {
+	if s := strings.TrimSpace(spec); s == "" || strings.EqualFold(s, "all") {
+		return slices.Clone(Protocols), nil
+	}
+	want := map[proto.Protocol]bool{}
+	for _, f := range split(spec) {
+		p := proto.Protocol(strings.ToLower(f))
+		if !slices.Contains(Protocols, p) {
+			return nil, fmt.Errorf("--protocols: unknown protocol %q (want p2p, broadcast, sfs)", f)
+		}
+		want[p] = true
+	}
+	var out []proto.Protocol
+	for _, p := range Protocols {
+		if want[p] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func resolveSeeds(spec string) ([]uint64, error) {
+	var out []uint64
+	add := func(s uint64) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, f := range split(spec) {
+		if a, b, ok := strings.Cut(f, "-"); ok {
+			lo, err1 := strconv.ParseUint(a, 10, 64)
+			hi, err2 := strconv.ParseUint(b, 10, 64)
+			if err1 != nil || err2 != nil || hi < lo || hi-lo > 10000 {
+				return nil, fmt.Errorf("--seeds: bad range %q", f)
+			}
+			for s := lo; s <= hi; s++ {
+				add(s)
+			}
+			continue
+		}
+		s, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seeds: bad seed %q", f)
+		}
+		add(s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--seeds: empty")
+	}
+	slices.Sort(out)
+	return out, nil
+}

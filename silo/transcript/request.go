@@ -1,0 +1,61 @@
+package transcript
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/coordbench/coordbench/silo/llmagent"
+)
+
+// WriteRequest prints the exact messages agent sent to the model in its
+// call of round r, rebuilt from the run's turn log (llmagent.Conversation):
+// one block per message with its role, tool calls and answered call id.
+// Contents are clipped to opt.Width unless opt.Full.
+func WriteRequest(w io.Writer, dir string, agent, r int, opt Options) error {
+	if opt.Width <= 0 {
+		opt.Width = DefaultWidth
+	}
+	path := filepath.Join(dir, FileTurns)
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s: %w (the full request exists only for LLM runs)", path, err)
+	}
+	var recs []llmagent.TurnRecord
+	err := scanJSONL(path, func(line []byte) (bool, error) {
+		var t llmagent.TurnRecord
+		if err := json.Unmarshal(line, &t); err != nil {
+			return false, err
+		}
+		if t.Round > r {
+			return true, nil
+		}
+		if t.Agent == agent {
+			recs = append(recs, t)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	msgs, err := llmagent.Conversation(recs, agent, r)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	p := &printer{w: bw, opt: opt}
+	p.printf("agent %d, round %d: %d messages sent\n", agent, r, len(msgs))
+	for k, m := range msgs {
+		head := fmt.Sprintf("[%d %s", k, m.Role)
+		if m.ToolCallID != "" {
+			head += " for " + m.ToolCallID
+		}
+		p.block(head+"] ", m.Content)
+		for _, c := range m.ToolCalls {
+			p.printf("    call %s %s(%s)\n", c.ID, c.Name, p.clip(c.Arguments))
+		}
+	}
+	return bw.Flush()
+}
