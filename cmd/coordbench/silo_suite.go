@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"runtime"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/llm"
@@ -37,6 +34,8 @@ and write, into --out:
   aggregate.md         the same as a Markdown table (also printed)
   runs/<case_id>/      result.json, run.db, calls.jsonl, manifest.json (and
                        turns.jsonl, timing.jsonl for LLM agents)
+  failed/<case_id>/    the partial files and error.txt of a run that failed
+                       (a model outage, say); it runs again next time
 
 Case ids read <task>__n<N>__<protocol>__<agent>__seeded-s<seed> (or
 __official), e.g. I-01__n10__p2p__reference__seeded-s1; LLM agents are
@@ -47,7 +46,8 @@ don't); official mode has no N = 1 instances, so its baseline runs on
 seeded ones of the same tasks (--seeds).
 Running the same command again resumes: finished runs whose manifest
 matches are kept. On Ctrl-C no new run starts, the summary of the finished
-runs is written, and the exit code is 1.`,
+runs is written, and the exit code is 1; a second Ctrl-C abandons the runs
+in flight.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if workers < 1 {
@@ -97,7 +97,11 @@ func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int, s
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, done := interruptible(cmd, "runs")
 	defer done()
-	p := &siloProgress{w: stderr, workers: workers, stats: stats}
+	var status func() string
+	if stats != nil {
+		status = stats.String
+	}
+	p := newSuiteDisplay(stderr, "silo suite", "runs", workers, status)
 	rep, err := suite.Run(ctx, s, dir, suite.RunOptions{Workers: workers, Progress: p.update})
 	p.finish()
 	if err != nil {
@@ -105,87 +109,15 @@ func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int, s
 	}
 	fmt.Fprintln(stdout)
 	suite.WriteAggregateTable(stdout, rep.Aggregate)
-	fmt.Fprintf(stdout, "\n%d runs: %d run now, %d already done", len(s.Cases), rep.Ran, rep.Skip)
-	if len(rep.Failures) > 0 {
-		fmt.Fprintf(stdout, ", %d failed", len(rep.Failures))
-	}
-	fmt.Fprintf(stdout, "\nsummary:   %s\naggregate: %s (and .md)\nruns:      %s\n",
-		filepath.Join(dir, suite.FileSummary), filepath.Join(dir, suite.FileAggregate),
-		filepath.Join(dir, suite.RunsDir)+string(filepath.Separator))
 	for _, f := range rep.Failures {
 		fmt.Fprintf(stderr, "failed: %s: %s\n", f.Case.ID, f.Err)
 	}
-	if rep.Interrupted {
-		return fmt.Errorf("interrupted: %d of %d runs done, summary written to %s; run the same command again to resume",
-			len(rep.Cases), len(s.Cases), dir)
-	}
-	if len(rep.Failures) > 0 {
-		return fmt.Errorf("%d run(s) failed; they run again on the next run", len(rep.Failures))
-	}
-	return nil
-}
-
-// siloProgress shows a suite's progress: a bar on a terminal, a plain
-// line every few seconds otherwise.
-type siloProgress struct {
-	w       io.Writer
-	workers int
-	stats   *llm.Stats // the model endpoint's counters (LLM agents), or nil
-	bar     *progressbar.ProgressBar
-	last    suite.Progress
-	printed time.Time
-}
-
-func (p *siloProgress) update(s suite.Progress) {
-	p.last = s
-	if s.Last == nil {
-		fmt.Fprintf(p.w, "silo suite: %d runs, %d already done, %d to run on %d worker(s)\n", s.Total, s.Skipped, s.ToRun, p.workers)
-		if s.ToRun > 0 && isTerminal(p.w) {
-			p.bar = progressbar.NewOptions(s.ToRun,
-				progressbar.OptionSetWriter(p.w),
-				progressbar.OptionSetDescription("silo suite"),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetElapsedTime(true),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionShowElapsedTimeOnFinish(),
-				progressbar.OptionSetWidth(30),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
-			)
-			p.bar.RenderBlank()
-		}
-		p.printed = time.Now()
-		return
-	}
-	if p.bar != nil {
-		desc := fmt.Sprintf("silo suite (%d failed)", s.Failed)
-		if p.stats != nil {
-			desc += " " + p.stats.String()
-		}
-		p.bar.Describe(desc)
-		p.bar.Set(s.Done)
-		return
-	}
-	if s.Done == s.ToRun || time.Since(p.printed) >= plainEvery {
-		p.printLine(s)
-	}
-}
-
-func (p *siloProgress) printLine(s suite.Progress) {
-	model := ""
-	if p.stats != nil {
-		model = ", model " + p.stats.String()
-	}
-	fmt.Fprintf(p.w, "silo suite: %d/%d done, %d failed, %s%s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond), model)
-	p.printed = time.Now()
-}
-
-func (p *siloProgress) finish() {
-	if p.last.Done == p.last.ToRun {
-		return
-	}
-	if p.bar != nil {
-		p.bar.Exit()
-	}
-	p.printLine(p.last)
+	return suiteEnd{unit: "runs", total: len(s.Cases), ran: rep.Ran, kept: rep.Skip,
+		finished: len(rep.Cases), failed: len(rep.Failures), interrupted: rep.Interrupted, dir: dir,
+		files: [][2]string{
+			{"summary", filepath.Join(dir, suite.FileSummary)},
+			{"aggregate", filepath.Join(dir, suite.FileAggregate) + " (and .md)"},
+			{"runs", dirPath(dir, suite.RunsDir)}},
+		failedHint: "partial files and error.txt in " + dirPath(dir, suite.FailedDir),
+	}.print(stdout)
 }

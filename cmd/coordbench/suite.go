@@ -1,21 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/des/extctl"
@@ -123,9 +115,7 @@ func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, workers int, sta
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, done := interruptible(cmd, "cases")
 	defer done()
-
-	p := newSuiteProgress(stderr, workers)
-	p.status = status
+	p := newSuiteDisplay(stderr, "suite", "cases", workers, status)
 	rep, err := harness.RunSuite(ctx, s, dir, harness.SuiteRunOptions{Workers: workers, Progress: p.update})
 	p.finish()
 	if err != nil {
@@ -133,143 +123,20 @@ func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, workers int, sta
 	}
 	fmt.Fprintln(stdout)
 	harness.WriteAggregateText(stdout, rep)
-	fmt.Fprintf(stdout, "\n%d cases: %d run now, %d already done", len(s.Cases), rep.Ran, rep.Skip)
-	if rep.Failed > 0 {
-		fmt.Fprintf(stdout, ", %d failed", rep.Failed)
-	}
-	fmt.Fprintf(stdout, "\nsummary:   %s\naggregate: %s (and .md)\ncases:     %s\n",
-		filepath.Join(dir, harness.FileSuiteSummary), filepath.Join(dir, harness.FileSuiteAggregate),
-		filepath.Join(dir, harness.SuiteCasesDir)+string(filepath.Separator))
-	if rep.Interrupted {
-		return fmt.Errorf("interrupted: %d of %d cases done, summary written to %s; run the same command again to resume",
-			len(rep.Cases), len(s.Cases), dir)
-	}
-	if rep.Failed > 0 {
-		return fmt.Errorf("%d case(s) failed: status error in %s, artifacts and error.txt in %s (they run again on the next run)",
-			rep.Failed, filepath.Join(dir, harness.FileSuiteSummary), filepath.Join(dir, harness.SuiteFailedDir))
-	}
-	return nil
-}
-
-// suiteProgress shows a suite's progress on stderr: a progress bar on a
-// terminal, a plain line every few seconds otherwise.
-type suiteProgress struct {
-	w       io.Writer
-	workers int
-	mu      sync.Mutex
-	bar     *progressbar.ProgressBar
-	last    harness.SuiteProgress
-	printed time.Time
-	stop    chan struct{}
-	stopped sync.WaitGroup
-	status  func() string // model endpoint state, nil without a model
-}
-
-// plainEvery is how often the plain display prints a line.
-const plainEvery = 5 * time.Second
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func newSuiteProgress(w io.Writer, workers int) *suiteProgress {
-	return &suiteProgress{w: w, workers: workers, stop: make(chan struct{})}
-}
-
-// describe is the progress label: failures, and the model endpoint's
-// state (calls in flight, retries, cache hits) when a model is used.
-func (p *suiteProgress) describe(failed int) string {
-	d := fmt.Sprintf("suite (%d failed)", failed)
-	if p.status != nil {
-		d += " " + p.status()
-	}
-	return d
-}
-
-func (p *suiteProgress) update(s harness.SuiteProgress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.last = s
-	if s.Last == nil { // the plan
-		w := "workers"
-		if p.workers == 1 {
-			w = "worker"
+	for _, r := range rep.Cases {
+		if r.Status == harness.StatusError {
+			fmt.Fprintf(stderr, "failed: %s: %s\n", r.Case.ID, r.Err)
 		}
-		fmt.Fprintf(p.w, "suite: %d cases, %d already done, %d to run on %d %s\n", s.Total, s.Skipped, s.ToRun, p.workers, w)
-		if s.ToRun == 0 {
-			return
-		}
-		if isTerminal(p.w) {
-			p.bar = progressbar.NewOptions(s.ToRun,
-				progressbar.OptionSetWriter(p.w),
-				progressbar.OptionSetDescription(p.describe(0)),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetElapsedTime(true),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionShowElapsedTimeOnFinish(),
-				progressbar.OptionSetWidth(30),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
-			)
-			p.bar.RenderBlank()
-			// Keep the running time ticking while long cases run.
-			p.stopped.Add(1)
-			go func() {
-				defer p.stopped.Done()
-				t := time.NewTicker(time.Second)
-				defer t.Stop()
-				for {
-					select {
-					case <-t.C:
-						p.mu.Lock()
-						p.bar.Describe(p.describe(p.last.Failed))
-						p.mu.Unlock()
-					case <-p.stop:
-						return
-					}
-				}
-			}()
-		}
-		p.printed = time.Now()
-		return
 	}
-	if p.bar != nil {
-		p.bar.Describe(p.describe(s.Failed))
-		p.bar.Set(s.Done)
-		return
-	}
-	if s.Done == s.ToRun || time.Since(p.printed) >= plainEvery {
-		p.printLine(s)
-	}
-}
-
-func (p *suiteProgress) printLine(s harness.SuiteProgress) {
-	extra := ""
-	if p.status != nil {
-		extra = "; " + p.status()
-	}
-	fmt.Fprintf(p.w, "suite: %d/%d done, %d failed, %s%s\n", s.Done, s.ToRun, s.Failed, s.Elapsed.Round(100*time.Millisecond), extra)
-	p.printed = time.Now()
-}
-
-// finish ends the display; after an interruption it prints the last state.
-func (p *suiteProgress) finish() {
-	close(p.stop)
-	p.stopped.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.last.Done == p.last.ToRun {
-		return
-	}
-	if p.bar != nil {
-		p.bar.Exit()
-	}
-	p.printLine(p.last)
+	return suiteEnd{unit: "cases", total: len(s.Cases), ran: rep.Ran, kept: rep.Skip,
+		finished: len(rep.Cases) - rep.Failed, failed: rep.Failed, interrupted: rep.Interrupted, dir: dir,
+		files: [][2]string{
+			{"summary", filepath.Join(dir, harness.FileSuiteSummary)},
+			{"aggregate", filepath.Join(dir, harness.FileSuiteAggregate) + " (and .md)"},
+			{"cases", dirPath(dir, harness.SuiteCasesDir)}},
+		failedHint: fmt.Sprintf("status error in %s, artifacts and error.txt in %s",
+			filepath.Join(dir, harness.FileSuiteSummary), dirPath(dir, harness.SuiteFailedDir)),
+	}.print(stdout)
 }
 
 func desCaseCmd() *cobra.Command {
@@ -354,27 +221,4 @@ the paradigm switches and instance recorded there.`,
 	f.String("controller-command", "", "the external controller of a case run with one (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
 	return c
-}
-
-// interruptible returns a context that a first Ctrl-C (or SIGTERM) cancels
-// so that a suite stops launching new work and finishes what is in flight
-// (what names it: "cases", "runs"); a second Ctrl-C kills the process.
-// Call done when the suite has ended.
-func interruptible(cmd *cobra.Command, what string) (ctx context.Context, done func()) {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	finished := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			select {
-			case <-finished: // the suite ended first
-				return
-			default:
-			}
-			stop() // restore the default: a second Ctrl-C kills the process
-			fmt.Fprintf(cmd.ErrOrStderr(), "\ninterrupted: finishing the %s in flight (Ctrl-C again to abandon them)\n", what)
-		case <-finished:
-		}
-	}()
-	return ctx, func() { close(finished); stop() }
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/coordbench/coordbench/internal/atomicfs"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // A suite is every case instance × paradigm × controller × seed of a set of
@@ -33,10 +34,9 @@ const (
 	FileSuiteSummary       = "suite_summary.csv"
 	FileSuiteAggregate     = "suite_aggregate.csv"
 	FileSuiteAggregateMD   = "suite_aggregate.md"
-	FileCaseError          = "error.txt"
+	FileCaseError          = suiterun.ErrorFile
 	SuiteCasesDir          = "cases"
-	SuiteFailedDir         = "failed"
-	suiteTmpPrefix         = ".tmp-"
+	SuiteFailedDir         = suiterun.FailedDir
 	StatusError            = "error" // summary status of a case whose episode failed
 	defaultSuiteController = "rule"
 )

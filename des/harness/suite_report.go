@@ -2,17 +2,15 @@ package harness
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
-	"github.com/coordbench/coordbench/internal/atomicfs"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/internal/mdtable"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // SuiteMetric is one of the 15 metrics as a summary column.
@@ -146,35 +144,24 @@ func AggregateHeader() []string {
 }
 
 func writeSuiteFiles(dir string, rep *SuiteReport) error {
-	var sum bytes.Buffer
-	w := csv.NewWriter(&sum)
-	w.Write(SummaryHeader())
+	rows := make([][]string, len(rep.Cases))
 	for i := range rep.Cases {
-		w.Write(summaryRow(&rep.Cases[i]))
+		rows[i] = summaryRow(&rep.Cases[i])
 	}
-	w.Flush()
-	var agg bytes.Buffer
-	w = csv.NewWriter(&agg)
-	w.Write(AggregateHeader())
-	for _, a := range rep.Aggregate {
+	aggRows := make([][]string, len(rep.Aggregate))
+	for i, a := range rep.Aggregate {
 		row := []string{a.Paradigm, strconv.Itoa(a.Cases), strconv.Itoa(a.Failed)}
 		for k := range SuiteMetrics {
 			row = append(row, formatValue(a.Mean[k], false), formatValue(a.Std[k], false))
 		}
-		w.Write(row)
+		aggRows[i] = row
 	}
-	w.Flush()
 	var md bytes.Buffer
 	WriteAggregateMarkdown(&md, rep)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{FileSuiteSummary, sum.Bytes()}, {FileSuiteAggregate, agg.Bytes()}, {FileSuiteAggregateMD, md.Bytes()}} {
-		if err := atomicfs.WriteFile(filepath.Join(dir, f.name), suiteTmpPrefix, f.data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return suiterun.WriteFiles(dir,
+		suiterun.File{Name: FileSuiteSummary, Data: suiterun.CSV(SummaryHeader(), rows)},
+		suiterun.File{Name: FileSuiteAggregate, Data: suiterun.CSV(AggregateHeader(), aggRows)},
+		suiterun.File{Name: FileSuiteAggregateMD, Data: md.Bytes()})
 }
 
 // cell formats mean ± std of metric k.
@@ -224,7 +211,7 @@ func WriteAggregateMarkdown(w io.Writer, rep *SuiteReport) {
 		}
 		rows = append(rows, row)
 	}
-	writeTable(w, head, rows)
+	mdtable.Write(w, head, rows, 0)
 }
 
 // WriteAggregateText writes the aggregate for a terminal: one
@@ -250,43 +237,6 @@ func WriteAggregateText(w io.Writer, rep *SuiteReport) {
 			rows = append(rows, row)
 		}
 		fmt.Fprintln(w)
-		writeTable(w, head, rows)
-	}
-}
-
-// writeTable writes a Markdown table padded to aligned columns; every
-// column but the first is right-aligned.
-func writeTable(w io.Writer, head []string, rows [][]string) {
-	width := make([]int, len(head))
-	for _, r := range append([][]string{head}, rows...) {
-		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c), 3)
-		}
-	}
-	line := func(r []string) {
-		var b strings.Builder
-		b.WriteString("|")
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i == 0 {
-				b.WriteString(" " + c + pad + " |")
-			} else {
-				b.WriteString(" " + pad + c + " |")
-			}
-		}
-		fmt.Fprintln(w, b.String())
-	}
-	line(head)
-	sep := make([]string, len(head))
-	for i := range sep {
-		if i == 0 {
-			sep[i] = strings.Repeat("-", width[i])
-		} else {
-			sep[i] = strings.Repeat("-", width[i]-1) + ":"
-		}
-	}
-	line(sep)
-	for _, r := range rows {
-		line(r)
+		mdtable.Write(w, head, rows, 0)
 	}
 }

@@ -3,16 +3,14 @@ package harness
 import (
 	"context"
 	"fmt"
-	"github.com/coordbench/coordbench/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // SuiteRunOptions tune how a suite runs; none changes its results.
@@ -29,15 +27,7 @@ type SuiteRunOptions struct {
 }
 
 // SuiteProgress is the state of a running suite.
-type SuiteProgress struct {
-	Total   int           // cases in the suite
-	Skipped int           // finished in an earlier run, not rerun
-	ToRun   int           // Total - Skipped
-	Done    int           // of ToRun, ended (including failures)
-	Failed  int           // of Done, episode or I/O failure
-	Elapsed time.Duration // since the suite started
-	Last    *CaseResult   // the case that just ended (nil on the first call)
-}
+type SuiteProgress = suiterun.Progress
 
 // CaseResult is one row of the summary.
 type CaseResult struct {
@@ -53,190 +43,102 @@ type CaseResult struct {
 
 // SuiteReport is what RunSuite did.
 type SuiteReport struct {
-	Dir    string
-	Suite  *Suite
-	Cases  []CaseResult // the finished cases, in suite order
-	Ran    int          // cases run now
-	Skip   int          // cases finished earlier and kept
-	Failed int          // finished cases with status error
+	Dir   string
+	Suite *Suite
+	// Cases are the cases that ended, in suite order: finished ones and
+	// failed ones (status error); cases an interruption kept from starting
+	// are absent.
+	Cases  []CaseResult
+	Ran    int // cases run now
+	Skip   int // cases finished earlier and kept
+	Failed int // cases with status error
 	// Interrupted: the context was cancelled before every case had run.
 	Interrupted bool
 	Aggregate   []ParadigmAggregate
 }
 
-// Complete reports whether every case of the suite has finished.
+// Complete reports whether every case of the suite has ended.
 func (r *SuiteReport) Complete() bool { return len(r.Cases) == len(r.Suite.Cases) }
 
-// RunSuite runs the cases of s into dir that are not already there.
-//
-// Resume: a case is written into dir/cases/.tmp-<id>-<random>/ and renamed
-// to dir/cases/<id>/ only once RunToDir has returned, so a case directory
-// is always complete; temporaries left by a killed run are removed at
-// start. A case whose directory exists and whose manifest.json matches the
-// case (instance hash, seed, paradigm with every switch, controller, tool,
-// payload and trace versions) is not rerun; any other is, and replaces it.
-// A case whose episode failed goes to dir/failed/<id>/ (with error.txt)
-// and is retried by the next run.
+// RunSuite runs the cases of s into dir that are not already there, with
+// package suiterun: cases go to dir/cases/<id>/ (SuiteCasesDir), failed
+// ones with error.txt to dir/failed/<id>/ (SuiteFailedDir), and a rerun
+// keeps every case whose directory exists and whose manifest.json matches
+// the case (instance hash, seed, paradigm with every switch, controller,
+// tool, payload and trace versions) and reruns any other.
 //
 // When ctx is cancelled, no new case starts; cases in flight finish. The
-// summary and aggregate files always describe the finished cases.
+// summary and aggregate files always describe the ended cases.
 func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*SuiteReport, error) {
-	start := time.Now()
-	casesDir, failedDir := filepath.Join(dir, SuiteCasesDir), filepath.Join(dir, SuiteFailedDir)
-	for _, d := range []string{casesDir, failedDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	unlock, err := atomicfs.LockDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	for _, d := range []struct{ dir, prefix string }{
-		{casesDir, suiteTmpPrefix}, {failedDir, suiteTmpPrefix}, {dir, suiteTmpPrefix + "suite"},
-	} {
-		if err := atomicfs.RemoveTemps(d.dir, d.prefix); err != nil {
-			return nil, err
-		}
-	}
-	// A directory that holds an external runner's cases stays tied to
-	// that runner: their manifests cannot tell two commands apart.
-	var prev SuiteConfig
-	if atomicfs.ReadJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
-		len(s.Config.ControllerIdentities) > 0 && !slices.Equal(prev.ControllerIdentities, s.Config.ControllerIdentities) {
-		return nil, fmt.Errorf("%s holds the results of %v, not %v: use a new --out", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
-	}
-	if err := atomicfs.WriteFile(filepath.Join(dir, FileSuiteConfig), suiteTmpPrefix, atomicfs.MarshalLine(s.Config)); err != nil {
-		return nil, err
-	}
-
-	rep := &SuiteReport{Dir: dir, Suite: s}
-	results := make([]*CaseResult, len(s.Cases))
-	var todo []int
-	for i, c := range s.Cases {
-		if r, ok := finishedCase(c, filepath.Join(casesDir, c.ID)); ok {
-			results[i] = &r
-			rep.Skip++
-		} else {
-			todo = append(todo, i)
-		}
-	}
-	prog := SuiteProgress{Total: len(s.Cases), Skipped: rep.Skip, ToRun: len(todo)}
-	report := func(last *CaseResult) {
-		if opt.Progress != nil {
-			prog.Elapsed, prog.Last = time.Since(start), last
-			opt.Progress(prog)
-		}
-	}
-	report(nil)
-
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
 	run := opt.runEpisode
 	if run == nil {
 		run = RunToDir
 	}
-	type done struct {
-		i int
-		r CaseResult
+	ids := make([]string, len(s.Cases))
+	for i, c := range s.Cases {
+		ids[i] = c.ID
 	}
-	jobs, out := make(chan int), make(chan done)
-	var wg sync.WaitGroup
-	for range min(workers, max(len(todo), 1)) {
-		wg.Go(func() {
-			for i := range jobs {
-				if ctx.Err() != nil {
-					continue // handed out just as the suite was stopped
-				}
-				out <- done{i, runCase(s.Cases[i], casesDir, failedDir, run)}
+	var rep *SuiteReport
+	plan := suiterun.Plan[CaseResult]{
+		IDs: ids,
+		Begin: func() error {
+			// A directory that holds an external runner's cases stays tied
+			// to that runner: their manifests cannot tell two commands apart.
+			var prev SuiteConfig
+			if atomicfs.ReadJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
+				len(s.Config.ControllerIdentities) > 0 && !slices.Equal(prev.ControllerIdentities, s.Config.ControllerIdentities) {
+				return fmt.Errorf("%s holds the results of %v, not %v: use a new --out", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
 			}
-		})
+			return atomicfs.WriteFile(filepath.Join(dir, FileSuiteConfig), suiterun.TmpPrefix, atomicfs.MarshalLine(s.Config))
+		},
+		Finished: func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
+		Run: func(_ context.Context, i int, dir string) (CaseResult, error) {
+			return runCase(s.Cases[i], dir, run)
+		},
+		End: func(r *suiterun.Report[CaseResult]) error {
+			rep = suiteReport(s, dir, r)
+			return writeSuiteFiles(dir, rep)
+		},
 	}
-	go func() {
-		defer close(jobs)
-		for _, i := range todo {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(out)
-	}()
-	for d := range out {
-		results[d.i] = &d.r
-		rep.Ran++
-		prog.Done++
-		if d.r.Status == StatusError {
-			prog.Failed++
-		}
-		report(&d.r)
+	r, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress})
+	if r != nil && rep == nil { // End did not run
+		rep = suiteReport(s, dir, r)
 	}
-	for _, r := range results {
-		if r != nil {
-			rep.Cases = append(rep.Cases, *r)
-			if r.Status == StatusError {
-				rep.Failed++
-			}
-		}
-	}
-	rep.Interrupted = !rep.Complete()
-	rep.Aggregate = Aggregate(s.Config.Paradigms, rep.Cases)
-	if err := writeSuiteFiles(dir, rep); err != nil {
-		return rep, err
-	}
-	return rep, nil
+	return rep, err
 }
 
-// runCase runs one case into a temporary directory and moves it into place.
-func runCase(c Case, casesDir, failedDir string, run func(Episode, string) (Result, error)) CaseResult {
+// suiteReport turns the runner's outcomes into summary rows.
+func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult]) *SuiteReport {
+	rep := &SuiteReport{Dir: dir, Suite: s, Ran: r.Ran, Skip: r.Skipped, Failed: r.Failed, Interrupted: r.Interrupted}
+	for _, o := range r.Outcomes {
+		cr := o.Result
+		cr.Case, cr.Skipped = s.Cases[o.Index], o.Skipped
+		if o.Failed() {
+			cr.Status, cr.Err = StatusError, o.Err
+		}
+		rep.Cases = append(rep.Cases, cr)
+	}
+	rep.Aggregate = Aggregate(s.Config.Paradigms, rep.Cases)
+	return rep
+}
+
+// runCase runs one case into dir: its episode, then the controller's
+// end-of-case hook.
+func runCase(c Case, dir string, run func(Episode, string) (Result, error)) (CaseResult, error) {
 	r := CaseResult{Case: c}
-	fail := func(err error) CaseResult {
-		r.Status, r.Err = StatusError, err.Error()
-		return r
-	}
-	tmp, err := os.MkdirTemp(casesDir, suiteTmpPrefix+c.ID+"-")
+	ep, err := c.EpisodeIn(dir)
 	if err != nil {
-		return fail(err)
+		return r, err
 	}
-	defer os.RemoveAll(tmp) // a no-op once renamed into place
-	ep, err := c.EpisodeIn(tmp)
-	if err != nil {
-		return fail(err)
-	}
-	res, err := run(ep, tmp)
+	res, err := run(ep, dir)
 	r.Metrics, r.Status = res.Metrics, res.Metrics.Status
 	if err == nil {
 		err = res.Err
 	}
-	if eerr := c.EndIn(ep, tmp); err == nil {
+	if eerr := c.EndIn(ep, dir); err == nil {
 		err = eerr
 	}
-	if err != nil {
-		r.Status, r.Err = StatusError, err.Error()
-		if werr := os.WriteFile(filepath.Join(tmp, FileCaseError), []byte(r.Err+"\n"), 0o644); werr != nil {
-			return r
-		}
-		if merr := atomicfs.MoveIntoPlace(tmp, filepath.Join(failedDir, c.ID), failedDir, suiteTmpPrefix); merr != nil {
-			r.Err += "; " + merr.Error()
-		}
-		return r
-	}
-	if err := atomicfs.MoveIntoPlace(tmp, filepath.Join(casesDir, c.ID), casesDir, suiteTmpPrefix); err != nil {
-		return fail(err)
-	}
-	// A success supersedes an earlier failure of the same case.
-	os.RemoveAll(filepath.Join(failedDir, c.ID))
-	return r
+	return r, err
 }
 
 // finishedCase reports whether dir holds case c as this tool would write

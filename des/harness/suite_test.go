@@ -241,8 +241,8 @@ func TestSuiteResume(t *testing.T) {
 	var ran []string
 	rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Workers: 2,
 		Progress: func(p harness.SuiteProgress) {
-			if p.Last != nil {
-				ran = append(ran, p.Last.Case.ID)
+			if p.Last != "" {
+				ran = append(ran, p.Last)
 			}
 		}})
 	if err != nil {
@@ -289,8 +289,8 @@ func TestSuiteResume(t *testing.T) {
 	ran = nil
 	rep, err = harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Workers: 1,
 		Progress: func(p harness.SuiteProgress) {
-			if p.Last != nil {
-				ran = append(ran, p.Last.Case.ID)
+			if p.Last != "" {
+				ran = append(ran, p.Last)
 			}
 		}})
 	if err != nil {

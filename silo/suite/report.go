@@ -2,16 +2,14 @@ package suite
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/mdtable"
 	"github.com/coordbench/coordbench/silo/round"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // SummaryHeader is the header of summary.csv (one row per finished run).
@@ -183,32 +181,21 @@ func (a *Aggregate) row() []string {
 }
 
 func writeFiles(dir string, rep *Report) error {
-	var sum bytes.Buffer
-	w := csv.NewWriter(&sum)
-	w.Write(SummaryHeader())
+	rows := make([][]string, len(rep.Cases))
 	for i := range rep.Cases {
-		w.Write(summaryRow(&rep.Cases[i]))
+		rows[i] = summaryRow(&rep.Cases[i])
 	}
-	w.Flush()
-	var agg bytes.Buffer
-	w = csv.NewWriter(&agg)
-	w.Write(AggregateHeader())
+	aggRows := make([][]string, len(rep.Aggregate))
 	for i := range rep.Aggregate {
-		w.Write(rep.Aggregate[i].row())
+		aggRows[i] = rep.Aggregate[i].row()
 	}
-	w.Flush()
 	var md bytes.Buffer
 	fmt.Fprintf(&md, "# SILO-BENCH suite aggregate\n\n%s\n\n", scope(rep))
 	WriteAggregateTable(&md, rep.Aggregate)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{FileSummary, sum.Bytes()}, {FileAggregate, agg.Bytes()}, {FileAggregateMD, md.Bytes()}} {
-		if err := atomicfs.WriteFile(filepath.Join(dir, f.name), tmpPrefix, f.data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return suiterun.WriteFiles(dir,
+		suiterun.File{Name: FileSummary, Data: suiterun.CSV(SummaryHeader(), rows)},
+		suiterun.File{Name: FileAggregate, Data: suiterun.CSV(AggregateHeader(), aggRows)},
+		suiterun.File{Name: FileAggregateMD, Data: md.Bytes()})
 }
 
 func scope(rep *Report) string {
@@ -241,42 +228,6 @@ func WriteAggregateTable(w io.Writer, aggs []Aggregate) {
 		for i := range rows {
 			rows[i] = rows[i][:10]
 		}
-		head = rows[0]
 	}
-	width := make([]int, len(head))
-	for j := range width {
-		width[j] = 3 // a delimiter cell needs dashes besides the alignment colon
-	}
-	for _, r := range rows {
-		for j, c := range r {
-			width[j] = max(width[j], len([]rune(c)))
-		}
-	}
-	line := func(r []string) {
-		var b strings.Builder
-		b.WriteString("|")
-		for j, c := range r {
-			pad := strings.Repeat(" ", width[j]-len([]rune(c)))
-			if j < 2 || j == 3 {
-				b.WriteString(" " + c + pad + " |")
-			} else {
-				b.WriteString(" " + pad + c + " |")
-			}
-		}
-		fmt.Fprintln(w, b.String())
-	}
-	line(rows[0])
-	var sep strings.Builder
-	sep.WriteString("|")
-	for j := range head {
-		if j < 2 || j == 3 {
-			sep.WriteString(" " + strings.Repeat("-", width[j]) + " |")
-		} else {
-			sep.WriteString(" " + strings.Repeat("-", width[j]-1) + ": |")
-		}
-	}
-	fmt.Fprintln(w, sep.String())
-	for _, r := range rows[1:] {
-		line(r)
-	}
+	mdtable.Write(w, rows[0], rows[1:], 0, 1, 3)
 }

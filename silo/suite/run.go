@@ -7,15 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // Manifest records how a run directory was produced; a later suite run
@@ -62,19 +60,10 @@ func sameManifest(a, b Manifest) bool {
 }
 
 // RunOptions tune how a suite runs; none changes its results.
-type RunOptions struct {
-	Workers int // cases run at once (default runtime.NumCPU())
-	// Progress, if set, is called once before the first case (Last nil),
-	// then after every case that ends, always from the same goroutine.
-	Progress func(Progress)
-}
+type RunOptions = suiterun.Options
 
 // Progress is the state of a running suite.
-type Progress struct {
-	Total, Skipped, ToRun, Done, Failed int
-	Elapsed                             time.Duration
-	Last                                *CaseResult
-}
+type Progress = suiterun.Progress
 
 // CaseResult is one finished (or failed) case.
 type CaseResult struct {
@@ -98,113 +87,56 @@ type Report struct {
 // Complete reports whether every case has finished.
 func (r *Report) Complete() bool { return len(r.Cases) == len(r.Suite.Cases) }
 
-// Run runs the cases of s into dir that are not there already.
-//
-// Each case is written into dir/runs/.tmp-<id>-<random>/ and renamed to
-// dir/runs/<id>/ (result.json, run.db, calls.jsonl, manifest.json) once
-// complete; temporaries of a killed run are removed at start. A case whose
-// directory holds a manifest matching the case (tool version, task, N,
-// mode, seed, protocol, agent, round cap) and an intact result.json is
-// not rerun. A failed case leaves no directory and runs again next time.
-// When ctx is cancelled no new case starts; cases in flight finish. The
-// summary and aggregates always describe the finished cases. The directory
-// is locked while the suite runs: a second suite into it fails at once.
+// Run runs the cases of s into dir that are not there already, with
+// package suiterun: each case goes to dir/runs/<id>/ (result.json, run.db,
+// calls.jsonl, manifest.json, and the turn log of LLM agents), a failed
+// one with its partial files and error.txt to dir/failed/<id>/, and runs
+// again next time. A case whose directory holds a manifest matching the
+// case (tool version, task, N, mode, seed, protocol, agent, limits, model
+// settings) and an intact result.json is not rerun. When ctx is cancelled
+// no new case starts; cases in flight finish. The summary and aggregates
+// always describe the finished cases.
 func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, error) {
-	start := time.Now()
-	runsDir := filepath.Join(dir, RunsDir)
-	if err := os.MkdirAll(runsDir, 0o755); err != nil {
-		return nil, err
-	}
-	for _, d := range []string{runsDir, dir} {
-		if err := atomicfs.RemoveTemps(d, tmpPrefix); err != nil {
-			return nil, err
-		}
-	}
-	unlock, err := atomicfs.LockDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	rep := &Report{Dir: dir, Suite: s}
-	results := make([]*CaseResult, len(s.Cases))
-	var todo []int
+	ids := make([]string, len(s.Cases))
 	for i, c := range s.Cases {
-		if r, ok := finishedCase(c, filepath.Join(runsDir, c.ID)); ok {
-			results[i] = &r
-			rep.Skip++
-		} else {
-			todo = append(todo, i)
-		}
+		ids[i] = c.ID
 	}
-	prog := Progress{Total: len(s.Cases), Skipped: rep.Skip, ToRun: len(todo)}
-	report := func(last *CaseResult) {
-		if opt.Progress != nil {
-			prog.Elapsed, prog.Last = time.Since(start), last
-			opt.Progress(prog)
-		}
+	var rep *Report
+	plan := suiterun.Plan[*round.Result]{
+		IDs: ids,
+		Finished: func(i int, dir string) (*round.Result, bool) {
+			r, ok := finishedCase(s.Cases[i], dir)
+			return r.Result, ok
+		},
+		Run: func(ctx context.Context, i int, dir string) (*round.Result, error) {
+			return runCase(ctx, s.Cases[i], dir)
+		},
+		End: func(r *suiterun.Report[*round.Result]) error {
+			rep = report(s, dir, r)
+			return writeFiles(dir, rep)
+		},
 	}
-	report(nil)
+	r, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir}, plan, opt)
+	if r != nil && rep == nil { // End did not run
+		rep = report(s, dir, r)
+	}
+	return rep, err
+}
 
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	runCtx := context.WithoutCancel(ctx) // cases in flight finish
-	type done struct {
-		i int
-		r CaseResult
-	}
-	jobs, out := make(chan int), make(chan done)
-	var wg sync.WaitGroup
-	for range min(workers, max(len(todo), 1)) {
-		wg.Go(func() {
-			for i := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				out <- done{i, runCase(runCtx, s.Cases[i], runsDir)}
-			}
-		})
-	}
-	go func() {
-		defer close(jobs)
-		for _, i := range todo {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(out)
-	}()
-	for d := range out {
-		rep.Ran++
-		prog.Done++
-		if d.r.Err != "" {
-			prog.Failed++
-			rep.Failures = append(rep.Failures, d.r)
+// report turns the runner's outcomes into summary rows and aggregates.
+func report(s *Suite, dir string, r *suiterun.Report[*round.Result]) *Report {
+	rep := &Report{Dir: dir, Suite: s, Ran: r.Ran, Skip: r.Skipped, Interrupted: r.Interrupted}
+	for _, o := range r.Outcomes {
+		cr := CaseResult{Case: s.Cases[o.Index], Result: o.Result, Err: o.Err, Skipped: o.Skipped}
+		if o.Failed() {
+			cr.Result = nil
+			rep.Failures = append(rep.Failures, cr)
 		} else {
-			results[d.i] = &d.r
-		}
-		report(&d.r)
-	}
-	for _, r := range results {
-		if r != nil {
-			rep.Cases = append(rep.Cases, *r)
+			rep.Cases = append(rep.Cases, cr)
 		}
 	}
-	rep.Interrupted = ctx.Err() != nil && len(rep.Cases)+len(rep.Failures) < len(s.Cases)
 	rep.Aggregate = Aggregates(rep.Cases)
-	if err := writeFiles(dir, rep); err != nil {
-		return rep, err
-	}
-	return rep, nil
+	return rep
 }
 
 // RunInto plays one run of instance in with the given players into dir
@@ -248,26 +180,17 @@ func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players P
 	return res, b, nil
 }
 
-// runCase runs one case into a temporary directory and moves it into place.
-func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
-	r := CaseResult{Case: c}
-	fail := func(err error) CaseResult {
-		r.Result, r.Err = nil, err.Error()
-		return r
-	}
-	tmp, err := os.MkdirTemp(runsDir, tmpPrefix+c.ID+"-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(tmp) // a no-op once renamed into place
+// runCase runs one case into dir and writes its manifest.
+func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 	var in *task.Instance
+	var err error
 	if c.Mode == task.ModeOfficial {
 		in, err = task.Official(c.Task.ID, c.N)
 	} else {
 		in, err = task.Seeded(c.Task.ID, c.N, c.Seed)
 	}
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	players := c.Players
 	if players.LLM != nil { // a model failure fails the case (llmagent.Config.AbortOnModelError)
@@ -275,20 +198,16 @@ func runCase(ctx context.Context, c Case, runsDir string) CaseResult {
 		l.Config.AbortOnModelError = true
 		players.LLM = &l
 	}
-	res, b, err := RunInto(ctx, in, c.Protocol, players, c.Limits, tmp)
+	res, b, err := RunInto(ctx, in, c.Protocol, players, c.Limits, dir)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	man := manifestOf(c)
 	man.ResultSHA256 = sha(b)
-	if err := os.WriteFile(filepath.Join(tmp, FileManifest), atomicfs.MarshalLine(man), 0o644); err != nil {
-		return fail(err)
+	if err := os.WriteFile(filepath.Join(dir, FileManifest), atomicfs.MarshalLine(man), 0o644); err != nil {
+		return nil, err
 	}
-	if err := atomicfs.MoveIntoPlace(tmp, filepath.Join(runsDir, c.ID), runsDir, tmpPrefix); err != nil {
-		return fail(err)
-	}
-	r.Result = res
-	return r
+	return res, nil
 }
 
 // finishedCase reports whether dir holds case c as this tool writes it.

@@ -2,8 +2,10 @@
 // agent × seed) on a pool of workers, each into its own run directory
 // written atomically, resumable, with a per-run summary and aggregate
 // tables (S, P, D by level × N × protocol, and RCC against the N = 1
-// baseline). Its design mirrors the scheduling benchmark's suites
-// (desbench): case ids, temp dir + rename, manifest-matching resume.
+// baseline). Resume, the worker pool, interruptions and failed cases are
+// package suiterun's, shared with the scheduling benchmark's suites; this
+// package says what a case is, how it runs and how a finished one is
+// recognised (its manifest).
 package suite
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // Files and directories of a suite directory.
@@ -29,7 +32,9 @@ const (
 	FileSummary     = "summary.csv"
 	FileAggregate   = "aggregate.csv"
 	FileAggregateMD = "aggregate.md"
-	tmpPrefix       = ".tmp-"
+	// FailedDir holds failed runs with their partial files and error.txt
+	// (suiterun.ErrorFile); they run again on the next invocation.
+	FailedDir = suiterun.FailedDir
 )
 
 // Agents are the agent kinds a suite can run.

@@ -1,0 +1,289 @@
+// Package suiterun runs the cases of a suite into a directory, for both
+// benchmarks (des suite, silo suite) and for the experiment sweeps built on
+// them. It owns what makes a suite resumable and interruptible, so that
+// each benchmark only says how to run one case and how to recognise one
+// that finished earlier:
+//
+//   - The suite directory is locked while a suite runs: a second suite
+//     into the same directory fails at once.
+//   - Every case runs in a temporary directory (Layout.CasesDir/.tmp-<id>-*)
+//     that is renamed to Layout.CasesDir/<id>/ only once the case has
+//     finished, so a case directory is always complete; temporaries that a
+//     killed run left behind are removed at the next start.
+//   - A case whose directory the benchmark recognises as finished (its
+//     Plan.Finished) is kept, not rerun.
+//   - A case that fails goes, with its partial artifacts and error.txt, to
+//     failed/<id>/; it runs again on the next invocation, and a later
+//     success removes it from failed/.
+//   - Cases run on a pool of workers. When ctx is cancelled (the CLI's first
+//     Ctrl-C) no new case starts and the cases in flight finish; the CLI's
+//     second Ctrl-C kills the process, which the rules above make safe.
+//   - Progress is reported from one goroutine, and the benchmark's summary
+//     files (Plan.End) are written, under the lock, for the cases that have
+//     an outcome, whether or not the suite was interrupted.
+package suiterun
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/coordbench/coordbench/internal/atomicfs"
+)
+
+// Names in a suite directory that the runner owns.
+const (
+	// FailedDir holds failed cases, each with ErrorFile.
+	FailedDir = "failed"
+	// ErrorFile is the error of a failed case, one line.
+	ErrorFile = "error.txt"
+	// TmpPrefix starts the name of every temporary file or directory.
+	TmpPrefix = ".tmp-"
+)
+
+// Layout is where a suite's cases go.
+type Layout struct {
+	Dir      string // the suite directory (created if missing)
+	CasesDir string // the subdirectory of finished cases: "cases", "runs"
+}
+
+// Plan is what the runner needs to know of a suite of n cases.
+type Plan[R any] struct {
+	// IDs are the case ids in suite order; each names its directory.
+	IDs []string
+	// Begin, if set, runs with the directory locked and cleaned, before any
+	// case is looked at (to check and write the suite's configuration).
+	Begin func() error
+	// Finished reports whether dir holds case i as finished by an earlier
+	// run of this configuration, and its result.
+	Finished func(i int, dir string) (R, bool)
+	// Run runs case i into dir, an empty directory. A non-nil error fails
+	// the case; its result is kept all the same (a partial one may tell
+	// what happened). ctx is not cancelled by an interruption: a case
+	// that has started finishes.
+	Run func(ctx context.Context, i int, dir string) (R, error)
+	// End, if set, runs with the directory still locked once every case
+	// has an outcome or the suite was interrupted (to write the summary).
+	End func(*Report[R]) error
+}
+
+// Options tune how a suite runs; none changes its results.
+type Options struct {
+	// Workers is the number of cases run at once (default runtime.NumCPU()).
+	Workers int
+	// Progress, if set, is called once before the first case (Last empty),
+	// then after every case that ends, always from the same goroutine.
+	Progress func(Progress)
+}
+
+// Progress is the state of a running suite.
+type Progress struct {
+	Total   int           // cases in the suite
+	Skipped int           // finished in an earlier run, kept
+	ToRun   int           // Total - Skipped
+	Done    int           // of ToRun, ended (including failures)
+	Failed  int           // of Done, failed
+	Elapsed time.Duration // since the suite started
+	Last    string        // id of the case that just ended ("" on the first call)
+	LastErr string        // its error, if it failed
+}
+
+// Outcome is what became of one case.
+type Outcome[R any] struct {
+	Index   int    // position in Plan.IDs
+	ID      string // case id
+	Result  R
+	Err     string // non-empty if the case failed
+	Skipped bool   // finished by an earlier run, kept
+}
+
+// Failed reports whether the case failed.
+func (o *Outcome[R]) Failed() bool { return o.Err != "" }
+
+// Report is what Run did.
+type Report[R any] struct {
+	Layout Layout
+	Total  int // cases in the suite
+	// Outcomes are the cases that have one (kept, run now, or failed), in
+	// suite order; cases not started because of an interruption are absent.
+	Outcomes []Outcome[R]
+	Ran      int // cases run now, failures included
+	Skipped  int // cases finished earlier and kept
+	Failed   int // cases run now that failed
+	// Interrupted: ctx was cancelled before every case had an outcome.
+	Interrupted bool
+}
+
+// Finished returns the outcomes of the cases that did not fail.
+func (r *Report[R]) Finished() []Outcome[R] { return r.filter(false) }
+
+// Failures returns the outcomes of the cases that failed.
+func (r *Report[R]) Failures() []Outcome[R] { return r.filter(true) }
+
+func (r *Report[R]) filter(failed bool) []Outcome[R] {
+	var out []Outcome[R]
+	for _, o := range r.Outcomes {
+		if o.Failed() == failed {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Complete reports whether every case has an outcome (failures included):
+// the suite was not interrupted.
+func (r *Report[R]) Complete() bool { return len(r.Outcomes) == r.Total }
+
+// Run runs the cases of p that are not finished in l.Dir; see the package
+// comment for the guarantees. The error is about the suite directory
+// itself (it cannot be created, locked or written); a case that fails is
+// an outcome, not an error.
+func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[R], error) {
+	start := time.Now()
+	casesDir, failedDir := filepath.Join(l.Dir, l.CasesDir), filepath.Join(l.Dir, FailedDir)
+	for _, d := range []string{casesDir, failedDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	unlock, err := atomicfs.LockDir(l.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Only now, with the lock held: the temporaries are no other run's.
+	for _, d := range []string{casesDir, failedDir, l.Dir} {
+		if err := atomicfs.RemoveTemps(d, TmpPrefix); err != nil {
+			return nil, err
+		}
+	}
+	if p.Begin != nil {
+		if err := p.Begin(); err != nil {
+			return nil, err
+		}
+	}
+
+	rep := &Report[R]{Layout: l, Total: len(p.IDs)}
+	outcomes := make([]*Outcome[R], len(p.IDs))
+	var todo []int
+	for i, id := range p.IDs {
+		if r, ok := p.Finished(i, filepath.Join(casesDir, id)); ok {
+			outcomes[i] = &Outcome[R]{Index: i, ID: id, Result: r, Skipped: true}
+			rep.Skipped++
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	prog := Progress{Total: len(p.IDs), Skipped: rep.Skipped, ToRun: len(todo)}
+	report := func(last *Outcome[R]) {
+		if opt.Progress == nil {
+			return
+		}
+		prog.Elapsed, prog.Last, prog.LastErr = time.Since(start), "", ""
+		if last != nil {
+			prog.Last, prog.LastErr = last.ID, last.Err
+		}
+		opt.Progress(prog)
+	}
+	report(nil)
+
+	runCtx := context.WithoutCancel(ctx) // cases in flight finish
+	for o := range pool(ctx, todo, opt.Workers, func(i int) Outcome[R] {
+		return runCase(runCtx, p, i, casesDir, failedDir)
+	}) {
+		outcomes[o.Index] = &o
+		rep.Ran++
+		prog.Done++
+		if o.Failed() {
+			rep.Failed++
+			prog.Failed++
+		}
+		report(&o)
+	}
+	for _, o := range outcomes {
+		if o != nil {
+			rep.Outcomes = append(rep.Outcomes, *o)
+		}
+	}
+	rep.Interrupted = !rep.Complete()
+	if p.End != nil {
+		if err := p.End(rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// pool runs do on each of todo with up to workers goroutines and sends the
+// outcomes, in the order they end, on the returned channel, which is closed
+// once every started case has ended. Once ctx is cancelled no new case
+// starts.
+func pool[R any](ctx context.Context, todo []int, workers int, do func(int) Outcome[R]) <-chan Outcome[R] {
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	jobs, out := make(chan int), make(chan Outcome[R])
+	var wg sync.WaitGroup
+	for range min(workers, max(len(todo), 1)) {
+		wg.Go(func() {
+			for i := range jobs {
+				if ctx.Err() != nil {
+					continue // handed out just as the suite was stopped
+				}
+				out <- do(i)
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for _, i := range todo {
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	return out
+}
+
+// runCase runs case i into a temporary directory and moves it into place:
+// cases/<id>/ when it finished, failed/<id>/ (with error.txt) when not.
+func runCase[R any](ctx context.Context, p Plan[R], i int, casesDir, failedDir string) Outcome[R] {
+	id := p.IDs[i]
+	o := Outcome[R]{Index: i, ID: id}
+	tmp, err := os.MkdirTemp(casesDir, TmpPrefix+id+"-")
+	if err != nil {
+		o.Err = err.Error()
+		return o
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed into place
+	o.Result, err = p.Run(ctx, i, tmp)
+	if err != nil {
+		o.Err = err.Error()
+		if werr := os.WriteFile(filepath.Join(tmp, ErrorFile), []byte(o.Err+"\n"), 0o644); werr != nil {
+			return o
+		}
+		if merr := atomicfs.MoveIntoPlace(tmp, filepath.Join(failedDir, id), failedDir, TmpPrefix); merr != nil {
+			o.Err += "; " + merr.Error()
+		}
+		return o
+	}
+	if err := atomicfs.MoveIntoPlace(tmp, filepath.Join(casesDir, id), casesDir, TmpPrefix); err != nil {
+		o.Err = err.Error()
+		return o
+	}
+	// A success supersedes an earlier failure of the same case.
+	os.RemoveAll(filepath.Join(failedDir, id))
+	return o
+}

@@ -1,0 +1,202 @@
+package suiterun_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/coordbench/coordbench/suiterun"
+)
+
+// plan is a suite of n cases whose Run writes out.txt holding the case's
+// id and Finished reads it back; fail decides which cases fail.
+func plan(n int, fail func(i int) bool, runs *atomic.Int32) suiterun.Plan[string] {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%02d", i)
+	}
+	return suiterun.Plan[string]{
+		IDs: ids,
+		Finished: func(i int, dir string) (string, bool) {
+			b, err := os.ReadFile(filepath.Join(dir, "out.txt"))
+			return string(b), err == nil && string(b) == ids[i]
+		},
+		Run: func(_ context.Context, i int, dir string) (string, error) {
+			runs.Add(1)
+			if err := os.WriteFile(filepath.Join(dir, "out.txt"), []byte(ids[i]), 0o644); err != nil {
+				return "", err
+			}
+			if fail != nil && fail(i) {
+				return "partial", errors.New("boom " + ids[i])
+			}
+			return ids[i], nil
+		},
+	}
+}
+
+func TestRunResumeAndFailures(t *testing.T) {
+	dir := t.TempDir()
+	l := suiterun.Layout{Dir: dir, CasesDir: "cases"}
+	// Leftovers of a killed run are removed at start.
+	for _, d := range []string{filepath.Join(dir, "cases", ".tmp-c00-1"), filepath.Join(dir, "failed", ".tmp-old-2")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runs atomic.Int32
+	failing := true
+	p := plan(6, func(i int) bool { return failing && i%3 == 0 }, &runs)
+	var ended *suiterun.Report[string]
+	p.End = func(r *suiterun.Report[string]) error { ended = r; return nil }
+	var progress []suiterun.Progress
+	rep, err := suiterun.Run(context.Background(), l, p, suiterun.Options{Workers: 3,
+		Progress: func(pr suiterun.Progress) { progress = append(progress, pr) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ended != rep || rep.Ran != 6 || rep.Failed != 2 || rep.Skipped != 0 || !rep.Complete() || rep.Interrupted {
+		t.Fatalf("report %+v", rep)
+	}
+	if len(rep.Outcomes) != 6 || len(rep.Failures()) != 2 || len(rep.Finished()) != 4 {
+		t.Fatalf("outcomes %+v", rep.Outcomes)
+	}
+	for i, o := range rep.Outcomes {
+		if o.Index != i || o.ID != p.IDs[i] {
+			t.Fatalf("outcome %d out of order: %+v", i, o)
+		}
+		failed := i%3 == 0
+		_, inCases := os.Stat(filepath.Join(dir, "cases", o.ID, "out.txt"))
+		msg, inFailed := os.ReadFile(filepath.Join(dir, "failed", o.ID, suiterun.ErrorFile))
+		partial, _ := os.ReadFile(filepath.Join(dir, "failed", o.ID, "out.txt"))
+		if failed != o.Failed() || failed != (inCases != nil) || failed != (inFailed == nil) {
+			t.Fatalf("%s: failed %v, outcome %+v, in cases %v, in failed %v", o.ID, failed, o, inCases, inFailed)
+		}
+		if failed && (o.Result != "partial" || string(msg) != "boom "+o.ID+"\n" || string(partial) != o.ID) {
+			t.Fatalf("%s: result %q, error.txt %q, partial files %q", o.ID, o.Result, msg, partial)
+		}
+	}
+	if len(progress) != 7 || progress[0].Last != "" || progress[0].ToRun != 6 || progress[6].Done != 6 || progress[6].Failed != 2 {
+		t.Fatalf("progress %+v", progress)
+	}
+	for _, pr := range progress[1:] {
+		if pr.Last == "" || (pr.LastErr != "") != slices.Contains([]string{"c00", "c03"}, pr.Last) {
+			t.Fatalf("progress %+v", pr)
+		}
+	}
+	for _, d := range []string{"cases", "failed"} {
+		ents, _ := os.ReadDir(filepath.Join(dir, d))
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), suiterun.TmpPrefix) {
+				t.Fatalf("temporary %s/%s left behind", d, e.Name())
+			}
+		}
+	}
+
+	// The next run keeps the finished cases and reruns the failed ones; a
+	// success removes the case from failed/.
+	failing = false
+	runs.Store(0)
+	rep, err = suiterun.Run(context.Background(), l, p, suiterun.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 2 || rep.Ran != 2 || rep.Skipped != 4 || rep.Failed != 0 || !rep.Complete() {
+		t.Fatalf("rerun: %d runs, report %+v", runs.Load(), rep)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "failed")); len(ents) != 0 {
+		t.Fatalf("failed/ still holds %d entries", len(ents))
+	}
+	for _, o := range rep.Outcomes {
+		if o.Skipped == (o.ID == "c00" || o.ID == "c03") || o.Result != o.ID {
+			t.Fatalf("rerun outcome %+v", o)
+		}
+	}
+}
+
+// A cancelled context starts no new case; the cases in flight finish, with
+// a context that is not cancelled; End still describes them.
+func TestRunInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	var runs atomic.Int32
+	p := plan(20, nil, &runs)
+	ctx, cancel := context.WithCancel(context.Background())
+	run := p.Run
+	p.Run = func(ctx context.Context, i int, dir string) (string, error) {
+		cancel() // the user presses Ctrl-C while the first cases run
+		if ctx.Err() != nil {
+			return "", errors.New("a case in flight saw the interruption")
+		}
+		return run(ctx, i, dir)
+	}
+	var ended bool
+	p.End = func(*suiterun.Report[string]) error { ended = true; return nil }
+	rep, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: "runs"}, p, suiterun.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ended || !rep.Interrupted || rep.Complete() || rep.Ran == 0 || rep.Ran > 2 || rep.Failed != 0 || len(rep.Outcomes) != rep.Ran {
+		t.Fatalf("ended %v, report %+v", ended, rep)
+	}
+}
+
+// A second suite into a directory in use fails at once, and names it.
+func TestRunLocked(t *testing.T) {
+	dir := t.TempDir()
+	var runs atomic.Int32
+	p := plan(1, nil, &runs)
+	inner := plan(1, nil, &runs)
+	var innerErr error
+	p.Begin = func() error {
+		_, innerErr = suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "cases"}, inner, suiterun.Options{})
+		return nil
+	}
+	if _, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "cases"}, p, suiterun.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if innerErr == nil || !strings.Contains(innerErr.Error(), dir) {
+		t.Fatalf("a second suite into a locked directory: %v", innerErr)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("%d runs, want 1", runs.Load())
+	}
+}
+
+// An error of Begin or End is the suite's error; End's comes with the report.
+func TestRunHookErrors(t *testing.T) {
+	var runs atomic.Int32
+	p := plan(2, nil, &runs)
+	p.Begin = func() error { return errors.New("bad config") }
+	if _, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: t.TempDir(), CasesDir: "cases"}, p, suiterun.Options{}); err == nil || runs.Load() != 0 {
+		t.Fatalf("Begin's error: %v after %d runs", err, runs.Load())
+	}
+	p.Begin = nil
+	p.End = func(*suiterun.Report[string]) error { return errors.New("disk full") }
+	rep, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: t.TempDir(), CasesDir: "cases"}, p, suiterun.Options{})
+	if err == nil || rep == nil || rep.Ran != 2 {
+		t.Fatalf("End's error: %v, report %+v", err, rep)
+	}
+}
+
+func TestFilesAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	data := suiterun.CSV([]string{"a", "b"}, [][]string{{"1", "x,y"}, {"2", `q"`}})
+	if want := "a,b\n1,\"x,y\"\n2,\"q\"\"\"\n"; string(data) != want {
+		t.Fatalf("CSV %q, want %q", data, want)
+	}
+	if err := suiterun.WriteFiles(dir, suiterun.File{Name: "s.csv", Data: data}, suiterun.File{Name: "t.md", Data: []byte("# t\n")}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Fatalf("%d entries, want 2", len(ents))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "s.csv")); string(b) != string(data) {
+		t.Fatalf("s.csv %q", b)
+	}
+}
