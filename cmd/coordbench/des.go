@@ -103,7 +103,7 @@ func loadParadigmFiles(files []string) error {
 
 // runEpisode runs one episode into out and prints its metrics.
 func runEpisode(cmd *cobra.Command, ep harness.Episode, out string) error {
-	res, err := harness.RunToDir(ep, out)
+	res, err := harness.RunToDir(cmd.Context(), ep, out)
 	if err != nil {
 		return err
 	}

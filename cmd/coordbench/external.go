@@ -59,7 +59,7 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 		if name == extctl.Name {
 			return nil, nil, fmt.Errorf("--controller external needs --controller-command")
 		}
-		return lf.controller(cmd.Context(), name, seed)
+		return lf.controller(name, seed)
 	}
 	if f.Changed("controller") && name != extctl.Name {
 		return nil, nil, fmt.Errorf("--controller-command runs an external controller: drop --controller %s", name)

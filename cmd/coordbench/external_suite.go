@@ -20,7 +20,6 @@ import (
 // the case's directory, and a runner that failed fails the case (it runs
 // again on the next run).
 type externalMaker struct {
-	ctx     context.Context
 	command string
 	timeout time.Duration
 
@@ -28,11 +27,11 @@ type externalMaker struct {
 	logs map[coord.Controller]*os.File
 }
 
-func newExternalMaker(ctx context.Context, command string, timeout time.Duration) (*externalMaker, error) {
+func newExternalMaker(command string, timeout time.Duration) (*externalMaker, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("--controller-timeout must be positive")
 	}
-	return &externalMaker{ctx: ctx, command: command, timeout: timeout, logs: map[coord.Controller]*os.File{}}, nil
+	return &externalMaker{command: command, timeout: timeout, logs: map[coord.Controller]*os.File{}}, nil
 }
 
 func (m *externalMaker) Name() string      { return extctl.Name }
@@ -46,7 +45,7 @@ func (m *externalMaker) New(uint64) (coord.Controller, error) {
 }
 
 // NewForCase starts the runner of case c with its stderr in dir.
-func (m *externalMaker) NewForCase(c harness.Case, dir string) (coord.Controller, error) {
+func (m *externalMaker) NewForCase(ctx context.Context, c harness.Case, dir string) (coord.Controller, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -54,7 +53,7 @@ func (m *externalMaker) NewForCase(c harness.Case, dir string) (coord.Controller
 	if err != nil {
 		return nil, err
 	}
-	ctrl, err := extctl.Start(m.ctx, extctl.Config{Command: m.command, Timeout: m.timeout, Stderr: logf,
+	ctrl, err := extctl.Start(ctx, extctl.Config{Command: m.command, Timeout: m.timeout, Stderr: logf,
 		Episode: extctl.EpisodeOf(factory.Compile(c.Instance.Inst), c.Paradigm, c.Seed)})
 	if err != nil {
 		logf.Close()

@@ -54,7 +54,7 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 			opt.Cases = splitList(cases)
 			var status func() string
 			if slices.Contains(splitList(opt.Controllers), "llm") {
-				mk, closer, err := lf.maker(cmd.Context())
+				mk, closer, err := lf.maker()
 				if err != nil {
 					return err
 				}
@@ -67,7 +67,7 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 			}
 			if command, _ := cmd.Flags().GetString("controller-command"); command != "" {
 				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
-				mk, err := newExternalMaker(cmd.Context(), command, timeout)
+				mk, err := newExternalMaker(command, timeout)
 				if err != nil {
 					return err
 				}
@@ -312,7 +312,7 @@ the paradigm switches and instance recorded there.`,
 					return fmt.Errorf("case %s ran an external controller: give --controller-command", cs.ID)
 				}
 				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
-				mk, err := newExternalMaker(cmd.Context(), command, timeout)
+				mk, err := newExternalMaker(command, timeout)
 				if err != nil {
 					return err
 				}
@@ -321,7 +321,7 @@ the paradigm switches and instance recorded there.`,
 				}
 			}
 			if cs.Controller == "llm" {
-				mk, closer, err := lf.maker(cmd.Context())
+				mk, closer, err := lf.maker()
 				if err != nil {
 					return err
 				}
@@ -333,7 +333,7 @@ the paradigm switches and instance recorded there.`,
 			if out == "" {
 				out = filepath.Join("runs", cs.ID)
 			}
-			ep, err := cs.EpisodeIn(out)
+			ep, err := cs.EpisodeIn(cmd.Context(), out)
 			if err != nil {
 				return err
 			}

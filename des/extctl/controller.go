@@ -134,11 +134,10 @@ type lineMsg struct {
 
 // Controller is an external runner behind coord.Controller, for one
 // episode. Start it, pass it to harness.Run, then call End with the
-// metrics (or Close). It is not safe for concurrent use, except that ctx
-// may be cancelled at any time.
+// metrics (or Close). It is not safe for concurrent use, except that the
+// contexts given to Start and Act may be cancelled at any time.
 type Controller struct {
 	cfg   Config
-	ctx   context.Context
 	cmd   *exec.Cmd
 	stdin *os.File
 	lines chan lineMsg
@@ -153,6 +152,7 @@ type Controller struct {
 	violations []Violation
 	counts     map[string]int
 	step       int
+	stopped    error // why Start's context stopped the runner
 
 	ready     Ready
 	failure   *protoError
@@ -170,8 +170,9 @@ type Controller struct {
 	llmStep   bool // the last decision made model calls through the proxy
 }
 
-// Start starts the runner, sends hello and waits for ready. Only a
-// configuration error is returned: a runner that cannot start, exits or
+// Start starts the runner, sends hello and waits for ready; once ctx is
+// done, the runner is stopped (its process group terminated), whatever
+// the controller is doing. Only a configuration error is returned: a runner that cannot start, exits or
 // does not answer yields a controller that has already failed (Failed),
 // whose decisions all fall back, so that the episode still runs and is
 // audited.
@@ -192,7 +193,7 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 	if w == nil {
 		w = io.Discard
 	}
-	c := &Controller{cfg: cfg, ctx: ctx, log: &lockedWriter{w: w}, counts: map[string]int{}, step: StepHello,
+	c := &Controller{cfg: cfg, log: &lockedWriter{w: w}, counts: map[string]int{}, step: StepHello,
 		lines: make(chan lineMsg, 16), exited: make(chan struct{}), done: make(chan struct{})}
 	if err := c.start(); err != nil {
 		close(c.exited)
@@ -200,10 +201,13 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 		return c, nil
 	}
 	c.stopCtx = context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.stopped = ctx.Err()
+		c.mu.Unlock()
 		c.logf("context done (%v): stopping the runner", ctx.Err())
 		c.terminate()
 	})
-	c.hello()
+	c.hello(ctx)
 	return c, nil
 }
 
@@ -247,7 +251,7 @@ func (c *Controller) start() error {
 }
 
 // hello sends hello and reads ready.
-func (c *Controller) hello() {
+func (c *Controller) hello(ctx context.Context) {
 	deadline := time.Now().Add(c.cfg.Timeout)
 	h := Hello{Type: MsgHello, Protocol: Protocol, PayloadVersion: coord.PayloadVersion,
 		TimeoutMS: c.cfg.Timeout.Milliseconds(), Episode: c.cfg.Episode}
@@ -256,7 +260,7 @@ func (c *Controller) hello() {
 		c.fail(StepHello, err)
 		return
 	}
-	line, err := c.next(deadline)
+	line, err := c.next(ctx, deadline)
 	if err != nil {
 		if err.fatal {
 			err.msg += " (waiting for ready)"
@@ -325,16 +329,17 @@ func (c *Controller) Failed() error {
 // problem is reported per agent in Notes, and the interpreter falls back
 // for the agents without a usable action. With a proxy, the model calls
 // completed between sending the decision and reading its reply go into
-// the notes of the step's agents.
-func (c *Controller) Act(d *coord.Decision) (map[string]int, error) {
+// the notes of the step's agents. Once ctx is done, Act stops waiting for
+// the reply and the runner, as after a timeout.
+func (c *Controller) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	c.llmStep = false
 	p := c.cfg.Proxy
 	if p == nil {
-		return c.act(d)
+		return c.act(ctx, d)
 	}
 	p.unattributed(len(p.Take())) // calls made between decisions
 	sent := c.sent
-	actions, err := c.act(d)
+	actions, err := c.act(ctx, d)
 	calls := p.Take()
 	if c.sent == sent {
 		p.unattributed(len(calls))
@@ -345,7 +350,7 @@ func (c *Controller) Act(d *coord.Decision) (map[string]int, error) {
 	return actions, err
 }
 
-func (c *Controller) act(d *coord.Decision) (map[string]int, error) {
+func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
 	c.notes = make(map[string]coord.AgentNote, len(ids))
 	c.steps++
@@ -373,7 +378,7 @@ func (c *Controller) act(d *coord.Decision) (map[string]int, error) {
 		return nil, nil
 	}
 	for {
-		line, perr := c.next(deadline)
+		line, perr := c.next(ctx, deadline)
 		if perr != nil {
 			if perr.fatal {
 				c.fail(d.Step, perr)
@@ -548,8 +553,9 @@ func (c *Controller) write(b []byte, deadline time.Time) *protoError {
 	return nil
 }
 
-// next returns the runner's next protocol line, within deadline.
-func (c *Controller) next(deadline time.Time) ([]byte, *protoError) {
+// next returns the runner's next protocol line, within deadline and
+// while ctx lasts.
+func (c *Controller) next(ctx context.Context, deadline time.Time) ([]byte, *protoError) {
 	if c.lines == nil {
 		return nil, c.exitError()
 	}
@@ -577,6 +583,8 @@ func (c *Controller) next(deadline time.Time) ([]byte, *protoError) {
 				return nil, c.exitError()
 			}
 			return nil, &protoError{code: VTimeout, msg: "timeout after " + c.cfg.Timeout.String(), fatal: true}
+		case <-ctx.Done():
+			return nil, stoppedError(ctx.Err())
 		}
 	}
 }
@@ -588,10 +596,18 @@ func (c *Controller) exitError() *protoError {
 	case <-time.After(time.Second):
 		return &protoError{code: VExited, msg: "runner closed its stdout", fatal: true}
 	}
-	if c.ctx.Err() != nil {
-		return &protoError{code: VExited, msg: "runner stopped: " + c.ctx.Err().Error(), fatal: true}
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped != nil {
+		return stoppedError(stopped)
 	}
 	return &protoError{code: VExited, msg: "runner exited: " + exitStatus(c.waitErr), fatal: true}
+}
+
+// stoppedError is the failure of a runner stopped by a context.
+func stoppedError(err error) *protoError {
+	return &protoError{code: VExited, msg: "runner stopped: " + err.Error(), fatal: true}
 }
 
 func exitStatus(err error) string {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,8 +49,10 @@ type Result struct {
 }
 
 // Run plays one episode to its end. It never panics on a misbehaving
-// controller: errors and panics become audited fallbacks.
-func Run(ep Episode) Result {
+// controller: errors and panics become audited fallbacks. ctx goes to the
+// controller's every Act; a cancelled ctx does not cut the episode short,
+// the controller's answers fall back instead (see the package comment).
+func Run(ctx context.Context, ep Episode) Result {
 	var tw *TraceWriter
 	var mux tracerMux
 	if ep.Trace != nil {
@@ -90,7 +93,7 @@ func Run(ep Episode) Result {
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
-		actions, cerr := act(ep.Controller, d)
+		actions, cerr := act(ctx, ep.Controller, d)
 		var notes map[string]coord.AgentNote
 		if an, ok := ep.Controller.(coord.Annotator); ok {
 			notes = an.Notes()
@@ -160,13 +163,13 @@ func Run(ep Episode) Result {
 }
 
 // act calls the controller, turning a panic into an error.
-func act(c coord.Controller, d *coord.Decision) (actions map[string]int, err error) {
+func act(ctx context.Context, c coord.Controller, d *coord.Decision) (actions map[string]int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			actions, err = nil, fmt.Errorf("controller %s panicked: %v", c.Name(), r)
 		}
 	}()
-	return c.Act(d)
+	return c.Act(ctx, d)
 }
 
 // tracerMux fans engine records out to several tracers.

@@ -25,7 +25,7 @@ type SuiteRunOptions struct {
 	Progress func(SuiteProgress)
 
 	// runEpisode replaces RunToDir in tests.
-	runEpisode func(Episode, string) (Result, error)
+	runEpisode func(context.Context, Episode, string) (Result, error)
 }
 
 // SuiteProgress is the state of a running suite.
@@ -151,7 +151,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 				if ctx.Err() != nil {
 					continue // handed out just as the suite was stopped
 				}
-				out <- done{i, runCase(s.Cases[i], casesDir, failedDir, run)}
+				out <- done{i, runCase(context.WithoutCancel(ctx), s.Cases[i], casesDir, failedDir, run)}
 			}
 		})
 	}
@@ -198,7 +198,8 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 }
 
 // runCase runs one case into a temporary directory and moves it into place.
-func runCase(c Case, casesDir, failedDir string, run func(Episode, string) (Result, error)) CaseResult {
+// ctx is not cancelled with the suite's: a case in flight runs to its end.
+func runCase(ctx context.Context, c Case, casesDir, failedDir string, run func(context.Context, Episode, string) (Result, error)) CaseResult {
 	r := CaseResult{Case: c}
 	fail := func(err error) CaseResult {
 		r.Status, r.Err = StatusError, err.Error()
@@ -209,11 +210,11 @@ func runCase(c Case, casesDir, failedDir string, run func(Episode, string) (Resu
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed into place
-	ep, err := c.EpisodeIn(tmp)
+	ep, err := c.EpisodeIn(ctx, tmp)
 	if err != nil {
 		return fail(err)
 	}
-	res, err := run(ep, tmp)
+	res, err := run(ctx, ep, tmp)
 	r.Metrics, r.Status = res.Metrics, res.Metrics.Status
 	if err == nil {
 		err = res.Err
