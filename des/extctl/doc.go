@@ -20,6 +20,12 @@
 // runner writes to stderr, plus the stdout lines that are not protocol
 // messages, goes to Config.Stderr.
 //
+// The Controller's parts change for different reasons and live apart:
+// process.go handles the runner's process (start, deadlines, stop),
+// reply.go says what a reply line means for a decision (a pure function,
+// tested by table), violation.go names the protocol violations and
+// records them, and summary.go sums them up for controller.json.
+//
 // Check runs a fixed set of short episodes against a runner and reports
 // every protocol violation and the reply latency (the conformance checker
 // of `coordbench des check-controller`).
