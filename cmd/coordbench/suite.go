@@ -66,12 +66,12 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 				}
 			}
 			if command, _ := cmd.Flags().GetString("controller-command"); command != "" {
-				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
-				mk, err := newExternalMaker(command, timeout)
+				sess, err := externalSession(cmd, command)
 				if err != nil {
 					return err
 				}
-				opt.Makers = append(opt.Makers, mk)
+				defer sess.Close()
+				opt.Makers = append(opt.Makers, sess)
 				if !cmd.Flags().Changed("controller") {
 					opt.Controllers = extctl.Name
 				}
@@ -311,12 +311,12 @@ the paradigm switches and instance recorded there.`,
 				if command == "" {
 					return fmt.Errorf("case %s ran an external controller: give --controller-command", cs.ID)
 				}
-				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
-				mk, err := newExternalMaker(command, timeout)
+				sess, err := externalSession(cmd, command)
 				if err != nil {
 					return err
 				}
-				if err := cs.UseMaker(mk); err != nil {
+				defer sess.Close()
+				if err := cs.UseMaker(sess); err != nil {
 					return err
 				}
 			}

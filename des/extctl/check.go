@@ -17,13 +17,6 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 )
 
-// StderrFile is the name of the runner's stderr log in a run directory;
-// SummaryFile the name of its Summary.
-const (
-	StderrFile  = "controller_stderr.txt"
-	SummaryFile = "controller.json"
-)
-
 // CheckOptions configures Check.
 type CheckOptions struct {
 	// Timeout and Grace as in Config (defaults DefaultTimeout, DefaultGrace).
