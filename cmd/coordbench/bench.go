@@ -46,7 +46,7 @@ func desBenchCmd() *cobra.Command {
 				c, _ := policy.New(controller, seed)
 				return c
 			}
-			return enc.Encode(harness.MeasureEpisodes(p, mode, newCtrl, episodes, decisions))
+			return enc.Encode(harness.MeasureEpisodes(cmd.Context(), p, mode, newCtrl, episodes, decisions))
 		},
 	}
 	f := c.Flags()

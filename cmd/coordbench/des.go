@@ -72,11 +72,14 @@ error: the exit code is 0 and metrics.json says why it stopped.`,
 			if err != nil {
 				return err
 			}
-			defer closeCtrl()
 			if out == "" {
 				out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, ctrl.Name(), seed))
 			}
-			return runEpisode(cmd, harness.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
+			err = runEpisode(cmd, harness.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
+			if cerr := closeCtrl(); err == nil {
+				err = cerr
+			}
+			return err
 		},
 	}
 	f := c.Flags()
@@ -103,7 +106,7 @@ func loadParadigmFiles(files []string) error {
 
 // runEpisode runs one episode into out and prints its metrics.
 func runEpisode(cmd *cobra.Command, ep harness.Episode, out string) error {
-	res, err := harness.RunToDir(ep, out)
+	res, err := harness.RunToDir(cmd.Context(), ep, out)
 	if err != nil {
 		return err
 	}

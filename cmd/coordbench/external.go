@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -15,40 +15,46 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/factory"
-	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/llm"
 )
 
-// External controllers (docs/external.md): des run --controller-command,
-// and des check-controller.
+// External controllers (docs/external.md): des run, des suite and des
+// case with --controller-command, and des check-controller. The runner's
+// lifecycle is extctl.Session's; here are its flags and its summary line.
 
-// registerExternal adds the external runner flags to des run. A runner
-// that failed during the episode makes the command fail after every
-// artifact is written (PostRunE).
+// registerExternal adds the external runner flags to des run.
 func registerExternal(c *cobra.Command) {
 	f := c.Flags()
 	f.String("controller-command", "", "run an external controller: a shell command started once per episode that speaks the runner protocol on stdin/stdout (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer (ready, and every decision)")
 	f.String("llm-proxy-upstream", "", "with --controller-command: serve an OpenAI-compatible model-call proxy on loopback that forwards to this API root (uses --llm-api-key-env, --llm-cache, --llm-cache-mode, --llm-concurrency, --llm-rpm, --llm-timeout, --llm-max-attempts); the runner gets its address in COORDBENCH_LLM_BASE_URL and OPENAI_BASE_URL, and its calls are audited (docs/external.md)")
-	c.PostRunE = func(cmd *cobra.Command, _ []string) error {
-		if err, ok := externalFailures.LoadAndDelete(cmd); ok {
-			return err.(error)
-		}
-		return nil
-	}
 }
 
-// externalFailures holds, per des run command, the runner failure to
-// report once the artifacts are written.
-var externalFailures sync.Map
+// sessionConfig reads --controller-timeout for the runner command.
+func sessionConfig(cmd *cobra.Command, command string) (extctl.SessionConfig, error) {
+	timeout, _ := cmd.Flags().GetDuration("controller-timeout")
+	if timeout <= 0 {
+		return extctl.SessionConfig{}, fmt.Errorf("--controller-timeout must be positive")
+	}
+	return extctl.SessionConfig{Command: command, Timeout: timeout}, nil
+}
+
+// externalSession opens the runner session of des suite and des case.
+// Each case reports its runner's failure (the session's EndCase).
+func externalSession(cmd *cobra.Command, command string) (*extctl.Session, error) {
+	cfg, err := sessionConfig(cmd, command)
+	if err != nil {
+		return nil, err
+	}
+	return extctl.OpenSession(cfg)
+}
 
 // externalController builds the controller of des run: the external
 // runner when --controller-command is set, otherwise the built-in or LLM
 // controller named by --controller. For a runner it fixes the output
-// directory (*out), starts the runner with its stderr in
-// DIR/controller_stderr.txt, and returns a closer that sends episode_end
-// with metrics.json, stops the runner and writes DIR/controller.json.
-func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factory.Plant, mode coord.AuthorityMode, seed uint64, out *string) (coord.Controller, func(), error) {
+// directory (*out) and starts the runner there. The closer runs once the
+// artifacts are written: for a runner, it ends it (extctl.Session.End),
+// prints its summary and returns its failure, which fails the command.
+func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factory.Plant, mode coord.AuthorityMode, seed uint64, out *string) (coord.Controller, func() error, error) {
 	f := cmd.Flags()
 	command, _ := f.GetString("controller-command")
 	upstream, _ := f.GetString("llm-proxy-upstream")
@@ -59,91 +65,55 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 		if name == extctl.Name {
 			return nil, nil, fmt.Errorf("--controller external needs --controller-command")
 		}
-		return lf.controller(cmd.Context(), name, seed)
+		c, release, err := lf.controller(name, seed)
+		return c, func() error { release(); return nil }, err
 	}
 	if f.Changed("controller") && name != extctl.Name {
 		return nil, nil, fmt.Errorf("--controller-command runs an external controller: drop --controller %s", name)
 	}
-	timeout, _ := f.GetDuration("controller-timeout")
-	if timeout <= 0 {
-		return nil, nil, fmt.Errorf("--controller-timeout must be positive")
+	cfg, err := sessionConfig(cmd, command)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.StopOnInterrupt = true
+	if upstream != "" {
+		cfg.Proxy = &extctl.ProxyConfig{Upstream: upstream, APIKeyEnv: lf.keyEnv, CacheMode: lf.cacheMode,
+			Concurrency: lf.concurrency, RPM: lf.rpm, Timeout: lf.timeout, MaxAttempts: lf.maxAttempts}
+		cfg.CachePath = lf.cachePath
 	}
 	if *out == "" {
 		*out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, extctl.Name, seed))
 	}
 	dir := *out
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	sess, err := extctl.OpenSession(cfg)
+	if err != nil {
 		return nil, nil, err
 	}
-	var proxy *extctl.Proxy
-	var err error
-	releaseProxy := func() {}
-	if upstream != "" {
-		var cache *llm.Cache
-		if lf.cachePath != "" {
-			if cache, err = llm.OpenCache(lf.cachePath); err != nil {
-				return nil, nil, err
-			}
-		}
-		releaseProxy = func() {
-			if proxy != nil {
-				proxy.Close()
-			}
-			if cache != nil {
-				cache.Close()
-			}
-		}
-		proxy, err = extctl.NewProxy(extctl.ProxyConfig{Upstream: upstream, APIKeyEnv: lf.keyEnv, Cache: cache,
-			CacheMode: lf.cacheMode, Concurrency: lf.concurrency, RPM: lf.rpm, Timeout: lf.timeout, MaxAttempts: lf.maxAttempts})
-		if err == nil {
-			_, err = proxy.Start()
-		}
+	c, err := sess.Start(cmd.Context(), extctl.EpisodeOf(p, mode, seed), dir)
+	if err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	closer := func() error {
+		s, err := sess.End(c, dir)
 		if err != nil {
-			releaseProxy()
-			return nil, nil, err
-		}
-	}
-	logf, err := os.Create(filepath.Join(dir, extctl.StderrFile))
-	if err != nil {
-		releaseProxy()
-		return nil, nil, err
-	}
-	// The runner has a process group of its own, out of reach of the
-	// terminal's Ctrl-C: on an interrupt, stop it; the episode then ends
-	// at once on fallbacks, and its artifacts are written.
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	c, err := extctl.Start(ctx, extctl.Config{Command: command, Timeout: timeout, Stderr: logf,
-		Episode: extctl.EpisodeOf(p, mode, seed), Proxy: proxy})
-	if err != nil {
-		stop()
-		releaseProxy()
-		logf.Close()
-		return nil, nil, err
-	}
-	closer := func() {
-		defer stop()
-		var metrics any
-		if b, err := os.ReadFile(filepath.Join(dir, harness.FileMetrics)); err == nil && json.Valid(b) {
-			metrics = json.RawMessage(b)
-		}
-		failed := c.End(metrics)
-		releaseProxy()
-		logf.Close()
-		s := c.Summary()
-		if err := extctl.WriteSummary(filepath.Join(dir, extctl.SummaryFile), s); err != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), "coordbench:", err)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "external runner: answered %d of %d decision steps, latency p50 %.3f ms, p99 %.3f ms; %d protocol errors, %d warnings (%s, %s)\n",
-			s.Answered, s.Steps, s.Latency.P50, s.Latency.P99, s.Errors, s.Warnings, extctl.SummaryFile, extctl.StderrFile)
-		if s.Proxy != nil {
-			fmt.Fprintf(cmd.OutOrStdout(), "llm proxy: %d calls (%d cache hits, %d failures, %d outside a decision), %d prompt + %d completion tokens\n",
-				s.Proxy.Calls, s.Proxy.CacheHits, s.Proxy.Failures, s.Proxy.Unattributed, s.Proxy.PromptTokens, s.Proxy.CompletionTokens)
-		}
-		if failed != nil {
-			externalFailures.Store(cmd, fmt.Errorf("%w (the episode went on with audited fallbacks; see %s)", failed, filepath.Join(dir, extctl.StderrFile)))
-		}
+		printRunnerSummary(cmd.OutOrStdout(), s)
+		return sess.Close()
 	}
 	return c, closer, nil
+}
+
+// printRunnerSummary prints a runner's episode in a line (and the proxy's
+// calls in another).
+func printRunnerSummary(w io.Writer, s extctl.Summary) {
+	fmt.Fprintf(w, "external runner: answered %d of %d decision steps, latency p50 %.3f ms, p99 %.3f ms; %d protocol errors, %d warnings (%s, %s)\n",
+		s.Answered, s.Steps, s.Latency.P50, s.Latency.P99, s.Errors, s.Warnings, extctl.SummaryFile, extctl.StderrFile)
+	if s.Proxy != nil {
+		fmt.Fprintf(w, "llm proxy: %d calls (%d cache hits, %d failures, %d outside a decision), %d prompt + %d completion tokens\n",
+			s.Proxy.Calls, s.Proxy.CacheHits, s.Proxy.Failures, s.Proxy.Unattributed, s.Proxy.PromptTokens, s.Proxy.CompletionTokens)
+	}
 }
 
 func desCheckControllerCmd() *cobra.Command {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -93,12 +92,12 @@ func (f *llmFlags) register(fs *pflag.FlagSet) {
 
 // controller builds the named controller: a built-in one, or "llm" from
 // the model flags. The returned closer releases the cache.
-func (f *llmFlags) controller(ctx context.Context, name string, seed uint64) (coord.Controller, func(), error) {
+func (f *llmFlags) controller(name string, seed uint64) (coord.Controller, func(), error) {
 	if name != "llm" {
 		c, err := policy.New(name, seed)
 		return c, func() {}, err
 	}
-	mk, closer, err := f.maker(ctx)
+	mk, closer, err := f.maker()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,7 +113,6 @@ func (f *llmFlags) controller(ctx context.Context, name string, seed uint64) (co
 // one cache) shared by every case, a fresh controller (fresh framework
 // memory) per case.
 type llmMaker struct {
-	ctx       context.Context
 	model     string
 	framework string
 	models    map[string]llmctl.Model
@@ -125,14 +123,14 @@ func (m *llmMaker) Name() string      { return "llm" }
 func (m *llmMaker) Model() string     { return m.model }
 func (m *llmMaker) Framework() string { return m.framework }
 func (m *llmMaker) New(uint64) (coord.Controller, error) {
-	return llmctl.New(m.ctx, m.framework, m.models)
+	return llmctl.New(m.framework, m.models)
 }
 
 // Status is the endpoint's live state for progress lines.
 func (m *llmMaker) Status() string { return m.stats.String() }
 
 // maker opens the cache and builds the clients of the model flags.
-func (f *llmFlags) maker(ctx context.Context) (*llmMaker, func(), error) {
+func (f *llmFlags) maker() (*llmMaker, func(), error) {
 	if f.model == "" || f.baseURL == "" {
 		return nil, nil, fmt.Errorf("--controller llm needs --llm-model and --llm-base-url (try a stub: coordbench llm stub)")
 	}
@@ -147,7 +145,7 @@ func (f *llmFlags) maker(ctx context.Context) (*llmMaker, func(), error) {
 		closer()
 		return nil, nil, err
 	}
-	mk := &llmMaker{ctx: ctx, model: f.model, framework: f.framework, models: map[string]llmctl.Model{}}
+	mk := &llmMaker{model: f.model, framework: f.framework, models: map[string]llmctl.Model{}}
 	for _, part := range strings.Split(f.model, ",") {
 		role, name, found := strings.Cut(part, "=")
 		if !found {

@@ -46,7 +46,7 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 			opt.Cases = splitList(cases)
 			var status func() string
 			if slices.Contains(splitList(opt.Controllers), "llm") {
-				mk, closer, err := lf.maker(cmd.Context())
+				mk, closer, err := lf.maker()
 				if err != nil {
 					return err
 				}
@@ -58,12 +58,12 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 				}
 			}
 			if command, _ := cmd.Flags().GetString("controller-command"); command != "" {
-				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
-				mk, err := newExternalMaker(cmd.Context(), command, timeout)
+				sess, err := externalSession(cmd, command)
 				if err != nil {
 					return err
 				}
-				opt.Makers = append(opt.Makers, mk)
+				defer sess.Close()
+				opt.Makers = append(opt.Makers, sess)
 				if !cmd.Flags().Changed("controller") {
 					opt.Controllers = extctl.Name
 				}
@@ -178,17 +178,17 @@ the paradigm switches and instance recorded there.`,
 				if command == "" {
 					return fmt.Errorf("case %s ran an external controller: give --controller-command", cs.ID)
 				}
-				timeout, _ := cmd.Flags().GetDuration("controller-timeout")
-				mk, err := newExternalMaker(cmd.Context(), command, timeout)
+				sess, err := externalSession(cmd, command)
 				if err != nil {
 					return err
 				}
-				if err := cs.UseMaker(mk); err != nil {
+				defer sess.Close()
+				if err := cs.UseMaker(sess); err != nil {
 					return err
 				}
 			}
 			if cs.Controller == "llm" {
-				mk, closer, err := lf.maker(cmd.Context())
+				mk, closer, err := lf.maker()
 				if err != nil {
 					return err
 				}
@@ -200,7 +200,7 @@ the paradigm switches and instance recorded there.`,
 			if out == "" {
 				out = filepath.Join("runs", cs.ID)
 			}
-			ep, err := cs.EpisodeIn(out)
+			ep, err := cs.EpisodeIn(cmd.Context(), out)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package coord_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,9 +120,9 @@ type erratic struct {
 
 func (e *erratic) Name() string         { return "erratic-" + e.inner.Name() }
 func (e *erratic) Source() coord.Source { return coord.SourceExternal }
-func (e *erratic) Act(d *coord.Decision) (map[string]int, error) {
+func (e *erratic) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	e.n++
-	acts, err := e.inner.Act(d)
+	acts, err := e.inner.Act(ctx, d)
 	first := slices.Sorted(maps.Keys(d.ActiveAgents))[0]
 	switch {
 	case e.n%53 == 0:
@@ -299,7 +300,7 @@ func checkEpisode(t *testing.T, sch schemas, cov *coverage, p *factory.Plant, se
 			cov.add(cov.kinds, v.Role+"/"+v.Kind)
 			cov.add(cov.triggers, v.Kind+"/"+v.Context.Trigger)
 		}
-		actions, cerr := c.Act(d)
+		actions, cerr := c.Act(context.Background(), d)
 		if c.Source() == coord.SourceBuiltin {
 			if b, err := validate(sch.reply, actions); err != nil {
 				t.Fatalf("step %d: reply does not match the schema: %v\n%s", d.Step, err, b)

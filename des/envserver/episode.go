@@ -1,6 +1,7 @@
 package envserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,9 +118,10 @@ func (c controller) Notes() map[string]coord.AgentNote {
 	return n
 }
 
-// Act implements coord.Controller. A closed episode or a decision timeout
-// is an error: the interpreter falls back for every agent and audits why.
-func (c controller) Act(d *coord.Decision) (map[string]int, error) {
+// Act implements coord.Controller. A closed episode, a decision timeout or
+// a done ctx (which closes the episode) is an error: the interpreter falls
+// back for every agent and audits why.
+func (c controller) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	e := c.e
 	ids := make([]string, 0, len(d.ActiveAgents))
 	masks := make(map[string][]bool, len(d.ActiveAgents))
@@ -158,6 +160,8 @@ func (c controller) Act(d *coord.Decision) (map[string]int, error) {
 	case <-e.closeCh:
 	case <-timer.C:
 		e.close(fmt.Sprintf("no actions for step %d within %s", d.Step, e.timeout))
+	case <-ctx.Done():
+		e.close("stopped: " + ctx.Err().Error())
 	}
 	e.mu.Lock()
 	if e.pend == p {

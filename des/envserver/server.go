@@ -7,6 +7,7 @@
 package envserver
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -268,7 +269,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 
 	go func() {
 		defer s.wg.Done()
-		res, err := harness.RunToDir(harness.Episode{Plant: plant, Seed: seed, Mode: mode, Controller: controller{e}}, e.dir)
+		// The run outlives the request that created it: DELETE, the
+		// decision timeout and Close end it, through the episode.
+		res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: plant, Seed: seed, Mode: mode, Controller: controller{e}}, e.dir)
 		e.finish(res, err)
 	}()
 	writeJSON(w, http.StatusCreated, e.status())

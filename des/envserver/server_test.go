@@ -2,6 +2,7 @@ package envserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -115,7 +116,7 @@ func (c *client) post(id string, step int, actions map[string]int) (int, []byte)
 func (c *client) play(id string) {
 	c.t.Helper()
 	for d := c.next(id); d != nil; d = c.next(id) {
-		acts, _ := policy.Rule{}.Act(d)
+		acts, _ := policy.Rule{}.Act(context.Background(), d)
 		if code, b := c.post(id, d.Step, acts); code != http.StatusOK {
 			c.t.Fatalf("actions: %d %s", code, b)
 		}
@@ -132,7 +133,7 @@ func inProcessTrace(t *testing.T, paradigm string, seed uint64) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	res := harness.Run(harness.Episode{Plant: factory.Compile(in), Seed: seed, Mode: mode, Controller: policy.Rule{}, Trace: &buf})
+	res := harness.Run(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: seed, Mode: mode, Controller: policy.Rule{}, Trace: &buf})
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -310,7 +311,7 @@ func TestDeleteMidEpisode(t *testing.T) {
 	id := c.create("hierarchical", 3)
 	for range 5 {
 		d := c.next(id)
-		acts, _ := policy.Rule{}.Act(d)
+		acts, _ := policy.Rule{}.Act(context.Background(), d)
 		if code, b := c.post(id, d.Step, acts); code != 200 {
 			t.Fatalf("%d %s", code, b)
 		}
@@ -370,7 +371,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.StartTimer()
 			continue
 		}
-		acts, _ := policy.Rule{}.Act(d)
+		acts, _ := policy.Rule{}.Act(context.Background(), d)
 		c.post(id, d.Step, acts)
 		n++
 	}

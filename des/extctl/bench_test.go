@@ -19,12 +19,12 @@ type recorder struct {
 	ds []*coord.Decision
 }
 
-func (r *recorder) Act(d *coord.Decision) (map[string]int, error) {
+func (r *recorder) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	b, _ := json.Marshal(d)
 	var c coord.Decision
 	json.Unmarshal(b, &c)
 	r.ds = append(r.ds, &c)
-	return r.Controller.Act(d)
+	return r.Controller.Act(ctx, d)
 }
 
 // payloads are the decisions of a real contract-net episode on A3C9-1
@@ -32,7 +32,7 @@ func (r *recorder) Act(d *coord.Decision) (map[string]int, error) {
 // rounds with up to 9 active cells).
 func payloads(b *testing.B) []*coord.Decision {
 	r := &recorder{Controller: policy.GreedyPy{}}
-	if res := harness.Run(harness.Episode{Plant: plantOf(b, faultInstance), Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: r}); res.Err != nil {
+	if res := harness.Run(context.Background(), harness.Episode{Plant: plantOf(b, faultInstance), Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: r}); res.Err != nil {
 		b.Fatal(res.Err)
 	}
 	return r.ds
@@ -52,7 +52,7 @@ func benchRoundTrip(b *testing.B, command string) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		d := ds[i%len(ds)]
-		acts, _ := c.Act(d)
+		acts, _ := c.Act(context.Background(), d)
 		if len(acts) != len(d.ActiveAgents) {
 			b.Fatalf("step %d: %v %v", d.Step, acts, c.Notes())
 		}
@@ -92,7 +92,7 @@ func BenchmarkEpisode(b *testing.B) {
 	p := plantOf(b, faultInstance)
 	b.Run("go_twin", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			harness.Run(harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: policy.GreedyPy{}})
+			harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: policy.GreedyPy{}})
 		}
 	})
 	b.Run("python_runner", func(b *testing.B) {
@@ -102,7 +102,7 @@ func BenchmarkEpisode(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res := harness.Run(harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: c})
+			res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: c})
 			if c.End(res.Metrics) != nil || res.Metrics.GFb != 0 {
 				b.Fatalf("failed %v, %d fallbacks", c.Failed(), res.Metrics.GFb)
 			}

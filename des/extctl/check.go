@@ -17,13 +17,6 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 )
 
-// StderrFile is the name of the runner's stderr log in a run directory;
-// SummaryFile the name of its Summary.
-const (
-	StderrFile  = "controller_stderr.txt"
-	SummaryFile = "controller.json"
-)
-
 // CheckOptions configures Check.
 type CheckOptions struct {
 	// Timeout and Grace as in Config (defaults DefaultTimeout, DefaultGrace).
@@ -120,6 +113,9 @@ func Check(ctx context.Context, command string, opts CheckOptions) (*CheckReport
 	if strings.TrimSpace(command) == "" {
 		return nil, fmt.Errorf("extctl: empty runner command")
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if opts.Slow == 0 {
 		opts.Slow = time.Second
 	}
@@ -133,7 +129,7 @@ func Check(ctx context.Context, command string, opts CheckOptions) (*CheckReport
 	}
 	var all []time.Duration
 	for _, ce := range eps {
-		if ctx != nil && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
 		er, lat, err := checkEpisode(ctx, command, ce, opts)
@@ -194,9 +190,9 @@ func checkEpisode(ctx context.Context, command string, ce CheckEpisode, opts Che
 	ep := harness.Episode{Plant: p, Seed: ce.Seed, Mode: mode, Controller: kc}
 	var res harness.Result
 	if er.Dir != "" {
-		res, err = harness.RunToDir(ep, er.Dir)
+		res, err = harness.RunToDir(ctx, ep, er.Dir)
 	} else {
-		res = harness.Run(ep)
+		res = harness.Run(ctx, ep)
 		err = res.Err
 	}
 	if err != nil {
@@ -234,11 +230,11 @@ type kindCounter struct {
 	kinds map[string]int
 }
 
-func (k *kindCounter) Act(d *coord.Decision) (map[string]int, error) {
+func (k *kindCounter) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	for _, v := range d.ActiveAgents {
 		k.kinds[v.Kind]++
 	}
-	return k.Controller.Act(d)
+	return k.Controller.Act(ctx, d)
 }
 
 // tailWriter keeps the last max bytes written.

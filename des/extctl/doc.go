@@ -20,6 +20,18 @@
 // runner writes to stderr, plus the stdout lines that are not protocol
 // messages, goes to Config.Stderr.
 //
+// The Controller's parts change for different reasons and live apart:
+// process.go handles the runner's process (start, deadlines, stop),
+// reply.go says what a reply line means for a decision (a pure function,
+// tested by table), violation.go names the protocol violations and
+// records them, and summary.go sums them up for controller.json.
+//
+// A Session runs a command's runners over run directories: a runner per
+// episode with its stderr and controller.json in the episode's directory,
+// the model-call proxy they share, and the interrupt that must reach a
+// runner living in a process group of its own. des run, des suite and
+// des case use it; the CLI only parses flags and prints.
+//
 // Check runs a fixed set of short episodes against a runner and reports
 // every protocol violation and the reply latency (the conformance checker
 // of `coordbench des check-controller`).

@@ -95,7 +95,7 @@ func runExternal(t *testing.T, command string, mode coord.AuthorityMode, cfg ext
 		t.Fatal(err)
 	}
 	e := &episode{c: c, dir: t.TempDir()}
-	e.res, err = harness.RunToDir(harness.Episode{Plant: p, Seed: faultSeed, Mode: mode, Controller: c}, e.dir)
+	e.res, err = harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: mode, Controller: c}, e.dir)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -442,7 +442,7 @@ func TestCancelStopsRunner(t *testing.T) {
 	}
 	time.AfterFunc(100*time.Millisecond, cancel)
 	var dec bytes.Buffer
-	res := harness.Run(harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.Centralized, Controller: c, Decisions: &dec})
+	res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.Centralized, Controller: c, Decisions: &dec})
 	c.End(res.Metrics)
 	if res.Err != nil || res.Metrics.Status != "done" || res.Metrics.GFb == 0 || res.Metrics.Secondary.DecisionsBySource["external"] == 0 {
 		t.Errorf("status %s err %v by source %v", res.Metrics.Status, res.Err, res.Metrics.Secondary.DecisionsBySource)

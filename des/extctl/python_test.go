@@ -50,7 +50,7 @@ func play(t *testing.T, ctrl coord.Controller, mode coord.AuthorityMode, seed ui
 	t.Helper()
 	var a artifacts
 	var tr, msg, dec bytes.Buffer
-	res := harness.Run(harness.Episode{Plant: plantOf(t, faultInstance), Seed: seed, Mode: mode, Controller: ctrl,
+	res := harness.Run(context.Background(), harness.Episode{Plant: plantOf(t, faultInstance), Seed: seed, Mode: mode, Controller: ctrl,
 		Trace: &tr, Messages: &msg, Decisions: &dec})
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -286,8 +286,8 @@ func TestPythonRunnerEdgeCases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	py, _ := c.Act(d)
-	want, _ := policy.GreedyPy{}.Act(d)
+	py, _ := c.Act(context.Background(), d)
+	want, _ := policy.GreedyPy{}.Act(context.Background(), d)
 	for id := range views {
 		if py[id] != want[id] {
 			t.Errorf("%s: python %d, go twin %d (%s)", id, py[id], want[id], c.Notes()[id].Error)

@@ -67,8 +67,9 @@ func script(t *testing.T, e *Engine, steps ...string) {
 }
 
 // TestScriptedEpisode checks a whole tiny episode against testdata/tiny.golden.
-// Run with -update-golden to rewrite it after an intended change, and read
-// the diff: every line is an event the design notes name.
+// Run it with UPDATE_GOLDEN=1 in the environment to rewrite the file after
+// an intended change, and read the diff: every line is an event the design
+// notes name.
 func TestScriptedEpisode(t *testing.T) {
 	p := tinyPlant(t)
 	tr := &bufTracer{p: p}

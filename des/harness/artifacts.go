@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -78,7 +79,7 @@ func InstanceJSON(in *factory.Instance) []byte {
 // RunToDir runs one episode and writes its artifacts into dir (created if
 // needed). The returned error covers I/O and engine failures; metrics are
 // written whenever the episode ran at all.
-func RunToDir(ep Episode, dir string) (Result, error) {
+func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Result{}, err
 	}
@@ -94,7 +95,7 @@ func RunToDir(ep Episode, dir string) (Result, error) {
 		files[name] = f
 	}
 	ep.Trace, ep.Decisions, ep.Messages, ep.Timing = files[FileTrace], files[FileDecisions], files[FileMessages], files[FileTiming]
-	res := Run(ep)
+	res := Run(ctx, ep)
 	var errs []error
 	if res.Err != nil {
 		errs = append(errs, res.Err)

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -27,7 +28,7 @@ type Throughput struct {
 // MeasureEpisodes runs k episodes (seeds 1..k) on one goroutine, writing
 // each trace to memory (and, with decisions set, the decision log too),
 // and reports the throughput. newCtrl makes the controller for a seed.
-func MeasureEpisodes(p *factory.Plant, mode coord.AuthorityMode, newCtrl func(seed uint64) coord.Controller, k int, decisions bool) Throughput {
+func MeasureEpisodes(ctx context.Context, p *factory.Plant, mode coord.AuthorityMode, newCtrl func(seed uint64) coord.Controller, k int, decisions bool) Throughput {
 	var trace, dec bytes.Buffer
 	events, steps := 0, 0
 	var traceBytes int64
@@ -42,7 +43,7 @@ func MeasureEpisodes(p *factory.Plant, mode coord.AuthorityMode, newCtrl func(se
 		if decisions {
 			ep.Decisions = &dec
 		}
-		r := Run(ep)
+		r := Run(ctx, ep)
 		events += r.Metrics.Secondary.Events
 		steps += r.Metrics.GDs
 		traceBytes += int64(trace.Len())

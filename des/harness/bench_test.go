@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -29,7 +30,7 @@ func BenchmarkEpisode(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				trace.Reset()
-				r := Run(Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: coord.Centralized, Controller: policy.Rule{}, Trace: &trace})
+				r := Run(context.Background(), Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: coord.Centralized, Controller: policy.Rule{}, Trace: &trace})
 				events += r.Metrics.Secondary.Events
 			}
 			s := b.Elapsed().Seconds()

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -20,7 +21,7 @@ func TestCoordinationCostFollowsProtocol(t *testing.T) {
 		mean := map[string]float64{}
 		for _, m := range coord.Builtins {
 			for _, s := range p.Inst.Seeds.Test {
-				r := Run(Episode{Plant: p, Seed: s, Mode: m, Controller: policy.Rule{}})
+				r := Run(context.Background(), Episode{Plant: p, Seed: s, Mode: m, Controller: policy.Rule{}})
 				if r.Err != nil {
 					t.Fatal(r.Err)
 				}
@@ -43,7 +44,7 @@ func BenchmarkDecisionSteps(b *testing.B) {
 		b.Run(m.ID, func(b *testing.B) {
 			steps := 0
 			for i := 0; b.Loop(); i++ {
-				r := Run(Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: m, Controller: policy.Rule{}})
+				r := Run(context.Background(), Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: m, Controller: policy.Rule{}})
 				steps += r.Metrics.GDs
 			}
 			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
@@ -63,7 +64,7 @@ func BenchmarkEpisodeArtifacts(b *testing.B) {
 				tr.Reset()
 				dec.Reset()
 				msg.Reset()
-				Run(Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: m, Controller: policy.Rule{}, Trace: &tr, Decisions: &dec, Messages: &msg})
+				Run(context.Background(), Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: m, Controller: policy.Rule{}, Trace: &tr, Decisions: &dec, Messages: &msg})
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
 		})

@@ -12,6 +12,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -66,7 +67,7 @@ func runTestSeeds(t *testing.T, p *factory.Plant, mk func(seed uint64) coord.Con
 		if withTrace {
 			ep.Trace = &buf
 		}
-		r := Run(ep)
+		r := Run(context.Background(), ep)
 		if r.Err != nil {
 			t.Fatalf("%s seed %d: %v", p.Inst.Name, s, r.Err)
 		}
@@ -367,8 +368,8 @@ type earlyFastest struct{ Until float64 }
 
 func (earlyFastest) Name() string         { return "early-fastest" }
 func (earlyFastest) Source() coord.Source { return coord.SourceBuiltin }
-func (e earlyFastest) Act(d *coord.Decision) (map[string]int, error) {
-	out, err := policy.Rule{}.Act(d)
+func (e earlyFastest) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
+	out, err := policy.Rule{}.Act(ctx, d)
 	if err != nil || d.Time >= e.Until {
 		return out, err
 	}

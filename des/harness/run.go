@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,8 +50,10 @@ type Result struct {
 }
 
 // Run plays one episode to its end. It never panics on a misbehaving
-// controller: errors and panics become audited fallbacks.
-func Run(ep Episode) Result {
+// controller: errors and panics become audited fallbacks. ctx goes to the
+// controller's every Act; a cancelled ctx does not cut the episode short,
+// the controller's answers fall back instead (see the package comment).
+func Run(ctx context.Context, ep Episode) Result {
 	var tw *TraceWriter
 	var mux tracerMux
 	if ep.Trace != nil {
@@ -78,19 +82,20 @@ func Run(ep Episode) Result {
 	var calls, hits int
 	var prompt, completion int64
 	limits := ep.Plant.Inst.Limits
-	var runErr error
+	var stopErr error // what cut the episode short
+	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
 	for eng.Advance() {
 		d := in.Next()
 		if d == nil { // Advance stops only with a decision pending: the protocol failed
-			runErr = in.Err()
-			if runErr == nil {
-				runErr = fmt.Errorf("engine stopped at t=%g with no decision to make", eng.Now())
+			stopErr = in.Err()
+			if stopErr == nil {
+				stopErr = fmt.Errorf("engine stopped at t=%g with no decision to make", eng.Now())
 			}
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
-		actions, cerr := act(ep.Controller, d)
+		actions, cerr := act(ctx, ep.Controller, d)
 		var notes map[string]coord.AgentNote
 		if an, ok := ep.Controller.(coord.Annotator); ok {
 			notes = an.Notes()
@@ -107,19 +112,15 @@ func Run(ep Episode) Result {
 				}
 				if tim != nil {
 					tl := TimingLine{Step: audits[i].Step, AgentID: audits[i].AgentID, LatencyMS: n.LatencyMS, Cached: n.Cached}
-					if err := tim.Encode(&tl); err != nil && runErr == nil {
-						runErr = fmt.Errorf("write timing: %w", err)
-					}
+					writes.keep("timing", tim.Encode(&tl))
 				}
 			}
 			if dec != nil {
-				if err := dec.Encode(&audits[i]); err != nil && runErr == nil {
-					runErr = fmt.Errorf("write decisions: %w", err)
-				}
+				writes.keep("decisions", dec.Encode(&audits[i]))
 			}
 		}
 		if err != nil {
-			runErr = err
+			stopErr = err
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
@@ -139,15 +140,11 @@ func Run(ep Episode) Result {
 	if ep.Messages != nil {
 		enc := json.NewEncoder(ep.Messages)
 		for i := range in.Messages {
-			if err := enc.Encode(&in.Messages[i]); err != nil && runErr == nil {
-				runErr = fmt.Errorf("write messages: %w", err)
-			}
+			writes.keep("messages", enc.Encode(&in.Messages[i]))
 		}
 	}
 	if tw != nil {
-		if err := tw.Close(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("write trace: %w", err)
-		}
+		writes.keep("trace", tw.Close())
 	}
 	m := metricsFrom(eng, in.Steps(), in.Forced, bySource, byType)
 	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
@@ -156,17 +153,31 @@ func Run(ep Episode) Result {
 	}
 	s := &m.Secondary
 	s.LLMCalls, s.PromptTokens, s.CompletionTokens = calls, prompt, completion
-	return Result{Metrics: m, CacheHits: hits, Err: runErr}
+	return Result{Metrics: m, CacheHits: hits, Err: cmp.Or(stopErr, writes.first)}
+}
+
+// writeErrors keeps the first failure to write an artifact. A failed
+// write does not stop the episode, nor the writing of the other
+// artifacts: Run reports it at the end, unless a failure that stopped
+// the episode takes precedence.
+type writeErrors struct{ first error }
+
+// keep records err (if any) as a failure to write the named artifact,
+// unless one was recorded before.
+func (w *writeErrors) keep(artifact string, err error) {
+	if err != nil && w.first == nil {
+		w.first = fmt.Errorf("write %s: %w", artifact, err)
+	}
 }
 
 // act calls the controller, turning a panic into an error.
-func act(c coord.Controller, d *coord.Decision) (actions map[string]int, err error) {
+func act(ctx context.Context, c coord.Controller, d *coord.Decision) (actions map[string]int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			actions, err = nil, fmt.Errorf("controller %s panicked: %v", c.Name(), r)
 		}
 	}()
-	return c.Act(d)
+	return c.Act(ctx, d)
 }
 
 // tracerMux fans engine records out to several tracers.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -128,8 +129,9 @@ type ControllerMaker interface {
 type DirControllerMaker interface {
 	ControllerMaker
 	Identity() string
-	// NewForCase starts the controller of case c, keeping its files in dir.
-	NewForCase(c Case, dir string) (coord.Controller, error)
+	// NewForCase starts the controller of case c, keeping its files in
+	// dir; ctx bounds the controller's life (its process, say).
+	NewForCase(ctx context.Context, c Case, dir string) (coord.Controller, error)
 	// EndCase runs after the case's artifacts are written in dir; an error
 	// (the runner failed) fails the case.
 	EndCase(ctrl coord.Controller, dir string) error
@@ -557,13 +559,14 @@ func (k CaseKey) InstanceRef() (ref string, ok bool) {
 }
 
 // EpisodeIn builds the episode of c for a run into dir: a controller of a
-// DirControllerMaker is started there; EndIn must follow the run.
-func (c Case) EpisodeIn(dir string) (Episode, error) {
+// DirControllerMaker is started there, for the life of ctx; EndIn must
+// follow the run.
+func (c Case) EpisodeIn(ctx context.Context, dir string) (Episode, error) {
 	dm, ok := c.maker.(DirControllerMaker)
 	if !ok {
 		return c.Episode()
 	}
-	ctrl, err := dm.NewForCase(c, dir)
+	ctrl, err := dm.NewForCase(ctx, c, dir)
 	if err != nil {
 		return Episode{}, err
 	}

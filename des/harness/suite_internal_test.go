@@ -26,8 +26,8 @@ func TestSuiteFailedCase(t *testing.T) {
 		2: errors.New("engine commit failed"),
 		3: errors.New("disk full"),
 	}
-	failing := func(ep Episode, dir string) (Result, error) {
-		res, err := RunToDir(ep, dir)
+	failing := func(ctx context.Context, ep Episode, dir string) (Result, error) {
+		res, err := RunToDir(ctx, ep, dir)
 		if ep.Controller.Name() == "greedy" {
 			switch ep.Seed {
 			case 2:

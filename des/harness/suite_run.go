@@ -23,7 +23,7 @@ type SuiteRunOptions struct {
 	Progress func(SuiteProgress)
 
 	// runEpisode replaces RunToDir in tests.
-	runEpisode func(Episode, string) (Result, error)
+	runEpisode func(context.Context, Episode, string) (Result, error)
 }
 
 // SuiteProgress is the state of a running suite.
@@ -92,8 +92,8 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 			return atomicfs.WriteFile(filepath.Join(dir, FileSuiteConfig), suiterun.TmpPrefix, atomicfs.MarshalLine(s.Config))
 		},
 		Finished: func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
-		Run: func(_ context.Context, i int, dir string) (CaseResult, error) {
-			return runCase(s.Cases[i], dir, run)
+		Run: func(ctx context.Context, i int, dir string) (CaseResult, error) {
+			return runCase(ctx, s.Cases[i], dir, run)
 		},
 		End: func(r *suiterun.Report[CaseResult]) error {
 			rep = suiteReport(s, dir, r)
@@ -123,14 +123,15 @@ func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult]) *SuiteRep
 }
 
 // runCase runs one case into dir: its episode, then the controller's
-// end-of-case hook.
-func runCase(c Case, dir string, run func(Episode, string) (Result, error)) (CaseResult, error) {
+// end-of-case hook. ctx is not cancelled with the suite's (suiterun): a
+// case in flight runs to its end.
+func runCase(ctx context.Context, c Case, dir string, run func(context.Context, Episode, string) (Result, error)) (CaseResult, error) {
 	r := CaseResult{Case: c}
-	ep, err := c.EpisodeIn(dir)
+	ep, err := c.EpisodeIn(ctx, dir)
 	if err != nil {
 		return r, err
 	}
-	res, err := run(ep, dir)
+	res, err := run(ctx, ep, dir)
 	r.Metrics, r.Status = res.Metrics, res.Metrics.Status
 	if err == nil {
 		err = res.Err

@@ -500,7 +500,7 @@ func TestCaseFromID(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := harness.RunToDir(ep, out); err != nil {
+			if _, err := harness.RunToDir(context.Background(), ep, out); err != nil {
 				t.Fatal(err)
 			}
 			for _, f := range []string{harness.FileTrace, harness.FileDecisions, harness.FileManifest} {

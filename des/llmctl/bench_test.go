@@ -23,7 +23,7 @@ func (maker) Name() string      { return "llm" }
 func (maker) Model() string     { return "stub" }
 func (maker) Framework() string { return "graph" }
 func (m maker) New(uint64) (coord.Controller, error) {
-	return llmctl.New(context.Background(), "graph", m.models)
+	return llmctl.New("graph", m.models)
 }
 
 // BenchmarkSuiteConcurrency: a suite whose model answers in 200 ms, with a

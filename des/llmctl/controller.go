@@ -35,7 +35,6 @@ type Model struct {
 type Controller struct {
 	framework string
 	models    map[string]Model // by role; "" is the default
-	ctx       context.Context
 
 	notes   map[string]coord.AgentNote
 	shared  []string            // graph: compact summaries across activations
@@ -46,7 +45,7 @@ type Controller struct {
 
 // New makes an LLM controller. models maps a role ("plant", "area",
 // "cell") or "" (every other role) to its model.
-func New(ctx context.Context, framework string, models map[string]Model) (*Controller, error) {
+func New(framework string, models map[string]Model) (*Controller, error) {
 	if !slices.Contains(Frameworks, framework) {
 		return nil, fmt.Errorf("unknown framework %q (want graph or relay)", framework)
 	}
@@ -58,7 +57,7 @@ func New(ctx context.Context, framework string, models map[string]Model) (*Contr
 			return nil, fmt.Errorf("llm controller: no client for role %q", role)
 		}
 	}
-	return &Controller{framework: framework, models: models, ctx: ctx, history: map[string][]string{}}, nil
+	return &Controller{framework: framework, models: models, history: map[string][]string{}}, nil
 }
 
 // Name implements coord.Controller.
@@ -109,9 +108,9 @@ type answer struct {
 }
 
 // Act implements coord.Controller: one model call per active agent, all
-// in flight at once (the endpoint's limit applies). An agent whose reply
-// is unusable gets no action, and its note says why.
-func (c *Controller) Act(d *coord.Decision) (map[string]int, error) {
+// in flight at once (the endpoint's limit applies), each bounded by ctx.
+// An agent whose reply is unusable gets no action, and its note says why.
+func (c *Controller) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
 	answers := make([]answer, len(ids))
 	var wg sync.WaitGroup
@@ -125,7 +124,7 @@ func (c *Controller) Act(d *coord.Decision) (map[string]int, error) {
 		wg.Add(1)
 		go func(i int, v *coord.View, msg string) {
 			defer wg.Done()
-			answers[i] = c.ask(v, msg)
+			answers[i] = c.ask(ctx, v, msg)
 		}(i, v, msg)
 	}
 	wg.Wait()
@@ -144,11 +143,11 @@ func (c *Controller) Act(d *coord.Decision) (map[string]int, error) {
 	return actions, nil
 }
 
-func (c *Controller) ask(v *coord.View, msg string) answer {
+func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer {
 	m := c.model(v.Role)
 	var a answer
 	a.note.Model = m.Name
-	resp, err := m.Client.Complete(c.ctx, []llm.Message{{Role: llm.RoleSystem, Content: SystemPrompt}, {Role: llm.RoleUser, Content: msg}})
+	resp, err := m.Client.Complete(ctx, []llm.Message{{Role: llm.RoleSystem, Content: SystemPrompt}, {Role: llm.RoleUser, Content: msg}})
 	if err != nil {
 		a.note.Error = "model call failed: " + err.Error()
 		return a

@@ -46,7 +46,7 @@ func controller(t *testing.T, cfg llm.Config, fw string) *llmctl.Controller {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := llmctl.New(context.Background(), fw, map[string]llmctl.Model{"": {Name: cfg.Model, Client: cl}})
+	c, err := llmctl.New(fw, map[string]llmctl.Model{"": {Name: cfg.Model, Client: cl}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +62,9 @@ func TestBuiltinStubEqualsRule(t *testing.T) {
 	for _, mode := range coord.Builtins {
 		for _, fw := range llmctl.Frameworks {
 			var want, got, dec bytes.Buffer
-			harness.Run(harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: policy.Rule{}, Trace: &want})
+			harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: policy.Rule{}, Trace: &want})
 			c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", Concurrency: 8}, fw)
-			r := harness.Run(harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: c, Trace: &got, Decisions: &dec})
+			r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: c, Trace: &got, Decisions: &dec})
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
@@ -90,7 +90,7 @@ func TestFaultyModelIsAudited(t *testing.T) {
 	p := plant(t, "A5C12-1")
 	c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}, "relay")
 	var dec bytes.Buffer
-	r := harness.Run(harness.Episode{Plant: p, Seed: 1, Mode: coord.HeterarchicalCNP, Controller: c, Decisions: &dec})
+	r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.HeterarchicalCNP, Controller: c, Decisions: &dec})
 	if r.Err != nil || r.Metrics.Status == "" {
 		t.Fatalf("episode failed: %v", r.Err)
 	}
@@ -124,13 +124,13 @@ func TestCacheReplayAndKeyHygiene(t *testing.T) {
 	defer cache.Close()
 	p := plant(t, "A3C9-1")
 	cfg := llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", APIKeyEnv: "COORDBENCH_TEST_KEY", Cache: cache, CacheMode: llm.CacheReadWrite}
-	first, err := harness.RunToDir(harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid, Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "live"))
+	first, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid, Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "live"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()
 	cfg.CacheMode = llm.CacheReplay
-	second, err := harness.RunToDir(harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid, Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "replay"))
+	second, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid, Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "replay"))
 	if err != nil {
 		t.Fatal(err)
 	}

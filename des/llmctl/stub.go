@@ -1,6 +1,7 @@
 package llmctl
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -126,7 +127,7 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Stub) answer(v *coord.View, key uint64) (reply, outcome string) {
 	valid := func(i int) (string, string) { return fmt.Sprintf(`{"action": %d}`, i), "valid" }
 	pick := func() int {
-		a, _ := policy.Rule{}.Act(&coord.Decision{ActiveAgents: map[string]*coord.View{v.AgentID: v}})
+		a, _ := policy.Rule{}.Act(context.Background(), &coord.Decision{ActiveAgents: map[string]*coord.View{v.AgentID: v}})
 		return a[v.AgentID]
 	}
 	switch s.Policy {

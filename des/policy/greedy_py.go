@@ -1,6 +1,9 @@
 package policy
 
-import "github.com/coordbench/coordbench/des/coord"
+import (
+	"context"
+	"github.com/coordbench/coordbench/des/coord"
+)
 
 // GreedyPy is the Go twin of examples/python/greedy_runner.py, the example
 // external runner (docs/external.md). It makes the same choice from the
@@ -29,7 +32,9 @@ func (GreedyPy) Name() string { return "greedy_py" }
 func (GreedyPy) Source() coord.Source { return coord.SourceBuiltin }
 
 // Act implements coord.Controller.
-func (GreedyPy) Act(d *coord.Decision) (map[string]int, error) { return each(d, greedyPyChoice), nil }
+func (GreedyPy) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
+	return each(d, greedyPyChoice), nil
+}
 
 func greedyPyChoice(v *coord.View) int {
 	switch v.Kind {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -78,7 +79,7 @@ func (Rule) Name() string { return "rule" }
 func (Rule) Source() coord.Source { return coord.SourceBuiltin }
 
 // Act implements coord.Controller.
-func (Rule) Act(d *coord.Decision) (map[string]int, error) {
+func (Rule) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 	return each(d, ruleChoice), nil
 }
 
@@ -206,7 +207,7 @@ func (Greedy) Name() string { return "greedy" }
 func (Greedy) Source() coord.Source { return coord.SourceBuiltin }
 
 // Act implements coord.Controller: fastest area or cell, bid high, accept.
-func (Greedy) Act(d *coord.Decision) (map[string]int, error) {
+func (Greedy) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 	return each(d, func(v *coord.View) int {
 		switch v.Kind {
 		case coord.KindRelease:
@@ -245,7 +246,7 @@ func (*Random) Source() coord.Source { return coord.SourceBuiltin }
 
 // Act implements coord.Controller. Agents draw in id order, so the result
 // depends only on the seed and the payloads.
-func (r *Random) Act(d *coord.Decision) (map[string]int, error) {
+func (r *Random) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 	ids := make([]string, 0, len(d.ActiveAgents))
 	for id := range d.ActiveAgents {
 		ids = append(ids, id)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -21,19 +22,19 @@ func TestRuleVersusGreedyRouting(t *testing.T) {
 	fastFull := coord.CellOption{Cell: "fast", Machines: 1, ProcTime: 10, FreeSlots: 0, Backlog: 40, BusyKW: 7}
 	slowFree := coord.CellOption{Cell: "slow", Machines: 1, ProcTime: 25, FreeSlots: 3, Backlog: 0, BusyKW: 2.5}
 	d := routing(20, fastFull, slowFree)
-	if a, _ := (Greedy{}).Act(d); a["plant"] != 0 {
+	if a, _ := (Greedy{}).Act(context.Background(), d); a["plant"] != 0 {
 		t.Errorf("greedy chose %d, want the fastest cell 0", a["plant"])
 	}
-	if a, _ := (Rule{}).Act(d); a["plant"] != 1 {
+	if a, _ := (Rule{}).Act(context.Background(), d); a["plant"] != 1 {
 		t.Errorf("rule chose %d, want the free, unloaded cell 1", a["plant"])
 	}
 	// Without power headroom the rule avoids the power-hungry cell even
 	// when it is free and fast.
 	fastFree := coord.CellOption{Cell: "fast", Machines: 1, ProcTime: 10, FreeSlots: 2, BusyKW: 7}
-	if a, _ := (Rule{}).Act(routing(1, fastFree, slowFree)); a["plant"] != 1 {
+	if a, _ := (Rule{}).Act(context.Background(), routing(1, fastFree, slowFree)); a["plant"] != 1 {
 		t.Errorf("rule chose %d with 1 kW headroom, want the 2.5 kW cell", a["plant"])
 	}
-	if a, _ := (Rule{}).Act(routing(30, fastFree, slowFree)); a["plant"] != 0 {
+	if a, _ := (Rule{}).Act(context.Background(), routing(30, fastFree, slowFree)); a["plant"] != 0 {
 		t.Errorf("rule chose %d with ample headroom, want the fast cell", a["plant"])
 	}
 }
@@ -47,14 +48,14 @@ func TestRuleRelease(t *testing.T) {
 		}}
 	d := &coord.Decision{ActiveAgents: map[string]*coord.View{"plant": v}}
 	v.Observation.HeadroomKW = 5
-	if a, _ := (Rule{}).Act(d); a["plant"] != 1 {
+	if a, _ := (Rule{}).Act(context.Background(), d); a["plant"] != 1 {
 		t.Errorf("rule released option %d, want earliest due (1)", a["plant"])
 	}
 	v.Observation.HeadroomKW = -2
-	if a, _ := (Rule{}).Act(d); a["plant"] != 2 {
+	if a, _ := (Rule{}).Act(context.Background(), d); a["plant"] != 2 {
 		t.Errorf("rule chose %d over the cap, want defer (2)", a["plant"])
 	}
-	if a, _ := (Greedy{}).Act(d); a["plant"] != 1 {
+	if a, _ := (Greedy{}).Act(context.Background(), d); a["plant"] != 1 {
 		t.Errorf("greedy chose %d over the cap, want to release anyway", a["plant"])
 	}
 }
@@ -70,7 +71,7 @@ func TestRandomIsLegalAndSeeded(t *testing.T) {
 		}
 		var out []int
 		for i := 0; i < 200; i++ {
-			a, _ := c.Act(d)
+			a, _ := c.Act(context.Background(), d)
 			out = append(out, a["plant"])
 		}
 		return out

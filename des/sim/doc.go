@@ -1,6 +1,7 @@
 // Package sim is coordbench's discrete-event kernel: an event calendar that
 // owns the simulation clock, and named random streams. It knows nothing of
-// factories; the world package gives meaning to event kinds and arguments.
+// factories; the world that uses it (package factory) gives meaning to
+// event kinds and arguments.
 //
 // # The usage loop
 //

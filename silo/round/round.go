@@ -83,6 +83,12 @@ type Turn struct {
 	MaxCalls        int
 	MaxContentBytes int
 
+	// ctx is the run's, stored although contexts are usually passed: a
+	// Turn lives only as long as the Agent.Turn call it is given to (as an
+	// http.Request lives for its handler), and Call must refuse to execute
+	// once the run is cancelled, whatever context the agent holds. Passing
+	// it to every Call instead would thread it through each agent's whole
+	// strategy for a check that is the run's, not the agent's.
 	ctx    context.Context
 	store  *proto.Store
 	calls  int // executed calls

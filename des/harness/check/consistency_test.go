@@ -3,6 +3,7 @@ package check
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -61,7 +62,7 @@ func runDir(t testing.TB, inst, ctrl string, seed uint64, dir string) harness.Re
 // runModeDir plays one episode under paradigm mode into dir.
 func runModeDir(t testing.TB, inst string, mode coord.AuthorityMode, ctrl string, seed uint64, dir string) harness.Result {
 	t.Helper()
-	res, err := harness.RunToDir(harness.Episode{Plant: plant(t, inst), Seed: seed, Mode: mode,
+	res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: plant(t, inst), Seed: seed, Mode: mode,
 		Controller: controller(t, ctrl, seed)}, dir)
 	if err != nil {
 		t.Fatalf("%s %s seed %d: run: %v", inst, ctrl, seed, err)
@@ -256,7 +257,7 @@ type flaky struct{ coord.Controller }
 
 func (f flaky) Name() string { return "flaky" }
 
-func (f flaky) Act(d *coord.Decision) (map[string]int, error) {
+func (f flaky) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	switch d.Step % 3 {
 	case 0:
 		return nil, fmt.Errorf("flaky controller fails at step %d", d.Step)
@@ -267,7 +268,7 @@ func (f flaky) Act(d *coord.Decision) (map[string]int, error) {
 		}
 		return out, nil
 	}
-	return f.Controller.Act(d)
+	return f.Controller.Act(ctx, d)
 }
 
 // TestTruncatedAndFallback covers the episode ends and decision sources
@@ -302,7 +303,7 @@ func TestTruncatedAndFallback(t *testing.T) {
 				in := *plant(t, inst).Inst
 				v.edit(&in)
 				dir := t.TempDir()
-				res, err := harness.RunToDir(harness.Episode{Plant: factory.Compile(&in), Seed: seed, Mode: coord.Centralized,
+				res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(&in), Seed: seed, Mode: coord.Centralized,
 					Controller: v.ctrl}, dir)
 				if err != nil {
 					t.Fatalf("%s %s seed %d: %v", inst, v.name, seed, err)

@@ -1,0 +1,139 @@
+package extctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coordbench/coordbench/des/coord"
+)
+
+// maxRaw is how many bytes of a reply an audit keeps.
+const maxRaw = 4096
+
+// reply is what one reply line means for the decision it answers.
+type reply struct {
+	// stale: the line answers an earlier step; the caller skips it and
+	// waits on. Only violations is set then.
+	stale bool
+	// actions holds the indices the reply gives, legal or not (the
+	// interpreter falls back for the illegal ones); nil when the reply
+	// as a whole is unusable.
+	actions map[string]int
+	// notes has one note per active agent: the raw reply, the latency,
+	// the runner's own notes, and why the agent's answer is unusable.
+	notes map[string]coord.AgentNote
+	// violations are the protocol rules the line broke, in order.
+	violations []Violation
+}
+
+// parseReply reads line as the runner's reply to decision d, read lat
+// after the decision was sent. It has no side effects: the caller
+// records the violations and keeps the notes.
+func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
+	var r reply
+	violate := func(code, sev, detail string) {
+		r.violations = append(r.violations, Violation{Step: d.Step, Code: code, Severity: sev, Detail: detail})
+	}
+	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
+	raw := string(line)
+	if len(raw) > maxRaw {
+		raw = raw[:maxRaw] + "…"
+	}
+	ms := float64(lat.Microseconds()) / 1000
+	bad := func(code, msg string) reply {
+		violate(code, SevError, msg)
+		r.notes = make(map[string]coord.AgentNote, len(ids))
+		for _, id := range ids {
+			r.notes[id] = coord.AgentNote{Raw: raw, Error: msg, LatencyMS: ms}
+		}
+		return r
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(line, &top); err != nil {
+		return bad(VInvalidJSON, "invalid JSON: "+err.Error())
+	}
+	if t, ok := top["type"]; ok {
+		var s string
+		if json.Unmarshal(t, &s) != nil || s != MsgActions {
+			return bad(VBadReply, fmt.Sprintf("unexpected message type %s (want a reply with \"actions\")", t))
+		}
+	}
+	if s, ok := top["step"]; ok && string(s) != "null" {
+		var step int
+		if json.Unmarshal(s, &step) != nil {
+			return bad(VBadReply, fmt.Sprintf("\"step\" is not an integer: %s", s))
+		}
+		if step < d.Step {
+			violate(VStale, SevError, fmt.Sprintf("skipped a reply to step %d: %s", step, quote(line, 120)))
+			r.stale = true
+			return r
+		}
+		if step > d.Step {
+			return bad(VBadReply, fmt.Sprintf("reply for step %d, expected step %d", step, d.Step))
+		}
+	}
+	a, ok := top["actions"]
+	if !ok || string(a) == "null" {
+		return bad(VBadReply, `no "actions" in reply`)
+	}
+	var acts map[string]json.RawMessage
+	if json.Unmarshal(a, &acts) != nil {
+		return bad(VBadReply, `"actions" is not an object`)
+	}
+	var unknown []string
+	for id := range acts {
+		if _, ok := d.ActiveAgents[id]; !ok {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		msg := "unknown agent " + unknown[0]
+		if len(unknown) > 1 {
+			msg = "unknown agents " + strings.Join(unknown, ", ")
+		}
+		return bad(VUnknownAgent, msg+" (not active at this step)")
+	}
+	var rnotes map[string]ReplyNote
+	if n, ok := top["notes"]; ok && string(n) != "null" {
+		if err := json.Unmarshal(n, &rnotes); err != nil {
+			violate(VBadNotes, SevWarning, "notes ignored: "+err.Error())
+			rnotes = nil
+		}
+		for id := range rnotes {
+			if _, ok := d.ActiveAgents[id]; !ok {
+				violate(VBadNotes, SevWarning, "notes for an inactive agent "+id+" ignored")
+			}
+		}
+	}
+	r.actions = make(map[string]int, len(ids))
+	r.notes = make(map[string]coord.AgentNote, len(ids))
+	for _, id := range ids {
+		rn := rnotes[id]
+		note := coord.AgentNote{Raw: raw, LatencyMS: ms, Model: rn.Model, PromptTokens: rn.PromptTokens,
+			CompletionTokens: rn.CompletionTokens, Calls: rn.Calls, Cached: rn.Cached}
+		v, ok := acts[id]
+		switch {
+		case !ok:
+			note.Error = "no action for this agent in the reply"
+			violate(VMissingAgent, SevError, "no action for "+id)
+		default:
+			var i int
+			if json.Unmarshal(v, &i) != nil {
+				note.Error = "action is not an integer: " + quote(v, 40)
+				violate(VNotInt, SevError, id+": action is not an integer: "+quote(v, 40))
+				break
+			}
+			r.actions[id] = i
+			if view := d.ActiveAgents[id]; i < 0 || i >= len(view.ActionMask) || !view.ActionMask[i] {
+				violate(VIllegal, SevError, fmt.Sprintf("%s (%s) answered %d; legal: %v", id, view.Kind, i, view.LegalActions))
+			}
+		}
+		r.notes[id] = note
+	}
+	return r
+}
