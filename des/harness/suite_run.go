@@ -2,8 +2,8 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/opterr"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -105,7 +105,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	var prev SuiteConfig
 	if atomicfs.ReadJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
 		len(s.Config.ControllerIdentities) > 0 && !slices.Equal(prev.ControllerIdentities, s.Config.ControllerIdentities) {
-		return nil, fmt.Errorf("%s holds the results of %v, not %v: use a new --out", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
+		return nil, opterr.New("dir", "%s holds the results of %v, not %v: use a new directory", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
 	}
 	if err := atomicfs.WriteFile(filepath.Join(dir, FileSuiteConfig), suiteTmpPrefix, atomicfs.MarshalLine(s.Config)); err != nil {
 		return nil, err
