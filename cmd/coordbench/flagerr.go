@@ -9,18 +9,20 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/llm"
 )
 
 // The library packages speak of their own options: an *opterr.Error names
-// the option whose value is wrong ("Seeds"), and sentinel errors state
-// facts (a case id that does not give its instance). The CLI sets those options with flags, so
+// the option whose value is wrong ("Seeds"), an *llm.Error the Config
+// fields a failure points at ("BaseURL"), and sentinel errors state facts
+// (a replay-mode cache miss). The CLI sets those options with flags, so
 // before an error reaches the user it is put in flag terms: each option
 // becomes the flag that sets it, and a fact gets the hint of what to do
 // with which flag.
 
 // optionFlags are the flags that set a library option: the fields of
-// des/harness.SuiteOptions (and RunSuite's dir) and silo/suite.Options.
-// Nil for an option no flag sets.
+// des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options and
+// llm.Config. Nil for an option no flag sets.
 func optionFlags(option string) []string {
 	switch option {
 	case "Suite":
@@ -53,6 +55,22 @@ func optionFlags(option string) []string {
 		return []string{"--mode"}
 	case "LLM":
 		return []string{"--llm-model", "--llm-base-url"}
+	case "BaseURL":
+		return []string{"--llm-base-url"}
+	case "Model":
+		return []string{"--llm-model"}
+	case "APIKeyEnv":
+		return []string{"--llm-api-key-env"}
+	case "Temperature":
+		return []string{"--llm-temperature"}
+	case "MaxTokens":
+		return []string{"--llm-max-tokens"}
+	case "Seed":
+		return []string{"--llm-seed"}
+	case "Cache":
+		return []string{"--llm-cache"}
+	case "CacheMode":
+		return []string{"--llm-cache-mode"}
 	}
 	return nil
 }
@@ -67,6 +85,8 @@ type flagHint struct {
 
 func flagHints() []flagHint {
 	return []flagHint{
+		{llm.ErrCacheMiss, []string{"--llm-cache-mode"}, "re-run with --llm-cache-mode read-write to fill the cache"},
+		{llm.ErrContextOverflow, []string{"--context-budget"}, "bound the prompt with --context-budget"},
 		{harness.ErrNoMaker, []string{"--controller-command", "--llm-model"}, "give its flags (the model flags, or --controller-command)"},
 		{harness.ErrNoInstanceRef, []string{"--instance", "--suite-dir"}, "give the instance file (--instance FILE) or the suite directory (--suite-dir DIR)"},
 	}
@@ -82,7 +102,7 @@ func (e *flagError) Error() string { return e.msg }
 func (e *flagError) Unwrap() error { return e.err }
 
 // inFlagTerms puts err in the terms of a command with flags fs: the first
-// *opterr.Error in its chain names flags instead of options
+// *opterr.Error and *llm.Error in its chain name flags instead of options
 // (an option without a flag of fs keeps its name), and the hints of the
 // sentinels it matches are added.
 func inFlagTerms(fs *pflag.FlagSet, err error) error {
@@ -114,6 +134,11 @@ func inFlagTerms(fs *pflag.FlagSet, err error) error {
 	if oe := (*opterr.Error)(nil); errors.As(err, &oe) {
 		named := opterr.Error{Option: name(oe.Option), Err: oe.Err, See: names(oe.See)}
 		msg = strings.Replace(msg, oe.Error(), named.Error(), 1)
+	}
+	if le := (*llm.Error)(nil); errors.As(err, &le) && len(le.See) > 0 {
+		named := *le
+		named.See = names(le.See)
+		msg = strings.Replace(msg, le.Error(), named.Error(), 1)
 	}
 	for _, h := range flagHints() {
 		if has(h.flags) && errors.Is(err, h.err) {

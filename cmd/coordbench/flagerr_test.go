@@ -11,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/llm"
 )
 
 // The library's errors reach the user naming flags, not options.
@@ -28,6 +29,9 @@ func TestErrorsNameFlags(t *testing.T) {
 		{[]string{"silo", "suite", "--mode", "official", "--agents", "3"}, "--agents: official instances exist for N in [2 5 10 20 50 100], not 3; seeded ones for any N (see --mode)"},
 		{[]string{"silo", "suite", "--seeds", "5-2"}, `--seeds: bad range "5-2"`},
 		{[]string{"silo", "suite", "--levels", "IV"}, `--levels: unknown level "IV"`},
+		{[]string{"des", "run", "--controller", "llm", "--llm-model", "m", "--llm-base-url", "ftp://h/v1"}, `llm: config: --llm-base-url: scheme "ftp"`},
+		{[]string{"des", "run", "--controller", "llm", "--llm-model", "m", "--llm-base-url", "http://u:p@h/v1"}, "(see --llm-api-key-env)"},
+		{[]string{"silo", "suite", "--agent", "llm", "--llm-model", "m", "--llm-base-url", "http://h/v1", "--llm-cache-mode", "replay"}, `llm: config: --llm-cache: cache mode "replay" needs a cache`},
 	} {
 		_, err := run(t, append(tc.args, "--out", out)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -45,12 +49,21 @@ func TestInFlagTerms(t *testing.T) {
 	des := pflag.NewFlagSet("des", pflag.ContinueOnError)
 	df.register(des)
 
+	notFound := &llm.Error{Method: "POST", Endpoint: "http://h/v1/chat/completions", Model: "m", Status: 404,
+		Hint: "check the base URL", See: []string{"BaseURL", "Model"}}
+	overflow := &llm.Error{Method: "POST", Endpoint: "http://h/v1/chat/completions", Model: "m", Status: 400,
+		Hint: "the prompt does not fit", ContextOverflow: true}
+	miss := &llm.CacheMissError{Key: "k", Endpoint: "http://h/v1", Model: "m", Messages: 2}
 	for _, tc := range []struct {
 		fs       *pflag.FlagSet
 		err      error
 		want     string
 		sentinel error
 	}{
+		{silo, fmt.Errorf("agent 1: %w", notFound), "check the base URL (see --llm-base-url, --llm-model)", nil},
+		{silo, overflow, "the prompt does not fit; bound the prompt with --context-budget", llm.ErrContextOverflow},
+		{des, overflow, "the prompt does not fit", llm.ErrContextOverflow}, // des has no --context-budget
+		{silo, fmt.Errorf("turn 2: %w", miss), "no request was sent; re-run with --llm-cache-mode read-write to fill the cache", llm.ErrCacheMiss},
 		{des, fmt.Errorf("case x: %w", harness.ErrNoMaker), "case x: no maker given for its controller", harness.ErrNoMaker}, // des here has no --controller-command
 		{silo, opterr.New("Seeds", "bad"), "--seeds: bad", nil},
 		{silo, opterr.New("Unheard", "bad"), "Unheard: bad", nil}, // no flag: the option keeps its name
