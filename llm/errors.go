@@ -23,8 +23,8 @@ type CacheMissError struct {
 }
 
 func (e *CacheMissError) Error() string {
-	return fmt.Sprintf("llm: replay mode: cache miss for key %s (model %q, endpoint %s, %d messages); no request was sent",
-		e.Key, e.Model, e.Endpoint, e.Messages)
+	return fmt.Sprintf("llm: replay mode: cache miss for key %s (model %q, endpoint %s, %d messages); no request was sent; cache mode read-write fills the cache%s",
+		e.Key, e.Model, e.Endpoint, e.Messages, opterr.SeeText([]string{"CacheMode"}))
 }
 
 // Is makes errors.Is(err, ErrCacheMiss) true.

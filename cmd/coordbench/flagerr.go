@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,20 +10,20 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/opterr"
-	"github.com/coordbench/coordbench/llm"
 )
 
 // The library packages speak of their own options: an *opterr.Error names
-// the option whose value is wrong ("Seeds"), an *llm.Error the Config
-// fields a failure points at ("BaseURL"), and sentinel errors state facts
-// (a replay-mode cache miss). The CLI sets those options with flags, so
-// before an error reaches the user it is put in flag terms: each option
-// becomes the flag that sets it, and a fact gets the hint of what to do
-// with which flag.
+// the option whose value is wrong ("Seeds"), a message points at options
+// with opterr.SeeText ("(see BaseURL, Model)", also in errors recorded as
+// text, such as an agent's), and sentinel errors state facts (a case id
+// that does not give its instance). The CLI sets those options with
+// flags, so before an error reaches the user it is put in flag terms: each
+// option becomes the flag that sets it, and a fact gets the hint of what
+// to do with which flag.
 
 // optionFlags are the flags that set a library option: the fields of
-// des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options and
-// llm.Config. Nil for an option no flag sets.
+// des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options,
+// llm.Config and silo/llmagent.Config. Nil for an option no flag sets.
 func optionFlags(option string) []string {
 	switch option {
 	case "Suite":
@@ -71,6 +72,8 @@ func optionFlags(option string) []string {
 		return []string{"--llm-cache"}
 	case "CacheMode":
 		return []string{"--llm-cache-mode"}
+	case "ContextBudget":
+		return []string{"--context-budget"}
 	}
 	return nil
 }
@@ -85,8 +88,6 @@ type flagHint struct {
 
 func flagHints() []flagHint {
 	return []flagHint{
-		{llm.ErrCacheMiss, []string{"--llm-cache-mode"}, "re-run with --llm-cache-mode read-write to fill the cache"},
-		{llm.ErrContextOverflow, []string{"--context-budget"}, "bound the prompt with --context-budget"},
 		{harness.ErrNoMaker, []string{"--controller-command", "--llm-model"}, "give its flags (the model flags, or --controller-command)"},
 		{harness.ErrNoInstanceRef, []string{"--instance", "--suite-dir"}, "give the instance file (--instance FILE) or the suite directory (--suite-dir DIR)"},
 	}
@@ -101,47 +102,54 @@ type flagError struct {
 func (e *flagError) Error() string { return e.msg }
 func (e *flagError) Unwrap() error { return e.err }
 
+// hasFlags reports whether fs has every one of flags (and there are some).
+func hasFlags(fs *pflag.FlagSet, flags []string) bool {
+	for _, f := range flags {
+		if fs.Lookup(strings.TrimPrefix(f, "--")) == nil {
+			return false
+		}
+	}
+	return len(flags) > 0
+}
+
+// flagName is the flag (or flags) of fs that set option, or option itself.
+func flagName(fs *pflag.FlagSet, option string) string {
+	if flags := optionFlags(option); hasFlags(fs, flags) {
+		return strings.Join(flags, " and ")
+	}
+	return option
+}
+
+// seeRE matches opterr.SeeText.
+var seeRE = regexp.MustCompile(` \(see ([A-Za-z]+(?:, [A-Za-z]+)*)\)`)
+
+// seeInFlagTerms names flags of fs in the see-lists of msg (opterr.SeeText).
+func seeInFlagTerms(fs *pflag.FlagSet, msg string) string {
+	return seeRE.ReplaceAllStringFunc(msg, func(see string) string {
+		options := strings.Split(seeRE.FindStringSubmatch(see)[1], ", ")
+		for i, o := range options {
+			options[i] = flagName(fs, o)
+		}
+		return opterr.SeeText(options)
+	})
+}
+
 // inFlagTerms puts err in the terms of a command with flags fs: the first
-// *opterr.Error and *llm.Error in its chain name flags instead of options
-// (an option without a flag of fs keeps its name), and the hints of the
-// sentinels it matches are added.
+// *opterr.Error in its chain and the see-lists of its message name flags
+// instead of options (an option without a flag of fs keeps its name), and
+// the hints of the sentinels it matches are added.
 func inFlagTerms(fs *pflag.FlagSet, err error) error {
 	if err == nil {
 		return nil
 	}
-	has := func(flags []string) bool {
-		for _, f := range flags {
-			if fs.Lookup(strings.TrimPrefix(f, "--")) == nil {
-				return false
-			}
-		}
-		return len(flags) > 0
-	}
-	name := func(option string) string {
-		if flags := optionFlags(option); has(flags) {
-			return strings.Join(flags, " and ")
-		}
-		return option
-	}
-	names := func(options []string) []string {
-		out := make([]string, len(options))
-		for i, o := range options {
-			out[i] = name(o)
-		}
-		return out
-	}
 	msg := err.Error()
 	if oe := (*opterr.Error)(nil); errors.As(err, &oe) {
-		named := opterr.Error{Option: name(oe.Option), Err: oe.Err, See: names(oe.See)}
+		named := opterr.Error{Option: flagName(fs, oe.Option), Err: oe.Err, See: oe.See}
 		msg = strings.Replace(msg, oe.Error(), named.Error(), 1)
 	}
-	if le := (*llm.Error)(nil); errors.As(err, &le) && len(le.See) > 0 {
-		named := *le
-		named.See = names(le.See)
-		msg = strings.Replace(msg, le.Error(), named.Error(), 1)
-	}
+	msg = seeInFlagTerms(fs, msg)
 	for _, h := range flagHints() {
-		if has(h.flags) && errors.Is(err, h.err) {
+		if hasFlags(fs, h.flags) && errors.Is(err, h.err) {
 			msg += "; " + h.text
 		}
 	}

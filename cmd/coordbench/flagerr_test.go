@@ -61,9 +61,9 @@ func TestInFlagTerms(t *testing.T) {
 		sentinel error
 	}{
 		{silo, fmt.Errorf("agent 1: %w", notFound), "check the base URL (see --llm-base-url, --llm-model)", nil},
-		{silo, overflow, "the prompt does not fit; bound the prompt with --context-budget", llm.ErrContextOverflow},
-		{des, overflow, "the prompt does not fit", llm.ErrContextOverflow}, // des has no --context-budget
-		{silo, fmt.Errorf("turn 2: %w", miss), "no request was sent; re-run with --llm-cache-mode read-write to fill the cache", llm.ErrCacheMiss},
+		{silo, fmt.Errorf("%w (see ContextBudget)", overflow), "the prompt does not fit (see --context-budget)", llm.ErrContextOverflow},
+		{des, fmt.Errorf("%w (see ContextBudget)", overflow), "the prompt does not fit (see ContextBudget)", llm.ErrContextOverflow}, // des has no --context-budget
+		{silo, fmt.Errorf("turn 2: %w", miss), "no request was sent; cache mode read-write fills the cache (see --llm-cache-mode)", llm.ErrCacheMiss},
 		{des, fmt.Errorf("case x: %w", harness.ErrNoMaker), "case x: no maker given for its controller", harness.ErrNoMaker}, // des here has no --controller-command
 		{silo, opterr.New("Seeds", "bad"), "--seeds: bad", nil},
 		{silo, opterr.New("Unheard", "bad"), "Unheard: bad", nil}, // no flag: the option keeps its name
@@ -82,5 +82,9 @@ func TestInFlagTerms(t *testing.T) {
 	}
 	if inFlagTerms(silo, nil) != nil {
 		t.Error("nil is an error")
+	}
+	// Errors recorded as text (an agent's) name flags too.
+	if got, want := seeInFlagTerms(silo, "agent 0: x (see BaseURL) y (see Seed, Nope)"), "agent 0: x (see --llm-base-url) y (see --llm-seed, Nope)"; got != want {
+		t.Errorf("text: %q, want %q", got, want)
 	}
 }

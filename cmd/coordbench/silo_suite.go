@@ -113,7 +113,7 @@ func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int, s
 		filepath.Join(dir, suite.FileSummary), filepath.Join(dir, suite.FileAggregate),
 		filepath.Join(dir, suite.RunsDir)+string(filepath.Separator))
 	for _, f := range rep.Failures {
-		fmt.Fprintf(stderr, "failed: %s: %s\n", f.Case.ID, f.Err)
+		fmt.Fprintf(stderr, "failed: %s: %s\n", f.Case.ID, seeInFlagTerms(cmd.Flags(), f.Err))
 	}
 	if rep.Interrupted {
 		return fmt.Errorf("interrupted: %d of %d runs done, summary written to %s; run the same command again to resume",
