@@ -288,6 +288,7 @@ type failure struct {
 	retryable  bool
 	retryAfter time.Duration
 	err        error // context error, if that is what ended the attempt
+	see        []string
 }
 
 // network sends the request with retries.
@@ -427,15 +428,17 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	case err != nil && hres != nil:
 		return nil, &failure{reason: fmt.Sprintf("unreadable response body (HTTP %d): %v", hres.StatusCode, err), retryable: true}
 	case err != nil:
+		f := &failure{retryable: !permanentTransportError(err)}
 		hint := ""
 		if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-			hint = " (use http:// in --llm-base-url)"
+			hint, f.see = " (use http:// in the base URL)", []string{"BaseURL"}
 		}
 		msg := err.Error()
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			msg = ue.Err.Error() // the URL is already in the message
 		}
-		return nil, &failure{reason: "connection failed: " + msg + hint, retryable: !permanentTransportError(err)}
+		f.reason = "connection failed: " + msg + hint
+		return nil, f
 	}
 
 	if cc == nil || len(cc.Choices) == 0 {
@@ -573,21 +576,23 @@ func (c *Client) newError(f *failure, attempts int) *Error {
 		Retryable:  f.retryable,
 		RetryAfter: f.retryAfter,
 		Err:        f.err,
+		See:        f.see,
 	}
 	switch f.status {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		if c.cfg.APIKeyEnv == "" {
-			e.Hint = "the server wants an API key: name its environment variable with --llm-api-key-env"
+			e.Hint, e.See = "the server wants an API key: name its environment variable", []string{"APIKeyEnv"}
 		} else {
 			e.Hint = fmt.Sprintf("check the API key in $%s and its access to this model", c.cfg.APIKeyEnv)
 		}
 	case http.StatusNotFound:
-		e.Hint = "check --llm-base-url (usually ending in /v1) and --llm-model"
+		e.Hint, e.See = "check the base URL (usually ending in /v1) and the model name", []string{"BaseURL", "Model"}
 	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusRequestEntityTooLarge:
 		if contextOverflow.MatchString(f.reason) {
-			e.Hint = "the prompt does not fit the model's context window: bound it (silo: --context-budget) or use a model with a longer context"
+			e.Hint, e.ContextOverflow = "the prompt does not fit the model's context window: bound it or use a model with a longer context", true
 		} else {
-			e.Hint = "the server rejected the request: check --llm-model, --llm-max-tokens, --llm-temperature and --llm-seed"
+			e.Hint, e.See = "the server rejected the request: check the model name, max tokens, temperature and seed",
+				[]string{"Model", "MaxTokens", "Temperature", "Seed"}
 		}
 	}
 	return e

@@ -497,17 +497,17 @@ func TestNewValidation(t *testing.T) {
 		cfg  llm.Config
 		want string
 	}{
-		{"no base url", llm.Config{Model: "m"}, "base URL is empty"},
+		{"no base url", llm.Config{Model: "m"}, "BaseURL: empty"},
 		{"bad scheme", llm.Config{BaseURL: "ftp://x/v1", Model: "m"}, `scheme "ftp"`},
 		{"credentials in url", llm.Config{BaseURL: "http://user:" + testKey + "@127.0.0.1:1/v1", Model: "m"}, "must not contain credentials"},
 		{"query", llm.Config{BaseURL: "http://127.0.0.1:1/v1?key=" + testKey, Model: "m"}, "query"},
-		{"no model", llm.Config{BaseURL: "http://127.0.0.1:1/v1"}, "model is empty"},
+		{"no model", llm.Config{BaseURL: "http://127.0.0.1:1/v1"}, "Model: empty"},
 		{"unset key env", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: "COORDBENCH_UNSET_KEY_VAR"}, "COORDBENCH_UNSET_KEY_VAR"},
 		{"empty key env", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: "COORDBENCH_EMPTY_KEY"}, "not set or empty"},
 		{"key instead of env name", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: testKey}, "NAME of an environment variable"},
-		{"temperature", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Temperature: 3}, "temperature"},
+		{"temperature", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Temperature: 3}, "Temperature: 3 out of range"},
 		{"negative", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Concurrency: -1}, "negative"},
-		{"cache mode", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", CacheMode: "sometimes"}, `cache mode "sometimes"`},
+		{"cache mode", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", CacheMode: "sometimes"}, `CacheMode: "sometimes"`},
 		{"replay without cache", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", CacheMode: llm.CacheReplay}, "needs a cache"},
 	}
 	for _, tc := range cases {
@@ -626,8 +626,9 @@ func TestTLSToPlainHTTPFailsFast(t *testing.T) {
 	t.Log(err)
 }
 
-// A 400 that says the prompt is too long gets a hint about the context
-// budget; other 400s get the generic one. Servers word it differently.
+// A 400 that says the prompt is too long is an ErrContextOverflow (the
+// CLI adds the hint about the context budget); other 400s are not.
+// Servers word it differently.
 func TestContextOverflowHint(t *testing.T) {
 	srv := startServer(t, nil)
 	for _, tc := range []struct {
@@ -646,7 +647,7 @@ func TestContextOverflowHint(t *testing.T) {
 		if !errors.As(err, &e) {
 			t.Fatalf("%q: %v", tc.msg, err)
 		}
-		if got := strings.Contains(e.Hint, "--context-budget"); got != tc.context {
+		if got := errors.Is(err, llm.ErrContextOverflow); got != tc.context {
 			t.Errorf("%q: hint %q", tc.msg, e.Hint)
 		}
 	}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -8,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/opterr"
 )
 
 // Cache modes for Config.CacheMode.
@@ -73,10 +76,18 @@ type Config struct {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// configError is a bad value of the Config field option.
+func configError(option, format string, a ...any) error {
+	return configErr(&opterr.Error{Option: option, Err: fmt.Errorf(format, a...)})
+}
+
+// configErr prefixes a Config error.
+func configErr(err error) error { return fmt.Errorf("llm: config: %w", err) }
+
 // withDefaults validates cfg and fills zero fields with defaults.
 func (cfg Config) withDefaults() (Config, error) {
-	bad := func(format string, a ...any) (Config, error) {
-		return Config{}, fmt.Errorf("llm: config: "+format, a...)
+	bad := func(option, format string, a ...any) (Config, error) {
+		return Config{}, configError(option, format, a...)
 	}
 	base, err := normalizeBaseURL(cfg.BaseURL)
 	if err != nil {
@@ -84,21 +95,21 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	cfg.BaseURL = base
 	if strings.TrimSpace(cfg.Model) == "" {
-		return bad("model is empty (set --llm-model)")
+		return bad("Model", "empty (a model name is required)")
 	}
 	if cfg.APIKeyEnv != "" && !envNameRE.MatchString(cfg.APIKeyEnv) {
 		// Do not echo the value: a common mistake is to pass the key itself.
-		return bad("APIKeyEnv must be the NAME of an environment variable (letters, digits, underscore), not the key itself")
+		return bad("APIKeyEnv", "must be the NAME of an environment variable (letters, digits, underscore), not the key itself")
 	}
 	if math.IsNaN(cfg.Temperature) || cfg.Temperature < 0 || cfg.Temperature > 2 {
-		return bad("temperature %v out of range [0, 2]", cfg.Temperature)
+		return bad("Temperature", "%v out of range [0, 2]", cfg.Temperature)
 	}
 	if cfg.MaxTokens < 0 {
-		return bad("max tokens %d < 0", cfg.MaxTokens)
+		return bad("MaxTokens", "%d < 0", cfg.MaxTokens)
 	}
 	if cfg.Timeout < 0 || cfg.MaxAttempts < 0 || cfg.Concurrency < 0 || cfg.RPM < 0 || math.IsNaN(cfg.RPM) ||
 		cfg.RetryBaseDelay < 0 || cfg.RetryMaxDelay < 0 {
-		return bad("timeout, max attempts, concurrency, rpm and retry delays must not be negative")
+		return Config{}, configErr(errors.New("timeout, max attempts, concurrency, rpm and retry delays must not be negative"))
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
@@ -125,10 +136,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	case CacheOff:
 	case CacheReadWrite, CacheReplay:
 		if cfg.Cache == nil {
-			return bad("cache mode %q needs a cache (set --llm-cache PATH)", cfg.CacheMode)
+			return bad("Cache", "cache mode %q needs a cache", cfg.CacheMode)
 		}
 	default:
-		return bad("cache mode %q: want off, read-write or replay", cfg.CacheMode)
+		return bad("CacheMode", "%q: want off, read-write or replay", cfg.CacheMode)
 	}
 	return cfg, nil
 }
@@ -137,24 +148,25 @@ func (cfg Config) withDefaults() (Config, error) {
 // trailing slash.
 func normalizeBaseURL(raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
-		return "", fmt.Errorf("llm: config: base URL is empty (set --llm-base-url, e.g. http://127.0.0.1:8000/v1)")
+		return "", configError("BaseURL", "empty (want the API root, e.g. http://127.0.0.1:8000/v1)")
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		// url errors quote the input; it may contain credentials, so do not wrap.
-		return "", fmt.Errorf("llm: config: base URL does not parse as a URL")
+		return "", configError("BaseURL", "does not parse as a URL")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("llm: config: base URL scheme %q: want http or https", u.Scheme)
+		return "", configError("BaseURL", "scheme %q: want http or https", u.Scheme)
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("llm: config: base URL has no host")
+		return "", configError("BaseURL", "no host")
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("llm: config: base URL must not contain credentials; put the key in an environment variable and name it with --llm-api-key-env")
+		return "", configErr(&opterr.Error{Option: "BaseURL", See: []string{"APIKeyEnv"},
+			Err: errors.New("must not contain credentials; put the key in an environment variable and name that")})
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-		return "", fmt.Errorf("llm: config: base URL must not have a query or fragment")
+		return "", configError("BaseURL", "must not have a query or fragment")
 	}
 	return u.Scheme + "://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/"), nil
 }
@@ -167,7 +179,7 @@ func readKey(cfg Config) (string, error) {
 	}
 	v, ok := os.LookupEnv(cfg.APIKeyEnv)
 	if (!ok || v == "") && cfg.CacheMode != CacheReplay {
-		return "", fmt.Errorf("llm: config: environment variable %s (named by --llm-api-key-env) is not set or empty", cfg.APIKeyEnv)
+		return "", configError("APIKeyEnv", "environment variable %s is not set or empty", cfg.APIKeyEnv)
 	}
 	return v, nil
 }

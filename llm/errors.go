@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/opterr"
 )
 
 // ErrCacheMiss is returned (wrapped in a *CacheMissError) by Complete in
@@ -21,12 +23,16 @@ type CacheMissError struct {
 }
 
 func (e *CacheMissError) Error() string {
-	return fmt.Sprintf("llm: replay mode: cache miss for key %s (model %q, endpoint %s, %d messages); no request was sent — re-run with --llm-cache-mode read-write to fill the cache",
-		e.Key, e.Model, e.Endpoint, e.Messages)
+	return fmt.Sprintf("llm: replay mode: cache miss for key %s (model %q, endpoint %s, %d messages); no request was sent; cache mode read-write fills the cache%s",
+		e.Key, e.Model, e.Endpoint, e.Messages, opterr.SeeText([]string{"CacheMode"}))
 }
 
 // Is makes errors.Is(err, ErrCacheMiss) true.
 func (e *CacheMissError) Is(target error) bool { return target == ErrCacheMiss }
+
+// ErrContextOverflow: the server said the prompt is longer than the
+// model's context window. An *Error says so to errors.Is.
+var ErrContextOverflow = errors.New("llm: prompt longer than the model's context window")
 
 // Error is a failed Complete call. Its message names the endpoint and the
 // model, and never contains the API key:
@@ -40,6 +46,12 @@ type Error struct {
 	Reason   string // what went wrong in the last attempt (server message, timeout, ...), redacted
 	Hint     string // what to do, if there is an obvious next step
 	Attempts int    // attempts made
+	// See names the Config fields the failure points at (the Hint's
+	// BaseURL and Model, say), in the message's " (see ...)".
+	See []string
+	// ContextOverflow: the server said the prompt does not fit the
+	// model's context window (errors.Is(err, ErrContextOverflow)).
+	ContextOverflow bool
 	// Retryable reports whether the last failure was of a retryable kind
 	// (429, 5xx, timeout, dropped connection, bad body); if so, the call
 	// gave up because the attempt bound or the context ended.
@@ -66,8 +78,12 @@ func (e *Error) Error() string {
 		b.WriteString(" — ")
 		b.WriteString(e.Hint)
 	}
+	b.WriteString(opterr.SeeText(e.See))
 	return b.String()
 }
+
+// Is makes errors.Is(err, ErrContextOverflow) true for an overflow.
+func (e *Error) Is(target error) bool { return target == ErrContextOverflow && e.ContextOverflow }
 
 // Unwrap returns the underlying cause (for errors.Is with context errors).
 func (e *Error) Unwrap() error { return e.Err }

@@ -1,7 +1,8 @@
 // Command coordbench benchmarks how multi-agent systems coordinate.
 //
 // See README.md and docs/cli.md. This package only wires flags, output
-// paths and exit codes; the work lives in the library packages.
+// paths and exit codes, and names the flags in the library's errors
+// (flagerr.go); the work lives in the library packages.
 package main
 
 import (
@@ -26,5 +27,6 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(desCmd(), siloCmd(), llmCmd())
+	inFlagTermsAll(root)
 	return root
 }

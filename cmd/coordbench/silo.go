@@ -180,7 +180,7 @@ parsed call, result and token count) and timing.jsonl.`,
 					u.ModelCalls, u.InputTokens, u.OutputTokens, *res.C, *res.CCode, u.WastedCalls, u.ModelErrors)
 			}
 			for _, e := range res.AgentErrors {
-				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, e.Error)
+				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, seeInFlagTerms(cmd.Flags(), e.Error))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s (transcript: coordbench silo show %s)\n", out, out)
 			return nil

@@ -125,7 +125,7 @@ func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, workers int, sta
 	harness.WriteAggregateText(stdout, rep)
 	for _, r := range rep.Cases {
 		if r.Status == harness.StatusError {
-			fmt.Fprintf(stderr, "failed: %s: %s\n", r.Case.ID, r.Err)
+			fmt.Fprintf(stderr, "failed: %s: %s\n", r.Case.ID, seeInFlagTerms(cmd.Flags(), r.Err))
 		}
 	}
 	return suiteEnd{unit: "cases", total: len(s.Cases), ran: rep.Ran, kept: rep.Skip,

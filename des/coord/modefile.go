@@ -11,7 +11,7 @@ import (
 // LoadAuthorityModeFile reads a paradigm from a YAML (or JSON) file with the
 // keys of AuthorityMode (mode_id, routing_authority_mode, ...), validates it
 // and registers it. Registering the same definition twice is not an error,
-// so a suite can be resumed with the same --paradigm-file; a different
+// so a suite can be resumed with the same paradigm file; a different
 // definition under a taken id is.
 func LoadAuthorityModeFile(path string) (AuthorityMode, error) {
 	data, err := os.ReadFile(path)

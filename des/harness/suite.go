@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -42,13 +44,16 @@ const (
 	defaultSuiteController = "rule"
 )
 
-// SuiteOptions are the inputs of a suite as given on the command line.
+// SuiteOptions describe a suite: each field is a spec string that
+// ResolveSuite parses and checks. A bad value is reported as an
+// *opterr.Error naming the field ("Seeds", "Paradigms", ...).
 type SuiteOptions struct {
 	// Suite lists instances: "A5C12" (A5C12-1, -2, -3), "A3C9" (A3C9-1),
 	// "all" (every reported instance), a reported instance name, a file
 	// path or a gen:A<n>C<m>[J<k>] spec, or a comma list of these.
 	Suite string
-	// Paradigms is "all" (every registered paradigm) or a comma list of ids.
+	// Paradigms is "all" (every registered paradigm) or a comma list of
+	// ids.
 	Paradigms string
 	// ParadigmFiles are custom paradigms (coord.LoadAuthorityModeFile),
 	// registered and added to the suite's paradigms.
@@ -137,6 +142,17 @@ type DirControllerMaker interface {
 	EndCase(ctrl coord.Controller, dir string) error
 }
 
+// Errors of cases rebuilt from their ids (test with errors.Is).
+var (
+	// ErrNoMaker: the case's controller is not built in, and no maker was
+	// given for it (Case.UseMaker).
+	ErrNoMaker = errors.New("no maker given for its controller")
+	// ErrNoInstanceRef: the case id names an instance file, which only
+	// the file itself (CaseFromID's instanceRef) or the suite directory
+	// (CaseFromSuiteDir) can give.
+	ErrNoInstanceRef = errors.New("the id alone does not give the instance")
+)
+
 // Case is one episode of a suite.
 type Case struct {
 	ID         string
@@ -166,7 +182,7 @@ func (c *Case) UseMaker(mk ControllerMaker) error {
 		got = SafeToken(got)
 	}
 	if got != c.modelToken {
-		return fmt.Errorf("case %s was run with model and framework %q; the flags give %q", c.ID, c.modelToken, got)
+		return fmt.Errorf("case %s was run with model and framework %q; this controller has %q", c.ID, c.modelToken, got)
 	}
 	c.maker, c.Model, c.Framework = mk, mk.Model(), mk.Framework()
 	return nil
@@ -179,7 +195,7 @@ type Suite struct {
 	Cases  []Case
 }
 
-// instanceGroups are the --suite shorthands besides "all".
+// instanceGroups are the SuiteOptions.Suite shorthands besides "all".
 var instanceGroups = map[string][]string{
 	"A5C12": {"A5C12-1", "A5C12-2", "A5C12-3"},
 	"A3C9":  {"A3C9-1"},
@@ -194,7 +210,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 		Suite: opt.Suite, Seeds: opt.Seeds, Limit: opt.Limit, OnlyCases: opt.Cases, ParadigmFiles: opt.ParadigmFiles,
 	}
 	if opt.Limit < 0 {
-		return nil, fmt.Errorf("--limit must not be negative (got %d)", opt.Limit)
+		return nil, opterr.New("Limit", "must not be negative (got %d)", opt.Limit)
 	}
 	var err error
 	if cfg.Instances, err = resolveInstances(opt.Suite); err != nil {
@@ -253,7 +269,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 					missing = append(missing, id)
 				}
 			}
-			return nil, fmt.Errorf("--cases: %s not in this suite (its case ids look like %s)",
+			return nil, opterr.New("Cases", "%s not in this suite (its case ids look like %s)",
 				strings.Join(missing, ", "), s.Cases[0].ID)
 		}
 		s.Cases = kept
@@ -289,20 +305,20 @@ func resolveInstances(spec string) ([]*SuiteInstance, error) {
 		}
 	}
 	if len(refs) == 0 {
-		return nil, fmt.Errorf("--suite: no instance given (want A5C12, A3C9, all, an instance name, a file or gen:A<n>C<m>, or a comma list)")
+		return nil, opterr.New("Suite", "no instance given (want A5C12, A3C9, all, an instance name, a file or gen:A<n>C<m>, or a comma list)")
 	}
 	var out []*SuiteInstance
 	byToken := map[string]*SuiteInstance{}
 	for _, ref := range refs {
 		si, err := LoadSuiteInstance(ref)
 		if err != nil {
-			return nil, fmt.Errorf("--suite: %w", err)
+			return nil, opterr.Wrap("Suite", err)
 		}
 		if prev, ok := byToken[si.Token]; ok {
 			if prev.SHA256 == si.SHA256 {
 				continue // listed twice
 			}
-			return nil, fmt.Errorf("--suite: instances %q and %q would share the case-id part %q; give them different names",
+			return nil, opterr.New("Suite", "instances %q and %q would share the case-id part %q; give them different names",
 				prev.Ref, si.Ref, si.Token)
 		}
 		byToken[si.Token] = si
@@ -340,7 +356,7 @@ func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error
 	for _, f := range files {
 		m, err := coord.LoadAuthorityModeFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("--paradigm-file: %w", err)
+			return nil, opterr.Wrap("ParadigmFiles", err)
 		}
 		fromFiles = append(fromFiles, m)
 	}
@@ -351,7 +367,7 @@ func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error
 			return nil
 		}
 		if !validToken(m.ID) {
-			return fmt.Errorf("--paradigm: paradigm id %q cannot be part of a case id: use letters, digits, '.', '-' and single '_' inside", m.ID)
+			return opterr.New("Paradigms", "paradigm id %q cannot be part of a case id: use letters, digits, '.', '-' and single '_' inside", m.ID)
 		}
 		seen[m.ID] = true
 		out = append(out, m)
@@ -368,7 +384,7 @@ func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error
 		}
 		m, err := coord.LookupAuthorityMode(id)
 		if err != nil {
-			return nil, fmt.Errorf("--paradigm: %w", err)
+			return nil, opterr.Wrap("Paradigms", err)
 		}
 		if err := add(m); err != nil {
 			return nil, err
@@ -380,7 +396,7 @@ func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--paradigm: no paradigm given (want all or a comma list of: %s)", strings.Join(paradigmIDs(), ", "))
+		return nil, opterr.New("Paradigms", "no paradigm given (want all or a comma list of: %s)", strings.Join(paradigmIDs(), ", "))
 	}
 	return out, nil
 }
@@ -407,17 +423,17 @@ func resolveControllers(spec string, makers []ControllerMaker) ([]string, error)
 		}
 		c, err := policy.New(name, 0)
 		if err != nil {
-			return nil, fmt.Errorf("--controller: %w", err)
+			return nil, opterr.Wrap("Controllers", err)
 		}
 		if c.Name() != name || !validToken(name) {
-			return nil, fmt.Errorf("--controller: %q is not a controller name (built-in: %s)", name, strings.Join(policy.Names, ", "))
+			return nil, opterr.New("Controllers", "%q is not a controller name (built-in: %s)", name, strings.Join(policy.Names, ", "))
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--controller: no controller given (want builtin or a comma list of: %s)", strings.Join(policy.Names, ", "))
+		return nil, opterr.New("Controllers", "no controller given (want builtin or a comma list of: %s)", strings.Join(policy.Names, ", "))
 	}
 	return out, nil
 }
@@ -451,7 +467,7 @@ func resolveSeeds(spec string, si *SuiteInstance) ([]uint64, error) {
 		default:
 			s, err := strconv.ParseUint(f, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("--seeds: %q is not a seed (want test, dev, or a comma list of non-negative integers such as 1,2,5)", f)
+				return nil, opterr.New("Seeds", "%q is not a seed (want test, dev, or a comma list of non-negative integers such as 1,2,5)", f)
 			}
 			seeds = append(seeds, s)
 		}
@@ -463,7 +479,7 @@ func resolveSeeds(spec string, si *SuiteInstance) ([]uint64, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--seeds %q: no seed for instance %s", spec, si.Label)
+		return nil, opterr.New("Seeds", "%q gives no seed for instance %s", spec, si.Label)
 	}
 	return out, nil
 }
@@ -588,7 +604,7 @@ func (c Case) Episode() (Episode, error) {
 	if c.maker != nil {
 		ctrl, err = c.maker.New(c.Seed)
 	} else if c.modelToken != "" || c.needMaker {
-		return Episode{}, fmt.Errorf("case %s needs its controller %q: give its flags (model flags, or --controller-command)", c.ID, c.Controller)
+		return Episode{}, fmt.Errorf("case %s: %w %q", c.ID, ErrNoMaker, c.Controller)
 	} else {
 		ctrl, err = policy.New(c.Controller, c.Seed)
 	}
@@ -611,7 +627,7 @@ func CaseFromID(id, instanceRef string) (Case, error) {
 	if ref == "" {
 		var ok bool
 		if ref, ok = k.InstanceRef(); !ok {
-			return Case{}, fmt.Errorf("case id %q: %q is not a reported instance or gen spec; give the instance file (--instance FILE) or the suite directory (--suite-dir DIR)", id, k.InstanceToken)
+			return Case{}, fmt.Errorf("case id %q: %q is not a reported instance or gen spec: %w", id, k.InstanceToken, ErrNoInstanceRef)
 		}
 	}
 	si, err := LoadSuiteInstance(ref)

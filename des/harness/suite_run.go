@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -87,7 +87,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 			var prev SuiteConfig
 			if atomicfs.ReadJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
 				len(s.Config.ControllerIdentities) > 0 && !slices.Equal(prev.ControllerIdentities, s.Config.ControllerIdentities) {
-				return fmt.Errorf("%s holds the results of %v, not %v: use a new --out", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
+				return opterr.New("dir", "%s holds the results of %v, not %v: use a new directory", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
 			}
 			return atomicfs.WriteFile(filepath.Join(dir, FileSuiteConfig), suiterun.TmpPrefix, atomicfs.MarshalLine(s.Config))
 		},

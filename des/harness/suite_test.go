@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/harness/check"
+	"github.com/coordbench/coordbench/internal/opterr"
 )
 
 // smallSuite is 2 instances × every registered paradigm × 2 seeds.
@@ -409,25 +411,27 @@ func TestSuiteSpecs(t *testing.T) {
 	}
 
 	for _, bad := range []struct {
-		opt  harness.SuiteOptions
-		want string
+		opt    harness.SuiteOptions
+		option string
+		want   string
 	}{
-		{harness.SuiteOptions{Suite: "A7C1-1", Paradigms: "all", Seeds: "test", Controllers: "rule"}, `unknown instance "A7C1-1"`},
-		{harness.SuiteOptions{Suite: "", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "no instance"},
-		{harness.SuiteOptions{Suite: "gen:A3", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "gen:A<areas>C<cells>"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "centralised", Seeds: "test", Controllers: "rule"}, `unknown paradigm "centralised"`},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "", Seeds: "test", Controllers: "rule"}, "no paradigm"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "test", Controllers: "llm"}, `unknown controller "llm"`},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "train", Controllers: "rule"}, `"train" is not a seed`},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1,x", Controllers: "rule"}, `"x" is not a seed`},
-		{harness.SuiteOptions{Suite: "A3C9,../factory/testdata/tiny.yaml", Paradigms: "all", Seeds: "dev", Controllers: "rule"}, "no seed for instance tiny"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Limit: -2}, "--limit"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Cases: []string{"A3C9-1__centralized__rule__s2"}}, "not in this suite"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", ParadigmFiles: []string{"nope.yaml"}}, "nope.yaml"},
+		{harness.SuiteOptions{Suite: "A7C1-1", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", `unknown instance "A7C1-1"`},
+		{harness.SuiteOptions{Suite: "", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", "no instance"},
+		{harness.SuiteOptions{Suite: "gen:A3", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", "gen:A<areas>C<cells>"},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "centralised", Seeds: "test", Controllers: "rule"}, "Paradigms", `unknown paradigm "centralised"`},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "", Seeds: "test", Controllers: "rule"}, "Paradigms", "no paradigm"},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "test", Controllers: "llm"}, "Controllers", `unknown controller "llm"`},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "train", Controllers: "rule"}, "Seeds", `"train" is not a seed`},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1,x", Controllers: "rule"}, "Seeds", `"x" is not a seed`},
+		{harness.SuiteOptions{Suite: "A3C9,../factory/testdata/tiny.yaml", Paradigms: "all", Seeds: "dev", Controllers: "rule"}, "Seeds", "no seed for instance tiny"},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Limit: -2}, "Limit", "must not be negative"},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Cases: []string{"A3C9-1__centralized__rule__s2"}}, "Cases", "not in this suite"},
+		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", ParadigmFiles: []string{"nope.yaml"}}, "ParadigmFiles", "nope.yaml"},
 	} {
 		_, err := harness.ResolveSuite(bad.opt)
-		if err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("%+v: error %v, want one saying %q", bad.opt, err, bad.want)
+		var oe *opterr.Error
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !errors.As(err, &oe) || oe.Option != bad.option {
+			t.Errorf("%+v: error %v, want one of option %s saying %q", bad.opt, err, bad.option, bad.want)
 		}
 	}
 }
@@ -477,7 +481,7 @@ func TestCaseFromID(t *testing.T) {
 		var got harness.Case
 		var err error
 		if strings.HasPrefix(c.ID, "file-") {
-			if _, err := harness.CaseFromID(c.ID, ""); err == nil || !strings.Contains(err.Error(), "--instance") {
+			if _, err := harness.CaseFromID(c.ID, ""); !errors.Is(err, harness.ErrNoInstanceRef) {
 				t.Errorf("%s without its file: %v", c.ID, err)
 			}
 			got, err = harness.CaseFromID(c.ID, "../factory/testdata/tiny.yaml")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
@@ -179,6 +180,9 @@ func ms(r *llm.Response) float64 { return float64(r.Latency.Microseconds()) / 10
 // mode or an ended context aborts the run; other failures spend the turn,
 // and MaxModelFailures in a row end the agent.
 func (a *Agent) modelError(ctx context.Context, rec *TurnRecord, err error) error {
+	if errors.Is(err, llm.ErrContextOverflow) { // bound the prompt
+		err = fmt.Errorf("%w%s", err, opterr.SeeText([]string{"ContextBudget"}))
+	}
 	rec.Outcome, rec.Error = OutcomeModelError, err.Error()
 	a.records = append(a.records, *rec)
 	a.timings = append(a.timings, Timing{Round: rec.Round, Agent: a.id})

@@ -115,7 +115,7 @@ func (p Players) team(in *task.Instance, pr proto.Protocol, dir string) ([]round
 		return a, nil, err
 	}
 	if p.LLM == nil || p.LLM.Config.Model == nil {
-		return nil, nil, fmt.Errorf("agent %s needs a model (--llm-model and --llm-base-url)", AgentLLM)
+		return nil, nil, fmt.Errorf("agent %w", ErrNoModel)
 	}
 	t, err := llmagent.NewTeam(in, pr, p.LLM.Config)
 	if err != nil {

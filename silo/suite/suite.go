@@ -9,6 +9,7 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
@@ -37,13 +39,19 @@ const (
 	FailedDir = suiterun.FailedDir
 )
 
+// ErrNoModel: agent kind AgentLLM was asked for without a model
+// (Options.LLM, Players.LLM).
+var ErrNoModel = errors.New(AgentLLM + " needs a model")
+
 // Agents are the agent kinds a suite can run.
 var Agents = round.TeamNames
 
 // Protocols are the protocols, in their canonical order.
 var Protocols = []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS}
 
-// Options describe a suite, as given on the command line.
+// Options describe a suite. The list fields are spec strings that Resolve
+// parses and checks; an empty field takes its default. A bad value is
+// reported as an *opterr.Error naming the field ("Agents", "Seeds", ...).
 type Options struct {
 	Levels    string // comma list of I, II, III (or 1, 2, 3); "all"
 	Tasks     string // comma list of task ids; replaces Levels when set
@@ -137,7 +145,7 @@ func Resolve(opt Options) (*Suite, error) {
 		opt.Mode = task.ModeSeeded
 	}
 	if opt.Mode != task.ModeSeeded && opt.Mode != task.ModeOfficial {
-		return nil, fmt.Errorf("--mode: want seeded or official (got %q)", opt.Mode)
+		return nil, opterr.New("Mode", "want seeded or official (got %q)", opt.Mode)
 	}
 	if opt.Agent == "" {
 		opt.Agent = "reference"
@@ -162,7 +170,8 @@ func Resolve(opt Options) (*Suite, error) {
 	if opt.Mode == task.ModeOfficial {
 		for _, n := range ns {
 			if !slices.Contains(task.OfficialCounts, n) {
-				return nil, fmt.Errorf("--agents: official instances exist for N in %v, not %d (use --mode seeded)", task.OfficialCounts, n)
+				return nil, &opterr.Error{Option: "Agents", See: []string{"Mode"},
+					Err: fmt.Errorf("official instances exist for N in %v, not %d; seeded ones for any N", task.OfficialCounts, n)}
 			}
 		}
 	}
@@ -179,17 +188,17 @@ func Resolve(opt Options) (*Suite, error) {
 	var agents []string
 	for _, a := range split(opt.Agent) {
 		if !slices.Contains(Agents, a) && a != AgentLLM {
-			return nil, fmt.Errorf("--agent: want %s or %s (got %q)", strings.Join(Agents, ", "), AgentLLM, a)
+			return nil, opterr.New("Agent", "want %s or %s (got %q)", strings.Join(Agents, ", "), AgentLLM, a)
 		}
 		if a == AgentLLM && (opt.LLM == nil || opt.LLM.Config.Model == nil) {
-			return nil, fmt.Errorf("--agent %s needs a model: set --llm-model and --llm-base-url", AgentLLM)
+			return nil, &opterr.Error{Option: "Agent", Err: ErrNoModel, See: []string{"LLM"}}
 		}
 		if !slices.Contains(agents, a) {
 			agents = append(agents, a)
 		}
 	}
 	if len(agents) == 0 {
-		return nil, fmt.Errorf("--agent: empty")
+		return nil, opterr.New("Agent", "empty")
 	}
 	seeds, err := resolveSeeds(opt.Seeds)
 	if err != nil {
@@ -205,7 +214,7 @@ func Resolve(opt Options) (*Suite, error) {
 	for _, t := range tasks {
 		for _, n := range ns {
 			if m, _ := modeOf(n); m == task.ModeSeeded && n > t.MaxAgents() {
-				return nil, fmt.Errorf("--agents: task %s takes at most %d agents (got %d)", t.ID, t.MaxAgents(), n)
+				return nil, opterr.New("Agents", "task %s takes at most %d agents (got %d)", t.ID, t.MaxAgents(), n)
 			}
 		}
 	}
@@ -240,7 +249,7 @@ func resolveTasks(levels, ids string) ([]*task.Task, error) {
 		for _, id := range split(ids) {
 			t, err := task.Lookup(id)
 			if err != nil {
-				return nil, fmt.Errorf("--tasks: %w", err)
+				return nil, opterr.Wrap("Tasks", err)
 			}
 			if !slices.Contains(out, t) {
 				out = append(out, t)
@@ -263,7 +272,7 @@ func resolveTasks(levels, ids string) ([]*task.Task, error) {
 			case "III", "3":
 				want[3] = true
 			default:
-				return nil, fmt.Errorf("--levels: unknown level %q (want I, II, III)", f)
+				return nil, opterr.New("Levels", "unknown level %q (want I, II, III)", f)
 			}
 		}
 	}
@@ -274,7 +283,7 @@ func resolveTasks(levels, ids string) ([]*task.Task, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--levels: no tasks")
+		return nil, opterr.New("Levels", "no tasks")
 	}
 	return out, nil
 }
@@ -284,14 +293,14 @@ func resolveAgents(spec string) ([]int, error) {
 	for _, f := range split(spec) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("--agents: want positive integers (got %q)", f)
+			return nil, opterr.New("Agents", "want positive integers (got %q)", f)
 		}
 		if !slices.Contains(ns, n) {
 			ns = append(ns, n)
 		}
 	}
 	if len(ns) == 0 {
-		return nil, fmt.Errorf("--agents: empty")
+		return nil, opterr.New("Agents", "empty")
 	}
 	slices.Sort(ns)
 	return ns, nil
@@ -305,7 +314,7 @@ func resolveProtocols(spec string) ([]proto.Protocol, error) {
 	for _, f := range split(spec) {
 		p := proto.Protocol(strings.ToLower(f))
 		if !slices.Contains(Protocols, p) {
-			return nil, fmt.Errorf("--protocols: unknown protocol %q (want p2p, broadcast, sfs)", f)
+			return nil, opterr.New("Protocols", "unknown protocol %q (want p2p, broadcast, sfs)", f)
 		}
 		want[p] = true
 	}
@@ -330,7 +339,7 @@ func resolveSeeds(spec string) ([]uint64, error) {
 			lo, err1 := strconv.ParseUint(a, 10, 64)
 			hi, err2 := strconv.ParseUint(b, 10, 64)
 			if err1 != nil || err2 != nil || hi < lo || hi-lo > 10000 {
-				return nil, fmt.Errorf("--seeds: bad range %q", f)
+				return nil, opterr.New("Seeds", "bad range %q", f)
 			}
 			for s := lo; s <= hi; s++ {
 				add(s)
@@ -339,12 +348,12 @@ func resolveSeeds(spec string) ([]uint64, error) {
 		}
 		s, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("--seeds: bad seed %q", f)
+			return nil, opterr.New("Seeds", "bad seed %q", f)
 		}
 		add(s)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--seeds: empty")
+		return nil, opterr.New("Seeds", "empty")
 	}
 	slices.Sort(out)
 	return out, nil

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/opterr"
+)
+
+// The library packages speak of their own options: an *opterr.Error names
+// the option whose value is wrong ("Seeds"), a message points at options
+// with opterr.SeeText ("(see BaseURL, Model)", also in errors recorded as
+// text, such as an agent's), and sentinel errors state facts (a case id
+// that does not give its instance). The CLI sets those options with
+// flags, so before an error reaches the user it is put in flag terms: each
+// option becomes the flag that sets it, and a fact gets the hint of what
+// to do with which flag.
+
+// optionFlags are the flags that set a library option: the fields of
+// des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options,
+// llm.Config and silo/llmagent.Config. Nil for an option no flag sets.
+func optionFlags(option string) []string {
+	switch option {
+	case "Suite":
+		return []string{"--suite"}
+	case "Paradigms":
+		return []string{"--paradigm"}
+	case "ParadigmFiles":
+		return []string{"--paradigm-file"}
+	case "Seeds":
+		return []string{"--seeds"}
+	case "Controllers":
+		return []string{"--controller"}
+	case "Limit":
+		return []string{"--limit"}
+	case "Cases":
+		return []string{"--cases"}
+	case "dir":
+		return []string{"--out"}
+	case "Levels":
+		return []string{"--levels"}
+	case "Tasks":
+		return []string{"--tasks"}
+	case "Agents":
+		return []string{"--agents"}
+	case "Agent":
+		return []string{"--agent"}
+	case "Protocols":
+		return []string{"--protocols"}
+	case "Mode":
+		return []string{"--mode"}
+	case "LLM":
+		return []string{"--llm-model", "--llm-base-url"}
+	case "BaseURL":
+		return []string{"--llm-base-url"}
+	case "Model":
+		return []string{"--llm-model"}
+	case "APIKeyEnv":
+		return []string{"--llm-api-key-env"}
+	case "Temperature":
+		return []string{"--llm-temperature"}
+	case "MaxTokens":
+		return []string{"--llm-max-tokens"}
+	case "Seed":
+		return []string{"--llm-seed"}
+	case "Cache":
+		return []string{"--llm-cache"}
+	case "CacheMode":
+		return []string{"--llm-cache-mode"}
+	case "ContextBudget":
+		return []string{"--context-budget"}
+	}
+	return nil
+}
+
+// flagHint is what to do, with which flags, about a fact a library
+// reports as a sentinel error.
+type flagHint struct {
+	err   error
+	flags []string // the hint applies to commands that have these flags
+	text  string
+}
+
+func flagHints() []flagHint {
+	return []flagHint{
+		{harness.ErrNoMaker, []string{"--controller-command", "--llm-model"}, "give its flags (the model flags, or --controller-command)"},
+		{harness.ErrNoInstanceRef, []string{"--instance", "--suite-dir"}, "give the instance file (--instance FILE) or the suite directory (--suite-dir DIR)"},
+	}
+}
+
+// flagError is an error in flag terms; it wraps the library's error.
+type flagError struct {
+	msg string
+	err error
+}
+
+func (e *flagError) Error() string { return e.msg }
+func (e *flagError) Unwrap() error { return e.err }
+
+// hasFlags reports whether fs has every one of flags (and there are some).
+func hasFlags(fs *pflag.FlagSet, flags []string) bool {
+	for _, f := range flags {
+		if fs.Lookup(strings.TrimPrefix(f, "--")) == nil {
+			return false
+		}
+	}
+	return len(flags) > 0
+}
+
+// flagName is the flag (or flags) of fs that set option, or option itself.
+func flagName(fs *pflag.FlagSet, option string) string {
+	if flags := optionFlags(option); hasFlags(fs, flags) {
+		return strings.Join(flags, " and ")
+	}
+	return option
+}
+
+// seeRE matches opterr.SeeText.
+var seeRE = regexp.MustCompile(` \(see ([A-Za-z]+(?:, [A-Za-z]+)*)\)`)
+
+// seeInFlagTerms names flags of fs in the see-lists of msg (opterr.SeeText).
+func seeInFlagTerms(fs *pflag.FlagSet, msg string) string {
+	return seeRE.ReplaceAllStringFunc(msg, func(see string) string {
+		options := strings.Split(seeRE.FindStringSubmatch(see)[1], ", ")
+		for i, o := range options {
+			options[i] = flagName(fs, o)
+		}
+		return opterr.SeeText(options)
+	})
+}
+
+// inFlagTerms puts err in the terms of a command with flags fs: the first
+// *opterr.Error in its chain and the see-lists of its message name flags
+// instead of options (an option without a flag of fs keeps its name), and
+// the hints of the sentinels it matches are added.
+func inFlagTerms(fs *pflag.FlagSet, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if oe := (*opterr.Error)(nil); errors.As(err, &oe) {
+		named := opterr.Error{Option: flagName(fs, oe.Option), Err: oe.Err, See: oe.See}
+		msg = strings.Replace(msg, oe.Error(), named.Error(), 1)
+	}
+	msg = seeInFlagTerms(fs, msg)
+	for _, h := range flagHints() {
+		if hasFlags(fs, h.flags) && errors.Is(err, h.err) {
+			msg += "; " + h.text
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &flagError{msg: msg, err: err}
+}
+
+// inFlagTermsAll makes every command under c return its errors in flag
+// terms (inFlagTerms with the command's flags).
+func inFlagTermsAll(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		inFlagTermsAll(sub)
+	}
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			return inFlagTerms(cmd.Flags(), run(cmd, args))
+		}
+	}
+}
