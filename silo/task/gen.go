@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/silo/pyrand"
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 type rng = *pyrand.Random
@@ -44,13 +45,13 @@ func splitAny[T any](xs []T, n int, conv func([]T) any) []any {
 }
 
 func splitInts(xs []int, n int) []any {
-	return splitAny(xs, n, func(s []int) any { return intList(s) })
+	return splitAny(xs, n, func(s []int) any { return pyvalue.Ints(s) })
 }
 func splitFloats(xs []float64, n int) []any {
-	return splitAny(xs, n, func(s []float64) any { return floatList(s) })
+	return splitAny(xs, n, func(s []float64) any { return pyvalue.Floats(s) })
 }
 func splitStrings(xs []string, n int) []any {
-	return splitAny(xs, n, func(s []string) any { return strList(s) })
+	return splitAny(xs, n, func(s []string) any { return pyvalue.Strings(s) })
 }
 
 // segments splits a global per-position answer by the shards' own lengths
@@ -146,8 +147,8 @@ func lens(shards []any) []int {
 	out := make([]int, len(shards))
 	for i, s := range shards {
 		switch x := s.(type) {
-		case *pyList:
-			out[i] = len(x.items)
+		case *pyvalue.List:
+			out[i] = len(x.Items)
 		case string:
 			out[i] = len(x)
 		}
@@ -311,7 +312,7 @@ func solveI09(n int, _ any, shards []any) ([]any, error) {
 	if len(all) > 10 {
 		all = all[:10]
 	}
-	return repeat(intList(all), n), nil
+	return repeat(pyvalue.Ints(all), n), nil
 }
 
 func genI10(r rng, n int) ([]any, any) { return splitFloats(uniforms(r, 30*n, 0, 100), n), nil }
@@ -341,7 +342,7 @@ func solveII11(n int, _ any, shards []any) ([]any, error) {
 		acc += x
 		all[i] = acc
 	}
-	return segments(all, lens(shards), func(s []int) any { return intList(s) })
+	return segments(all, lens(shards), func(s []int) any { return pyvalue.Ints(s) })
 }
 
 func genII12(r rng, n int) ([]any, any) { return splitInts(randInts(r, 15*n, 1, 100), n), nil }
@@ -352,7 +353,7 @@ func solveII12(n int, _ any, shards []any) ([]any, error) {
 	for j := 0; j+2 < len(a); j++ {
 		out = append(out, pyRound(float64(a[j]+a[j+1]+a[j+2])/3, 2))
 	}
-	return repeat(floatList(out), n), nil
+	return repeat(pyvalue.Floats(out), n), nil
 }
 
 func genII13(r rng, n int) ([]any, any) {
@@ -426,7 +427,7 @@ func solveII14(n int, _ any, shards []any) ([]any, error) {
 		}
 		cur = next
 	}
-	return segments(cur, lens(shards), func(s []int) any { return intList(s) })
+	return segments(cur, lens(shards), func(s []int) any { return pyvalue.Ints(s) })
 }
 
 func genII15(r rng, n int) ([]any, any) {
@@ -499,7 +500,7 @@ func solveII17(n int, _ any, shards []any) ([]any, error) {
 	for j := 0; j+1 < len(a); j++ {
 		d = append(d, a[j+1]-a[j])
 	}
-	return repeat(intList(d), n), nil
+	return repeat(pyvalue.Ints(d), n), nil
 }
 
 func genII18(r rng, n int) ([]any, any) {
@@ -522,9 +523,9 @@ func genII18(r rng, n int) ([]any, any) {
 	}
 	shuffle(r, holder)
 	return splitAny(holder, n, func(ids []int) any {
-		l := &pyList{}
+		l := &pyvalue.List{}
 		for _, id := range ids {
-			l.items = append(l.items, &pyDict{keys: []any{"id", "next"}, vals: []any{int64(id), int64(next[id])}})
+			l.Items = append(l.Items, &pyvalue.Dict{Keys: []any{"id", "next"}, Vals: []any{int64(id), int64(next[id])}})
 		}
 		return l
 	}), nil
@@ -564,15 +565,15 @@ func solveII18(n int, _ any, shards []any) ([]any, error) {
 	if head == -1 {
 		return nil, errors.New("records do not form one list (no head)")
 	}
-	gold := &pyDict{}
+	gold := &pyvalue.Dict{}
 	for node, rank := head, 0; node != -1; node, rank = next[node], rank+1 {
 		if rank >= len(ids) {
 			return nil, errors.New("records do not form one list (cycle)")
 		}
-		gold.keys = append(gold.keys, strconv.Itoa(node))
-		gold.vals = append(gold.vals, int64(rank))
+		gold.Keys = append(gold.Keys, strconv.Itoa(node))
+		gold.Vals = append(gold.Vals, int64(rank))
 	}
-	if len(gold.keys) != len(ids) {
+	if len(gold.Keys) != len(ids) {
 		return nil, errors.New("records do not form one list (unreachable nodes)")
 	}
 	return repeat(gold, n), nil
@@ -587,7 +588,7 @@ func genII19(r rng, n int) ([]any, any) {
 func solveII19(n int, _ any, shards []any) ([]any, error) {
 	a := concatInts(shards)
 	sort.Ints(a)
-	return repeat(intList(slices.Compact(a)), n), nil
+	return repeat(pyvalue.Ints(slices.Compact(a)), n), nil
 }
 
 func genII20(_ rng, n int) ([]any, any) {
@@ -610,7 +611,7 @@ func solveII20(n int, _ any, shards []any) ([]any, error) {
 		h = ((sum % 10000) ^ h) % 10000
 		hashes[i] = h
 	}
-	return segments(hashes, lens(shards), func(s []int) any { return intList(s) })
+	return segments(hashes, lens(shards), func(s []int) any { return pyvalue.Ints(s) })
 }
 
 // ---------------------------------------------------------------- Level III
@@ -624,7 +625,7 @@ func genIII21(r rng, n int) ([]any, any) {
 func solveIII21(n int, _ any, shards []any) ([]any, error) {
 	a := concatInts(shards)
 	sort.Ints(a)
-	return segments(a, lens(shards), func(s []int) any { return intList(s) })
+	return segments(a, lens(shards), func(s []int) any { return pyvalue.Ints(s) })
 }
 
 func genIII22(r rng, n int) ([]any, any) {
@@ -646,9 +647,9 @@ type edge struct{ u, v int }
 
 func splitEdges(edges []edge, n int) []any {
 	return splitAny(edges, n, func(es []edge) any {
-		l := &pyList{items: make([]any, len(es))}
+		l := &pyvalue.List{Items: make([]any, len(es))}
 		for i, e := range es {
-			l.items[i] = tuple(int64(e.u), int64(e.v))
+			l.Items[i] = pyvalue.TupleOf(int64(e.u), int64(e.v))
 		}
 		return l
 	})
@@ -758,10 +759,10 @@ func solveIII24(n int, _ any, shards []any) ([]any, error) {
 			}
 		}
 	}
-	gold := &pyDict{}
+	gold := &pyvalue.Dict{}
 	for i, d := range dist {
-		gold.keys = append(gold.keys, strconv.Itoa(i))
-		gold.vals = append(gold.vals, int64(d))
+		gold.Keys = append(gold.Keys, strconv.Itoa(i))
+		gold.Vals = append(gold.Vals, int64(d))
 	}
 	return repeat(gold, n), nil
 }
@@ -775,16 +776,16 @@ func genIII25(r rng, n int) ([]any, any) {
 		x := r.Uniform(0, 100)
 		pts[i] = [2]float64{x, r.Uniform(0, 100)}
 	}
-	cents := &pyList{}
+	cents := &pyvalue.List{}
 	for k := 0; k < kmeansK; k++ {
 		x := r.Uniform(0, 100)
-		cents.items = append(cents.items, tuple(x, r.Uniform(0, 100)))
+		cents.Items = append(cents.Items, pyvalue.TupleOf(x, r.Uniform(0, 100)))
 	}
 	shuffle(r, pts)
 	return splitAny(pts, n, func(ps [][2]float64) any {
-		l := &pyList{items: make([]any, len(ps))}
+		l := &pyvalue.List{Items: make([]any, len(ps))}
 		for i, p := range ps {
-			l.items[i] = tuple(p[0], p[1])
+			l.Items[i] = pyvalue.TupleOf(p[0], p[1])
 		}
 		return l
 	}), cents
@@ -822,14 +823,14 @@ func solveIII25(n int, params any, shards []any) ([]any, error) {
 			ys[best] = append(ys[best], p[1])
 		}
 	}
-	gold := &pyList{}
+	gold := &pyvalue.List{}
 	for k := range cents {
 		if len(xs[k]) == 0 {
-			gold.items = append(gold.items, tuple(pyRound(cents[k][0], 2), pyRound(cents[k][1], 2)))
+			gold.Items = append(gold.Items, pyvalue.TupleOf(pyRound(cents[k][0], 2), pyRound(cents[k][1], 2)))
 			continue
 		}
 		l := float64(len(xs[k]))
-		gold.items = append(gold.items, tuple(pyRound(pySum(xs[k])/l, 2), pyRound(pySum(ys[k])/l, 2)))
+		gold.Items = append(gold.Items, pyvalue.TupleOf(pyRound(pySum(xs[k])/l, 2), pyRound(pySum(ys[k])/l, 2)))
 	}
 	return repeat(gold, n), nil
 }
@@ -876,28 +877,28 @@ func genIII27(r rng, n int) ([]any, any) {
 	}
 	shuffle(r, recs)
 	return splitAny(recs, n, func(rs []rec) any {
-		u, it := &pyDict{}, &pyDict{}
+		u, it := &pyvalue.Dict{}, &pyvalue.Dict{}
 		for _, x := range rs {
 			if x.user {
-				u.set(int64(x.id), floatList(users[x.id]))
+				u.Set(int64(x.id), pyvalue.Floats(users[x.id]))
 			} else {
-				it.set(int64(x.id), floatList(items[x.id]))
+				it.Set(int64(x.id), pyvalue.Floats(items[x.id]))
 			}
 		}
-		return &pyDict{keys: []any{"users", "items"}, vals: []any{u, it}}
+		return &pyvalue.Dict{Keys: []any{"users", "items"}, Vals: []any{u, it}}
 	}), nil
 }
 
 func solveIII27(n int, _ any, shards []any) ([]any, error) {
 	users, items := map[int][]float64{}, map[int][]float64{}
 	collect := func(dst map[int][]float64, d any) error {
-		dd := d.(*pyDict)
-		for i, k := range dd.keys {
+		dd := d.(*pyvalue.Dict)
+		for i, k := range dd.Keys {
 			id := int(k.(int64))
 			if _, dup := dst[id]; dup {
 				return fmt.Errorf("id %d appears twice", id)
 			}
-			dst[id] = asFloats(dd.vals[i])
+			dst[id] = asFloats(dd.Vals[i])
 		}
 		return nil
 	}
@@ -930,9 +931,9 @@ func solveIII27(n int, _ any, shards []any) ([]any, error) {
 		}
 	}
 	slices.SortStableFunc(scores, func(x, y score) int { return cmp.Compare(y.s, x.s) })
-	gold := &pyList{}
+	gold := &pyvalue.List{}
 	for _, s := range scores[:min(cfTopK, len(scores))] {
-		gold.items = append(gold.items, tuple(int64(s.u), int64(s.i), s.s))
+		gold.Items = append(gold.Items, pyvalue.TupleOf(int64(s.u), int64(s.i), s.s))
 	}
 	return repeat(gold, n), nil
 }
@@ -990,10 +991,10 @@ func solveIII28(n int, _ any, shards []any) ([]any, error) {
 			rank[v] += share
 		}
 	}
-	gold := &pyDict{}
+	gold := &pyvalue.Dict{}
 	for v, x := range rank {
-		gold.keys = append(gold.keys, strconv.Itoa(v))
-		gold.vals = append(gold.vals, pyRound(x, 6))
+		gold.Keys = append(gold.Keys, strconv.Itoa(v))
+		gold.Vals = append(gold.Vals, pyRound(x, 6))
 	}
 	return repeat(gold, n), nil
 }
@@ -1018,9 +1019,9 @@ func genIII29(r rng, n int) ([]any, any) {
 		}
 	}
 	conv := func(js []job) any {
-		l := &pyList{items: make([]any, len(js))}
+		l := &pyvalue.List{Items: make([]any, len(js))}
 		for i, j := range js {
-			l.items[i] = &pyDict{keys: []any{"id", "duration"}, vals: []any{int64(j.id), int64(j.dur)}}
+			l.Items[i] = &pyvalue.Dict{Keys: []any{"id", "duration"}, Vals: []any{int64(j.id), int64(j.dur)}}
 		}
 		return l
 	}
@@ -1058,9 +1059,9 @@ func solveIII29(n int, _ any, shards []any) ([]any, error) {
 		dv := float64(l) - avg
 		sq[i] = float64(dv * dv)
 	}
-	gold := &pyDict{
-		keys: []any{"variance", "max_load", "min_load"},
-		vals: []any{pyRound(pySum(sq)/float64(n), 2), int64(slices.Max(loads)), int64(slices.Min(loads))},
+	gold := &pyvalue.Dict{
+		Keys: []any{"variance", "max_load", "min_load"},
+		Vals: []any{pyRound(pySum(sq)/float64(n), 2), int64(slices.Max(loads)), int64(slices.Min(loads))},
 	}
 	return repeat(gold, n), nil
 }
@@ -1075,15 +1076,15 @@ func genIII30(r rng, n int) ([]any, any) {
 	}
 	a := draw()
 	b := draw()
-	bl := &pyList{items: make([]any, n)}
+	bl := &pyvalue.List{Items: make([]any, n)}
 	for i := range b {
-		bl.items[i] = intList(b[i])
+		bl.Items[i] = pyvalue.Ints(b[i])
 	}
 	shards := make([]any, n)
 	for i := range shards {
-		shards[i] = &pyDict{
-			keys: []any{"type", "A_rows", "A_row_indices", "B_matrix"},
-			vals: []any{"rows_and_full_B", list(intList(a[i])), list(int64(i)), bl},
+		shards[i] = &pyvalue.Dict{
+			Keys: []any{"type", "A_rows", "A_row_indices", "B_matrix"},
+			Vals: []any{"rows_and_full_B", pyvalue.ListOf(pyvalue.Ints(a[i])), pyvalue.ListOf(int64(i)), bl},
 		}
 	}
 	return shards, nil
@@ -1121,7 +1122,7 @@ func solveIII30(n int, _ any, shards []any) ([]any, error) {
 			rows[i] = row
 		}
 	}
-	c := &pyList{items: make([]any, n)}
+	c := &pyvalue.List{Items: make([]any, n)}
 	for i := range rows {
 		if rows[i] == nil {
 			return nil, fmt.Errorf("row %d of A is in no shard", i)
@@ -1132,7 +1133,7 @@ func solveIII30(n int, _ any, shards []any) ([]any, error) {
 				out[j] += rows[i][k] * b[k][j]
 			}
 		}
-		c.items[i] = intList(out)
+		c.Items[i] = pyvalue.Ints(out)
 	}
 	return repeat(c, n), nil
 }

@@ -11,6 +11,8 @@ package task
 import (
 	"fmt"
 	"strings"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 // Template placeholders, substituted per agent by plain text replacement.
@@ -399,7 +401,7 @@ var descriptions = map[string]func(n int, params any, shards []any) describe{
 			layout: shuffledIII,
 			data:   "Your 20 points, as (x, y) pairs:",
 			algo: []string{
-				fmt.Sprintf("The initial centroids, in order 0, 1, 2, are: %s", pyStr(params)),
+				fmt.Sprintf("The initial centroids, in order 0, 1, 2, are: %s", pyvalue.Str(params)),
 				"Assign every point of every agent to its nearest initial centroid (Euclidean distance; a tie goes to the lower centroid index).",
 				"The new centroid k is the mean of the points assigned to k, each coordinate rounded to 2 decimal places; a centroid with no points keeps its initial position, rounded to 2 decimal places.",
 			},

@@ -1,4 +1,4 @@
-package task
+package pyvalue
 
 import (
 	"encoding/json"
@@ -10,16 +10,16 @@ import (
 	"unicode/utf8"
 )
 
-// ParsePyLiteral reads a Python literal as Python's repr()/str() prints the
-// shards in task prompts (ShardText) and returns it as the package's
-// canonical compact JSON (the encoding of Instance.Shards):
+// ParseLiteral reads a Python literal as Python's repr()/str() prints the
+// shards in task prompts (task.Instance.ShardText) and returns it as
+// canonical compact JSON (Canon, the encoding of task.Instance.Shards):
 //
 //   - ints of any size keep their exact digits; an optional sign is allowed;
 //   - floats as repr prints them (0.5, 1e-05, 1.5e+16, -0.0) are read as
 //     float64 and written back in repr's shortest form, so a repr'd float
 //     round-trips exactly; inf, -inf and nan are accepted and written as
 //     Python's json.dumps writes them (Infinity, -Infinity, NaN), which, as
-//     in the package's task files, is not strict JSON;
+//     in SILO-BENCH's task files, is not strict JSON;
 //   - 'single' and "double" quoted strings with Python's escapes (\\ \' \"
 //     \n \r \t \a \b \f \v \0 and octal, \xhh, \uhhhh, \Uhhhhhhhh, and a
 //     backslash-newline continuation); an unknown escape keeps its backslash,
@@ -37,7 +37,7 @@ import (
 // Anything else (sets, bytes, names, expressions) is an error naming the
 // offset. A string shard, which the prompt shows without quotes (str()),
 // is not a literal: quote it first or take the text as is.
-func ParsePyLiteral(s string) (json.RawMessage, error) {
+func ParseLiteral(s string) (json.RawMessage, error) {
 	p := &pyParser{s: s}
 	p.ws()
 	v, err := p.value(0)
@@ -48,7 +48,7 @@ func ParsePyLiteral(s string) (json.RawMessage, error) {
 	if p.i != len(p.s) {
 		return nil, p.errf("extra data")
 	}
-	return canon(v), nil
+	return Canon(v), nil
 }
 
 type pyParser struct {
@@ -99,7 +99,7 @@ func (p *pyParser) value(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &pyList{items: items}, nil
+		return &List{Items: items}, nil
 	case c == '(':
 		p.i++
 		items, comma, err := p.items(')', depth)
@@ -109,7 +109,7 @@ func (p *pyParser) value(depth int) (any, error) {
 		if len(items) == 1 && !comma {
 			return items[0], nil // (x) is x
 		}
-		return &pyList{items: items, tuple: true}, nil
+		return &List{Items: items, Tuple: true}, nil
 	case c == '{':
 		return p.dict(depth)
 	case c == '\'' || c == '"':
@@ -169,7 +169,7 @@ func (p *pyParser) items(close byte, depth int) ([]any, bool, error) {
 
 func (p *pyParser) dict(depth int) (any, error) {
 	p.i++ // {
-	d := &pyDict{index: map[string]int{}}
+	d := &Dict{index: map[string]int{}}
 	first := true
 	for {
 		p.ws()
@@ -221,12 +221,12 @@ func (p *pyParser) dict(depth int) (any, error) {
 		}
 		name := jsonKey(key)
 		if pos, dup := d.index[name]; dup {
-			d.vals[pos] = v
+			d.Vals[pos] = v
 			continue
 		}
-		d.index[name] = len(d.keys)
-		d.keys = append(d.keys, key)
-		d.vals = append(d.vals, v)
+		d.index[name] = len(d.Keys)
+		d.Keys = append(d.Keys, key)
+		d.Vals = append(d.Vals, v)
 	}
 }
 
@@ -290,8 +290,8 @@ func (p *pyParser) number() (any, error) {
 		text = "-" + text
 	}
 	if isFloat {
-		f, err := strconv.ParseFloat(text, 64)
-		if err != nil && !isRangeErr(err) {
+		f, err := ParseFloat(text)
+		if err != nil {
 			return nil, p.errf("invalid number %q", text)
 		}
 		return f, nil
@@ -300,7 +300,7 @@ func (p *pyParser) number() (any, error) {
 		p.i = start
 		return nil, p.errf("leading zeros in an int")
 	}
-	return parseIntText(text), nil
+	return ParseInt(text), nil
 }
 
 func (p *pyParser) str() (string, error) {
