@@ -1,24 +1,18 @@
 package pyvalue
 
-import (
-	"bytes"
-	"fmt"
-	"math"
-	"math/big"
-	"strconv"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
-)
+// json.loads.
 
-// ---------------------------------------------------------------- json.loads
+import (
+	"math"
+	"strings"
+)
 
 // ParseJSON parses data like Python's json.loads: objects keep key order (a
 // repeated key keeps its first place and its last value), integers are exact
 // (int64 or *big.Int), numbers with a fraction or exponent are floats, and
 // NaN, Infinity and -Infinity are accepted.
 func ParseJSON(data []byte) (any, error) {
-	p := &jsonParser{s: data}
+	p := &jsonParser{scanner{s: string(data)}}
 	p.ws()
 	v, err := p.value(0)
 	if err != nil {
@@ -31,30 +25,10 @@ func ParseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-type jsonParser struct {
-	s []byte
-	i int
-}
-
-const maxJSONDepth = 1000
-
-func (p *jsonParser) errf(format string, a ...any) error {
-	return fmt.Errorf("invalid JSON at offset %d: %s", p.i, fmt.Sprintf(format, a...))
-}
-
-func (p *jsonParser) ws() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+type jsonParser struct{ scanner }
 
 func (p *jsonParser) lit(word string) bool {
-	if bytes.HasPrefix(p.s[p.i:], []byte(word)) {
+	if strings.HasPrefix(p.s[p.i:], word) {
 		p.i += len(word)
 		return true
 	}
@@ -62,7 +36,7 @@ func (p *jsonParser) lit(word string) bool {
 }
 
 func (p *jsonParser) value(depth int) (any, error) {
-	if depth > maxJSONDepth {
+	if depth > maxDepth {
 		return nil, p.errf("nested too deeply")
 	}
 	if p.i >= len(p.s) {
@@ -172,77 +146,6 @@ func (p *jsonParser) array(depth int) (any, error) {
 	}
 }
 
-func (p *jsonParser) str() (string, error) {
-	p.i++ // "
-	var b strings.Builder
-	for {
-		if p.i >= len(p.s) {
-			return "", p.errf("unterminated string")
-		}
-		c := p.s[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return b.String(), nil
-		case c < 0x20:
-			return "", p.errf("invalid control character in string")
-		case c == '\\':
-			if p.i+1 >= len(p.s) {
-				return "", p.errf("unterminated string")
-			}
-			e := p.s[p.i+1]
-			p.i += 2
-			switch e {
-			case '"', '\\', '/':
-				b.WriteByte(e)
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
-					return "", p.errf("invalid \\u escape")
-				}
-				if utf16.IsSurrogate(r) && r < 0xdc00 && bytes.HasPrefix(p.s[p.i:], []byte(`\u`)) {
-					save := p.i
-					p.i += 2
-					if r2, ok := p.hex4(); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
-						r = utf16.DecodeRune(r, r2)
-					} else {
-						p.i = save
-					}
-				}
-				b.WriteRune(r) // a lone surrogate becomes U+FFFD
-			default:
-				return "", p.errf("invalid escape")
-			}
-		default:
-			r, size := utf8.DecodeRune(p.s[p.i:])
-			b.WriteRune(r)
-			p.i += size
-		}
-	}
-}
-
-func (p *jsonParser) hex4() (rune, bool) {
-	if p.i+4 > len(p.s) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(p.s[p.i:p.i+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	p.i += 4
-	return rune(n), true
-}
-
 func (p *jsonParser) number() (any, error) {
 	start := p.i
 	if p.s[p.i] == '-' {
@@ -292,24 +195,4 @@ func (p *jsonParser) number() (any, error) {
 		return f, nil
 	}
 	return ParseInt(text), nil
-}
-
-// ParseFloat is float(text) for text already checked to be a decimal
-// float: ±Inf on overflow and 0 on underflow, as Python gives, not errors.
-func ParseFloat(text string) (float64, error) {
-	f, err := strconv.ParseFloat(text, 64)
-	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-		return f, nil
-	}
-	return f, err
-}
-
-// ParseInt turns validated decimal digits (optional sign) into int64 or
-// *big.Int.
-func ParseInt(text string) any {
-	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return n
-	}
-	z, _ := new(big.Int).SetString(text, 10)
-	return z
 }

@@ -1,13 +1,12 @@
 package pyvalue
 
+// Python literals as repr() writes them.
+
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // ParseLiteral reads a Python literal as Python's repr()/str() prints the
@@ -38,7 +37,7 @@ import (
 // offset. A string shard, which the prompt shows without quotes (str()),
 // is not a literal: quote it first or take the text as is.
 func ParseLiteral(s string) (json.RawMessage, error) {
-	p := &pyParser{s: s}
+	p := &pyParser{scanner{s: s, py: true}}
 	p.ws()
 	v, err := p.value(0)
 	if err != nil {
@@ -51,25 +50,7 @@ func ParseLiteral(s string) (json.RawMessage, error) {
 	return Canon(v), nil
 }
 
-type pyParser struct {
-	s string
-	i int
-}
-
-func (p *pyParser) errf(format string, a ...any) error {
-	return fmt.Errorf("python literal at offset %d: %s", p.i, fmt.Sprintf(format, a...))
-}
-
-func (p *pyParser) ws() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r', '\f', '\v':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+type pyParser struct{ scanner }
 
 // word reads an identifier-like token (letters, digits, underscore).
 func (p *pyParser) word() string {
@@ -86,7 +67,7 @@ func (p *pyParser) word() string {
 }
 
 func (p *pyParser) value(depth int) (any, error) {
-	if depth > maxJSONDepth {
+	if depth > maxDepth {
 		return nil, p.errf("nested too deeply")
 	}
 	if p.i >= len(p.s) {
@@ -301,73 +282,4 @@ func (p *pyParser) number() (any, error) {
 		return nil, p.errf("leading zeros in an int")
 	}
 	return ParseInt(text), nil
-}
-
-func (p *pyParser) str() (string, error) {
-	q := p.s[p.i]
-	p.i++
-	var b strings.Builder
-	for {
-		if p.i >= len(p.s) {
-			return "", p.errf("unterminated string")
-		}
-		c := p.s[p.i]
-		switch {
-		case c == q:
-			p.i++
-			return b.String(), nil
-		case c == '\n':
-			return "", p.errf("newline in a string")
-		case c != '\\':
-			r, size := utf8.DecodeRuneInString(p.s[p.i:])
-			b.WriteRune(r)
-			p.i += size
-			continue
-		}
-		if p.i+1 >= len(p.s) {
-			return "", p.errf("unterminated string")
-		}
-		e := p.s[p.i+1]
-		p.i += 2
-		switch e {
-		case '\n':
-		case '\\', '\'', '"':
-			b.WriteByte(e)
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case 'x', 'u', 'U':
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-			if p.i+n > len(p.s) {
-				return "", p.errf("truncated \\%c escape", e)
-			}
-			r, err := strconv.ParseUint(p.s[p.i:p.i+n], 16, 32)
-			if err != nil || r > utf8.MaxRune {
-				return "", p.errf("invalid \\%c escape", e)
-			}
-			p.i += n
-			b.WriteRune(rune(r))
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			r := rune(e - '0')
-			for k := 0; k < 2 && p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '7'; k++ {
-				r = r*8 + rune(p.s[p.i]-'0')
-				p.i++
-			}
-			b.WriteRune(r)
-		default:
-			b.WriteByte('\\')
-			p.i-- // the character after the backslash is read as itself
-		}
-	}
 }
