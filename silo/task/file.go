@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/coordbench/coordbench/silo/pyvalue"
@@ -354,8 +352,8 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 	if h := t.hintLine(); strings.Contains(in.Template, h) {
 		in.Hint = h
 	}
-	if t.ID == "III-25" {
-		if p := centroidsFromText(in.Template); p != nil {
+	if t.paramsIn != nil {
+		if p := t.paramsIn(in.Template); p != nil {
 			in.params = p
 			in.Params = pyvalue.Canon(p)
 		}
@@ -369,32 +367,4 @@ func shapeToFileErr(path string, err error) error {
 		return &FileError{Path: path, Field: fe.path, Msg: fe.msg}
 	}
 	return &FileError{Path: path, Msg: err.Error()}
-}
-
-var (
-	numRe         = `([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?))`
-	parenPairRe   = regexp.MustCompile(`\(\s*` + numRe + `\s*,\s*` + numRe + `\s*\)`)
-	bracketPairRe = regexp.MustCompile(`\[\s*` + numRe + `\s*,\s*` + numRe + `\s*\]`)
-)
-
-// centroidsFromText finds III-25's initial centroids in a description: the
-// first three "(x, y)" number pairs, else the first three "[x, y]" pairs.
-func centroidsFromText(s string) any {
-	for _, re := range []*regexp.Regexp{parenPairRe, bracketPairRe} {
-		m := re.FindAllStringSubmatch(s, kmeansK)
-		if len(m) < kmeansK {
-			continue
-		}
-		l := &pyvalue.List{}
-		for _, p := range m {
-			x, err1 := strconv.ParseFloat(p[1], 64)
-			y, err2 := strconv.ParseFloat(p[2], 64)
-			if err1 != nil || err2 != nil {
-				return nil
-			}
-			l.Items = append(l.Items, pyvalue.TupleOf(x, y))
-		}
-		return l
-	}
-	return nil
 }

@@ -346,12 +346,12 @@ func Solve(t *Task, shards []json.RawMessage, params json.RawMessage) ([]json.Ra
 		typed[i] = v
 	}
 	var p any
-	if t.ID == "III-25" && len(params) > 0 {
+	if t.params != nil && len(params) > 0 {
 		v, err := pyvalue.ParseJSON(params)
 		if err != nil {
 			return nil, fmt.Errorf("task: %s: field \"params\": %v", t.ID, err)
 		}
-		if p, err = paramsShapeIII25.conv(v); err != nil {
+		if p, err = t.params.conv(v); err != nil {
 			return nil, fmt.Errorf("task: %s: %w", t.ID, under(err, "params"))
 		}
 	}

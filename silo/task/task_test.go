@@ -206,3 +206,12 @@ func TestConcurrentUse(t *testing.T) {
 		<-done
 	}
 }
+
+// byID is Lookup for ids a test knows to exist.
+func byID(id string) *Task {
+	t, err := Lookup(id)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
