@@ -13,16 +13,7 @@ import (
 // NaN, Infinity and -Infinity are accepted.
 func ParseJSON(data []byte) (any, error) {
 	p := &jsonParser{scanner{s: string(data)}}
-	p.ws()
-	v, err := p.value(0)
-	if err != nil {
-		return nil, err
-	}
-	p.ws()
-	if p.i != len(p.s) {
-		return nil, p.errf("extra data")
-	}
-	return v, nil
+	return p.whole(p.value)
 }
 
 type jsonParser struct{ scanner }
@@ -36,11 +27,8 @@ func (p *jsonParser) lit(word string) bool {
 }
 
 func (p *jsonParser) value(depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, p.errf("nested too deeply")
-	}
-	if p.i >= len(p.s) {
-		return nil, p.errf("unexpected end")
+	if err := p.start(depth); err != nil {
+		return nil, err
 	}
 	switch c := p.s[p.i]; {
 	case c == '{':
@@ -94,13 +82,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if at, dup := d.index[k]; dup {
-			d.Vals[at] = v // a repeated key keeps its place, takes the last value
-		} else {
-			d.index[k] = len(d.Keys)
-			d.Keys = append(d.Keys, k)
-			d.Vals = append(d.Vals, v)
-		}
+		d.put(k, k, v)
 		p.ws()
 		if p.i >= len(p.s) {
 			return nil, p.errf("unexpected end in object")

@@ -38,14 +38,9 @@ import (
 // is not a literal: quote it first or take the text as is.
 func ParseLiteral(s string) (json.RawMessage, error) {
 	p := &pyParser{scanner{s: s, py: true}}
-	p.ws()
-	v, err := p.value(0)
+	v, err := p.whole(p.value)
 	if err != nil {
 		return nil, err
-	}
-	p.ws()
-	if p.i != len(p.s) {
-		return nil, p.errf("extra data")
 	}
 	return Canon(v), nil
 }
@@ -67,11 +62,8 @@ func (p *pyParser) word() string {
 }
 
 func (p *pyParser) value(depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, p.errf("nested too deeply")
-	}
-	if p.i >= len(p.s) {
-		return nil, p.errf("unexpected end")
+	if err := p.start(depth); err != nil {
+		return nil, err
 	}
 	switch c := p.s[p.i]; {
 	case c == '[':
@@ -200,14 +192,7 @@ func (p *pyParser) dict(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		name := jsonKey(key)
-		if pos, dup := d.index[name]; dup {
-			d.Vals[pos] = v
-			continue
-		}
-		d.index[name] = len(d.Keys)
-		d.Keys = append(d.Keys, key)
-		d.Vals = append(d.Vals, v)
+		d.put(jsonKey(key), key, v)
 	}
 }
 

@@ -30,6 +30,33 @@ func (p *scanner) errf(format string, a ...any) error {
 	return fmt.Errorf("%s at offset %d: %s", what, p.i, fmt.Sprintf(format, a...))
 }
 
+// whole reads the one value (value at depth 0) that, blanks aside, is the
+// whole input.
+func (p *scanner) whole(value func(depth int) (any, error)) (any, error) {
+	p.ws()
+	v, err := value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i != len(p.s) {
+		return nil, p.errf("extra data")
+	}
+	return v, nil
+}
+
+// start checks, where a value at depth begins, that nesting is within
+// bounds and the input has not ended.
+func (p *scanner) start(depth int) error {
+	if depth > maxDepth {
+		return p.errf("nested too deeply")
+	}
+	if p.i >= len(p.s) {
+		return p.errf("unexpected end")
+	}
+	return nil
+}
+
 // ws skips blanks (Python's include form feed and vertical tab).
 func (p *scanner) ws() {
 	for p.i < len(p.s) {

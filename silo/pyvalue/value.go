@@ -62,6 +62,19 @@ func (d *Dict) Find(k string) int {
 	return -1
 }
 
+// put is how the parsers store v under key k, whose string form (the
+// index key) is name: a repeated key keeps its first place and takes the
+// last value.
+func (d *Dict) put(name string, k, v any) {
+	if at, dup := d.index[name]; dup {
+		d.Vals[at] = v
+		return
+	}
+	d.index[name] = len(d.Keys)
+	d.Keys = append(d.Keys, k)
+	d.Vals = append(d.Vals, v)
+}
+
 func keyEqual(a, b any) bool {
 	switch x := a.(type) {
 	case string:
