@@ -18,9 +18,14 @@
 // documented fixes), PartialPublished the P rule exactly as published, and
 // PartialFine a per-element score for dict and matrix answers.
 //
+// Each task is one value in its level's file (level1.go, level2.go,
+// level3.go): metadata, description, topology hint, generator and solver
+// together; task.go builds the registry from them.
+//
 // Shards and answers cross package boundaries as JSON (json.RawMessage),
 // compact, encoded as Python's json.dumps would (floats in Python repr).
 // Prompts show shards as Python's str() would, as the published code does.
+// Both encodings, and the Python values behind them, are package pyvalue's.
 // See docs/silo-tasks.md for the task table, the two modes, the file
 // format and our departures from the published code.
 package task

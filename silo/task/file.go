@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 // FileError reports a malformed task file: which file, which field, what.
@@ -52,55 +52,55 @@ func (in *Instance) MarshalFile() ([]byte, error) {
 	}
 	def := defaultDoc(t, in.N)
 	golds := make([]any, in.N)
-	configs := &pyList{}
+	configs := &pyvalue.List{}
 	for i := 0; i < in.N; i++ {
-		shard, err := parseJSON(in.Shards[i])
+		shard, err := pyvalue.ParseJSON(in.Shards[i])
 		if err != nil {
 			return nil, fmt.Errorf("task: %s: shard %d: %v", t.ID, i, err)
 		}
-		if golds[i], err = parseJSON(in.Expected[i]); err != nil {
+		if golds[i], err = pyvalue.ParseJSON(in.Expected[i]); err != nil {
 			return nil, fmt.Errorf("task: %s: expected %d: %v", t.ID, i, err)
 		}
 		sys := def.SystemPrompts[i]
 		if i < len(d.SystemPrompts) {
 			sys = d.SystemPrompts[i]
 		}
-		configs.items = append(configs.items, &pyDict{
-			keys: []any{"agent_id", "system_prompt", "user_prompt", "input_shard", "expected_output"},
-			vals: []any{int64(i), sys, in.Prompt(i, true), shard, golds[i]},
+		configs.Items = append(configs.Items, &pyvalue.Dict{
+			Keys: []any{"agent_id", "system_prompt", "user_prompt", "input_shard", "expected_output"},
+			Vals: []any{int64(i), sys, in.Prompt(i, true), shard, golds[i]},
 		})
 	}
-	metrics := any(&pyDict{})
+	metrics := any(&pyvalue.Dict{})
 	if len(d.EvaluationMetrics) > 0 {
-		v, err := parseJSON(d.EvaluationMetrics)
+		v, err := pyvalue.ParseJSON(d.EvaluationMetrics)
 		if err != nil {
 			return nil, fmt.Errorf("task: %s: evaluation metrics: %v", t.ID, err)
 		}
 		metrics = v
-	} else if v, err := parseJSON(def.EvaluationMetrics); err == nil {
+	} else if v, err := pyvalue.ParseJSON(def.EvaluationMetrics); err == nil {
 		metrics = v
 	}
-	root := &pyDict{}
-	root.set("case_id", t.ID)
-	root.set("case_name", str(d.CaseName, t.Name))
-	root.set("paradigm", str(d.Paradigm, t.Paradigm))
-	root.set("leetcode", &pyDict{keys: []any{"url", "description"},
-		vals: []any{str(d.LeetCodeURL, def.LeetCodeURL), str(d.LeetCodeDescription, def.LeetCodeDescription)}})
-	root.set("metadata", &pyDict{
-		keys: []any{"num_agents", "optimal_topology", "optimal_message_count", "theoretical_complexity", "output_type", "is_segmented"},
-		vals: []any{int64(in.N), str(d.OptimalTopology, def.OptimalTopology), str(d.OptimalMessageCount, def.OptimalMessageCount),
+	root := &pyvalue.Dict{}
+	root.Set("case_id", t.ID)
+	root.Set("case_name", str(d.CaseName, t.Name))
+	root.Set("paradigm", str(d.Paradigm, t.Paradigm))
+	root.Set("leetcode", &pyvalue.Dict{Keys: []any{"url", "description"},
+		Vals: []any{str(d.LeetCodeURL, def.LeetCodeURL), str(d.LeetCodeDescription, def.LeetCodeDescription)}})
+	root.Set("metadata", &pyvalue.Dict{
+		Keys: []any{"num_agents", "optimal_topology", "optimal_message_count", "theoretical_complexity", "output_type", "is_segmented"},
+		Vals: []any{int64(in.N), str(d.OptimalTopology, def.OptimalTopology), str(d.OptimalMessageCount, def.OptimalMessageCount),
 			str(d.Complexity, def.Complexity), str(d.OutputType, def.OutputType), t.Segmented},
 	})
-	root.set("task_description", in.Template)
-	root.set("agent_configs", configs)
-	root.set("expected_output", &pyDict{
-		keys: []any{"type", "per_agent_values", "is_segmented", "verification_logic", "verification_logic_hint", "format_description"},
-		vals: []any{str(d.ExpectedType, def.ExpectedType), &pyList{items: golds}, t.Segmented,
+	root.Set("task_description", in.Template)
+	root.Set("agent_configs", configs)
+	root.Set("expected_output", &pyvalue.Dict{
+		Keys: []any{"type", "per_agent_values", "is_segmented", "verification_logic", "verification_logic_hint", "format_description"},
+		Vals: []any{str(d.ExpectedType, def.ExpectedType), &pyvalue.List{Items: golds}, t.Segmented,
 			str(d.VerificationLogic, def.VerificationLogic), str(d.VerificationLogicHint, def.VerificationLogicHint),
 			str(d.FormatDescription, def.FormatDescription)},
 	})
-	root.set("evaluation_metrics", metrics)
-	return encodeJSON(root, 2), nil
+	root.Set("evaluation_metrics", metrics)
+	return pyvalue.EncodeJSON(root, 2), nil
 }
 
 // LoadFile reads a published task file (section 2 of the design notes),
@@ -120,16 +120,16 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 	fail := func(field, format string, a ...any) error {
 		return &FileError{Path: path, Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
-	v, err := parseJSON(data)
+	v, err := pyvalue.ParseJSON(data)
 	if err != nil {
 		return nil, fail("", "%v", err)
 	}
-	root, ok := v.(*pyDict)
+	root, ok := v.(*pyvalue.Dict)
 	if !ok {
 		return nil, fail("", "want a JSON object at the top level, got %s", kindOf(v))
 	}
-	getStr := func(d *pyDict, key, field string, required bool) (string, error) {
-		x, ok := d.get(key)
+	getStr := func(d *pyvalue.Dict, key, field string, required bool) (string, error) {
+		x, ok := d.Get(key)
 		if !ok {
 			if required {
 				return "", fail(field, "missing")
@@ -142,15 +142,15 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 		}
 		return s, nil
 	}
-	getObj := func(d *pyDict, key, field string, required bool) (*pyDict, error) {
-		x, ok := d.get(key)
+	getObj := func(d *pyvalue.Dict, key, field string, required bool) (*pyvalue.Dict, error) {
+		x, ok := d.Get(key)
 		if !ok {
 			if required {
 				return nil, fail(field, "missing")
 			}
-			return &pyDict{}, nil
+			return &pyvalue.Dict{}, nil
 		}
-		o, ok := x.(*pyDict)
+		o, ok := x.(*pyvalue.Dict)
 		if !ok {
 			return nil, fail(field, "want object, got %s", kindOf(x))
 		}
@@ -196,45 +196,45 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 			return nil, err
 		}
 	}
-	if x, ok := meta.get("is_segmented"); ok {
+	if x, ok := meta.Get("is_segmented"); ok {
 		if b, ok := x.(bool); !ok || b != t.Segmented {
-			return nil, fail("metadata.is_segmented", "want %v for %s, got %s", t.Segmented, t.ID, pyRepr(x))
+			return nil, fail("metadata.is_segmented", "want %v for %s, got %s", t.Segmented, t.ID, pyvalue.Repr(x))
 		}
 	}
 	n := -1
-	if x, ok := meta.get("num_agents"); ok {
+	if x, ok := meta.Get("num_agents"); ok {
 		k, ok := x.(int64)
 		if !ok || k < 1 || k > 1_000_000 {
-			return nil, fail("metadata.num_agents", "want a positive integer, got %s", pyRepr(x))
+			return nil, fail("metadata.num_agents", "want a positive integer, got %s", pyvalue.Repr(x))
 		}
 		n = int(k)
 	}
 	if in.Template, err = getStr(root, "task_description", "task_description", false); err != nil {
 		return nil, err
 	}
-	if _, ok := root.get("task_description"); !ok {
+	if _, ok := root.Get("task_description"); !ok {
 		in.Template = d.CaseName
 	}
 
 	// Gold values, per agent.
 	var golds []any
-	exp, hasExp := root.get("expected_output")
-	expObj, isObj := exp.(*pyDict)
+	exp, hasExp := root.Get("expected_output")
+	expObj, isObj := exp.(*pyvalue.Dict)
 	if !hasExp {
 		return nil, fail("expected_output", "missing")
 	}
 	if isObj {
-		if _, ok := expObj.get("per_agent_values"); !ok {
+		if _, ok := expObj.Get("per_agent_values"); !ok {
 			isObj = false // the single-agent variant's raw gold that happens to be a dict
 		}
 	}
 	if isObj {
-		pav, _ := expObj.get("per_agent_values")
-		l, ok := pav.(*pyList)
+		pav, _ := expObj.Get("per_agent_values")
+		l, ok := pav.(*pyvalue.List)
 		if !ok {
 			return nil, fail("expected_output.per_agent_values", "want list, got %s", kindOf(pav))
 		}
-		golds = l.items
+		golds = l.Items
 		for _, f := range []struct {
 			key string
 			dst *string
@@ -244,9 +244,9 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 				return nil, err
 			}
 		}
-		if x, ok := expObj.get("is_segmented"); ok {
+		if x, ok := expObj.Get("is_segmented"); ok {
 			if b, ok := x.(bool); !ok || b != t.Segmented {
-				return nil, fail("expected_output.is_segmented", "want %v for %s, got %s", t.Segmented, t.ID, pyRepr(x))
+				return nil, fail("expected_output.is_segmented", "want %v for %s, got %s", t.Segmented, t.ID, pyvalue.Repr(x))
 			}
 		}
 	} else {
@@ -255,27 +255,27 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 	}
 
 	var shards []any
-	configsV, hasConfigs := root.get("agent_configs")
+	configsV, hasConfigs := root.Get("agent_configs")
 	if hasConfigs {
-		configs, ok := configsV.(*pyList)
+		configs, ok := configsV.(*pyvalue.List)
 		if !ok {
 			return nil, fail("agent_configs", "want list, got %s", kindOf(configsV))
 		}
 		if n < 0 {
 			return nil, fail("metadata.num_agents", "missing")
 		}
-		if len(configs.items) != n {
-			return nil, fail("agent_configs", "%d entries for num_agents = %d", len(configs.items), n)
+		if len(configs.Items) != n {
+			return nil, fail("agent_configs", "%d entries for num_agents = %d", len(configs.Items), n)
 		}
-		for i, c := range configs.items {
+		for i, c := range configs.Items {
 			f := fmt.Sprintf("agent_configs[%d]", i)
-			cfg, ok := c.(*pyDict)
+			cfg, ok := c.(*pyvalue.Dict)
 			if !ok {
 				return nil, fail(f, "want object, got %s", kindOf(c))
 			}
-			id, ok := cfg.get("agent_id")
+			id, ok := cfg.Get("agent_id")
 			if k, isInt := id.(int64); !ok || !isInt || k != int64(i) {
-				return nil, fail(f+".agent_id", "want %d, got %s", i, pyRepr(id))
+				return nil, fail(f+".agent_id", "want %d, got %s", i, pyvalue.Repr(id))
 			}
 			sys, err := getStr(cfg, "system_prompt", f+".system_prompt", false)
 			if err != nil {
@@ -287,7 +287,7 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 			}
 			d.SystemPrompts = append(d.SystemPrompts, sys)
 			d.UserPrompts = append(d.UserPrompts, user)
-			raw, ok := cfg.get("input_shard")
+			raw, ok := cfg.Get("input_shard")
 			if !ok {
 				return nil, fail(f+".input_shard", "missing")
 			}
@@ -296,12 +296,12 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 				return nil, shapeToFileErr(path, under(err, f+".input_shard"))
 			}
 			shards = append(shards, sh)
-			if g, ok := cfg.get("expected_output"); ok && i < len(golds) && !pyEq(g, golds[i]) {
+			if g, ok := cfg.Get("expected_output"); ok && i < len(golds) && !pyEq(g, golds[i]) {
 				return nil, fail(f+".expected_output", "differs from expected_output.per_agent_values[%d]", i)
 			}
 		}
 	} else {
-		cfgV, ok := root.get("agent_config")
+		cfgV, ok := root.Get("agent_config")
 		if !ok {
 			return nil, fail("agent_configs", "missing")
 		}
@@ -311,7 +311,7 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 		if n != 1 {
 			return nil, fail("metadata.num_agents", "a file with agent_config (single agent) needs num_agents = 1, got %d", n)
 		}
-		cfg, ok := cfgV.(*pyDict)
+		cfg, ok := cfgV.(*pyvalue.Dict)
 		if !ok {
 			return nil, fail("agent_config", "want object, got %s", kindOf(cfgV))
 		}
@@ -325,7 +325,7 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 		}
 		d.UserPrompts, d.SystemPrompts = []string{user}, []string{sys}
 		var sh any
-		if raw, ok := cfg.get("input_shard"); ok {
+		if raw, ok := cfg.Get("input_shard"); ok {
 			if sh, err = t.shard.conv(raw); err != nil {
 				return nil, shapeToFileErr(path, under(err, "agent_config.input_shard"))
 			}
@@ -341,8 +341,8 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 			return nil, shapeToFileErr(path, under(err, fmt.Sprintf("expected_output.per_agent_values[%d]", i)))
 		}
 	}
-	if em, ok := root.get("evaluation_metrics"); ok {
-		in.Doc.EvaluationMetrics = canon(em)
+	if em, ok := root.Get("evaluation_metrics"); ok {
+		in.Doc.EvaluationMetrics = pyvalue.Canon(em)
 	}
 
 	in.shards = shards
@@ -352,10 +352,10 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 	if h := t.hintLine(); strings.Contains(in.Template, h) {
 		in.Hint = h
 	}
-	if t.ID == "III-25" {
-		if p := centroidsFromText(in.Template); p != nil {
+	if t.paramsIn != nil {
+		if p := t.paramsIn(in.Template); p != nil {
 			in.params = p
-			in.Params = canon(p)
+			in.Params = pyvalue.Canon(p)
 		}
 	}
 	return in, nil
@@ -367,32 +367,4 @@ func shapeToFileErr(path string, err error) error {
 		return &FileError{Path: path, Field: fe.path, Msg: fe.msg}
 	}
 	return &FileError{Path: path, Msg: err.Error()}
-}
-
-var (
-	numRe         = `([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?))`
-	parenPairRe   = regexp.MustCompile(`\(\s*` + numRe + `\s*,\s*` + numRe + `\s*\)`)
-	bracketPairRe = regexp.MustCompile(`\[\s*` + numRe + `\s*,\s*` + numRe + `\s*\]`)
-)
-
-// centroidsFromText finds III-25's initial centroids in a description: the
-// first three "(x, y)" number pairs, else the first three "[x, y]" pairs.
-func centroidsFromText(s string) any {
-	for _, re := range []*regexp.Regexp{parenPairRe, bracketPairRe} {
-		m := re.FindAllStringSubmatch(s, kmeansK)
-		if len(m) < kmeansK {
-			continue
-		}
-		l := &pyList{}
-		for _, p := range m {
-			x, err1 := strconv.ParseFloat(p[1], 64)
-			y, err2 := strconv.ParseFloat(p[2], 64)
-			if err1 != nil || err2 != nil {
-				return nil
-			}
-			l.items = append(l.items, tuple(x, y))
-		}
-		return l
-	}
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 func roundTripInstances(t *testing.T) []*Instance {
@@ -266,7 +268,7 @@ func TestLoadPublishedStyleIII25(t *testing.T) {
 	b, _ := in.MarshalFile()
 	var m map[string]any
 	json.Unmarshal(b, &m)
-	m["task_description"] = "K-means. Initial centroids: " + pyStr(in.params) + "\nYour data {input_shard}"
+	m["task_description"] = "K-means. Initial centroids: " + pyvalue.Str(in.params) + "\nYour data {input_shard}"
 	data, _ := json.Marshal(m)
 	path := filepath.Join(t.TempDir(), "III-25_n2.json")
 	os.WriteFile(path, data, 0o644)

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/coordbench/coordbench/silo/pyrand"
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 // Instance modes.
@@ -177,7 +178,7 @@ func build(t *Task, n int, mode string, seed uint64, shards []any, params any) (
 		params:   params,
 	}
 	if params != nil {
-		in.Params = canon(params)
+		in.Params = pyvalue.Canon(params)
 	}
 	in.Doc = defaultDoc(t, n)
 	return in, nil
@@ -192,18 +193,18 @@ func rawAll(vs []any) []json.RawMessage {
 			out[i] = out[i-1]
 			continue
 		}
-		out[i] = canon(v)
+		out[i] = pyvalue.Canon(v)
 	}
 	return out
 }
 
 func sameRef(a, b any) bool {
 	switch x := a.(type) {
-	case *pyList:
-		y, ok := b.(*pyList)
+	case *pyvalue.List:
+		y, ok := b.(*pyvalue.List)
 		return ok && x == y
-	case *pyDict:
-		y, ok := b.(*pyDict)
+	case *pyvalue.Dict:
+		y, ok := b.(*pyvalue.Dict)
 		return ok && x == y
 	}
 	return false
@@ -235,7 +236,7 @@ func (in *Instance) typedShard(i int) any {
 }
 
 func typeShard(t *Task, raw json.RawMessage, path string) (any, error) {
-	v, err := parseJSON(raw)
+	v, err := pyvalue.ParseJSON(raw)
 	if err != nil {
 		return nil, &fieldErr{path: path, msg: err.Error()}
 	}
@@ -257,7 +258,7 @@ func (in *Instance) ShardText(agent int) string {
 	if v == nil {
 		return ""
 	}
-	return pyStr(v)
+	return pyvalue.Str(v)
 }
 
 // Prompt is the task text agent i sees: the template with the placeholders
@@ -317,11 +318,11 @@ func (in *Instance) Verify() error {
 }
 
 func recanon(raw json.RawMessage) (json.RawMessage, error) {
-	v, err := parseJSON(raw)
+	v, err := pyvalue.ParseJSON(raw)
 	if err != nil {
 		return nil, err
 	}
-	return canon(v), nil
+	return pyvalue.Canon(v), nil
 }
 
 // Solve computes, from all shards, the answer each agent must submit (what
@@ -345,12 +346,12 @@ func Solve(t *Task, shards []json.RawMessage, params json.RawMessage) ([]json.Ra
 		typed[i] = v
 	}
 	var p any
-	if t.ID == "III-25" && len(params) > 0 {
-		v, err := parseJSON(params)
+	if t.params != nil && len(params) > 0 {
+		v, err := pyvalue.ParseJSON(params)
 		if err != nil {
 			return nil, fmt.Errorf("task: %s: field \"params\": %v", t.ID, err)
 		}
-		if p, err = paramsShapeIII25.conv(v); err != nil {
+		if p, err = t.params.conv(v); err != nil {
 			return nil, fmt.Errorf("task: %s: %w", t.ID, under(err, "params"))
 		}
 	}
@@ -374,9 +375,9 @@ func defaultDoc(t *Task, n int) Doc {
 		ExpectedType:        "distributed",
 		VerificationLogic:   verificationLogic(t),
 		FormatDescription:   formatDescription(t),
-		EvaluationMetrics: canon(&pyDict{
-			keys: []any{"success_rate", "round_to_completion", "communication_redundancy_ratio", "topological_fidelity"},
-			vals: []any{
+		EvaluationMetrics: pyvalue.Canon(&pyvalue.Dict{
+			Keys: []any{"success_rate", "round_to_completion", "communication_redundancy_ratio", "topological_fidelity"},
+			Vals: []any{
 				"Fraction of agents whose submitted answer equals their expected output.",
 				"Number of rounds until every agent has submitted.",
 				"Messages sent relative to the suggested message count.",

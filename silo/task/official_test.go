@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 const officialGoldenPath = "testdata/official_golden.json"
@@ -94,7 +96,7 @@ func fingerprintOf(in *Instance) fingerprint {
 	return fingerprint{
 		Data: sha(joinRaw(in.Shards)),
 		Gold: sha(gold),
-		Repr: sha(canon(strList(reprs))),
+		Repr: sha(pyvalue.Canon(pyvalue.Strings(reprs))),
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 // decodeAnswer parses answer JSON; ok is false for a missing or unparsable
@@ -27,7 +29,7 @@ func decodeAnswer(raw json.RawMessage) (any, bool) {
 	if len(raw) == 0 {
 		return nil, false
 	}
-	v, err := parseJSON(raw)
+	v, err := pyvalue.ParseJSON(raw)
 	if err != nil {
 		return nil, false
 	}
@@ -90,40 +92,40 @@ func partial(t *Task, expected, got json.RawMessage, published bool) (float64, e
 		}
 		return boolScore(pyEq(a, g)), nil
 	case 2:
-		gl, ok1 := g.(*pyList)
-		al, ok2 := a.(*pyList)
+		gl, ok1 := g.(*pyvalue.List)
+		al, ok2 := a.(*pyvalue.List)
 		if !ok1 || !ok2 {
 			return boolScore(pyEq(a, g)), nil
 		}
-		if len(gl.items) == 0 {
-			return boolScore(len(al.items) == 0), nil
+		if len(gl.Items) == 0 {
+			return boolScore(len(al.Items) == 0), nil
 		}
 		hits := 0
-		for k := 0; k < len(gl.items) && k < len(al.items); k++ {
-			if pyEq(al.items[k], gl.items[k]) {
+		for k := 0; k < len(gl.Items) && k < len(al.Items); k++ {
+			if pyEq(al.Items[k], gl.Items[k]) {
 				hits++
 			}
 		}
-		return float64(hits) / float64(len(gl.items)), nil
+		return float64(hits) / float64(len(gl.Items)), nil
 	default:
-		gl, ok1 := g.(*pyList)
-		al, ok2 := a.(*pyList)
+		gl, ok1 := g.(*pyvalue.List)
+		al, ok2 := a.(*pyvalue.List)
 		if !ok1 || !ok2 {
 			return boolScore(pyEq(a, g)), nil
 		}
-		if len(gl.items) == 0 {
-			return boolScore(len(al.items) == 0), nil
+		if len(gl.Items) == 0 {
+			return boolScore(len(al.Items) == 0), nil
 		}
 		var seq []int
 		if published {
 			var err error
-			if seq, err = publishedIndices(gl.items, al.items); err != nil {
+			if seq, err = publishedIndices(gl.Items, al.Items); err != nil {
 				return 0, err
 			}
 		} else {
-			seq = multisetIndices(gl.items, al.items)
+			seq = multisetIndices(gl.Items, al.Items)
 		}
-		return float64(lisStrict(seq)) / float64(len(gl.items)), nil
+		return float64(lisStrict(seq)) / float64(len(gl.Items)), nil
 	}
 }
 
@@ -200,28 +202,28 @@ func writeEqKey(b *strings.Builder, v any) {
 		case math.IsNaN(x):
 			fmt.Fprintf(b, "nan%d", nanSerial.Add(1))
 		case math.IsInf(x, 0) || x != math.Trunc(x):
-			b.WriteString("#" + pyFloatRepr(x))
+			b.WriteString("#" + pyvalue.FloatRepr(x))
 		default:
 			i, _ := new(big.Float).SetFloat64(x).Int(nil)
 			b.WriteString("#" + i.String())
 		}
 	case string:
 		b.WriteString(strconv.Quote(x))
-	case *pyList:
+	case *pyvalue.List:
 		open, close := "[", "]"
-		if x.tuple {
+		if x.Tuple {
 			open, close = "(", ")"
 		}
 		b.WriteString(open)
-		for _, it := range x.items {
+		for _, it := range x.Items {
 			writeEqKey(b, it)
 			b.WriteByte(',')
 		}
 		b.WriteString(close)
-	case *pyDict:
-		entries := make([]string, len(x.keys))
-		for i, k := range x.keys {
-			entries[i] = eqKey(k) + ":" + eqKey(x.vals[i])
+	case *pyvalue.Dict:
+		entries := make([]string, len(x.Keys))
+		for i, k := range x.Keys {
+			entries[i] = eqKey(k) + ":" + eqKey(x.Vals[i])
 		}
 		sort.Strings(entries)
 		b.WriteString("{" + strings.Join(entries, ",") + "}")
@@ -232,7 +234,7 @@ func writeEqKey(b *strings.Builder, v any) {
 
 func hashable(v any) bool {
 	switch v.(type) {
-	case *pyList, *pyDict:
+	case *pyvalue.List, *pyvalue.Dict:
 		return false
 	}
 	return true
@@ -278,20 +280,20 @@ func PartialFine(t *Task, expected, got json.RawMessage) float64 {
 	}
 	g, a = normalize(g), normalize(a)
 	switch gv := g.(type) {
-	case *pyDict:
-		av, ok := a.(*pyDict)
+	case *pyvalue.Dict:
+		av, ok := a.(*pyvalue.Dict)
 		if !ok {
 			return 0
 		}
-		keys := len(gv.keys)
+		keys := len(gv.Keys)
 		hits := 0
-		for i, k := range gv.keys {
-			if x, ok := av.get(k.(string)); ok && pyEq(x, gv.vals[i]) {
+		for i, k := range gv.Keys {
+			if x, ok := av.Get(k.(string)); ok && pyEq(x, gv.Vals[i]) {
 				hits++
 			}
 		}
-		for _, k := range av.keys {
-			if _, ok := gv.get(k.(string)); !ok {
+		for _, k := range av.Keys {
+			if _, ok := gv.Get(k.(string)); !ok {
 				keys++
 			}
 		}
@@ -299,24 +301,24 @@ func PartialFine(t *Task, expected, got json.RawMessage) float64 {
 			return 1
 		}
 		return float64(hits) / float64(keys)
-	case *pyList:
-		av, ok := a.(*pyList)
+	case *pyvalue.List:
+		av, ok := a.(*pyvalue.List)
 		if !ok {
 			return 0
 		}
 		positions, hits := 0, 0
-		rows := max(len(gv.items), len(av.items))
+		rows := max(len(gv.Items), len(av.Items))
 		for r := 0; r < rows; r++ {
 			var grow, arow []any
 			gIsList, aIsList := false, false
-			if r < len(gv.items) {
-				if l, ok := gv.items[r].(*pyList); ok {
-					grow, gIsList = l.items, true
+			if r < len(gv.Items) {
+				if l, ok := gv.Items[r].(*pyvalue.List); ok {
+					grow, gIsList = l.Items, true
 				}
 			}
-			if r < len(av.items) {
-				if l, ok := av.items[r].(*pyList); ok {
-					arow, aIsList = l.items, true
+			if r < len(av.Items) {
+				if l, ok := av.Items[r].(*pyvalue.List); ok {
+					arow, aIsList = l.Items, true
 				}
 			}
 			switch {
@@ -329,14 +331,14 @@ func PartialFine(t *Task, expected, got json.RawMessage) float64 {
 				}
 			case gIsList:
 				positions += max(len(grow), 1)
-				if r < len(av.items) && len(grow) == 0 {
+				if r < len(av.Items) && len(grow) == 0 {
 					positions++ // an empty gold row against a non-list
 				}
 			case aIsList:
 				positions += max(len(arow), 1)
 			default: // neither row is a list: one position, compared whole
 				positions++
-				if r < len(gv.items) && r < len(av.items) && pyEq(av.items[r], gv.items[r]) {
+				if r < len(gv.Items) && r < len(av.Items) && pyEq(av.Items[r], gv.Items[r]) {
 					hits++
 				}
 			}
@@ -366,10 +368,10 @@ func normalize(v any) any {
 	switch x := v.(type) {
 	case string:
 		return normalizeString(x)
-	case *pyList:
-		out := &pyList{items: make([]any, len(x.items)), tuple: x.tuple}
-		for i, it := range x.items {
-			out.items[i] = normalize(it)
+	case *pyvalue.List:
+		out := &pyvalue.List{Items: make([]any, len(x.Items)), Tuple: x.Tuple}
+		for i, it := range x.Items {
+			out.Items[i] = normalize(it)
 		}
 		return out
 	}
@@ -385,7 +387,7 @@ func normalizeString(s string) any {
 		return f
 	}
 	if strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{") {
-		if v, err := parseJSON([]byte(s)); err == nil {
+		if v, err := pyvalue.ParseJSON([]byte(s)); err == nil {
 			return normalize(v)
 		}
 	}
@@ -452,7 +454,7 @@ func pyInt(s string) (any, bool) {
 		return nil, false
 	}
 	s = strings.TrimPrefix(s, "+")
-	return parseIntText(s), true
+	return pyvalue.ParseInt(s), true
 }
 
 // pyFloat is float(s) for a stripped s.
@@ -472,16 +474,8 @@ func pyFloat(s string) (float64, bool) {
 	if !pyFloatRe.MatchString(s) {
 		return 0, false
 	}
-	f, err := parseFloatText(strings.ReplaceAll(s, "_", ""))
+	f, err := pyvalue.ParseFloat(strings.ReplaceAll(s, "_", ""))
 	return f, err == nil
-}
-
-func parseFloatText(s string) (float64, error) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && isRangeErr(err) {
-		return f, nil // ±Inf on overflow, 0 on underflow, as Python
-	}
-	return f, err
 }
 
 // ---------------------------------------------------------------- equality
@@ -545,25 +539,25 @@ func pyEq(a, b any) bool {
 	case string:
 		y, ok := b.(string)
 		return ok && x == y
-	case *pyList:
-		y, ok := b.(*pyList)
-		if !ok || x.tuple != y.tuple || len(x.items) != len(y.items) {
+	case *pyvalue.List:
+		y, ok := b.(*pyvalue.List)
+		if !ok || x.Tuple != y.Tuple || len(x.Items) != len(y.Items) {
 			return false
 		}
-		for i := range x.items {
-			if !pyEq(x.items[i], y.items[i]) {
+		for i := range x.Items {
+			if !pyEq(x.Items[i], y.Items[i]) {
 				return false
 			}
 		}
 		return true
-	case *pyDict:
-		y, ok := b.(*pyDict)
-		if !ok || len(x.keys) != len(y.keys) {
+	case *pyvalue.Dict:
+		y, ok := b.(*pyvalue.Dict)
+		if !ok || len(x.Keys) != len(y.Keys) {
 			return false
 		}
-		for i, k := range x.keys {
+		for i, k := range x.Keys {
 			j := dictIndex(y, k)
-			if j < 0 || !pyEq(x.vals[i], y.vals[j]) {
+			if j < 0 || !pyEq(x.Vals[i], y.Vals[j]) {
 				return false
 			}
 		}
@@ -572,14 +566,11 @@ func pyEq(a, b any) bool {
 	return false
 }
 
-func dictIndex(d *pyDict, k any) int {
-	if ks, ok := k.(string); ok && d.index != nil {
-		if j, ok := d.index[ks]; ok {
-			return j
-		}
-		return -1
+func dictIndex(d *pyvalue.Dict, k any) int {
+	if ks, ok := k.(string); ok {
+		return d.Find(ks)
 	}
-	for j, k2 := range d.keys {
+	for j, k2 := range d.Keys {
 		if isNumber(k) && isNumber(k2) {
 			if numEq(k, k2) {
 				return j

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 type scoreCase struct {
@@ -201,8 +203,8 @@ func FuzzScore(f *testing.F) {
 				t.Fatalf("score %v outside [0, 1]", q)
 			}
 		}
-		if gv, err := parseJSON(g); err == nil {
-			if av, err := parseJSON(a); err == nil {
+		if gv, err := pyvalue.ParseJSON(g); err == nil {
+			if av, err := pyvalue.ParseJSON(a); err == nil {
 				gv, av = normalize(gv), normalize(av)
 				if (eqKey(gv) == eqKey(av)) != pyEq(gv, av) {
 					t.Fatalf("eqKey and pyEq disagree on %s and %s", g, a)
@@ -213,7 +215,7 @@ func FuzzScore(f *testing.F) {
 			t.Fatalf("correct answer with P = %v, fine = %v", p, fine)
 		}
 		if (task.Output == OutDict || task.Output == OutMatrix) && fine == 1 && !ok {
-			if v, err := parseJSON(g); err == nil && !pyEq(v, v) {
+			if v, err := pyvalue.ParseJSON(g); err == nil && !pyEq(v, v) {
 				return // a gold that is not equal to itself (NaN)
 			}
 			t.Fatalf("fine score 1 for an incorrect answer")
@@ -245,11 +247,11 @@ func TestNormalize(t *testing.T) {
 		{`"123456789012345678901234567890"`, `123456789012345678901234567890`},
 	}
 	for _, c := range cases {
-		v, err := parseJSON([]byte(c.in))
+		v, err := pyvalue.ParseJSON([]byte(c.in))
 		if err != nil {
 			t.Fatalf("%s: %v", c.in, err)
 		}
-		if got := string(canon(normalize(v))); got != c.want {
+		if got := string(pyvalue.Canon(normalize(v))); got != c.want {
 			t.Errorf("normalize(%s) = %s, want %s", c.in, got, c.want)
 		}
 	}
@@ -257,8 +259,8 @@ func TestNormalize(t *testing.T) {
 
 func TestPyEq(t *testing.T) {
 	eq := func(a, b string) bool {
-		x, _ := parseJSON([]byte(a))
-		y, _ := parseJSON([]byte(b))
+		x, _ := pyvalue.ParseJSON([]byte(a))
+		y, _ := pyvalue.ParseJSON([]byte(b))
 		return pyEq(x, y)
 	}
 	for _, c := range [][2]string{{"1", "1.0"}, {"true", "1"}, {"false", "0.0"}, {"[1,2]", "[1.0,2]"},

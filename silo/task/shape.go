@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 // A shape describes the Python value behind a JSON shard or gold: it checks a
@@ -51,9 +53,9 @@ func kindOf(v any) string {
 		return "float"
 	case string:
 		return "string"
-	case *pyList:
-		return fmt.Sprintf("list of %d", len(x.items))
-	case *pyDict:
+	case *pyvalue.List:
+		return fmt.Sprintf("list of %d", len(x.Items))
+	case *pyvalue.Dict:
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
@@ -102,17 +104,17 @@ func shList(elem shape) shape { return listShape{elem} }
 func (s listShape) String() string { return "list of " + s.elem.String() }
 
 func (s listShape) conv(v any) (any, error) {
-	l, ok := v.(*pyList)
+	l, ok := v.(*pyvalue.List)
 	if !ok {
 		return nil, wantErr(s.String(), v)
 	}
-	out := &pyList{items: make([]any, len(l.items))}
-	for i, it := range l.items {
+	out := &pyvalue.List{Items: make([]any, len(l.Items))}
+	for i, it := range l.Items {
 		c, err := s.elem.conv(it)
 		if err != nil {
 			return nil, under(err, fmt.Sprintf("[%d]", i))
 		}
-		out.items[i] = c
+		out.Items[i] = c
 	}
 	return out, nil
 }
@@ -133,17 +135,17 @@ func (s tupleShape) String() string {
 }
 
 func (s tupleShape) conv(v any) (any, error) {
-	l, ok := v.(*pyList)
-	if !ok || len(l.items) != len(s.elems) {
+	l, ok := v.(*pyvalue.List)
+	if !ok || len(l.Items) != len(s.elems) {
 		return nil, wantErr(s.String(), v)
 	}
-	out := &pyList{items: make([]any, len(l.items)), tuple: true}
-	for i, it := range l.items {
+	out := &pyvalue.List{Items: make([]any, len(l.Items)), Tuple: true}
+	for i, it := range l.Items {
 		c, err := s.elems[i].conv(it)
 		if err != nil {
 			return nil, under(err, fmt.Sprintf("[%d]", i))
 		}
-		out.items[i] = c
+		out.Items[i] = c
 	}
 	return out, nil
 }
@@ -175,13 +177,13 @@ func (s recordShape) String() string {
 }
 
 func (s recordShape) conv(v any) (any, error) {
-	d, ok := v.(*pyDict)
-	if !ok || len(d.keys) != len(s.names) {
+	d, ok := v.(*pyvalue.Dict)
+	if !ok || len(d.Keys) != len(s.names) {
 		return nil, wantErr("object "+s.String(), v)
 	}
-	out := &pyDict{}
+	out := &pyvalue.Dict{}
 	for i, n := range s.names {
-		x, ok := d.get(n)
+		x, ok := d.Get(n)
 		if !ok {
 			return nil, &fieldErr{path: "." + n, msg: "missing"}
 		}
@@ -189,8 +191,8 @@ func (s recordShape) conv(v any) (any, error) {
 		if err != nil {
 			return nil, under(err, "."+n)
 		}
-		out.keys = append(out.keys, n)
-		out.vals = append(out.vals, c)
+		out.Keys = append(out.Keys, n)
+		out.Vals = append(out.Vals, c)
 	}
 	return out, nil
 }
@@ -213,12 +215,12 @@ func (s dictShape) String() string {
 }
 
 func (s dictShape) conv(v any) (any, error) {
-	d, ok := v.(*pyDict)
+	d, ok := v.(*pyvalue.Dict)
 	if !ok {
 		return nil, wantErr(s.String(), v)
 	}
-	out := &pyDict{}
-	for i, k := range d.keys {
+	out := &pyvalue.Dict{}
+	for i, k := range d.Keys {
 		ks := k.(string)
 		var key any = ks
 		if s.intKeys {
@@ -228,12 +230,12 @@ func (s dictShape) conv(v any) (any, error) {
 			}
 			key = n
 		}
-		c, err := s.elem.conv(d.vals[i])
+		c, err := s.elem.conv(d.Vals[i])
 		if err != nil {
 			return nil, under(err, "."+ks)
 		}
-		out.keys = append(out.keys, key)
-		out.vals = append(out.vals, c)
+		out.Keys = append(out.Keys, key)
+		out.Vals = append(out.Vals, c)
 	}
 	return out, nil
 }
@@ -242,35 +244,35 @@ func (s dictShape) conv(v any) (any, error) {
 // For values that passed a shape check.
 
 func asInts(v any) []int {
-	l := v.(*pyList)
-	out := make([]int, len(l.items))
-	for i, it := range l.items {
+	l := v.(*pyvalue.List)
+	out := make([]int, len(l.Items))
+	for i, it := range l.Items {
 		out[i] = int(it.(int64))
 	}
 	return out
 }
 
 func asFloats(v any) []float64 {
-	l := v.(*pyList)
-	out := make([]float64, len(l.items))
-	for i, it := range l.items {
+	l := v.(*pyvalue.List)
+	out := make([]float64, len(l.Items))
+	for i, it := range l.Items {
 		out[i] = it.(float64)
 	}
 	return out
 }
 
 func asStrings(v any) []string {
-	l := v.(*pyList)
-	out := make([]string, len(l.items))
-	for i, it := range l.items {
+	l := v.(*pyvalue.List)
+	out := make([]string, len(l.Items))
+	for i, it := range l.Items {
 		out[i] = it.(string)
 	}
 	return out
 }
 
-func asItems(v any) []any { return v.(*pyList).items }
+func asItems(v any) []any { return v.(*pyvalue.List).Items }
 
 func field(v any, name string) any {
-	x, _ := v.(*pyDict).get(name)
+	x, _ := v.(*pyvalue.Dict).Get(name)
 	return x
 }

@@ -2,12 +2,13 @@ package task
 
 import (
 	"bytes"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 // The 30 tasks as the design notes list them.
@@ -175,64 +176,10 @@ func TestPrompts(t *testing.T) {
 	}
 }
 
-func TestPyFloatRepr(t *testing.T) {
-	// Expected values printed by CPython 3.11's repr().
-	cases := map[float64]string{
-		1e16: "1e+16", 1e-5: "1e-05", 0.0001: "0.0001", 123456789012345678.0: "1.2345678901234568e+17",
-		100.0: "100.0", math.Copysign(0, -1): "-0.0", 1.5: "1.5", 5e-324: "5e-324",
-		1234567890123456.0: "1234567890123456.0", 0.30000000000000004: "0.30000000000000004", 1e22: "1e+22",
-		12.0e-7: "1.2e-06", 2.5e-05: "2.5e-05", 99.99999999999999: "99.99999999999999", -7.25: "-7.25",
-	}
-	for f, want := range cases {
-		if got := pyFloatRepr(f); got != want {
-			t.Errorf("repr(%g) = %s, want %s", f, got, want)
-		}
-	}
-}
-
-func TestPyStrRepr(t *testing.T) {
-	cases := map[string]string{
-		"it's":                    `"it's"`,
-		`a'b"c`:                   `'a\'b"c'`,
-		"tab\there":               `'tab\there'`,
-		"\x00\x7f\u00a0\u00ad é→": `'\x00\x7f\xa0\xad é→'`,
-		`x\y`:                     `'x\\y'`,
-	}
-	for s, want := range cases {
-		if got := pyStrRepr(s); got != want {
-			t.Errorf("repr(%q) = %s, want %s", s, got, want)
-		}
-	}
-	if got := pyRepr(tuple(int64(1))); got != "(1,)" {
-		t.Errorf("1-tuple: %s", got)
-	}
-	if got := pyRepr(&pyDict{keys: []any{int64(3), "a"}, vals: []any{nil, true}}); got != "{3: None, 'a': True}" {
-		t.Errorf("dict: %s", got)
-	}
-}
-
-func TestJSONCodec(t *testing.T) {
-	v, err := parseJSON([]byte(` {"b": [1, 2.5, -0.0, 1e400, "\u00e9\ud83d\ude00\n"], "a": {}, "b": null, "c": []} `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := string(canon(v)); got != `{"b":null,"a":{},"c":[]}` {
-		t.Errorf("repeated key: %s", got)
-	}
-	v, _ = parseJSON([]byte(`[1, 2.5, -0.0, 1e400, "\u00e9\ud83d\ude00\n\u0001", true]`))
-	if got := string(canon(v)); got != `[1,2.5,-0.0,Infinity,"é😀\n\u0001",true]` {
-		t.Errorf("canon: %s", got)
-	}
-	if got := string(encodeJSON(v, 2)); got != "[\n  1,\n  2.5,\n  -0.0,\n  Infinity,\n  \"é😀\\n\\u0001\",\n  true\n]" {
-		t.Errorf("indent: %q", got)
-	}
-	for _, bad := range []string{``, `01`, `1.`, `[1,]`, `{"a" 1}`, `"\x01"`, `"\q"`, `[1] 2`, `tru`, `-`, `{1: 2}`, strings.Repeat("[", 2000)} {
-		if _, err := parseJSON([]byte(bad)); err == nil {
-			t.Errorf("parseJSON(%.20q) succeeded", bad)
-		}
-	}
-	if !slices.Equal(asInts(intList([]int{1, 2})), []int{1, 2}) {
-		t.Error("intList")
+// TestAsInts: the accessors read back what the constructors build.
+func TestAsInts(t *testing.T) {
+	if !slices.Equal(asInts(pyvalue.Ints([]int{1, 2})), []int{1, 2}) {
+		t.Error("asInts(pyvalue.Ints)")
 	}
 }
 
@@ -258,4 +205,13 @@ func TestConcurrentUse(t *testing.T) {
 	for g := 0; g < 4; g++ {
 		<-done
 	}
+}
+
+// byID is Lookup for ids a test knows to exist.
+func byID(id string) *Task {
+	t, err := Lookup(id)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

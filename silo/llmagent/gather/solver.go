@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/coordbench/coordbench/silo/pyvalue"
 	"github.com/coordbench/coordbench/silo/task"
 )
 
@@ -32,7 +33,7 @@ func PromptTask(prompt string) (*task.Task, error) {
 
 // PromptSolver is a Model.Solve that needs nothing but the text: it finds
 // the task by the prompt's title, reads each shard text back from Python's
-// str() form (task.ParsePyLiteral; a text that is not a list or dict
+// str() form (pyvalue.ParseLiteral; a text that is not a list or dict
 // literal is a string shard, shown without quotes), reads the parameters
 // that only the description states (III-25's initial centroids) from the
 // prompt, and calls task.Solve. It understands the prompts this project
@@ -56,7 +57,7 @@ func PromptSolver(taskPrompt string, shardTexts []string) ([]json.RawMessage, er
 		if m == nil {
 			return nil, fmt.Errorf("gather: %s: no initial centroids in the prompt", t.ID)
 		}
-		if params, err = task.ParsePyLiteral(strings.TrimSpace(m[1])); err != nil {
+		if params, err = pyvalue.ParseLiteral(strings.TrimSpace(m[1])); err != nil {
 			return nil, fmt.Errorf("gather: %s: initial centroids: %w", t.ID, err)
 		}
 	}
@@ -66,7 +67,7 @@ func PromptSolver(taskPrompt string, shardTexts []string) ([]json.RawMessage, er
 // shardJSON reads a shard text: a list or dict literal, or else the text
 // of a string shard.
 func shardJSON(text string) (json.RawMessage, error) {
-	raw, err := task.ParsePyLiteral(text)
+	raw, err := pyvalue.ParseLiteral(text)
 	if err == nil && len(raw) > 0 && (raw[0] == '[' || raw[0] == '{') {
 		return raw, nil
 	}

@@ -1,25 +1,24 @@
-package task
+package pyvalue
+
+// Python literals as repr() writes them.
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
-// ParsePyLiteral reads a Python literal as Python's repr()/str() prints the
-// shards in task prompts (ShardText) and returns it as the package's
-// canonical compact JSON (the encoding of Instance.Shards):
+// ParseLiteral reads a Python literal as Python's repr()/str() prints the
+// shards in task prompts (task.Instance.ShardText) and returns it as
+// canonical compact JSON (Canon, the encoding of task.Instance.Shards):
 //
 //   - ints of any size keep their exact digits; an optional sign is allowed;
 //   - floats as repr prints them (0.5, 1e-05, 1.5e+16, -0.0) are read as
 //     float64 and written back in repr's shortest form, so a repr'd float
 //     round-trips exactly; inf, -inf and nan are accepted and written as
 //     Python's json.dumps writes them (Infinity, -Infinity, NaN), which, as
-//     in the package's task files, is not strict JSON;
+//     in SILO-BENCH's task files, is not strict JSON;
 //   - 'single' and "double" quoted strings with Python's escapes (\\ \' \"
 //     \n \r \t \a \b \f \v \0 and octal, \xhh, \uhhhh, \Uhhhhhhhh, and a
 //     backslash-newline continuation); an unknown escape keeps its backslash,
@@ -37,39 +36,16 @@ import (
 // Anything else (sets, bytes, names, expressions) is an error naming the
 // offset. A string shard, which the prompt shows without quotes (str()),
 // is not a literal: quote it first or take the text as is.
-func ParsePyLiteral(s string) (json.RawMessage, error) {
-	p := &pyParser{s: s}
-	p.ws()
-	v, err := p.value(0)
+func ParseLiteral(s string) (json.RawMessage, error) {
+	p := &pyParser{scanner{s: s, py: true}}
+	v, err := p.whole(p.value)
 	if err != nil {
 		return nil, err
 	}
-	p.ws()
-	if p.i != len(p.s) {
-		return nil, p.errf("extra data")
-	}
-	return canon(v), nil
+	return Canon(v), nil
 }
 
-type pyParser struct {
-	s string
-	i int
-}
-
-func (p *pyParser) errf(format string, a ...any) error {
-	return fmt.Errorf("python literal at offset %d: %s", p.i, fmt.Sprintf(format, a...))
-}
-
-func (p *pyParser) ws() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r', '\f', '\v':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+type pyParser struct{ scanner }
 
 // word reads an identifier-like token (letters, digits, underscore).
 func (p *pyParser) word() string {
@@ -86,11 +62,8 @@ func (p *pyParser) word() string {
 }
 
 func (p *pyParser) value(depth int) (any, error) {
-	if depth > maxJSONDepth {
-		return nil, p.errf("nested too deeply")
-	}
-	if p.i >= len(p.s) {
-		return nil, p.errf("unexpected end")
+	if err := p.start(depth); err != nil {
+		return nil, err
 	}
 	switch c := p.s[p.i]; {
 	case c == '[':
@@ -99,7 +72,7 @@ func (p *pyParser) value(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &pyList{items: items}, nil
+		return &List{Items: items}, nil
 	case c == '(':
 		p.i++
 		items, comma, err := p.items(')', depth)
@@ -109,7 +82,7 @@ func (p *pyParser) value(depth int) (any, error) {
 		if len(items) == 1 && !comma {
 			return items[0], nil // (x) is x
 		}
-		return &pyList{items: items, tuple: true}, nil
+		return &List{Items: items, Tuple: true}, nil
 	case c == '{':
 		return p.dict(depth)
 	case c == '\'' || c == '"':
@@ -169,7 +142,7 @@ func (p *pyParser) items(close byte, depth int) ([]any, bool, error) {
 
 func (p *pyParser) dict(depth int) (any, error) {
 	p.i++ // {
-	d := &pyDict{index: map[string]int{}}
+	d := &Dict{index: map[string]int{}}
 	first := true
 	for {
 		p.ws()
@@ -219,14 +192,7 @@ func (p *pyParser) dict(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		name := jsonKey(key)
-		if pos, dup := d.index[name]; dup {
-			d.vals[pos] = v
-			continue
-		}
-		d.index[name] = len(d.keys)
-		d.keys = append(d.keys, key)
-		d.vals = append(d.vals, v)
+		d.put(jsonKey(key), key, v)
 	}
 }
 
@@ -290,8 +256,8 @@ func (p *pyParser) number() (any, error) {
 		text = "-" + text
 	}
 	if isFloat {
-		f, err := strconv.ParseFloat(text, 64)
-		if err != nil && !isRangeErr(err) {
+		f, err := ParseFloat(text)
+		if err != nil {
 			return nil, p.errf("invalid number %q", text)
 		}
 		return f, nil
@@ -300,74 +266,5 @@ func (p *pyParser) number() (any, error) {
 		p.i = start
 		return nil, p.errf("leading zeros in an int")
 	}
-	return parseIntText(text), nil
-}
-
-func (p *pyParser) str() (string, error) {
-	q := p.s[p.i]
-	p.i++
-	var b strings.Builder
-	for {
-		if p.i >= len(p.s) {
-			return "", p.errf("unterminated string")
-		}
-		c := p.s[p.i]
-		switch {
-		case c == q:
-			p.i++
-			return b.String(), nil
-		case c == '\n':
-			return "", p.errf("newline in a string")
-		case c != '\\':
-			r, size := utf8.DecodeRuneInString(p.s[p.i:])
-			b.WriteRune(r)
-			p.i += size
-			continue
-		}
-		if p.i+1 >= len(p.s) {
-			return "", p.errf("unterminated string")
-		}
-		e := p.s[p.i+1]
-		p.i += 2
-		switch e {
-		case '\n':
-		case '\\', '\'', '"':
-			b.WriteByte(e)
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case 'x', 'u', 'U':
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-			if p.i+n > len(p.s) {
-				return "", p.errf("truncated \\%c escape", e)
-			}
-			r, err := strconv.ParseUint(p.s[p.i:p.i+n], 16, 32)
-			if err != nil || r > utf8.MaxRune {
-				return "", p.errf("invalid \\%c escape", e)
-			}
-			p.i += n
-			b.WriteRune(rune(r))
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			r := rune(e - '0')
-			for k := 0; k < 2 && p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '7'; k++ {
-				r = r*8 + rune(p.s[p.i]-'0')
-				p.i++
-			}
-			b.WriteRune(r)
-		default:
-			b.WriteByte('\\')
-			p.i-- // the character after the backslash is read as itself
-		}
-	}
+	return ParseInt(text), nil
 }
