@@ -13,8 +13,6 @@ import (
 	"github.com/coordbench/coordbench/silo/task"
 )
 
-// officialCounts are the agent counts of the published task files.
-var officialCounts = []int{2, 5, 10, 20, 50, 100}
 
 func siloImportCmd() *cobra.Command {
 	return &cobra.Command{
@@ -70,7 +68,7 @@ file with: coordbench silo run --task-file FILE.`,
 
 // replayStatus compares an imported instance with our official replay.
 func replayStatus(in *task.Instance) string {
-	if !slices.Contains(officialCounts, in.N) {
+	if !slices.Contains(task.OfficialCounts, in.N) {
 		return "n/a (not a published agent count)"
 	}
 	off, err := task.Official(in.Task.ID, in.N)

@@ -491,7 +491,7 @@ func writeError(w http.ResponseWriter, status int, message, retryAfter string) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{
 		"message": message,
-		"type":    "llmtest_error",
+		"type":    "stubmodel_error",
 		"code":    status,
 	}})
 	_, _ = w.Write(b)
@@ -712,7 +712,7 @@ func completionBody(req ChatRequest, reply Reply) ([]byte, Usage) {
 		}
 	}
 	body, _ := json.Marshal(map[string]any{
-		"id":      fmt.Sprintf("chatcmpl-llmtest-%d", req.Seq),
+		"id":      fmt.Sprintf("chatcmpl-stubmodel-%d", req.Seq),
 		"object":  "chat.completion",
 		"created": 0,
 		"model":   model,
