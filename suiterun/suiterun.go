@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/opterr"
 )
 
 // Names in a suite directory that the runner owns.
@@ -48,6 +49,10 @@ const (
 type Layout struct {
 	Dir      string // the suite directory (created if missing)
 	CasesDir string // the subdirectory of finished cases: "cases", "runs"
+	// Foreign are names whose presence in Dir shows it holds another kind
+	// of suite (the other benchmark's cases or summary); Run refuses such
+	// a directory rather than mix two suites, and their failed cases, in it.
+	Foreign []string
 }
 
 // Plan is what the runner needs to know of a suite of n cases.
@@ -144,6 +149,11 @@ func (r *Report[R]) Complete() bool { return len(r.Outcomes) == r.Total }
 func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[R], error) {
 	start := time.Now()
 	casesDir, failedDir := filepath.Join(l.Dir, l.CasesDir), filepath.Join(l.Dir, FailedDir)
+	for _, name := range l.Foreign {
+		if _, err := os.Lstat(filepath.Join(l.Dir, name)); err == nil {
+			return nil, opterr.New("dir", "%s holds another kind of suite (it has %s): use a new directory", l.Dir, name)
+		}
+	}
 	for _, d := range []string{casesDir, failedDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err

@@ -200,3 +200,19 @@ func TestFilesAndCSV(t *testing.T) {
 		t.Fatalf("s.csv %q", b)
 	}
 }
+
+// A directory that holds another kind of suite is refused, untouched.
+func TestRunForeign(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "cases"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	_, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "runs", Foreign: []string{"cases"}}, plan(1, nil, &runs), suiterun.Options{})
+	if err == nil || !strings.Contains(err.Error(), "another kind of suite") || runs.Load() != 0 {
+		t.Fatalf("err %v after %d runs", err, runs.Load())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("the directory was changed: %d entries", len(ents))
+	}
+}
