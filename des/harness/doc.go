@@ -3,8 +3,9 @@
 // and a controller into the decision loop, computes the 15 primary metrics
 // and the secondary accounting, writes the run artifacts (metrics.json,
 // trace.jsonl, decisions.jsonl, messages.jsonl, manifest.json,
-// instance.json), and re-checks a run directory from its artifacts alone.
-// It also runs suites of episodes (suite*.go) and measures throughput
+// instance.json); its subpackage check re-checks a run directory from its
+// artifacts alone. It also runs suites of episodes (suite*.go, on the
+// runner both benchmarks share, package suiterun) and measures throughput
 // (bench.go).
 //
 // # The episode loop
