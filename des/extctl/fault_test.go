@@ -269,10 +269,12 @@ func TestCrashMidEpisode(t *testing.T) {
 }
 
 func TestHangTimesOut(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "hang:25"), coord.Centralized, extctl.Config{Timeout: 300 * time.Millisecond})
+	// The timeout bounds the ready message too, which needs the helper
+	// process started: a second leaves room for a loaded machine.
+	e := runExternal(t, helperCommand(t, "hang:25"), coord.Centralized, extctl.Config{Timeout: time.Second})
 	e.intact(t)
 	e.runnerGone(t)
-	e.deadFrom(t, 25, "timeout after 300ms")
+	e.deadFrom(t, 25, "timeout after 1s")
 	if e.elapsed > 10*time.Second {
 		t.Errorf("a hanging runner took %s", e.elapsed)
 	}
@@ -282,10 +284,10 @@ func TestHangTimesOut(t *testing.T) {
 }
 
 func TestHangIgnoringSIGTERMIsKilled(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "noterm:3"), coord.Centralized, extctl.Config{Timeout: 200 * time.Millisecond, Grace: 200 * time.Millisecond})
+	e := runExternal(t, helperCommand(t, "noterm:3"), coord.Centralized, extctl.Config{Timeout: time.Second, Grace: 200 * time.Millisecond})
 	e.intact(t)
 	e.runnerGone(t)
-	e.deadFrom(t, 3, "timeout after 200ms")
+	e.deadFrom(t, 3, "timeout after 1s")
 	if !strings.Contains(e.stderr, "sending SIGKILL") {
 		t.Errorf("no SIGKILL in the log:\n%s", e.stderr)
 	}
