@@ -13,7 +13,6 @@ import (
 	"github.com/coordbench/coordbench/silo/task"
 )
 
-
 func siloImportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "import DIR",
