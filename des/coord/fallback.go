@@ -6,9 +6,9 @@ package coord
 //   - release: the backlog job with the earliest due date (never defer);
 //   - select_area: an area with free slots, then the least backlog per
 //     machine plus its shortest processing time;
-//   - select_cell, award, reroute: a cell with free inbound slots if any,
-//     then the least backlog plus processing time (escalate only if no
-//     cell is offered);
+//   - select_cell, award, reroute, plant_fallback: a cell with free inbound
+//     slots if any, then the least backlog plus processing time (escalate
+//     or decline only if no cell is offered);
 //   - bid: "medium" if the cell has a free slot, else decline;
 //   - commit: accept (honour the contract);
 //   - otherwise: the first legal action.
@@ -33,7 +33,7 @@ func SafeAction(v *View) int {
 			}
 			return s, true
 		}
-	case KindSelectCell, KindAward, KindReroute:
+	case KindSelectCell, KindAward, KindReroute, KindPlantFallback:
 		score = func(o Option) (float64, bool) {
 			if o.Cell == nil {
 				return 0, false

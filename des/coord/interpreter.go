@@ -41,8 +41,8 @@ type Interpreter struct {
 
 	// Messages is every protocol message so far (G_cm = len).
 	Messages []Message
-	// Forced counts work items the plant had to place by its contract-safe
-	// fallback after every protocol option failed.
+	// Forced counts work items whose protocol ran out of options and went
+	// to the plant-level fallback (KindPlantFallback).
 	Forced int
 
 	stepMsgs map[string]int // messages caused by each agent in this step
@@ -179,6 +179,13 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 			r := act
 			a.Requested = &r
 		}
+		if a.Reason == "" && v.Kind == KindPlantFallback && v.Options[act].Action == ActDecline {
+			// The plant left the placement to the harness: the contract-safe
+			// rule decides, and the decision is the harness's (G_fb).
+			a.Reason = "the plant declined the fallback placement"
+			r := act
+			a.Requested = &r
+		}
 		if a.Reason != "" {
 			act = SafeAction(v)
 			a.Source = SourceFallback
@@ -196,8 +203,8 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 	}
 	// Messages belong to the decision that caused them; protocol
 	// consequences with no decision of their own (an escalation after a
-	// round in which every cell declined, a forced placement) go to the
-	// step's first agent, so that the audits always add up to G_cm.
+	// round in which every cell declined) go to the step's first agent, so
+	// that the audits always add up to G_cm.
 	for i := range audits {
 		audits[i].Messages = in.stepMsgs[audits[i].AgentID]
 		delete(in.stepMsgs, audits[i].AgentID)

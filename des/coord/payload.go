@@ -5,7 +5,7 @@ import "strconv"
 // PayloadVersion tags the public decision payload's schema
 // (docs/payload.md, docs/payload.schema.json). It changes whenever a field
 // changes meaning.
-const PayloadVersion = "coordbench-payload/v1"
+const PayloadVersion = "coordbench-payload/v2"
 
 // Roles of the Plant → Area → Cell hierarchy.
 const (
@@ -23,6 +23,10 @@ const (
 	KindAward      = "award"       // plant or area: award among the bids
 	KindCommit     = "commit"      // cell: accept or reject a contract
 	KindReroute    = "reroute"     // area: after a rejection, try a sibling or escalate
+	// KindPlantFallback: the protocol ran out of options for a work item;
+	// the plant places it on any capable cell, or declines and leaves it
+	// to the contract-safe fallback (an audited harness decision, G_fb).
+	KindPlantFallback = "plant_fallback"
 )
 
 // Option actions.

@@ -10,13 +10,14 @@ import (
 type stage uint8
 
 const (
-	stPlantCell stage = iota // plant picks a cell (centralized; reselection)
-	stPlantArea              // plant picks an area (hierarchical, holonic)
-	stAreaCell               // the area picks one of its cells, or escalates
-	stBid                    // candidate cells bid or decline, all at once
-	stAward                  // the decider awards among the bids
-	stCommit                 // the proposed cell accepts or rejects
-	stReroute                // after a rejection the area tries a sibling, or escalates
+	stPlantCell     stage = iota // plant picks a cell (centralized; reselection)
+	stPlantArea                  // plant picks an area (hierarchical, holonic)
+	stAreaCell                   // the area picks one of its cells, or escalates
+	stBid                        // candidate cells bid or decline, all at once
+	stAward                      // the decider awards among the bids
+	stCommit                     // the proposed cell accepts or rejects
+	stReroute                    // after a rejection the area tries a sibling, or escalates
+	stPlantFallback              // the protocol ran out of options: the plant places the item, or declines
 )
 
 // itemState is the protocol state of the work item being routed.
@@ -43,8 +44,9 @@ type itemState struct {
 	escalated    []string
 }
 
-// maxItemSteps bounds the protocol steps spent on one work item before the
-// plant places it by its contract-safe fallback: every protocol terminates.
+// maxItemSteps bounds the protocol steps spent on one work item before it
+// goes to the plant-level fallback, which always places it: every protocol
+// terminates.
 func (in *Interpreter) maxItemSteps() int { return 4*len(in.eng.P.Cells) + 8 }
 
 // startItem begins routing job j's current operation under the mode the
@@ -81,6 +83,20 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 	it := &in.item
 	it.steps++
 	switch it.stage {
+	case stPlantFallback:
+		// ApplyNotes has replaced a decline by the contract-safe cell.
+		opt := d.ActiveAgents[RolePlant].Options[chosen[RolePlant]]
+		c, ok := in.agentCell[RoleCell+":"+opt.Cell.Cell]
+		if !ok {
+			return fmt.Errorf("no cell %q", opt.Cell.Cell)
+		}
+		in.remember(RolePlant, fmt.Sprintf("t=%.1f job %d op %d: fallback placement on %s", d.Time, it.job, in.work.Op, opt.Cell.Cell))
+		in.Messages = append(in.Messages,
+			Message{Step: d.Step, Time: d.Time, Type: MsgAssign, Sender: RolePlant, Receiver: in.cellAgents[c], Job: it.job, Op: in.work.Op, Forced: true},
+			Message{Step: d.Step, Time: d.Time, Type: MsgAccept, Sender: in.cellAgents[c], Receiver: RolePlant, Job: it.job, Op: in.work.Op, Forced: true})
+		in.stepMsgs[RolePlant] += 2
+		it.area, it.decider = -1, RolePlant
+		return in.settle(d, RolePlant, c)
 	case stPlantCell, stAreaCell, stAward, stReroute:
 		v := d.ActiveAgents[it.decider]
 		if v == nil {
@@ -154,7 +170,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		return in.refused(d, id)
 	}
 	if it.active && it.steps >= in.maxItemSteps() {
-		return in.forced(d, it.decider)
+		return in.fallback()
 	}
 	return nil
 }
@@ -209,7 +225,7 @@ func (in *Interpreter) refused(d *Decision, cause string) error {
 			it.trigger = "reannouncement"
 			return nil
 		}
-		return in.forced(d, cause)
+		return in.fallback()
 	}
 	return in.plantFailure(d, cause, "rejection")
 }
@@ -241,35 +257,22 @@ func (in *Interpreter) plantFailure(d *Decision, cause, trigger string) error {
 			return nil
 		}
 	}
-	return in.forced(d, cause)
+	return in.fallback()
 }
 
-// forced places the item on the contract-safe cell (free slots first,
-// then least backlog plus processing time, over all capable cells) with no
-// decision step: the protocol's last resort.
-func (in *Interpreter) forced(d *Decision, cause string) error {
+// fallback hands the item, whose protocol ran out of options (every cell
+// refused, every area escalated, no reselection in this paradigm, or too
+// many steps), to the plant-level fallback: the plant is activated to
+// place it on any capable cell, full ones included, or to decline; a
+// decline, like an illegal answer, leaves the placement to the
+// contract-safe rule, audited as a fallback (ApplyNotes). No work is ever
+// placed without a decision step (docs/metrics.md, "Attribution").
+func (in *Interpreter) fallback() error {
 	it := &in.item
-	best, bestScore := -1, 0.0
-	for c := range in.eng.P.Cells {
-		if !in.eng.P.Capable(c, it.op) {
-			continue
-		}
-		ci := &in.cells[c]
-		s := ci.Backlog + in.eng.P.ProcTime(c, it.op, in.work.Base)
-		if ci.FreeSlots <= 0 {
-			s += 1e9
-		}
-		if best < 0 || s < bestScore {
-			best, bestScore = c, s
-		}
-	}
 	in.Forced++
-	it.area, it.decider = -1, RolePlant
-	in.Messages = append(in.Messages,
-		Message{Step: d.Step, Time: d.Time, Type: MsgAssign, Sender: RolePlant, Receiver: in.cellAgents[best], Job: it.job, Op: in.work.Op, Forced: true},
-		Message{Step: d.Step, Time: d.Time, Type: MsgAccept, Sender: in.cellAgents[best], Receiver: RolePlant, Job: it.job, Op: in.work.Op, Forced: true})
-	in.stepMsgs[cause] += 2
-	return in.settle(d, cause, best)
+	it.stage, it.trigger = stPlantFallback, "protocol_exhausted"
+	it.area, it.decider, it.cell, it.bidRound = -1, RolePlant, -1, false
+	return nil
 }
 
 // startBids announces the item to the decider's candidate cells.

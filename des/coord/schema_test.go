@@ -483,7 +483,7 @@ func auditInvariants(d *coord.Decision, actions map[string]int, audits []coord.A
 // Hand-written payloads: two valid ones, and mutations of them that the
 // schema must reject.
 const (
-	validRelease = `{"version":"coordbench-payload/v1","step":0,"time":0,"active_agents":{"plant":{
+	validRelease = `{"version":"coordbench-payload/v2","step":0,"time":0,"active_agents":{"plant":{
  "agent_id":"plant","role":"plant","kind":"release",
  "observation":{"power_headroom_kw":23.1,"plant":{"power_kw":6.9,"power_cap_kw":30,"wip":0,"wip_cap":12,"backlog":1,
   "completed":0,"jobs":40,"in_transit":0,"areas":[{"area":"A1","cells":2,"machines":3,"busy":0,"down":0,"blocked":0,
@@ -494,7 +494,7 @@ const (
   {"index":1,"action":"defer"}],
  "decision_factors":["release the most urgent job"],
  "action_mask":[true,true]}}}`
-	validBid = `{"version":"coordbench-payload/v1","step":1,"time":0,"active_agents":{"cell:C08":{
+	validBid = `{"version":"coordbench-payload/v2","step":1,"time":0,"active_agents":{"cell:C08":{
  "agent_id":"cell:C08","role":"cell","kind":"bid",
  "observation":{"power_headroom_kw":23.1,"cell":{"cell":"C08","area":"A3","machines":[{"state":"idle"},{"state":"busy","family":"AIP"}],
   "waiting":0,"incoming":0,"buffer":3,"free_slots":3,"blocked_for_admission":0,"backlog":0,"power_kw":0.6}},

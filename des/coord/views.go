@@ -36,6 +36,10 @@ var factors = map[string][]string{
 	KindReroute: {
 		"a cell rejected the item: try a sibling with free slots, or escalate to the plant",
 	},
+	KindPlantFallback: {
+		"the protocol ran out of options for this item: place it on any capable cell, a full one included (it will block)",
+		"decline leaves the placement to the harness's contract-safe rule, counted as a fallback (G_fb)",
+	},
 }
 
 // fillWorkItem describes the running item's operation.
@@ -172,6 +176,17 @@ func (in *Interpreter) itemViews(d *Decision) {
 		}
 		v.Context.Contract = in.contract(RolePlant)
 		add(v)
+	case stPlantFallback:
+		v := in.view(RolePlant, RolePlant, it.trigger)
+		v.Kind = KindPlantFallback
+		for c := range p.Cells {
+			if p.Capable(c, it.op) {
+				v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
+			}
+		}
+		v.Options = append(v.Options, Option{Action: ActDecline})
+		v.Context.Contract = in.contract(RolePlant)
+		add(v)
 	case stPlantArea:
 		v := in.view(RolePlant, RolePlant, it.trigger)
 		v.Kind = KindSelectArea
@@ -228,7 +243,7 @@ func (in *Interpreter) itemViews(d *Decision) {
 // contract describes the running item's protocol state to agent `to`.
 func (in *Interpreter) contract(to string) *Contract {
 	it := &in.item
-	return &Contract{From: it.decider, Round: it.round + 1, Rejected: it.rejected, Escalated: it.escalated}
+	return &Contract{From: it.decider, Round: min(it.round+1, MaxBidRounds), Rejected: it.rejected, Escalated: it.escalated}
 }
 
 func (in *Interpreter) areaView(a int) *View {

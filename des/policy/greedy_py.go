@@ -52,7 +52,7 @@ func greedyPyChoice(v *coord.View) int {
 			}
 			return o.Area.FreeSlots <= 0, o.Area.MinProcTime + o.Area.TransportTime, true
 		})
-	case coord.KindSelectCell, coord.KindAward, coord.KindReroute:
+	case coord.KindSelectCell, coord.KindAward, coord.KindReroute, coord.KindPlantFallback:
 		return lowestKey(v, func(o coord.Option) (bool, float64, bool) {
 			if o.Action != coord.ActAssign || o.Cell == nil {
 				return false, 0, false

@@ -104,7 +104,7 @@ func ruleChoice(v *coord.View) int {
 			}
 			return s, true
 		})
-	case coord.KindSelectCell, coord.KindAward, coord.KindReroute:
+	case coord.KindSelectCell, coord.KindAward, coord.KindReroute, coord.KindPlantFallback:
 		if escalate := option(v, coord.ActEscalate); escalate >= 0 && allFull(v) {
 			return escalate // no room here: let the plant look elsewhere
 		}
@@ -219,7 +219,7 @@ func (Greedy) Act(_ context.Context, d *coord.Decision) (map[string]int, error) 
 				}
 				return o.Area.MinProcTime, true
 			})
-		case coord.KindSelectCell, coord.KindAward, coord.KindReroute:
+		case coord.KindSelectCell, coord.KindAward, coord.KindReroute, coord.KindPlantFallback:
 			return argmin(v, func(o coord.Option) (float64, bool) {
 				if o.Cell == nil {
 					return 0, false

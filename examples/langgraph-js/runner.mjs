@@ -83,7 +83,7 @@ const selectArea = (view) =>
     o.action === "allocate" ? [o.area.free_slots <= 0, o.area.min_proc_time + o.area.transport_time] : null,
   );
 
-// select_cell, award, reroute: a cell with a free slot first, then the least
+// select_cell, award, reroute, plant_fallback: a cell with a free slot first, then the least
 // proc_time + transport_time; escalate only if no cell is offered.
 const selectCell = (view) =>
   lowest(view, (o) =>
@@ -108,6 +108,7 @@ const POLICY = {
   select_cell: selectCell,
   award: selectCell,
   reroute: selectCell,
+  plant_fallback: selectCell,
   bid,
   commit,
 };

@@ -100,8 +100,9 @@ def select_area(view):
 
 
 def select_cell(view):
-    """select_cell, award and reroute (plant or area): "assign" options with
-    a "cell" summary, and "escalate" last for an area. Prefer a cell with a
+    """select_cell, award, reroute and plant_fallback (plant or area): "assign"
+    options with a "cell" summary, and "escalate" (area) or "decline"
+    (plant_fallback) last. Prefer a cell with a
     free inbound slot (cell.free_slots > 0; 0 means the job would block),
     then the least cell.proc_time + cell.transport_time. Escalate only when
     no cell is offered."""
@@ -134,6 +135,7 @@ POLICY = {
     "select_cell": select_cell,
     "award": select_cell,
     "reroute": select_cell,
+    "plant_fallback": select_cell,
     "bid": bid,
     "commit": commit,
 }

@@ -267,8 +267,8 @@ func checkDecisions(audits []auditLine, add func(check, format string, args ...a
 
 // crossCheck matches the committed decisions with their visible effects
 // in the trace: every release option chosen is a release record, every
-// select_cell choice a route_assigned record, in the same order and at the
-// same time.
+// select_cell or plant_fallback choice a route_assigned record, in the same
+// order and at the same time.
 func crossCheck(audits []auditLine, commits []commit, add func(check, format string, args ...any)) {
 	var want []commit
 	for i, a := range audits {
@@ -282,7 +282,8 @@ func crossCheck(audits []auditLine, commits []commit, add func(check, format str
 			cm.job, cm.op = opt.Job.Job, 0
 		case a.Kind == "release" && opt.Action == "defer":
 			continue
-		case a.Kind == "select_cell" && opt.Cell != nil && a.Payload.Context.WorkItem != nil:
+		case (a.Kind == "select_cell" || a.Kind == "plant_fallback") && opt.Cell != nil && a.Payload.Context.WorkItem != nil:
+			cm.kind = "select_cell" // the trace's route_assigned does not say which
 			cm.job, cm.op, cm.cell = a.Payload.Context.WorkItem.Job, a.Payload.Context.WorkItem.Op, opt.Cell.Cell
 		default:
 			add(ckDecisions, "decisions.jsonl:%d: %s decision with option %q cannot be matched with the trace", i+1, a.Kind, opt.Action)
