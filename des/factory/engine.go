@@ -64,11 +64,16 @@ type machine struct {
 	job         int // job on the machine (working or holding), -1 if none
 	family      int // family it is set up for, -1 if none
 	epoch       int32
-	endAt       float64      // end of the current setup or processing
+	endAt       float64      // end of the current setup or processing (realized)
 	resume      MachineState // state to return to after repair
-	remaining   float64      // work left in the interrupted phase
-	since       float64      // start of the current state
-	bd, rp      sim.Stream
+	remaining   float64      // realized work left in the interrupted phase
+	// The nominal twins of endAt and remaining, the only ones agents see
+	// (view.go): the phase's nominal duration (no processing noise) minus
+	// the time it has run, never below 0.
+	nomEnd  float64 // nominal end of the running phase
+	nomLeft float64 // nominal work left in the interrupted phase
+	since   float64 // start of the current state
+	bd, rp  sim.Stream
 }
 
 type cellState struct {

@@ -129,8 +129,10 @@ func (e *Engine) onBreakdown(mi int) {
 	m := &e.machines[mi]
 	e.emitAt(EvBreakdown, m.job, m.cell, m.index)
 	m.resume = m.state
+	m.remaining, m.nomLeft = 0, 0 // nothing left of an earlier interrupted phase
 	if m.state == Setup || m.state == Busy {
 		m.remaining = m.endAt - e.now
+		m.nomLeft = max(0, m.nomEnd-e.now)
 		m.epoch++ // the pending completion is void
 		e.working--
 	}
@@ -149,6 +151,7 @@ func (e *Engine) onRepair(mi int) {
 		e.setState(mi, m.resume)
 		e.working++
 		m.endAt = e.now + m.remaining
+		m.nomEnd = e.now + m.nomLeft
 		kind := kFinish
 		if m.resume == Setup {
 			kind = kSetupDone
@@ -234,6 +237,7 @@ func (e *Engine) dispatch(c int) {
 		if m.family != jb.family {
 			e.setState(mi, Setup)
 			m.endAt = e.now + e.P.SetupTime(m.family, jb.family)
+			m.nomEnd = m.endAt // setups have no noise
 			e.emitAt(EvSetupStart, j, c, m.index)
 			e.schedule(m.endAt, kSetupDone, int32(mi), m.epoch)
 		} else {
@@ -309,9 +313,10 @@ func (e *Engine) startProcessing(mi int) {
 	m := &e.machines[mi]
 	jb := &e.jobs[m.job]
 	op := jb.route[jb.op]
-	d := e.P.ProcTime(m.cell, op.Type, op.Base) * jb.Noise[jb.op]
+	nominal := e.P.ProcTime(m.cell, op.Type, op.Base)
 	e.setState(mi, Busy)
-	m.endAt = e.now + d
+	m.endAt = e.now + nominal*jb.Noise[jb.op]
+	m.nomEnd = e.now + nominal
 	e.emitAt(EvProcessStart, m.job, m.cell, m.index)
 	e.schedule(m.endAt, kFinish, int32(mi), m.epoch)
 }

@@ -62,7 +62,8 @@ type CellInfo struct {
 	Blocked    int
 	Down       int
 	// Backlog is the nominal work (time units) admitted but not started,
-	// plus what is left of the setups and operations on its machines.
+	// plus what is left of the setups and operations on its machines
+	// (machineBacklog).
 	Backlog float64
 	// PowerW is the cell's current draw in watts.
 	PowerW int64
@@ -81,19 +82,16 @@ func (e *Engine) Cell(c int) CellInfo {
 		switch mc.state {
 		case Idle:
 			info.Idle++
-		case Setup, Busy:
-			if mc.state == Setup {
-				info.Setup++
-			} else {
-				info.Busy++
-			}
-			info.Backlog += mc.endAt - e.now
+		case Setup:
+			info.Setup++
+		case Busy:
+			info.Busy++
 		case Blocked:
 			info.Blocked++
 		case Down:
 			info.Down++
-			info.Backlog += mc.remaining
 		}
+		info.Backlog += e.machineBacklog(mc)
 	}
 	for _, j := range cs.waiting {
 		info.Backlog += e.nominal(j, c)
@@ -106,6 +104,26 @@ func (e *Engine) Cell(c int) CellInfo {
 	}
 	info.PowerW = w
 	return info
+}
+
+// machineBacklog is the nominal work left on machine m: what remains of a
+// running or interrupted setup plus the operation that follows it, or what
+// remains of a running or interrupted operation. What remains is the
+// phase's nominal duration minus the time it has run (downtime excluded),
+// never below 0; the realized times, noise included, stay hidden. An idle
+// or blocked machine, down or not, has none.
+func (e *Engine) machineBacklog(m *machine) float64 {
+	phase, left := m.state, max(0, m.nomEnd-e.now)
+	if phase == Down {
+		phase, left = m.resume, m.nomLeft
+	}
+	switch phase {
+	case Setup:
+		return left + e.nominal(m.job, m.cell)
+	case Busy:
+		return left
+	}
+	return 0
 }
 
 // nominal is the nominal processing time of job j's current operation on c.

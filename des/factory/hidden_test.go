@@ -1,0 +1,196 @@
+package factory_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"testing"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/policy"
+)
+
+// step is one decision step as a controller saw it: the payload, and a
+// hash of the realized events up to it.
+type step struct {
+	time    float64
+	events  uint64
+	payload []byte
+}
+
+// opRun is a traced processing piece: job, op, and when it started
+// (process_start) or resumed after a breakdown (process_resume).
+type opRun struct {
+	job, op int
+	t       float64
+	resumed bool
+}
+
+type recorder struct {
+	p    *factory.Plant
+	h    uint64
+	buf  []byte
+	runs []opRun
+}
+
+func (r *recorder) Emit(rec *factory.Record) {
+	r.buf = rec.AppendJSON(r.buf[:0], r.p)
+	h := fnv.New64a()
+	h.Write(r.buf)
+	r.h = r.h*1099511628211 ^ h.Sum64()
+	if rec.Ev == factory.EvProcessStart || rec.Ev == factory.EvProcessResume {
+		r.runs = append(r.runs, opRun{int(rec.Job), int(rec.Op), rec.T, rec.Ev == factory.EvProcessResume})
+	}
+}
+
+// fallbackOnly answers nothing: every decision is the contract-safe
+// fallback, which reads the backlog figures too.
+type fallbackOnly struct{}
+
+func (fallbackOnly) Name() string         { return "fallback" }
+func (fallbackOnly) Source() coord.Source { return coord.SourceBuiltin }
+func (fallbackOnly) Act(context.Context, *coord.Decision) (map[string]int, error) {
+	return nil, nil
+}
+
+// play runs an episode, its noise first changed by perturb, and records
+// every step until stop says so (stop sees the step about to be taken).
+func play(t *testing.T, p *factory.Plant, m coord.AuthorityMode, ctrl coord.Controller, seed uint64,
+	perturb func(*factory.Engine), stop func(k int, s step) bool) ([]step, []opRun) {
+	t.Helper()
+	rec := &recorder{p: p}
+	var mux muxTracer
+	e := factory.NewEngine(p, seed, &mux)
+	if perturb != nil {
+		perturb(e)
+	}
+	in, err := coord.NewInterpreter(e, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux = muxTracer{rec, in}
+	var steps []step
+	for e.Advance() && len(steps) < p.Inst.Limits.MaxDecisions {
+		d := in.Next()
+		if d == nil {
+			t.Fatalf("no decision at t=%g: %v", e.Now(), in.Err())
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := step{time: d.Time, events: rec.h, payload: b}
+		if stop != nil && stop(len(steps), s) {
+			break
+		}
+		steps = append(steps, s)
+		acts, _ := ctrl.Act(context.Background(), d)
+		if _, err := in.Apply(d, acts, ctrl.Source(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return steps, rec.runs
+}
+
+type muxTracer []factory.Tracer
+
+func (m muxTracer) Emit(r *factory.Record) {
+	for _, t := range m {
+		t.Emit(r)
+	}
+}
+
+// TestPayloadHidesNoise: the realized processing noise must not reach any
+// payload field. Two episodes that differ only in the noise of one
+// operation realize the same events until that operation finishes; until
+// then a controller must see byte-identical payloads, whatever field it
+// reads (a busy or broken-down machine's residual time above all). Every
+// reported instance, every built-in paradigm, the rule controller and the
+// contract-safe fallback; the changed operations include one a breakdown
+// interrupted.
+func TestPayloadHidesNoise(t *testing.T) {
+	controllers := []coord.Controller{policy.Rule{}, fallbackOnly{}}
+	for _, name := range factory.BuiltinNames() {
+		in, err := factory.Resolve(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := factory.Compile(in)
+		specs := map[uint64][]factory.JobSpec{}
+		for _, m := range coord.Builtins {
+			covered := 0
+			for i, seed := range in.Seeds.Test[:2] {
+				if specs[seed] == nil {
+					specs[seed] = p.Jobs(seed)
+				}
+				ctrl := controllers[i%len(controllers)]
+				base, runs := play(t, p, m, ctrl, seed, nil, nil)
+				for _, r := range pickRuns(runs) {
+					v := specs[seed][r.job].Noise[r.op]
+					alt := 2 - v // another draw within the same bounds
+					if v == 1 {
+						alt = 1 + in.ProcessingNoise/2
+					}
+					diverged := false
+					play(t, p, m, ctrl, seed, func(e *factory.Engine) { factory.SetNoise(e, r.job, r.op, alt) },
+						func(k int, s step) bool {
+							if k >= len(base) || s.events != base[k].events {
+								diverged = true
+								return true
+							}
+							if !bytes.Equal(s.payload, base[k].payload) {
+								t.Fatalf("%s %s seed %d: noise of job %d op %d changed from %v to %v; at step %d (t=%g), "+
+									"before any realized event differs, the payload differs:\n%s", name, m.ID, seed,
+									r.job, r.op, v, alt, k, s.time, firstDiff(base[k].payload, s.payload))
+							}
+							if s.time > r.t {
+								covered++
+							}
+							return false
+						})
+					if !diverged {
+						t.Errorf("%s %s seed %d: changing the noise of job %d op %d changed no realized event", name, m.ID, seed, r.job, r.op)
+					}
+				}
+			}
+			t.Logf("%s %s: %d steps compared while a changed operation ran", name, m.ID, covered)
+			if covered == 0 {
+				t.Errorf("%s %s: no step was compared while a changed operation ran", name, m.ID)
+			}
+		}
+	}
+}
+
+// pickRuns picks the operations to perturb: the first one a breakdown
+// interrupted, and five spread evenly over the episode.
+func pickRuns(runs []opRun) []opRun {
+	var out []opRun
+	for _, r := range runs {
+		if r.resumed {
+			out = append(out, r)
+			break
+		}
+	}
+	var starts []opRun
+	for _, r := range runs {
+		if !r.resumed {
+			starts = append(starts, r)
+		}
+	}
+	for i := 1; i < 6 && len(starts) > 0; i++ {
+		out = append(out, starts[i*len(starts)/6])
+	}
+	return out
+}
+
+// firstDiff shows where two payloads first differ.
+func firstDiff(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-160)
+	return "  noise as drawn: …" + string(a[lo:min(len(a), i+40)]) + "\n  noise changed:  …" + string(b[lo:min(len(b), i+40)])
+}
