@@ -40,6 +40,8 @@ func optionFlags(option string) []string {
 		return []string{"--limit"}
 	case "Cases":
 		return []string{"--cases"}
+	case "GroupBy":
+		return []string{"--group-by"}
 	case "dir":
 		return []string{"--out"}
 	case "Levels":

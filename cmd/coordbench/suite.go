@@ -17,7 +17,7 @@ import (
 
 func desSuiteCmd() *cobra.Command {
 	var opt harness.SuiteOptions
-	var out, cases string
+	var out, cases, groupBy string
 	var workers int
 	var lf llmFlags
 	c := &cobra.Command{
@@ -28,8 +28,8 @@ pool of workers and write, into --out:
 
   suite.json             the suite's configuration
   suite_summary.csv      one row per case: ids, status and the 15 metrics
-  suite_aggregate.csv    mean and std of each metric per paradigm
-  suite_aggregate.md     the same as a Markdown table (the paper's Table 3 layout)
+  suite_aggregate.csv    mean and std of each metric per group of cases
+  suite_aggregate.md     the same as Markdown tables, with a legend
   cases/<case_id>/       each case's artifacts, as 'des run' writes them
   failed/<case_id>/      artifacts and error.txt of a case whose episode failed
 
@@ -37,11 +37,21 @@ Case ids read <instance>__<paradigm>__<controller>__s<seed>, e.g.
 A5C12-1__centralized__rule__s1. Running the same command again resumes:
 finished cases whose manifest matches are kept, the rest run. On Ctrl-C no
 new case starts, the summary of the finished cases is written, and the
-exit code is 1; a second Ctrl-C abandons the cases in flight.`,
+exit code is 1; a second Ctrl-C abandons the cases in flight.
+
+The aggregate (the files and the tables printed at the end) has one row
+per instance × controller × model × framework × paradigm, the paper's
+Table 3 layout, in the suite's order. --group-by chooses other keys, e.g.
+--group-by paradigm pools every instance and controller into one row per
+paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if workers < 1 {
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
+			}
+			keys, err := harness.ParseGroupBy(groupBy)
+			if err != nil {
+				return err
 			}
 			opt.Cases = splitList(cases)
 			var status func() string
@@ -75,7 +85,7 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 			if out == "" {
 				out = filepath.Join("runs", "suite_"+suiteDirName(opt.Suite))
 			}
-			return runSuite(cmd, s, out, workers, status)
+			return runSuite(cmd, s, out, harness.SuiteRunOptions{Workers: workers, GroupBy: keys}, status)
 		},
 	}
 	f := c.Flags()
@@ -87,6 +97,7 @@ exit code is 1; a second Ctrl-C abandons the cases in flight.`,
 	f.IntVar(&opt.Limit, "limit", 0, "run only the first N cases (0: all)")
 	f.StringVar(&cases, "cases", "", "run only these case ids (comma list)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "cases run at once")
+	f.StringVar(&groupBy, "group-by", strings.Join(harness.GroupKeys, ","), "the aggregate's rows: a comma list of "+strings.Join(harness.GroupKeys, ", "))
 	f.StringVar(&out, "out", "", "suite directory (default runs/suite_<suite>)")
 	lf.register(f)
 	f.String("controller-command", "", "run an external controller (one process per case) and add it to the suite as controller \"external\" (docs/external.md)")
@@ -111,12 +122,13 @@ func suiteDirName(spec string) string {
 
 // runSuite runs s into dir with a progress display on stderr and Ctrl-C
 // handling, then prints the aggregate and where the files are.
-func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, workers int, status func() string) error {
+func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, opt harness.SuiteRunOptions, status func() string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, done := interruptible(cmd, "cases")
 	defer done()
-	p := newSuiteDisplay(stderr, "suite", "cases", workers, status)
-	rep, err := harness.RunSuite(ctx, s, dir, harness.SuiteRunOptions{Workers: workers, Progress: p.update})
+	p := newSuiteDisplay(stderr, "suite", "cases", opt.Workers, status)
+	opt.Progress = p.update
+	rep, err := harness.RunSuite(ctx, s, dir, opt)
 	p.finish()
 	if err != nil {
 		return err

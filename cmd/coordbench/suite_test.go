@@ -50,10 +50,23 @@ func TestSuiteCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, m := range modes {
-		if !strings.Contains(out, "| "+m.ID+" ") {
-			t.Errorf("aggregate table lacks paradigm %s:\n%s", m.ID, out)
+	// The aggregate: a row per instance × controller × paradigm (model and
+	// framework, empty for built-ins, are left out), then the legend.
+	if strings.Count(out, "| instance | controller | paradigm ") != 4 || !strings.Contains(out, " G_mk ↓ |") ||
+		!strings.Contains(out, "| G_cj   | ↑ higher | jobs ") || strings.Contains(out, "| model") {
+		t.Errorf("aggregate tables are not grouped by instance, controller and paradigm with a legend:\n%s", out)
+	}
+	for _, inst := range []string{"A3C9-1  ", "A5C12-1 "} {
+		for _, m := range modes {
+			if !strings.Contains(out, "| "+inst+" | rule       | "+m.ID+" ") {
+				t.Errorf("aggregate tables lack the row %s × rule × %s:\n%s", inst, m.ID, out)
+			}
 		}
+	}
+	agg, err := os.ReadFile(filepath.Join(dir, harness.FileSuiteAggregate))
+	if err != nil || !strings.HasPrefix(string(agg), "instance,controller,model,framework,paradigm,cases,failed,G_mk_mean,") ||
+		!strings.Contains(string(agg), "\nA5C12-1,rule,,,"+modes[0].ID+",2,0,") {
+		t.Errorf("%s: %v\n%s", harness.FileSuiteAggregate, err, agg)
 	}
 	if rows := summaryRows(t, dir); len(rows) != n || rows[0][0] != "A3C9-1__"+modes[0].ID+"__rule__s1" {
 		t.Fatalf("%d summary rows, first %v", len(rows), rows[0])
@@ -66,6 +79,22 @@ func TestSuiteCommand(t *testing.T) {
 	out, err = run(t, args...)
 	if err != nil || !strings.Contains(out, strconv.Itoa(n)+" cases: 0 run now, "+strconv.Itoa(n)+" already done") {
 		t.Fatalf("second run: %v\n%s", err, out)
+	}
+	// --group-by paradigm pools the instances: nothing runs, the aggregate
+	// has one row per paradigm.
+	out, err = run(t, append(args, "--group-by", "paradigm")...)
+	if err != nil || !strings.Contains(out, "0 run now") || !strings.Contains(out, "| paradigm          |   n |") ||
+		!strings.Contains(out, "| "+modes[0].ID+"       |   4 |") || strings.Contains(out, "| instance") {
+		t.Fatalf("--group-by paradigm: %v\n%s", err, out)
+	}
+	agg, _ = os.ReadFile(filepath.Join(dir, harness.FileSuiteAggregate))
+	if lines := strings.Split(strings.TrimSpace(string(agg)), "\n"); len(lines) != 1+len(modes) ||
+		!strings.HasPrefix(lines[0], "paradigm,cases,failed,") || !strings.HasPrefix(lines[1], modes[0].ID+",4,0,") {
+		t.Errorf("--group-by paradigm: %s\n%s", harness.FileSuiteAggregate, agg)
+	}
+	if out, err := run(t, append(args, "--group-by", "paradigm,seed")...); err == nil ||
+		!strings.Contains(err.Error(), `--group-by: "seed" is not a group key`) {
+		t.Errorf("--group-by paradigm,seed: %v\n%s", err, out)
 	}
 	// --limit and --cases select cases; the summary lists only those.
 	out, err = run(t, "des", "suite", "--suite", "A3C9-1,A5C12-1", "--seeds", "1,2", "--out", dir,

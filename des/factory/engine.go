@@ -119,6 +119,7 @@ type Engine struct {
 	lastPowW  int64 // last traced power
 	lastPowT  float64
 	overshoot bool
+	overUnit  int64 // the last time unit counted in PowerOvershootUnits, -1 before any
 
 	Acc Accounting
 }
@@ -144,6 +145,9 @@ type Accounting struct {
 	PowerOvershootEntries int `json:"power_overshoot_entries"`
 	BlockingIncidents     int `json:"blocking_incidents"`
 	WIPViolations         int `json:"wip_violations"`
+	// PowerOvershootUnits counts the time units [k, k+1) of the clock in
+	// which plant power was above the cap for a positive length of time.
+	PowerOvershootUnits int `json:"power_overshoot_units"`
 
 	Breakdowns int `json:"breakdowns"`
 	Events     int `json:"events"` // calendar events applied
@@ -160,6 +164,7 @@ func NewEngine(p *Plant, seed uint64, tr Tracer) *Engine {
 		cells:    make([]cellState, len(p.Cells)),
 		isDirty:  make([]bool, len(p.Cells)),
 		status:   Running, releaseOpen: true, releaseWhy: "episode_start",
+		overUnit: -1,
 	}
 	for i, s := range specs {
 		pt := &p.Products[s.product]

@@ -1,6 +1,10 @@
 package factory
 
-import "github.com/coordbench/coordbench/des/sim"
+import (
+	"math"
+
+	"github.com/coordbench/coordbench/des/sim"
+)
 
 // apply realizes one calendar event and settles its consequences
 // (dispatch in every cell whose machines or buffer changed).
@@ -403,8 +407,22 @@ func (e *Engine) integratePower(t float64) {
 			if e.lastPowW > e.P.capWatts {
 				e.Acc.OvershootKWh += (kw - e.P.CapKW()) * h
 				e.Acc.OvershootTime += dt
+				e.bookOverUnits(e.lastPowT, t)
 			}
 		}
 	}
 	e.lastPowT = t
+}
+
+// bookOverUnits adds to PowerOvershootUnits the time units [k, k+1) that
+// the over-cap interval [a, b) (b > a) meets and that no earlier interval
+// met. Intervals come in time order, so remembering the last unit counted
+// is enough.
+func (e *Engine) bookOverUnits(a, b float64) {
+	first, last := int64(math.Floor(a)), int64(math.Ceil(b))-1
+	first = max(first, e.overUnit+1)
+	if last >= first {
+		e.Acc.PowerOvershootUnits += int(last - first + 1)
+		e.overUnit = last
+	}
 }

@@ -40,15 +40,19 @@ type Metrics struct {
 	Secondary  Secondary  `json:"secondary"`
 }
 
-// Violations is the runtime violation summary; G_vc is its total.
+// Violations is the runtime violation summary. G_vc is Total: the time
+// units spent over the power cap, the blocking incidents and the WIP
+// breaches. The entries into overshoot are kept beside them and are not
+// part of G_vc (see docs/metrics.md).
 type Violations struct {
-	PowerOvershoot int `json:"power_overshoot"`
-	Blocking       int `json:"blocking"`
-	WIP            int `json:"wip"`
+	PowerOvershootUnits   int `json:"power_overshoot_units"`
+	PowerOvershootEntries int `json:"power_overshoot_entries"`
+	Blocking              int `json:"blocking"`
+	WIP                   int `json:"wip"`
 }
 
 // Total is G_vc.
-func (v Violations) Total() int { return v.PowerOvershoot + v.Blocking + v.WIP }
+func (v Violations) Total() int { return v.PowerOvershootUnits + v.Blocking + v.WIP }
 
 // Secondary is the accounting beyond the 15 primary metrics.
 type Secondary struct {
@@ -89,7 +93,10 @@ func metricsFrom(e *factory.Engine, steps, forced int, bySource, byType map[stri
 		GEo: a.OvershootKWh, GEd: a.OvershootTime, GEn: a.EnergyKWh,
 		GDs: steps, GFb: bySource["fallback"], GLlm: bySource["llm"],
 		GDj: d.Jobs, GUt: d.Overdue, GDo: d.Ops,
-		Violations: Violations{PowerOvershoot: a.PowerOvershootEntries, Blocking: a.BlockingIncidents, WIP: a.WIPViolations},
+		Violations: Violations{
+			PowerOvershootUnits: a.PowerOvershootUnits, PowerOvershootEntries: a.PowerOvershootEntries,
+			Blocking: a.BlockingIncidents, WIP: a.WIPViolations,
+		},
 		Secondary: Secondary{
 			CarbonKg: a.EnergyKWh * e.P.Inst.Power.CarbonKgPerKWh, SetupTime: a.SetupTime, BusyTime: a.BusyTime,
 			TransportTime: a.TransportTime, BlockingTime: a.BlockingTime, MachineBlockedTime: a.MachineBlockedTime,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/internal/atomicfs"
@@ -13,8 +14,11 @@ import (
 	"github.com/coordbench/coordbench/suiterun"
 )
 
-// SuiteRunOptions tune how a suite runs; none changes its results.
+// SuiteRunOptions tune how a suite runs; none changes its cases' results.
 type SuiteRunOptions struct {
+	// GroupBy are the group keys of the aggregate (see Aggregate and
+	// ParseGroupBy); empty is GroupKeys.
+	GroupBy []string
 	// Workers is the number of cases run at once (default runtime.NumCPU()).
 	Workers int
 	// Progress, if set, is called once before the first case with the
@@ -54,7 +58,10 @@ type SuiteReport struct {
 	Failed int // cases with status error
 	// Interrupted: the context was cancelled before every case had run.
 	Interrupted bool
-	Aggregate   []ParadigmAggregate
+	// GroupBy are the aggregate's group keys (empty: GroupKeys), Aggregate
+	// its rows.
+	GroupBy   []string
+	Aggregate []GroupAggregate
 }
 
 // Complete reports whether every case of the suite has ended.
@@ -70,6 +77,9 @@ func (r *SuiteReport) Complete() bool { return len(r.Cases) == len(r.Suite.Cases
 // When ctx is cancelled, no new case starts; cases in flight finish. The
 // summary and aggregate files always describe the ended cases.
 func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*SuiteReport, error) {
+	if _, err := ParseGroupBy(strings.Join(opt.GroupBy, ",")); err != nil {
+		return nil, err
+	}
 	run := opt.runEpisode
 	if run == nil {
 		run = RunToDir
@@ -96,20 +106,21 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 			return runCase(ctx, s.Cases[i], dir, run)
 		},
 		End: func(r *suiterun.Report[CaseResult]) error {
-			rep = suiteReport(s, dir, r)
+			rep = suiteReport(s, dir, r, opt.GroupBy)
 			return writeSuiteFiles(dir, rep)
 		},
 	}
 	r, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, Foreign: []string{"runs", "summary.csv"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress})
 	if r != nil && rep == nil { // End did not run
-		rep = suiteReport(s, dir, r)
+		rep = suiteReport(s, dir, r, opt.GroupBy)
 	}
 	return rep, err
 }
 
 // suiteReport turns the runner's outcomes into summary rows.
-func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult]) *SuiteReport {
-	rep := &SuiteReport{Dir: dir, Suite: s, Ran: r.Ran, Skip: r.Skipped, Failed: r.Failed, Interrupted: r.Interrupted}
+func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult], groupBy []string) *SuiteReport {
+	rep := &SuiteReport{Dir: dir, Suite: s, Ran: r.Ran, Skip: r.Skipped, Failed: r.Failed, Interrupted: r.Interrupted,
+		GroupBy: groupBy}
 	for _, o := range r.Outcomes {
 		cr := o.Result
 		cr.Case, cr.Skipped = s.Cases[o.Index], o.Skipped
@@ -118,7 +129,7 @@ func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult]) *SuiteRep
 		}
 		rep.Cases = append(rep.Cases, cr)
 	}
-	rep.Aggregate = Aggregate(s.Config.Paradigms, rep.Cases)
+	rep.Aggregate = Aggregate(s, groupBy, rep.Cases)
 	return rep
 }
 

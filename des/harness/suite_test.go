@@ -131,40 +131,28 @@ func TestSuiteRunsEveryCase(t *testing.T) {
 		t.Errorf("cases/ holds %d entries for %d cases", len(ents), len(s.Cases))
 	}
 
-	// The aggregate: one row per paradigm, means and stds of the summary columns.
-	agg := readCSV(t, filepath.Join(dir, harness.FileSuiteAggregate))
-	if !slices.Equal(agg[0], harness.AggregateHeader()) || len(agg) != 1+len(modes) {
-		t.Fatalf("aggregate: header %v, %d rows for %d paradigms", agg[0], len(agg)-1, len(modes))
-	}
-	for p, m := range modes {
-		a := agg[1+p]
-		if a[0] != m.ID || a[1] != "4" || a[2] != "0" {
-			t.Errorf("aggregate row %v, want paradigm %s over 4 cases", a[:3], m.ID)
-		}
-		for k, sm := range harness.SuiteMetrics {
-			var xs []float64
-			for _, r := range rows {
-				if r[2] == m.ID {
-					x, err := strconv.ParseFloat(r[8+k], 64)
-					if err != nil {
-						t.Fatal(err)
-					}
-					xs = append(xs, x)
-				}
-			}
-			mean, std := meanStd(xs)
-			gotMean, _ := strconv.ParseFloat(a[3+2*k], 64)
-			gotStd, _ := strconv.ParseFloat(a[4+2*k], 64)
-			if !near(gotMean, mean) || !near(gotStd, std) {
-				t.Errorf("%s %s: aggregate %v ± %v, summary column gives %v ± %v", m.ID, sm.Key, gotMean, gotStd, mean, std)
-			}
+	// The aggregate: by default one row per instance × controller × model
+	// × framework × paradigm, in the suite's order, means and stds of the
+	// summary columns.
+	var groups [][]string
+	for _, inst := range []string{"A3C9-1", "A5C12-2"} {
+		for _, m := range modes {
+			groups = append(groups, []string{inst, "rule", "", "", m.ID})
 		}
 	}
+	checkAggregate(t, dir, nil, rows, groups, 2)
 	md := string(readFile(t, filepath.Join(dir, harness.FileSuiteAggregateMD)))
-	for _, want := range append([]string{"effectiveness", "constraint", "coordination", "robustness", "G_llm", " ± "}, paradigmIDs(modes)...) {
+	for _, want := range append([]string{"effectiveness", "constraint", "coordination", "robustness", "G_llm ↓", " ± ",
+		"| instance ", "| controller ", "| paradigm ", "## Legend", "| G_cj   | ↑ higher | jobs ", "| G_vc   | ↓ lower  | count ",
+		`Unit "time" is the instances' time unit, 1 s.`}, paradigmIDs(modes)...) {
 		if !strings.Contains(md, want) {
 			t.Errorf("suite_aggregate.md lacks %q:\n%s", want, md)
 		}
+	}
+	// Model and framework are empty for built-in controllers: the tables
+	// leave them out, the CSV keeps them.
+	if strings.Contains(md, "| model") || strings.Contains(md, "| framework") {
+		t.Errorf("suite_aggregate.md shows the empty model and framework columns:\n%s", md)
 	}
 	var cfg harness.SuiteConfig
 	if err := json.Unmarshal(readFile(t, filepath.Join(dir, harness.FileSuiteConfig)), &cfg); err != nil {
@@ -200,11 +188,144 @@ func meanStd(xs []float64) (float64, float64) {
 		sum += x
 	}
 	mean := sum / float64(len(xs))
+	if len(xs) == 1 {
+		return mean, 0
+	}
 	var ss float64
 	for _, x := range xs {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// summaryCol is the summary's column of each group key.
+var summaryCol = map[string]int{"instance": 1, "paradigm": 2, "controller": 3, "model": 4, "framework": 5}
+
+// checkAggregate verifies dir's suite_aggregate.csv for a grouping by keys
+// (nil: the default) against the summary rows: header, the groups in
+// order, n cases each, and each metric's mean and std.
+func checkAggregate(t *testing.T, dir string, keys []string, summary [][]string, groups [][]string, n int) {
+	t.Helper()
+	if keys == nil {
+		keys = harness.GroupKeys
+	}
+	agg := readCSV(t, filepath.Join(dir, harness.FileSuiteAggregate))
+	if !slices.Equal(agg[0], harness.AggregateHeader(keys)) || !slices.Equal(agg[0][:len(keys)], keys) || len(agg) != 1+len(groups) {
+		t.Fatalf("aggregate by %v: header %v, %d rows for %d groups", keys, agg[0], len(agg)-1, len(groups))
+	}
+	nk := len(keys)
+	for g, group := range groups {
+		a := agg[1+g]
+		if !slices.Equal(a[:nk], group) || a[nk] != strconv.Itoa(n) || a[nk+1] != "0" {
+			t.Errorf("aggregate row %d: %v, want group %v over %d cases", g, a[:nk+2], group, n)
+		}
+		for k, sm := range harness.SuiteMetrics {
+			var xs []float64
+		rows:
+			for _, r := range summary {
+				for i, key := range keys {
+					if r[summaryCol[key]] != group[i] {
+						continue rows
+					}
+				}
+				x, err := strconv.ParseFloat(r[8+k], 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				xs = append(xs, x)
+			}
+			mean, std := meanStd(xs)
+			gotMean, _ := strconv.ParseFloat(a[nk+2+2*k], 64)
+			gotStd, _ := strconv.ParseFloat(a[nk+3+2*k], 64)
+			if len(xs) != n || !near(gotMean, mean) || !near(gotStd, std) {
+				t.Errorf("%v %s: aggregate %v ± %v, %d summary rows give %v ± %v", group, sm.Key, gotMean, gotStd, len(xs), mean, std)
+			}
+		}
+	}
+}
+
+// TestSuiteGroupBy: GroupBy chooses the aggregate's rows and their order;
+// a rerun with another grouping keeps the cases and rewrites only the
+// aggregate.
+func TestSuiteGroupBy(t *testing.T) {
+	opt := smallSuite
+	opt.Seeds, opt.Controllers = "1", "rule,greedy"
+	s := resolve(t, opt)
+	modes := coord.AuthorityModes()
+	dir := t.TempDir()
+	runSuite(t, s, dir, 2)
+	summary := readCSV(t, filepath.Join(dir, harness.FileSuiteSummary))[1:]
+	insts, ctrls := []string{"A3C9-1", "A5C12-2"}, []string{"rule", "greedy"}
+
+	// Default: Table 3, instance × controller × model × framework × paradigm.
+	var groups [][]string
+	for _, inst := range insts {
+		for _, c := range ctrls {
+			for _, m := range modes {
+				groups = append(groups, []string{inst, c, "", "", m.ID})
+			}
+		}
+	}
+	checkAggregate(t, dir, nil, summary, groups, 1)
+	text := func(rep *harness.SuiteReport) string {
+		var b strings.Builder
+		harness.WriteAggregateText(&b, rep)
+		return b.String()
+	}
+
+	for _, tc := range []struct {
+		by     string
+		groups [][]string
+		n      int
+	}{
+		{"paradigm", nil, 4},
+		{"paradigm,instance", nil, 2},
+		{"controller", [][]string{{"rule"}, {"greedy"}}, 8},
+	} {
+		if tc.groups == nil {
+			for _, m := range modes {
+				if tc.by == "paradigm" {
+					tc.groups = append(tc.groups, []string{m.ID})
+					continue
+				}
+				for _, inst := range insts {
+					tc.groups = append(tc.groups, []string{m.ID, inst})
+				}
+			}
+		}
+		keys, err := harness.ParseGroupBy(tc.by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Workers: 2, GroupBy: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Ran != 0 || len(rep.Aggregate) != len(tc.groups) {
+			t.Fatalf("--group-by %s: ran %d cases, %d aggregate rows", tc.by, rep.Ran, len(rep.Aggregate))
+		}
+		checkAggregate(t, dir, keys, summary, tc.groups, tc.n)
+		out := text(rep)
+		head := "| " + strings.Join(keys, " | ")
+		if !strings.Contains(out, "each "+strings.Join(keys, " × ")+";") || !strings.Contains(out, "\nrobustness\n") ||
+			!strings.Contains(out, "| G_mk   | ↓ lower ") {
+			t.Errorf("--group-by %s: terminal table:\n%s", tc.by, out)
+		}
+		if tc.by != "controller" && !strings.Contains(strings.ReplaceAll(out, " ", ""), strings.ReplaceAll(head, " ", "")+"|n|") {
+			t.Errorf("--group-by %s: the tables do not start with %q:\n%s", tc.by, head, out)
+		}
+	}
+
+	for _, bad := range []string{"paradigm,seed", "instance,instance"} {
+		_, err := harness.ParseGroupBy(bad)
+		var oe *opterr.Error
+		if !errors.As(err, &oe) || oe.Option != "GroupBy" {
+			t.Errorf("ParseGroupBy(%q) = %v, want a GroupBy error", bad, err)
+		}
+	}
+	if _, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{GroupBy: []string{"seed"}}); err == nil {
+		t.Error("RunSuite takes the group key seed")
+	}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }

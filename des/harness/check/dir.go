@@ -339,7 +339,7 @@ func compareMetrics(m *harness.Metrics, c *checker, d decisionTotals, byType map
 	f("G_mk", m.GMk, t.end)
 	f("G_td", m.GTd, t.tardiness)
 	i("G_cj", m.GCj, t.completed)
-	viol := t.overEntries + t.blocking + t.wipViolations
+	viol := t.overUnits + t.blocking + t.wipViolations
 	i("G_vc", m.GVc, viol)
 	f("G_eo", m.GEo, t.overKWh)
 	f("G_ed", m.GEd, t.overT)
@@ -357,7 +357,8 @@ func compareMetrics(m *harness.Metrics, c *checker, d decisionTotals, byType map
 	f("G_ut", m.GUt, t.unresolvedOverdue)
 	i("G_do", m.GDo, c.hdr.totalOps-t.finished)
 
-	i("violations.power_overshoot", m.Violations.PowerOvershoot, t.overEntries)
+	i("violations.power_overshoot_units", m.Violations.PowerOvershootUnits, t.overUnits)
+	i("violations.power_overshoot_entries", m.Violations.PowerOvershootEntries, t.overEntries)
 	i("violations.blocking", m.Violations.Blocking, t.blocking)
 	i("violations.wip", m.Violations.WIP, t.wipViolations)
 

@@ -549,7 +549,7 @@ func TestMutations(t *testing.T) {
 func TestMetricFields(t *testing.T) {
 	src := base(t)
 	for _, key := range []string{"G_mk", "G_cj", "G_vc", "G_eo", "G_ed", "G_en", "G_ds", "G_cm", "G_fb", "G_llm", "G_tr",
-		"G_dj", "G_ut", "G_do", "violations.power_overshoot", "violations.blocking", "violations.wip", "secondary.carbon_kg",
+		"G_dj", "G_ut", "G_do", "violations.power_overshoot_units", "violations.power_overshoot_entries", "violations.blocking", "violations.wip", "secondary.carbon_kg",
 		"secondary.setup_time", "secondary.busy_time", "secondary.transport_time", "secondary.blocking_time",
 		"secondary.machine_blocked_time", "secondary.buffer_wait_time", "secondary.down_time", "secondary.breakdowns",
 		"secondary.jobs", "secondary.decisions"} {

@@ -115,7 +115,7 @@ type totals struct {
 	released                int
 	tardiness               float64
 	energy, overKWh, overT  float64
-	overEntries             int
+	overEntries, overUnits  int
 	blocking, wipViolations int
 	breakdowns              int
 	state                   [numMStates]float64 // machine-time per state
@@ -160,9 +160,11 @@ type checker struct {
 	powInstant  float64
 	powInstantN int
 	powerBad    bool
-	dispatchBad []bool
-	blockingBad []bool
-	transportW  int64
+	// the last time unit counted in overUnits (-1 before any)
+	lastOverUnit float64
+	dispatchBad  []bool
+	blockingBad  []bool
+	transportW   int64
 
 	tot     totals
 	commits []commit
@@ -192,6 +194,7 @@ func newChecker(rep *Report, inst *factory.Instance) *checker {
 	c.waitQ = make([][]int, n)
 	c.dispatchBad = make([]bool, n)
 	c.blockingBad = make([]bool, n)
+	c.lastOverUnit = -1
 	// Defaults until the header is read.
 	c.hdr = header{instance: inst.Name, timeUnitS: inst.TimeUnitS, capKW: float64(watts(inst.Power.CapKW)) / 1000,
 		transportKW: float64(watts(inst.Power.TransportKW)) / 1000, carbon: inst.Power.CarbonKgPerKWh,
@@ -570,10 +573,26 @@ func (c *checker) integrate(t float64) {
 			if kw > c.hdr.capKW {
 				c.tot.overKWh += (kw - c.hdr.capKW) * h
 				c.tot.overT += dt
+				c.countOverUnits(c.lastPowT, t)
 			}
 		}
 	}
 	c.lastPowT = t
+}
+
+// countOverUnits counts, once each, the time units [k, k+1) that an
+// over-cap interval [from, to) meets for a positive length: from k =
+// floor(from) up to the unit that holds the instant just before to.
+func (c *checker) countOverUnits(from, to float64) {
+	lo, hi := math.Floor(from), math.Ceil(to)-1
+	if lo <= c.lastOverUnit {
+		lo = c.lastOverUnit + 1
+	}
+	if hi < lo {
+		return
+	}
+	c.tot.overUnits += int(hi - lo + 1)
+	c.lastOverUnit = hi
 }
 
 // endInstant checks what must hold once every event and decision of the
