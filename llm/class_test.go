@@ -2,7 +2,6 @@ package llm_test
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -10,18 +9,6 @@ import (
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
-
-// closedPort is a loopback base URL where nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr + "/v1"
-}
 
 // Every failure of Complete has a class, and every retry is announced
 // through OnRetry with the failure's class.
@@ -61,14 +48,15 @@ func TestErrorClassAndOnRetry(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			var err error
 			var mu sync.Mutex
 			var retries []llm.Retry
 			cfg := llm.Config{Model: "m", MaxAttempts: 3, RetryBaseDelay: 1, RetryMaxDelay: 2,
 				OnRetry: func(r llm.Retry) { mu.Lock(); retries = append(retries, r); mu.Unlock() }}
 			if tc.handler != nil {
 				cfg.BaseURL = startServer(t, tc.handler).URL
-			} else {
-				cfg.BaseURL = closedPort(t)
+			} else if cfg.BaseURL, err = stubmodel.UnreachableURL(); err != nil {
+				t.Fatal(err)
 			}
 			if tc.mod != nil {
 				tc.mod(t, &cfg)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,18 +16,6 @@ import (
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
-
-// closedPortURL is a loopback base URL where nothing listens.
-func closedPortURL(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr + "/v1"
-}
 
 func statusServer(t *testing.T, code int) *stubmodel.Server {
 	srv := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Status(code, "denied") })
@@ -107,10 +94,14 @@ func TestRunFailsOnModelOutage(t *testing.T) {
 // reported on stderr while it waits, the error last, the artifacts written.
 func TestRunUnreachableEndpointExitCode(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(coordbenchBinary(t), llmRun(closedPortURL(t), dir)...)
+	url, err := stubmodel.UnreachableURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(coordbenchBinary(t), llmRun(url, dir)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("exit: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())

@@ -3,7 +3,6 @@ package llmctl_test
 import (
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,12 +32,10 @@ func stubURL(t *testing.T, h func(stubmodel.ChatRequest) stubmodel.Reply) string
 // wrapping coord.ErrAbort and the client's error, after MaxModelFailures
 // failed calls in a row (a replay miss at once).
 func TestModelFailureAbortsTheEpisode(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	closed, err := stubmodel.UnreachableURL()
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
 	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
