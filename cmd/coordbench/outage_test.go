@@ -11,9 +11,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
@@ -189,5 +191,20 @@ func TestSuiteModelOutageFailsAndReruns(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, harness.SuiteFailedDir, r[0])); !os.IsNotExist(err) {
 			t.Errorf("%s still in failed/ after its rerun succeeded (%v)", r[0], err)
 		}
+	}
+}
+
+// Retries are reported with model, endpoint, attempt, class, reason and
+// wait, the first at once and then at most one line per interval.
+func TestRetryNotice(t *testing.T) {
+	var b strings.Builder
+	notice := retryNotice(&b, time.Hour)
+	r := llm.Retry{Attempt: 2, MaxAttempts: 5, Wait: 1500 * time.Millisecond,
+		Err: &llm.Error{Model: "m", Endpoint: "http://h/v1/chat/completions", Status: 429, Reason: "slow down", Class: llm.ClassRateLimit}}
+	notice(r)
+	notice(r)
+	want := `llm: model "m" at http://h/v1/chat/completions: attempt 2 of 5 failed (rate_limit: 429 Too Many Requests: slow down); retrying in 1.5s` + "\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 }
