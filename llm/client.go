@@ -289,6 +289,7 @@ type failure struct {
 	retryAfter time.Duration
 	err        error // context error, if that is what ended the attempt
 	see        []string
+	class      string // for a failure without an HTTP status (Error.Class)
 }
 
 // network sends the request with retries.
@@ -361,6 +362,9 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 			return nil, e
 		}
 		wait := max(c.backoff(attempt), f.retryAfter)
+		if c.cfg.OnRetry != nil {
+			c.cfg.OnRetry(Retry{Attempt: attempt, MaxAttempts: c.cfg.MaxAttempts, Wait: wait, Err: e})
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -400,7 +404,7 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	defer func() { <-ep.sem }()
 	if ep.limiter != nil {
 		if err := ep.limiter.Wait(ctx); err != nil {
-			return nil, &failure{reason: fmt.Sprintf("waiting for the rate limit (%g rpm): %v", ep.rpm, err), err: context.Cause(ctx)}
+			return nil, &failure{reason: fmt.Sprintf("waiting for the rate limit (%g rpm): %v", ep.rpm, err), err: context.Cause(ctx), class: ClassCanceled}
 		}
 	}
 
@@ -424,11 +428,11 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 			retryAfter: parseRetryAfter(hres.Header, time.Now()),
 		}
 	case err != nil && actx.Err() != nil:
-		return nil, &failure{reason: fmt.Sprintf("no complete response within the %s attempt timeout", c.cfg.Timeout), retryable: true}
+		return nil, &failure{reason: fmt.Sprintf("no complete response within the %s attempt timeout", c.cfg.Timeout), retryable: true, class: ClassTimeout}
 	case err != nil && hres != nil:
-		return nil, &failure{reason: fmt.Sprintf("unreadable response body (HTTP %d): %v", hres.StatusCode, err), retryable: true}
+		return nil, &failure{reason: fmt.Sprintf("unreadable response body (HTTP %d): %v", hres.StatusCode, err), retryable: true, class: ClassBadResponse}
 	case err != nil:
-		f := &failure{retryable: !permanentTransportError(err)}
+		f := &failure{retryable: !permanentTransportError(err), class: ClassTransport}
 		hint := ""
 		if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
 			hint, f.see = " (use http:// in the base URL)", []string{"BaseURL"}
@@ -442,7 +446,7 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	}
 
 	if cc == nil || len(cc.Choices) == 0 {
-		return nil, &failure{reason: "response has no choices"}
+		return nil, &failure{reason: "response has no choices", class: ClassBadResponse}
 	}
 	ch := cc.Choices[0]
 	model := cc.Model
@@ -577,6 +581,7 @@ func (c *Client) newError(f *failure, attempts int) *Error {
 		RetryAfter: f.retryAfter,
 		Err:        f.err,
 		See:        f.see,
+		Class:      f.classify(),
 	}
 	switch f.status {
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -600,7 +605,24 @@ func (c *Client) newError(f *failure, attempts int) *Error {
 
 func (c *Client) ctxError(err error, doing string) *Error {
 	return &Error{Method: http.MethodPost, Endpoint: c.endpoint, Model: c.cfg.Model,
-		Reason: fmt.Sprintf("%v while %s", err, doing), Err: err}
+		Reason: fmt.Sprintf("%v while %s", err, doing), Err: err, Class: ClassCanceled}
+}
+
+// classify is the failure's Error.Class.
+func (f *failure) classify() string {
+	switch s := f.status; {
+	case f.err != nil:
+		return ClassCanceled
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		return ClassAuth
+	case s == http.StatusTooManyRequests:
+		return ClassRateLimit
+	case s != 0 && retryableStatus(s):
+		return ClassServer
+	case s != 0:
+		return ClassRequest
+	}
+	return f.class
 }
 
 // redact removes the API key from s.

@@ -72,6 +72,12 @@ type Config struct {
 	// CacheOff without a Cache and CacheReadWrite with one.
 	Cache     *Cache
 	CacheMode string
+	// OnRetry, if set, is called each time an attempt failed and the
+	// client is about to wait and retry, so that a caller can show that a
+	// call is stalled. It is called from the goroutine making the call
+	// (concurrently for concurrent calls) and must return quickly. It
+	// changes nothing in the requests, the replies or the cache.
+	OnRetry func(Retry)
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

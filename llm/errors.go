@@ -58,7 +58,10 @@ type Error struct {
 	Retryable bool
 	// RetryAfter is the server's advised wait on the last attempt, if any.
 	RetryAfter time.Duration
-	Err        error // underlying cause, e.g. context.Canceled; may be nil
+	// Class is what kind of failure the last attempt was (ClassTransport,
+	// ClassAuth, ...; see ErrorClass).
+	Class string
+	Err   error // underlying cause, e.g. context.Canceled; may be nil
 }
 
 func (e *Error) Error() string {
@@ -87,3 +90,43 @@ func (e *Error) Is(target error) bool { return target == ErrContextOverflow && e
 
 // Unwrap returns the underlying cause (for errors.Is with context errors).
 func (e *Error) Unwrap() error { return e.Err }
+
+// Error classes (Error.Class, ErrorClass, Retry): what kind of failure a
+// model call met. Every one but ClassCanceled means that the endpoint, the
+// key, the quota or the cache could not give an answer; none of them is a
+// reply the model produced.
+const (
+	ClassTransport   = "transport"    // no HTTP response: connection refused, DNS, TLS, dropped connection
+	ClassTimeout     = "timeout"      // no complete response within the attempt timeout
+	ClassAuth        = "auth"         // 401 or 403: the key is missing or rejected
+	ClassRateLimit   = "rate_limit"   // 429: rate limit or exhausted quota
+	ClassServer      = "server"       // 408 or 5xx
+	ClassRequest     = "request"      // any other 4xx: model name, base URL, parameters, context overflow
+	ClassBadResponse = "bad_response" // a response the client cannot read (unreadable body, no choices)
+	ClassCacheMiss   = "cache_miss"   // replay mode: the request is not in the cache
+	ClassCanceled    = "canceled"     // the caller's context ended
+)
+
+// ErrorClass is the class of an error returned by Complete: one of the
+// Class constants, or "" for an error that is none of these (nil, or a
+// request the client refused to send, such as an empty message list).
+func ErrorClass(err error) string {
+	var miss *CacheMissError
+	var e *Error
+	switch {
+	case errors.As(err, &miss):
+		return ClassCacheMiss
+	case errors.As(err, &e):
+		return e.Class
+	}
+	return ""
+}
+
+// Retry is a failed attempt that the client is about to retry
+// (Config.OnRetry).
+type Retry struct {
+	Attempt     int           // the attempt that failed, 1-based
+	MaxAttempts int           // Config.MaxAttempts
+	Wait        time.Duration // until the next attempt
+	Err         *Error        // the failure (Class, Status, Reason, Endpoint, Model)
+}

@@ -55,9 +55,14 @@ func desRunCmd() *cobra.Command {
 		Long: `Run one episode (instance × paradigm × controller × seed) and write
 metrics.json, trace.jsonl, decisions.jsonl, messages.jsonl, manifest.json
 and instance.json into --out. A truncated episode is a result, not an
-error: the exit code is 0 and metrics.json says why it stopped.`,
+error: the exit code is 0 and metrics.json says why it stopped. An LLM
+controller whose model calls fail (endpoint unreachable, key rejected,
+quota, replay-cache miss) --max-model-failures times in a row is not a
+result: the run stops with status aborted, its artifacts are written, and
+the exit code is 1. Model calls being retried are reported on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			lf.retries = cmd.ErrOrStderr()
 			if err := loadParadigmFiles(files); err != nil {
 				return err
 			}
@@ -104,10 +109,16 @@ func loadParadigmFiles(files []string) error {
 	return nil
 }
 
-// runEpisode runs one episode into out and prints its metrics.
+// runEpisode runs one episode into out and prints its metrics. An
+// episode its controller aborted (a model that could not answer) is
+// printed too, then its error is returned.
 func runEpisode(cmd *cobra.Command, ep harness.Episode, out string) error {
 	res, err := harness.RunToDir(cmd.Context(), ep, out)
 	if err != nil {
+		if res.Metrics.Status == string(factory.Aborted) {
+			printMetrics(cmd.OutOrStdout(), res.Metrics)
+			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
+		}
 		return err
 	}
 	printMetrics(cmd.OutOrStdout(), res.Metrics)

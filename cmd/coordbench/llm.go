@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/time/rate"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/llmctl"
@@ -31,6 +33,9 @@ type modelFlags struct {
 	timeout                                      time.Duration
 	seed                                         int64
 	fs                                           *pflag.FlagSet // to tell whether --llm-seed was given
+	// retries, if set, receives a line when a model call is about to be
+	// retried (retryNotice).
+	retries io.Writer
 }
 
 // register adds the flags; modelHelp and maxTokens are the command's help
@@ -70,6 +75,9 @@ func (f *modelFlags) client(name string, cache *llm.Cache) (*llm.Client, error) 
 		Timeout: f.timeout, MaxAttempts: f.maxAttempts, Concurrency: f.concurrency, RPM: f.rpm,
 		Cache: cache, CacheMode: f.cacheMode,
 	}
+	if f.retries != nil {
+		cfg.OnRetry = retryNotice(f.retries, retryNoticeEvery)
+	}
 	if f.fs != nil && f.fs.Changed("llm-seed") {
 		seed := f.seed
 		cfg.Seed = &seed
@@ -77,17 +85,44 @@ func (f *modelFlags) client(name string, cache *llm.Cache) (*llm.Client, error) 
 	return llm.New(cfg)
 }
 
+// retryNoticeEvery is how often, at most, retryNotice prints.
+const retryNoticeEvery = 10 * time.Second
+
+// retryNotice returns a Config.OnRetry that tells w that a model call is
+// stalled: which model, the attempt that failed, the failure's class and
+// reason, and the wait. It prints the first retry at once and then at most
+// one line per every, however many calls are retrying.
+func retryNotice(w io.Writer, every time.Duration) func(llm.Retry) {
+	s := &rate.Sometimes{First: 1, Interval: every} // Do serializes the prints
+	return func(r llm.Retry) {
+		s.Do(func() {
+			e := r.Err
+			reason := e.Reason
+			if e.Status != 0 {
+				reason = fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), reason)
+			}
+			fmt.Fprintf(w, "llm: model %q at %s: attempt %d of %d failed (%s: %s); retrying in %s\n",
+				e.Model, e.Endpoint, r.Attempt, r.MaxAttempts, e.Class, reason, r.Wait.Round(100*time.Millisecond))
+		})
+	}
+}
+
 // llmFlags are the model flags of the commands that run an LLM controller
 // of the scheduling benchmark.
 type llmFlags struct {
 	modelFlags
-	framework string
+	framework        string
+	maxModelFailures int
+	// abortOnModelError: the first failed model call fails the run (suites
+	// and their cases), whatever --max-model-failures says.
+	abortOnModelError bool
 }
 
 func (f *llmFlags) register(fs *pflag.FlagSet) {
 	f.modelFlags.register(fs, "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)",
 		16, "maximum output tokens (the contract needs a handful)")
 	fs.StringVar(&f.framework, "framework", "graph", "orchestration style of the LLM controller: graph or relay")
+	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmctl.DefaultMaxModelFailures, "des run: failed model calls in a row (after the --llm-max-attempts retries) after which the run fails with status aborted (in a suite, and in des case, the first one fails the case, which reruns next time)")
 }
 
 // controller builds the named controller: a built-in one, or "llm" from
@@ -113,17 +148,24 @@ func (f *llmFlags) controller(name string, seed uint64) (coord.Controller, func(
 // one cache) shared by every case, a fresh controller (fresh framework
 // memory) per case.
 type llmMaker struct {
-	model     string
-	framework string
-	models    map[string]llmctl.Model
-	stats     *llm.Stats
+	model             string
+	framework         string
+	models            map[string]llmctl.Model
+	stats             *llm.Stats
+	maxModelFailures  int
+	abortOnModelError bool
 }
 
 func (m *llmMaker) Name() string      { return "llm" }
 func (m *llmMaker) Model() string     { return m.model }
 func (m *llmMaker) Framework() string { return m.framework }
 func (m *llmMaker) New(uint64) (coord.Controller, error) {
-	return llmctl.New(m.framework, m.models)
+	c, err := llmctl.New(m.framework, m.models)
+	if err != nil {
+		return nil, err
+	}
+	c.MaxModelFailures, c.AbortOnModelError = m.maxModelFailures, m.abortOnModelError
+	return c, nil
 }
 
 // Status is the endpoint's live state for progress lines.
@@ -137,6 +179,9 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 	if !slices.Contains(llmctl.Frameworks, f.framework) {
 		return nil, nil, fmt.Errorf("--framework: unknown framework %q (want graph or relay)", f.framework)
 	}
+	if f.maxModelFailures < 1 {
+		return nil, nil, fmt.Errorf("--max-model-failures must be at least 1 (got %d)", f.maxModelFailures)
+	}
 	cache, closer, err := f.openCache()
 	if err != nil {
 		return nil, nil, err
@@ -145,7 +190,8 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 		closer()
 		return nil, nil, err
 	}
-	mk := &llmMaker{model: f.model, framework: f.framework, models: map[string]llmctl.Model{}}
+	mk := &llmMaker{model: f.model, framework: f.framework, models: map[string]llmctl.Model{},
+		maxModelFailures: f.maxModelFailures, abortOnModelError: f.abortOnModelError}
 	for _, part := range strings.Split(f.model, ",") {
 		role, name, found := strings.Cut(part, "=")
 		if !found {

@@ -35,7 +35,10 @@ pool of workers and write, into --out:
 
 Case ids read <instance>__<paradigm>__<controller>__s<seed>, e.g.
 A5C12-1__centralized__rule__s1. Running the same command again resumes:
-finished cases whose manifest matches are kept, the rest run. On Ctrl-C no
+finished cases whose manifest matches are kept, the rest run. With an LLM
+controller, a model call that fails after its retries (endpoint
+unreachable, key rejected, quota, replay-cache miss) fails its case
+(status aborted in failed/<case_id>/), which the next run reruns. On Ctrl-C no
 new case starts, the summary of the finished cases is written, and the
 exit code is 1; a second Ctrl-C abandons the cases in flight.
 
@@ -56,6 +59,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 			opt.Cases = splitList(cases)
 			var status func() string
 			if slices.Contains(splitList(opt.Controllers), "llm") {
+				lf.abortOnModelError = true // a model failure fails the case, which reruns next time
 				mk, closer, err := lf.maker()
 				if err != nil {
 					return err
@@ -200,6 +204,8 @@ the paradigm switches and instance recorded there.`,
 				}
 			}
 			if cs.Controller == "llm" {
+				lf.abortOnModelError = true // as in the suite
+				lf.retries = cmd.ErrOrStderr()
 				mk, closer, err := lf.maker()
 				if err != nil {
 					return err

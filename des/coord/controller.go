@@ -1,11 +1,14 @@
 package coord
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Controller maps a decision payload to one action index per active agent.
 // It sees only the payload. An error, a missing agent or an illegal index
 // is not fatal: the interpreter substitutes the contract-safe fallback and
-// audits it.
+// audits it. The one exception is an error wrapping ErrAbort.
 type Controller interface {
 	// Name identifies the controller in manifests and summaries.
 	Name() string
@@ -18,3 +21,12 @@ type Controller interface {
 	// still ends with its audit complete.
 	Act(ctx context.Context, d *Decision) (map[string]int, error)
 }
+
+// ErrAbort, wrapped in the error Act returns, ends the episode: the step's
+// agents fall back and are audited as for any other error, then the run
+// stops with status aborted and the error (harness Result.Err). It is for
+// a controller that cannot play the episode as configured — its model
+// cannot be reached, rejects the key, or is not in the replay cache — so
+// that the run fails instead of being scored as if every agent had fallen
+// back. A reply that is merely unusable is not a reason to abort.
+var ErrAbort = errors.New("episode aborted")

@@ -16,6 +16,9 @@ const (
 	TimeLimit      Status = "time_limit"
 	DecisionLimit  Status = "decision_limit"
 	ControllerFail Status = "controller_failed"
+	// Aborted: the controller ended the episode with a fatal error
+	// (coord.ErrAbort: a model that could not be reached, say).
+	Aborted Status = "aborted"
 )
 
 // Truncated reports whether the episode ended before all jobs completed.
@@ -288,7 +291,8 @@ func (e *Engine) canProgress() bool {
 }
 
 // Truncate ends a running episode now with the given status (used by the
-// runner for no-progress, decision-limit and controller failures).
+// runner for no-progress, decision-limit and controller failures, and when
+// the controller aborts).
 func (e *Engine) Truncate(s Status) {
 	if e.status == Running {
 		e.end(s)

@@ -44,8 +44,13 @@
 // (no_progress), when they reach MaxDecisions (decision_limit; both limits
 // are the instance's factory.LimitSpec), and when the protocol or Apply
 // fails (controller_failed; Result.Err says why). A controller cannot stop
-// an episode: its errors, panics and bad answers become audited
-// fallbacks. A failure to write an artifact does not stop it either: Run
+// an episode, with one exception: its errors, panics and bad answers
+// become audited fallbacks, but an Act error wrapping coord.ErrAbort (an
+// LLM controller whose model cannot be reached, rejects the key, or
+// misses the replay cache) ends it once that step's fallbacks are
+// committed and audited: the status is aborted, Result.Err wraps the
+// controller's error, and every artifact is still written, so a CLI run
+// exits non-zero and a suite case fails (and reruns on resume). A failure to write an artifact does not stop it either: Run
 // keeps the first one and reports it in Result.Err at the end, unless a
 // failure that stopped the episode takes precedence.
 //

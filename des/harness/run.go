@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -44,13 +45,16 @@ type Result struct {
 	// the run was executed, so it is not a metric.
 	CacheHits int
 	// Err is set when the episode could not run to a regular end (an
-	// engine commit failure, an artifact write failure); Metrics then
-	// still describe the state reached.
+	// engine commit failure, a controller's abort (coord.ErrAbort, status
+	// aborted), an artifact write failure); Metrics then still describe
+	// the state reached.
 	Err error
 }
 
 // Run plays one episode to its end. It never panics on a misbehaving
-// controller: errors and panics become audited fallbacks. ctx goes to the
+// controller: errors and panics become audited fallbacks, except an error
+// wrapping coord.ErrAbort, which ends the episode (status aborted,
+// Result.Err) once its step is audited. ctx goes to the
 // controller's every Act; a cancelled ctx does not cut the episode short,
 // the controller's answers fall back instead (see the package comment).
 func Run(ctx context.Context, ep Episode) Result {
@@ -122,6 +126,11 @@ func Run(ctx context.Context, ep Episode) Result {
 		if err != nil {
 			stopErr = err
 			eng.Truncate(factory.ControllerFail)
+			break
+		}
+		if errors.Is(cerr, coord.ErrAbort) { // the step is committed (fallbacks) and audited; stop here
+			stopErr = fmt.Errorf("controller %s: %w", ep.Controller.Name(), cerr)
+			eng.Truncate(factory.Aborted)
 			break
 		}
 		if p := eng.Progress(); p != lastProgress {

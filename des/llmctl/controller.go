@@ -1,7 +1,9 @@
 package llmctl
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,8 +33,31 @@ type Model struct {
 	Client Completer
 }
 
+// DefaultMaxModelFailures is Controller.MaxModelFailures when unset (the
+// same as the information-silo agents').
+const DefaultMaxModelFailures = 3
+
 // Controller asks a model for every active agent's action.
+//
+// A model call that fails (after the client's retries: endpoint
+// unreachable, key rejected, quota, server errors, ...) leaves its agent
+// without an action, like an unusable reply; but MaxModelFailures failed
+// calls in a row, or a single replay-cache miss, make Act return an error
+// wrapping coord.ErrAbort, which ends the episode (status aborted). A call
+// cut short because ctx ended is not counted: the agent falls back, as the
+// harness's contract for a cancelled episode wants.
 type Controller struct {
+	// MaxModelFailures: failed model calls in a row, counted over the
+	// episode in audit order (step, then agent id), after which Act aborts
+	// the episode; a call that returns a reply, usable or not, resets the
+	// count. 0 means DefaultMaxModelFailures.
+	MaxModelFailures int
+	// AbortOnModelError makes the first failed model call abort the
+	// episode (MaxModelFailures 1). Suites set it, as the information-silo
+	// suites do: a case is never scored after an endpoint failure; it
+	// fails and reruns on resume, replaying its good calls from the cache.
+	AbortOnModelError bool
+
 	framework string
 	models    map[string]Model // by role; "" is the default
 
@@ -41,6 +66,8 @@ type Controller struct {
 	history map[string][]string // relay: per-agent observation history
 	handoff []string            // relay: the previous step's decisions, handed to the next agents
 	prev    map[string]bool     // relay: agents of the previous step
+
+	failures int // failed model calls in a row
 }
 
 // New makes an LLM controller. models maps a role ("plant", "area",
@@ -105,6 +132,8 @@ type answer struct {
 	action int
 	ok     bool
 	note   coord.AgentNote
+	called bool  // the model call was made
+	err    error // the model call failed (nil: it returned a reply)
 }
 
 // Act implements coord.Controller: one model call per active agent, all
@@ -140,16 +169,44 @@ func (c *Controller) Act(ctx context.Context, d *coord.Decision) (map[string]int
 		}
 	}
 	c.remember(ids, lines)
-	return actions, nil
+	return actions, c.modelFailures(ctx, answers)
+}
+
+// modelFailures counts the step's failed model calls in agent id order
+// and returns an error wrapping coord.ErrAbort when the episode must end:
+// a replay-cache miss, or MaxModelFailures failures in a row.
+func (c *Controller) modelFailures(ctx context.Context, answers []answer) error {
+	limit := cmp.Or(c.MaxModelFailures, DefaultMaxModelFailures)
+	if c.AbortOnModelError {
+		limit = 1
+	}
+	for _, a := range answers {
+		switch {
+		case !a.called:
+		case a.err == nil:
+			c.failures = 0
+		case ctx.Err() != nil || llm.ErrorClass(a.err) == llm.ClassCanceled: // the episode's ctx ended: fall back
+		case errors.Is(a.err, llm.ErrCacheMiss):
+			return fmt.Errorf("%w: %w", coord.ErrAbort, a.err)
+		default:
+			if c.failures++; c.failures >= limit {
+				return fmt.Errorf("%w: model calls failed %d times in a row (%s), last: %w",
+					coord.ErrAbort, c.failures, cmp.Or(llm.ErrorClass(a.err), "error"), a.err)
+			}
+		}
+	}
+	return nil
 }
 
 func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer {
 	m := c.model(v.Role)
 	var a answer
 	a.note.Model = m.Name
+	a.called = true
 	resp, err := m.Client.Complete(ctx, []llm.Message{{Role: llm.RoleSystem, Content: SystemPrompt}, {Role: llm.RoleUser, Content: msg}})
 	if err != nil {
 		a.note.Error = "model call failed: " + err.Error()
+		a.err = err
 		return a
 	}
 	a.note.Raw = resp.Content

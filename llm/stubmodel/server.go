@@ -56,6 +56,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -729,4 +730,16 @@ func completionBody(req ChatRequest, reply Reply) ([]byte, Usage) {
 		},
 	})
 	return body, u
+}
+
+// UnreachableURL returns a base URL ("http://127.0.0.1:PORT/v1") where
+// nothing listens: a loopback port it has just bound and released, for
+// testing a client against a dead endpoint (connection refused).
+func UnreachableURL() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return "http://" + addr + "/v1", ln.Close()
 }

@@ -385,7 +385,7 @@ func (c *checker) validate(l *rawLine) *rec {
 }
 
 var finalStatus = map[string]bool{"done": true, "deadlock": true, "no_progress": true, "time_limit": true,
-	"decision_limit": true, "controller_failed": true}
+	"decision_limit": true, "controller_failed": true, "aborted": true}
 
 // apply advances the clock to the record's instant and applies it.
 func (c *checker) apply(r *rec) {

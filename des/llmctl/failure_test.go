@@ -1,0 +1,129 @@
+package llmctl_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel"
+)
+
+// fastRetries is a client config for baseURL that retries at once.
+func fastRetries(baseURL string) llm.Config {
+	return llm.Config{BaseURL: baseURL, Model: "stub", MaxAttempts: 2, RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}
+}
+
+func stubURL(t *testing.T, h func(stubmodel.ChatRequest) stubmodel.Reply) string {
+	srv := stubmodel.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A model that gives no answer (nothing listening, key rejected, replay
+// miss) ends the episode: Run stops with status aborted and an error
+// wrapping coord.ErrAbort and the client's error, after MaxModelFailures
+// failed calls in a row (a replay miss at once).
+func TestModelFailureAbortsTheEpisode(t *testing.T) {
+	closed, err := stubmodel.UnreachableURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	replay := fastRetries(stubURL(t, stubmodel.Echo))
+	replay.Cache, replay.CacheMode = cache, llm.CacheReplay
+	p := plant(t, "A5C12-1")
+	for _, tc := range []struct {
+		name  string
+		cfg   llm.Config
+		class string
+		calls int64 // failed calls before the abort
+	}{
+		{"unreachable", fastRetries(closed), llm.ClassTransport, 3},
+		{"401", fastRetries(stubURL(t, func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Status(401, "bad key") })), llm.ClassAuth, 3},
+		{"replay miss", replay, llm.ClassCacheMiss, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Concurrency = 1 // one call at a time: the count of calls made is exact
+			cl, err := llm.New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := llmctl.New("graph", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: c})
+			if !errors.Is(r.Err, coord.ErrAbort) || llm.ErrorClass(r.Err) != tc.class {
+				t.Fatalf("Result.Err = %v; want an abort of class %s", r.Err, tc.class)
+			}
+			if r.Metrics.Status != string(factory.Aborted) || r.Metrics.GLlm != 0 {
+				t.Errorf("status %s, G_llm %d", r.Metrics.Status, r.Metrics.GLlm)
+			}
+			// The calls of the aborting step all ran; at least the threshold failed.
+			if f := cl.Stats().Failures(); f < tc.calls || int(f) > r.Metrics.GFb {
+				t.Errorf("%d failed calls, %d fallbacks; want at least %d failures", f, r.Metrics.GFb, tc.calls)
+			}
+		})
+	}
+}
+
+// Unusable replies, a failure followed by replies, and a cancelled
+// episode do not abort; AbortOnModelError makes the first failure abort.
+func TestWhatDoesNotAbort(t *testing.T) {
+	p := plant(t, "A3C9-1")
+	run := func(t *testing.T, ctx context.Context, h func(stubmodel.ChatRequest) stubmodel.Reply, abortOnError bool) harness.Result {
+		cfg := fastRetries(stubURL(t, h))
+		cfg.MaxAttempts, cfg.Concurrency = 1, 1
+		cl, err := llm.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := llmctl.New("relay", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AbortOnModelError = abortOnError
+		return harness.Run(ctx, harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: c})
+	}
+	prose := func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Text("I would route job 3 to cell 2.") }
+	t.Run("unusable replies", func(t *testing.T) {
+		r := run(t, context.Background(), prose, true)
+		if r.Err != nil || r.Metrics.Status == string(factory.Aborted) || r.Metrics.GFb != r.Metrics.Secondary.Decisions {
+			t.Errorf("err %v, status %s, G_fb %d of %d", r.Err, r.Metrics.Status, r.Metrics.GFb, r.Metrics.Secondary.Decisions)
+		}
+	})
+	oneFailure := func() func(stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.Sequence(stubmodel.Status(500, "once"), stubmodel.Text("prose"))
+	}
+	t.Run("one failure", func(t *testing.T) {
+		if r := run(t, context.Background(), oneFailure(), false); r.Err != nil || r.Metrics.Status == string(factory.Aborted) {
+			t.Errorf("err %v, status %s", r.Err, r.Metrics.Status)
+		}
+	})
+	t.Run("one failure, AbortOnModelError", func(t *testing.T) {
+		r := run(t, context.Background(), oneFailure(), true)
+		if !errors.Is(r.Err, coord.ErrAbort) || !strings.Contains(r.Err.Error(), "500") || r.Metrics.Status != string(factory.Aborted) {
+			t.Errorf("err %v, status %s", r.Err, r.Metrics.Status)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		r := run(t, ctx, prose, true)
+		if r.Err != nil || r.Metrics.Status == string(factory.Aborted) || r.Metrics.GLlm != 0 {
+			t.Errorf("err %v, status %s, G_llm %d", r.Err, r.Metrics.Status, r.Metrics.GLlm)
+		}
+	})
+}
