@@ -260,6 +260,10 @@ func checkDecisions(audits []auditLine, add func(check, format string, args ...a
 			add(ckDecisions, "decisions.jsonl:%d: no payload", line)
 		} else if *a.Action < 0 || *a.Action >= len(a.Payload.Options) {
 			add(ckDecisions, "decisions.jsonl:%d: action %d is not one of the %d options", line, *a.Action, len(a.Payload.Options))
+		} else if a.Kind == "plant_fallback" && a.Payload.Options[*a.Action].Action != "assign" {
+			// Attribution: a plant-level fallback always places the item,
+			// on the plant's cell or, after a decline, on the harness's.
+			add(ckDecisions, "decisions.jsonl:%d: a plant_fallback committed %q, not a cell", line, a.Payload.Options[*a.Action].Action)
 		}
 	}
 	return d
