@@ -21,13 +21,16 @@
 //     than four processing times behind its queue (at most twice per item,
 //     so rejections cannot ping-pong forever);
 //   - greedy: release by earliest due date, never deferring; every role
-//     takes the fastest option (processing + transport) its view shows,
-//     avoiding only what it can see would block, ignoring queues and
-//     power: the plant the fastest cell that can start at once
-//     (centralized) or the area whose summary shows the fastest capable
-//     cell; the area its fastest free cell, escalating when all are full;
-//     cells bid high when an idle machine is set up for the item's family
-//     and accept unless they would block or cannot start it;
+//     takes the fastest option its view shows, ignoring queues and power.
+//     The plant routing every cell (centralized) takes the least
+//     processing time whatever the cell's load: the naive router the
+//     A5C12-2 profile is built to punish. In hierarchical and holonic it
+//     allocates to the area whose summary shows the fastest capable cell
+//     (min_proc_time + transport_time), and the area, which manages its
+//     cells' buffers, takes its fastest free cell, escalating when all are
+//     full. In the contract net cells bid high when an idle machine is set
+//     up for the item's family (which no decider sees); every cell that
+//     may refuse accepts unless it would block or cannot start the item;
 //   - random: a uniformly random legal action for every agent, seeded;
 //     a floor for comparisons;
 //   - greedy_py: the Go twin of the example external runner

@@ -54,17 +54,21 @@ func ruleCommit(v *coord.View) int {
 // option (processing + transport) its own view shows, avoiding only what
 // it can see would block or wait to start; it ignores queues and power.
 //
-//   - plant, select_cell (centralized) and plant_fallback: among all
-//     cells, the fastest that can start at once (an idle machine and a
-//     free slot), then the fastest with a free slot, then the fastest; it
-//     never declines a fallback;
+//   - plant, select_cell (centralized): the cell with the least
+//     processing time, whatever its load, buffer or power: the naive
+//     router the A5C12-2 profile is built to punish;
+//   - plant, plant_fallback: a last resort, so among all capable cells
+//     the fastest that can start at once (an idle machine and a free
+//     slot), then the fastest with a free slot, then the fastest; it never
+//     declines;
 //   - plant, select_area (hierarchical, holonic): the area whose option
 //     shows the fastest capable cell (min_proc_time + transport_time),
 //     one with free slots first. The two figures may belong to different
 //     cells, and the summary shows no idle machines: the plant's area need
 //     not hold the globally fastest free cell;
-//   - area, select_cell and reroute: its own fastest cell, by the same
-//     tiers as the plant; escalate when every one is full;
+//   - area, select_cell and reroute: it manages its cells' buffers, so
+//     its own fastest cell by the fallback's tiers (can start, free slot,
+//     full); escalate when every one is full;
 //   - cell, bid (contract net): high when a free slot and an idle machine
 //     already set up for the item's family (no setup, which only the cell
 //     can see), medium with an idle machine that needs a setup, low with
@@ -90,6 +94,17 @@ func greedyChoice(v *coord.View) int {
 			return s, true
 		})
 	case coord.KindSelectCell, coord.KindReroute, coord.KindAward, coord.KindPlantFallback:
+		if v.Kind == coord.KindSelectCell && v.Role == coord.RolePlant {
+			// The plant routing every cell itself (centralized): the
+			// fastest processing, whatever the cell's load, buffer or
+			// power — the naive router the A5C12-2 lure punishes.
+			return argmin(v, func(o coord.Option) (float64, bool) {
+				if o.Cell == nil {
+					return 0, false
+				}
+				return o.Cell.ProcTime, true
+			})
+		}
 		if escalate := option(v, coord.ActEscalate); escalate >= 0 && allFull(v) {
 			return escalate // nothing free here: the plant may know better
 		}
