@@ -139,15 +139,7 @@ func ruleChoice(v *coord.View) int {
 		}
 		return bidOption(v, "low")
 	case coord.KindCommit:
-		c := v.Observation.Cell
-		ct := v.Context.Contract
-		if c != nil && ct != nil && len(ct.Rejected) < 2 {
-			overloaded := c.Backlog/float64(max(len(c.Machines), 1)) > 4*ct.ProcTime
-			if c.FreeSlots <= 0 || overloaded {
-				return option(v, coord.ActReject) // it would block or wait long here; let a sibling take it
-			}
-		}
-		return option(v, coord.ActAccept)
+		return ruleCommit(v)
 	}
 	return coord.SafeAction(v)
 }
@@ -206,33 +198,10 @@ func (Greedy) Name() string { return "greedy" }
 // Source implements coord.Controller.
 func (Greedy) Source() coord.Source { return coord.SourceBuiltin }
 
-// Act implements coord.Controller: fastest area or cell, bid high, accept.
+// Act implements coord.Controller: each role takes the fastest option its
+// own view shows (see greedyChoice).
 func (Greedy) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
-	return each(d, func(v *coord.View) int {
-		switch v.Kind {
-		case coord.KindRelease:
-			return earliestDue(v, false)
-		case coord.KindSelectArea:
-			return argmin(v, func(o coord.Option) (float64, bool) {
-				if o.Area == nil {
-					return 0, false
-				}
-				return o.Area.MinProcTime, true
-			})
-		case coord.KindSelectCell, coord.KindAward, coord.KindReroute, coord.KindPlantFallback:
-			return argmin(v, func(o coord.Option) (float64, bool) {
-				if o.Cell == nil {
-					return 0, false
-				}
-				return o.Cell.ProcTime, true
-			})
-		case coord.KindBid:
-			return bidOption(v, "high")
-		case coord.KindCommit:
-			return option(v, coord.ActAccept)
-		}
-		return coord.SafeAction(v)
-	}), nil
+	return each(d, greedyChoice), nil
 }
 
 // Random picks a uniformly random legal action for every agent.

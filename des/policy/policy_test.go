@@ -8,7 +8,7 @@ import (
 )
 
 func routing(headroom float64, cells ...coord.CellOption) *coord.Decision {
-	v := &coord.View{AgentID: "plant", Kind: coord.KindSelectCell}
+	v := &coord.View{AgentID: "plant", Role: coord.RolePlant, Kind: coord.KindSelectCell}
 	v.Observation.HeadroomKW = headroom
 	for i := range cells {
 		v.Options = append(v.Options, coord.Option{Index: i, Action: "assign", Cell: &cells[i]})
@@ -19,14 +19,25 @@ func routing(headroom float64, cells ...coord.CellOption) *coord.Decision {
 }
 
 func TestRuleVersusGreedyRouting(t *testing.T) {
-	fastFull := coord.CellOption{Cell: "fast", Machines: 1, ProcTime: 10, FreeSlots: 0, Backlog: 40, BusyKW: 7}
-	slowFree := coord.CellOption{Cell: "slow", Machines: 1, ProcTime: 25, FreeSlots: 3, Backlog: 0, BusyKW: 2.5}
-	d := routing(20, fastFull, slowFree)
+	fastLoaded := coord.CellOption{Cell: "fast", Machines: 2, Idle: 1, ProcTime: 10, FreeSlots: 1, Backlog: 60, BusyKW: 7}
+	slowFree := coord.CellOption{Cell: "slow", Machines: 1, Idle: 1, ProcTime: 25, FreeSlots: 3, Backlog: 0, BusyKW: 2.5}
+	d := routing(20, fastLoaded, slowFree)
 	if a, _ := (Greedy{}).Act(context.Background(), d); a["plant"] != 0 {
-		t.Errorf("greedy chose %d, want the fastest cell 0", a["plant"])
+		t.Errorf("greedy chose %d, want the fastest cell 0 whatever its queue", a["plant"])
 	}
 	if a, _ := (Rule{}).Act(context.Background(), d); a["plant"] != 1 {
-		t.Errorf("rule chose %d, want the free, unloaded cell 1", a["plant"])
+		t.Errorf("rule chose %d, want the unloaded cell 1", a["plant"])
+	}
+	// Greedy's plant routes to the fastest cell even when it is full; an
+	// area, which manages its cells' buffers, takes its fastest free one.
+	fastFull := coord.CellOption{Cell: "fast", Machines: 1, ProcTime: 10, FreeSlots: 0, Backlog: 40, BusyKW: 7}
+	d = routing(20, fastFull, slowFree)
+	if a, _ := (Greedy{}).Act(context.Background(), d); a["plant"] != 0 {
+		t.Errorf("greedy's plant chose %d, want the fastest cell 0 though full", a["plant"])
+	}
+	d.ActiveAgents["plant"].Role = coord.RoleArea
+	if a, _ := (Greedy{}).Act(context.Background(), d); a["plant"] != 1 {
+		t.Errorf("greedy's area chose %d, want its free cell 1", a["plant"])
 	}
 	// Without power headroom the rule avoids the power-hungry cell even
 	// when it is free and fast.
