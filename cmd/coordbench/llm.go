@@ -81,13 +81,14 @@ func (f *modelFlags) client(name string, cache *llm.Cache) (*llm.Client, error) 
 // of the scheduling benchmark.
 type llmFlags struct {
 	modelFlags
-	framework string
+	framework, replyParsing string
 }
 
 func (f *llmFlags) register(fs *pflag.FlagSet) {
 	f.modelFlags.register(fs, "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)",
 		16, "maximum output tokens (the contract needs a handful)")
 	fs.StringVar(&f.framework, "framework", "graph", "orchestration style of the LLM controller: graph or relay")
+	fs.StringVar(&f.replyParsing, "reply-parsing", llmctl.ParsingPublished, `how model replies are read: published (any reply a legal integer action can be read from, as the paper counts: JSON, a bare integer, a code fence, a sentence; docs/llm-controller.md) or strict (exactly {"action": n})`)
 }
 
 // controller builds the named controller: a built-in one, or "llm" from
@@ -115,15 +116,25 @@ func (f *llmFlags) controller(name string, seed uint64) (coord.Controller, func(
 type llmMaker struct {
 	model     string
 	framework string
+	parsing   string
 	models    map[string]llmctl.Model
 	stats     *llm.Stats
 }
 
-func (m *llmMaker) Name() string      { return "llm" }
-func (m *llmMaker) Model() string     { return m.model }
-func (m *llmMaker) Framework() string { return m.framework }
+func (m *llmMaker) Name() string                { return "llm" }
+func (m *llmMaker) Model() string               { return m.model }
+func (m *llmMaker) Framework() string           { return m.framework }
+func (m *llmMaker) ReplyParsing() string        { return m.parsing }
+func (m *llmMaker) DefaultReplyParsing() string { return llmctl.ParsingPublished }
 func (m *llmMaker) New(uint64) (coord.Controller, error) {
-	return llmctl.New(m.framework, m.models)
+	c, err := llmctl.New(m.framework, m.models)
+	if err == nil {
+		err = c.SetReplyParsing(m.parsing)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Status is the endpoint's live state for progress lines.
@@ -137,6 +148,9 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 	if !slices.Contains(llmctl.Frameworks, f.framework) {
 		return nil, nil, fmt.Errorf("--framework: unknown framework %q (want graph or relay)", f.framework)
 	}
+	if !slices.Contains(llmctl.ReplyParsings, f.replyParsing) {
+		return nil, nil, fmt.Errorf("--reply-parsing: unknown rule %q (want published or strict)", f.replyParsing)
+	}
 	cache, closer, err := f.openCache()
 	if err != nil {
 		return nil, nil, err
@@ -145,7 +159,7 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 		closer()
 		return nil, nil, err
 	}
-	mk := &llmMaker{model: f.model, framework: f.framework, models: map[string]llmctl.Model{}}
+	mk := &llmMaker{model: f.model, framework: f.framework, parsing: f.replyParsing, models: map[string]llmctl.Model{}}
 	for _, part := range strings.Split(f.model, ",") {
 		role, name, found := strings.Cut(part, "=")
 		if !found {
