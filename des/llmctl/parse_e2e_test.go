@@ -1,22 +1,19 @@
 package llmctl_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/internal/payloadschema"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
@@ -71,7 +68,10 @@ func chattyModel(t *testing.T) (url string, served func() map[string]int) {
 // controller and nothing falls back; under strict parsing every reply but
 // the exact contract is a fallback. Every audit matches the schema.
 func TestReplyFormsEndToEnd(t *testing.T) {
-	auditSchema := compileAuditSchema(t)
+	auditSchema, err := payloadschema.Def("Audit")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := plant(t, "A3C9-1")
 	mode := coord.HeterarchicalCNP
 	var want bytes.Buffer
@@ -95,23 +95,17 @@ func TestReplyFormsEndToEnd(t *testing.T) {
 			}
 		}
 		parses := map[string]int{}
-		sc := bufio.NewScanner(bytes.NewReader(dec.Bytes()))
-		sc.Buffer(nil, 1<<24)
-		for n := 1; sc.Scan(); n++ {
-			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(sc.Bytes()))
-			if err == nil {
-				err = auditSchema.Validate(inst)
-			}
-			if err != nil {
-				t.Fatalf("%s: decisions.jsonl:%d does not match the schema: %v", rule, n, err)
-			}
-			a := inst.(map[string]any)
+		err := payloadschema.ValidateLines(auditSchema, bytes.NewReader(dec.Bytes()), func(v any) {
+			a := v.(map[string]any)
 			if p, ok := a["parse"].(string); ok {
 				parses[p]++
 				if a["source"] != "llm" {
-					t.Errorf("%s: decisions.jsonl:%d: parse %q on a %v decision", rule, n, p, a["source"])
+					t.Errorf("%s: parse %q on a %v decision", rule, p, a["source"])
 				}
 			}
+		})
+		if err != nil {
+			t.Fatalf("%s: decisions.jsonl does not match the schema: %v", rule, err)
 		}
 		if rule == llmctl.ParsingPublished {
 			if !bytes.Equal(want.Bytes(), trace.Bytes()) {
@@ -138,29 +132,4 @@ func TestReplyFormsEndToEnd(t *testing.T) {
 			}
 		}
 	}
-}
-
-// compileAuditSchema compiles $defs/Audit of docs/payload.schema.json.
-func compileAuditSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open("../../docs/payload.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := doc.(map[string]any)["$id"].(string)
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(id, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(id + "#/$defs/Audit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
 }
