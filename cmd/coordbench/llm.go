@@ -111,8 +111,8 @@ func retryNotice(w io.Writer, every time.Duration) func(llm.Retry) {
 // of the scheduling benchmark.
 type llmFlags struct {
 	modelFlags
-	framework        string
-	maxModelFailures int
+	framework, replyParsing string
+	maxModelFailures        int
 	// abortOnModelError: the first failed model call fails the run (suites
 	// and their cases), whatever --max-model-failures says.
 	abortOnModelError bool
@@ -123,6 +123,7 @@ func (f *llmFlags) register(fs *pflag.FlagSet) {
 		16, "maximum output tokens (the contract needs a handful)")
 	fs.StringVar(&f.framework, "framework", "graph", "orchestration style of the LLM controller: graph or relay")
 	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmctl.DefaultMaxModelFailures, "des run: failed model calls in a row (after the --llm-max-attempts retries) after which the run fails with status aborted (in a suite, and in des case, the first one fails the case, which reruns next time)")
+	fs.StringVar(&f.replyParsing, "reply-parsing", llmctl.ParsingPublished, `how model replies are read: published (any reply a legal integer action can be read from, as the paper counts: JSON, a bare integer, a code fence, a sentence; docs/llm-controller.md) or strict (exactly {"action": n})`)
 }
 
 // controller builds the named controller: a built-in one, or "llm" from
@@ -150,17 +151,23 @@ func (f *llmFlags) controller(name string, seed uint64) (coord.Controller, func(
 type llmMaker struct {
 	model             string
 	framework         string
+	parsing           string
 	models            map[string]llmctl.Model
 	stats             *llm.Stats
 	maxModelFailures  int
 	abortOnModelError bool
 }
 
-func (m *llmMaker) Name() string      { return "llm" }
-func (m *llmMaker) Model() string     { return m.model }
-func (m *llmMaker) Framework() string { return m.framework }
+func (m *llmMaker) Name() string                { return "llm" }
+func (m *llmMaker) Model() string               { return m.model }
+func (m *llmMaker) Framework() string           { return m.framework }
+func (m *llmMaker) ReplyParsing() string        { return m.parsing }
+func (m *llmMaker) DefaultReplyParsing() string { return llmctl.ParsingPublished }
 func (m *llmMaker) New(uint64) (coord.Controller, error) {
 	c, err := llmctl.New(m.framework, m.models)
+	if err == nil {
+		err = c.SetReplyParsing(m.parsing)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +189,9 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 	if f.maxModelFailures < 1 {
 		return nil, nil, fmt.Errorf("--max-model-failures must be at least 1 (got %d)", f.maxModelFailures)
 	}
+	if !slices.Contains(llmctl.ReplyParsings, f.replyParsing) {
+		return nil, nil, fmt.Errorf("--reply-parsing: unknown rule %q (want published or strict)", f.replyParsing)
+	}
 	cache, closer, err := f.openCache()
 	if err != nil {
 		return nil, nil, err
@@ -190,7 +200,7 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 		closer()
 		return nil, nil, err
 	}
-	mk := &llmMaker{model: f.model, framework: f.framework, models: map[string]llmctl.Model{},
+	mk := &llmMaker{model: f.model, framework: f.framework, parsing: f.replyParsing, models: map[string]llmctl.Model{},
 		maxModelFailures: f.maxModelFailures, abortOnModelError: f.abortOnModelError}
 	for _, part := range strings.Split(f.model, ",") {
 		role, name, found := strings.Cut(part, "=")

@@ -33,8 +33,12 @@ type Audit struct {
 // audit: the raw reply it parsed, why it was unusable if it was, and the
 // cost of getting it.
 type AgentNote struct {
-	Raw              string `json:"raw_reply,omitempty"`
-	Error            string `json:"reply_error,omitempty"`
+	Raw   string `json:"raw_reply,omitempty"`
+	Error string `json:"reply_error,omitempty"`
+	// Parse is how an accepted reply was read (model controllers; see
+	// llmctl's Parse* constants: "exact", "json", "bare_integer",
+	// "fenced_json", "fenced_integer", "in_text"); empty when refused.
+	Parse            string `json:"parse,omitempty"`
 	Model            string `json:"model,omitempty"`
 	PromptTokens     int64  `json:"prompt_tokens,omitempty"`
 	CompletionTokens int64  `json:"completion_tokens,omitempty"`

@@ -44,6 +44,7 @@ type Manifest struct {
 	Controller     string              `json:"controller"`
 	Model          string              `json:"model,omitempty"`
 	Framework      string              `json:"framework,omitempty"`
+	ReplyParsing   string              `json:"reply_parsing,omitempty"`
 	PayloadVersion string              `json:"payload_version"`
 	TraceFormat    string              `json:"trace_format"`
 	Status         string              `json:"status"`
@@ -56,6 +57,24 @@ type Manifest struct {
 type ModelController interface {
 	ModelNames() string
 	Framework() string
+}
+
+// ReplyParser is implemented by model-backed controllers, and by their
+// ControllerMakers, that read model replies under a named rule (llmctl:
+// "published" or "strict"). The rule is recorded in manifest.json
+// (reply_parsing): a resumed suite reruns a case recorded under another
+// rule, or under none (a run from before the rule was recorded).
+type ReplyParser interface {
+	ReplyParsing() string
+}
+
+// ReplyParsingMaker is a ControllerMaker whose controllers read replies
+// under a rule. Case ids leave its default rule out (so the ids of runs
+// under it stay as they were) and name any other: "<model>-<framework>-strict".
+type ReplyParsingMaker interface {
+	ControllerMaker
+	ReplyParser
+	DefaultReplyParsing() string
 }
 
 // Version is the tool version recorded in manifests.
@@ -116,6 +135,9 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	}
 	if md, ok := ep.Controller.(ModelController); ok {
 		man.Model, man.Framework = md.ModelNames(), md.Framework()
+	}
+	if rp, ok := ep.Controller.(ReplyParser); ok {
+		man.ReplyParsing = rp.ReplyParsing()
 	}
 	for _, name := range []string{FileTrace, FileDecisions, FileMessages, FileMetrics, FileInstance} {
 		h, err := fileSHA256(filepath.Join(dir, name))

@@ -163,7 +163,10 @@ type Case struct {
 	// built-ins.
 	Model     string
 	Framework string
-	Seed      uint64
+	// ReplyParsing is the rule its controller reads model replies under
+	// (ReplyParser); empty for controllers without one.
+	ReplyParsing string
+	Seed         uint64
 
 	maker      ControllerMaker // nil for built-ins
 	modelToken string          // a case rebuilt from its id: the id's model part, until UseMaker
@@ -177,14 +180,15 @@ func (c *Case) UseMaker(mk ControllerMaker) error {
 	if mk.Name() != c.Controller {
 		return fmt.Errorf("case %s: controller %q, not %q", c.ID, c.Controller, mk.Name())
 	}
-	got := modelToken(mk.Model(), mk.Framework())
+	rule, ruleToken := replyParsing(mk)
+	got := modelToken(mk.Model(), mk.Framework(), ruleToken)
 	if got != "" {
 		got = SafeToken(got)
 	}
 	if got != c.modelToken {
-		return fmt.Errorf("case %s was run with model and framework %q; this controller has %q", c.ID, c.modelToken, got)
+		return fmt.Errorf("case %s was run with model, framework and reply parsing %q; this controller has %q", c.ID, c.modelToken, got)
 	}
-	c.maker, c.Model, c.Framework = mk, mk.Model(), mk.Framework()
+	c.maker, c.Model, c.Framework, c.ReplyParsing = mk, mk.Model(), mk.Framework(), rule
 	return nil
 }
 
@@ -237,14 +241,15 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 		for _, m := range cfg.Paradigms {
 			for _, ctrl := range cfg.Controllers {
 				mk := makerNamed(opt.Makers, ctrl)
-				model, fw := "", ""
+				model, fw, rule, ruleToken := "", "", "", ""
 				if mk != nil {
 					model, fw = mk.Model(), mk.Framework()
+					rule, ruleToken = replyParsing(mk)
 				}
 				for _, seed := range si.Seeds {
 					s.Cases = append(s.Cases, Case{
-						ID:       CaseID(si.Token, m.ID, ctrl, modelToken(model, fw), seed),
-						Instance: si, Paradigm: m, Controller: ctrl, Model: model, Framework: fw, Seed: seed, maker: mk,
+						ID:       CaseID(si.Token, m.ID, ctrl, modelToken(model, fw, ruleToken), seed),
+						Instance: si, Paradigm: m, Controller: ctrl, Model: model, Framework: fw, ReplyParsing: rule, Seed: seed, maker: mk,
 					})
 				}
 			}
@@ -447,13 +452,30 @@ func makerNamed(makers []ControllerMaker, name string) ControllerMaker {
 	return nil
 }
 
-// modelToken is the model part of a case id: the models, and the
-// framework when there is one ("gpt-5.4-graph").
-func modelToken(model, framework string) string {
-	if model == "" || framework == "" {
-		return model
+// modelToken is the model part of a case id: the models, the framework
+// when there is one, and the reply-parsing rule when it is not the
+// default ("gpt-5.4-graph", "gpt-5.4-graph-strict").
+func modelToken(model, framework, replyParsing string) string {
+	t := model
+	for _, p := range []string{framework, replyParsing} {
+		if t != "" && p != "" {
+			t += "-" + p
+		}
 	}
-	return model + "-" + framework
+	return t
+}
+
+// replyParsing is mk's reply-parsing rule (none if mk reads no replies)
+// and its part of case ids: the rule, unless it is mk's default.
+func replyParsing(mk ControllerMaker) (rule, token string) {
+	rp, ok := mk.(ReplyParsingMaker)
+	if !ok {
+		return "", ""
+	}
+	if rule = rp.ReplyParsing(); rule != rp.DefaultReplyParsing() {
+		token = rule
+	}
+	return rule, token
 }
 
 func resolveSeeds(spec string, si *SuiteInstance) ([]uint64, error) {

@@ -71,8 +71,9 @@ func (r *SuiteReport) Complete() bool { return len(r.Cases) == len(r.Suite.Cases
 // package suiterun: cases go to dir/cases/<id>/ (SuiteCasesDir), failed
 // ones with error.txt to dir/failed/<id>/ (SuiteFailedDir), and a rerun
 // keeps every case whose directory exists and whose manifest.json matches
-// the case (instance hash, seed, paradigm with every switch, controller,
-// tool, payload and trace versions) and reruns any other.
+// the case (instance hash, seed, paradigm with every switch, controller
+// with its models, framework and reply parsing, tool, payload and trace
+// versions) and reruns any other.
 //
 // When ctx is cancelled, no new case starts; cases in flight finish. The
 // summary and aggregate files always describe the ended cases.
@@ -181,13 +182,14 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 
 // ManifestMatches reports whether man records case c run by this tool:
 // same tool version, instance (by hash), seed, paradigm with every switch,
-// controller (with its models and framework), payload and trace formats.
+// controller (with its models, framework and reply-parsing rule), payload
+// and trace formats.
 func ManifestMatches(man Manifest, c Case) bool {
 	return man.Tool == "coordbench" && man.Version == Version() &&
 		man.PayloadVersion == coord.PayloadVersion && man.TraceFormat == TraceFormat &&
 		man.Instance == c.Instance.Name && man.InstanceSHA256 == c.Instance.SHA256 &&
 		man.Seed == c.Seed && man.Controller == c.Controller && sameModel(man, c) &&
-		reflect.DeepEqual(man.Paradigm, c.Paradigm)
+		man.ReplyParsing == c.ReplyParsing && reflect.DeepEqual(man.Paradigm, c.Paradigm)
 }
 
 // sameModel compares the models and framework a manifest records with the

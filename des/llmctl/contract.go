@@ -94,7 +94,7 @@ func ParseReply(raw string, legal []int) (int, error) {
 	if err := dec.Decode(&r); err != nil {
 		return 0, fmt.Errorf("not the contract object: %v", err)
 	}
-	if dec.More() {
+	if dec.More() || dec.InputOffset() != int64(len(s)) {
 		return 0, fmt.Errorf("more than one JSON value")
 	}
 	a := string(r.Action)

@@ -60,6 +60,7 @@ type Controller struct {
 
 	framework string
 	models    map[string]Model // by role; "" is the default
+	parsing   string           // reply-parsing rule (parse.go); "" is published
 
 	notes   map[string]coord.AgentNote
 	shared  []string            // graph: compact summaries across activations
@@ -214,12 +215,12 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer 
 	a.note.PromptTokens, a.note.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 	a.note.LatencyMS = float64(resp.Latency.Microseconds()) / 1000
 	a.note.Cached = resp.Cached
-	act, err := ParseReply(resp.Content, v.LegalActions)
+	act, how, err := ParseReplyWith(c.parsing, resp.Content, v.LegalActions)
 	if err != nil {
 		a.note.Error = err.Error()
 		return a
 	}
-	a.action, a.ok = act, true
+	a.action, a.ok, a.note.Parse = act, true, how
 	return a
 }
 

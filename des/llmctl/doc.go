@@ -7,10 +7,13 @@
 // message is the agent's own view from the public payload (role, kind,
 // observation, context with bounded working memory, options, legal
 // actions, decision factors) plus the orchestration framework's own
-// controller-side state. A reply that is not exactly the contract (prose,
-// code fences, extra keys, a non-integer, an illegal index, nothing) is
-// not used: the interpreter's contract-safe fallback decides and the audit
-// records the raw reply and why it was refused (G_fb vs G_llm).
+// controller-side state. A reply is read under a rule (parse.go): by
+// default as the paper does, accepting any reply a legal integer action
+// can be read from (JSON, a bare integer, a code fence, a sentence), or
+// strictly, accepting only the exact contract. A reply the rule refuses
+// (or an illegal index, or nothing) is not used: the interpreter's
+// contract-safe fallback decides, and the audit records the raw reply and
+// how it was read or why it was refused (G_fb vs G_llm).
 //
 // Two orchestration styles mirror the seed's two frameworks without their
 // code (docs/llm.md):

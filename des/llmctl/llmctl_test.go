@@ -84,28 +84,42 @@ func TestBuiltinStubEqualsRule(t *testing.T) {
 
 // With a server that misbehaves, every episode completes, every decision
 // is audited with the right source, and the counts match what the server
-// says it returned.
+// says it returned: under strict parsing its code fences are fallbacks,
+// under the published rule they are read ("fenced_json").
 func TestFaultyModelIsAudited(t *testing.T) {
-	stub, srv := stubServer(t, "faults")
-	p := plant(t, "A5C12-1")
-	c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}, "relay")
-	var dec bytes.Buffer
-	r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.HeterarchicalCNP, Controller: c, Decisions: &dec})
-	if r.Err != nil || r.Metrics.Status == "" {
-		t.Fatalf("episode failed: %v", r.Err)
-	}
-	m := r.Metrics
-	log := stub.Log()
-	bad := log["prose"] + log["fence"] + log["illegal"] + log["empty"]
-	if m.GLlm != log["valid"] || m.GFb != bad || m.GLlm+m.GFb != m.Secondary.Decisions {
-		t.Errorf("G_llm %d G_fb %d decisions %d; server log %v", m.GLlm, m.GFb, m.Secondary.Decisions, log)
-	}
-	if log["http_429"] == 0 || log["http_500"] == 0 || bad == 0 {
-		t.Errorf("the fault mix was not exercised: %v", log)
-	}
-	for _, reason := range []string{"unusable reply: code fence", "unusable reply: not a single JSON object", "unusable reply: illegal action index 9999", "unusable reply: empty reply"} {
-		if !strings.Contains(dec.String(), reason) {
-			t.Errorf("no fallback audited with %q", reason)
+	for _, rule := range llmctl.ReplyParsings {
+		stub, srv := stubServer(t, "faults")
+		p := plant(t, "A5C12-1")
+		c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}, "relay")
+		if err := c.SetReplyParsing(rule); err != nil {
+			t.Fatal(err)
+		}
+		var dec bytes.Buffer
+		r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.HeterarchicalCNP, Controller: c, Decisions: &dec})
+		if r.Err != nil || r.Metrics.Status == "" {
+			t.Fatalf("%s: episode failed: %v", rule, r.Err)
+		}
+		m := r.Metrics
+		log := stub.Log()
+		good, bad := log["valid"], log["prose"]+log["illegal"]+log["empty"]
+		reasons := []string{"unusable reply: illegal action index 9999", "unusable reply: empty reply"}
+		if rule == llmctl.ParsingStrict {
+			bad += log["fence"]
+			reasons = append(reasons, "unusable reply: code fence", "unusable reply: not a single JSON object")
+		} else {
+			good += log["fence"]
+			reasons = append(reasons, "unusable reply: no action index in the reply", `"parse":"fenced_json"`)
+		}
+		if m.GLlm != good || m.GFb != bad || m.GLlm+m.GFb != m.Secondary.Decisions {
+			t.Errorf("%s: G_llm %d G_fb %d decisions %d; server log %v", rule, m.GLlm, m.GFb, m.Secondary.Decisions, log)
+		}
+		if log["http_429"] == 0 || log["http_500"] == 0 || log["fence"] == 0 || bad == 0 {
+			t.Errorf("%s: the fault mix was not exercised: %v", rule, log)
+		}
+		for _, reason := range reasons {
+			if !strings.Contains(dec.String(), reason) {
+				t.Errorf("%s: no decision audited with %q", rule, reason)
+			}
 		}
 	}
 }
@@ -212,12 +226,9 @@ func TestParseReply(t *testing.T) {
 }
 
 func FuzzParseReply(f *testing.F) {
-	for _, s := range []string{`{"action": 2}`, "```", `{"action": -1}`, `{"action": 1e99}`, "{", ""} {
+	for _, s := range []string{`{"action": 2}`, "```", `{"action": -1}`, `{"action": 1e99}`, "{", "",
+		"```json\n{\"action\": 7}\n```", "I choose action 2.", `{"action": "1", "why": "x"}`, "0 or 1", `{"a": {"action": 1}}`, "{\"action\": 2}}"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		if i, err := llmctl.ParseReply(raw, []int{0, 1, 2}); err == nil && (i < 0 || i > 2) {
-			t.Fatalf("accepted %q as %d", raw, i)
-		}
-	})
+	f.Fuzz(checkReplyParsing)
 }
