@@ -97,7 +97,9 @@ func TestWhatDoesNotAbort(t *testing.T) {
 		c.AbortOnModelError = abortOnError
 		return harness.Run(ctx, harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: c})
 	}
-	prose := func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Text("I would rather not decide this one.") }
+	prose := func(stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.Text("I would rather not decide this one.")
+	}
 	t.Run("unusable replies", func(t *testing.T) {
 		r := run(t, context.Background(), prose, true)
 		if r.Err != nil || r.Metrics.Status == string(factory.Aborted) || r.Metrics.GFb != r.Metrics.Secondary.Decisions {
