@@ -257,6 +257,7 @@ var levelII = level{
 		},
 		{
 			ID: "II-18", Name: "List Ranking", Output: OutDict,
+			Revision:    1, // holders: the second shuffle permutes the chain-ordered list
 			LeetCodeURL: "https://leetcode.com/problems/middle-of-the-linked-list/",
 			shard:       shList(shRecord("id", shInt, "next", shInt)), gold: shStrDict(shInt),
 			desc: func(n int, _ any, _ []any) describe {
