@@ -19,10 +19,13 @@ import (
 // Manifest records how a run directory was produced; a later suite run
 // keeps the directory only if the manifest matches the case.
 type Manifest struct {
-	Tool         string `json:"tool"`
-	Version      string `json:"version"`
-	Case         string `json:"case_id"`
-	Task         string `json:"task"`
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	Case    string `json:"case_id"`
+	Task    string `json:"task"`
+	// TaskRevision is the task's Revision (omitted when 0, so manifests
+	// of tasks never changed read as before).
+	TaskRevision int    `json:"task_revision,omitempty"`
 	N            int    `json:"n"`
 	Mode         string `json:"mode"`
 	Seed         uint64 `json:"seed"`
@@ -37,7 +40,7 @@ type Manifest struct {
 }
 
 func manifestOf(c Case) Manifest {
-	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, N: c.N, Mode: c.Mode,
+	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, TaskRevision: c.Task.Revision, N: c.N, Mode: c.Mode,
 		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
 		MaxCalls: c.Limits.MaxCallsPerTurn}
 	if c.Players.Kind == AgentLLM && c.Players.LLM != nil {
@@ -92,7 +95,7 @@ func (r *Report) Complete() bool { return len(r.Cases) == len(r.Suite.Cases) }
 // calls.jsonl, manifest.json, and the turn log of LLM agents), a failed
 // one with its partial files and error.txt to dir/failed/<id>/, and runs
 // again next time. A case whose directory holds a manifest matching the
-// case (tool version, task, N, mode, seed, protocol, agent, limits, model
+// case (tool version, task and its revision, N, mode, seed, protocol, agent, limits, model
 // settings) and an intact result.json is not rerun. When ctx is cancelled
 // no new case starts; cases in flight finish. The summary and aggregates
 // always describe the finished cases.

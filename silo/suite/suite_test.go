@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -136,6 +137,57 @@ func TestSuite(t *testing.T) {
 	rep, err = Run(context.Background(), s2, dir, RunOptions{})
 	if err != nil || rep.Ran != 1 {
 		t.Fatalf("changed config: %v, ran %d", err, rep.Ran)
+	}
+}
+
+// TestTaskRevision: a run written before II-18's instances changed (its
+// manifest has no task_revision) is rerun; an unchanged task's old run is
+// kept.
+func TestTaskRevision(t *testing.T) {
+	for _, mode := range []string{"seeded", "official"} {
+		t.Run(mode, func(t *testing.T) { testTaskRevision(t, mode) })
+	}
+}
+
+func testTaskRevision(t *testing.T, mode string) {
+	s, err := Resolve(Options{Tasks: "II-17,II-18", Agents: "2", Protocols: "p2p", Mode: mode, Seeds: "1,2", NoBaseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), s, dir, RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ii18 := 0
+	for _, c := range s.Cases {
+		path := filepath.Join(dir, RunsDir, c.ID, FileManifest)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		_, has := m["task_revision"]
+		if has != (c.Task.ID == "II-18") {
+			t.Fatalf("%s: manifest %s", c.ID, b)
+		}
+		if has {
+			ii18++
+		}
+		delete(m, "task_revision")
+		b, _ = json.Marshal(m)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ii18 == 0 || ii18 == len(s.Cases) {
+		t.Fatalf("%d of %d cases are II-18", ii18, len(s.Cases))
+	}
+	rep, err := Run(context.Background(), s, dir, RunOptions{})
+	if err != nil || rep.Ran != ii18 || rep.Skip != len(s.Cases)-ii18 {
+		t.Fatalf("resume: %v, ran %d, skipped %d; want %d II-18 runs rerun", err, rep.Ran, rep.Skip, ii18)
 	}
 }
 

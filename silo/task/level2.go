@@ -257,6 +257,7 @@ var levelII = level{
 		},
 		{
 			ID: "II-18", Name: "List Ranking", Output: OutDict,
+			Revision:    1, // holders: the second shuffle permutes the chain-ordered list
 			LeetCodeURL: "https://leetcode.com/problems/middle-of-the-linked-list/",
 			shard:       shList(shRecord("id", shInt, "next", shInt)), gold: shStrDict(shInt),
 			desc: func(n int, _ any, _ []any) describe {
@@ -288,12 +289,11 @@ var levelII = level{
 						next[node] = order[k+1]
 					}
 				}
-				holder := make([]int, m) // records in id order, then shuffled
-				for i := range holder {
-					holder[i] = i
-				}
-				shuffle(r, holder)
-				return splitAny(holder, n, func(ids []int) any {
+				// The published generator shuffles the same, chain-ordered
+				// list a second time and builds the records in that order
+				// (docs/silo-tasks.md, "II-18 holders").
+				shuffle(r, order) // who holds which node
+				return splitAny(order, n, func(ids []int) any {
 					l := &pyvalue.List{}
 					for _, id := range ids {
 						l.Items = append(l.Items, &pyvalue.Dict{Keys: []any{"id", "next"}, Vals: []any{int64(id), int64(next[id])}})

@@ -54,6 +54,13 @@ type Task struct {
 	MessageCount string // metadata.optimal_message_count (free text in N)
 	HintText     string // the topology suggestion shown in the prompt (removable)
 
+	// Revision counts changes to the task's instances (shards or golds,
+	// official or seeded) since the first release, 0 for a task never
+	// changed. Suite manifests record it, so a resumed suite reruns the
+	// runs of the old instances (II-18 is 1: docs/silo-tasks.md, "II-18
+	// holders").
+	Revision int
+
 	hint  hint // Topology, MessageCount and HintText as the level file writes them
 	desc  func(n int, params any, shards []any) describe
 	gen   func(r rng, n int) (shards []any, params any)

@@ -242,14 +242,16 @@ def g_ii17(r, n):
 
 def g_ii18(r, n):
     m = 8 * n
-    order = list(range(m))
-    r.shuffle(order)  # chain order: head first
+    nodes = list(range(m))
+    r.shuffle(nodes)  # chain order: head first
     nxt = {}
     for k in range(m):
-        nxt[order[k]] = order[k + 1] if k + 1 < m else -1
-    records = [{"id": i, "next": nxt[i]} for i in range(m)]  # id order
-    r.shuffle(records)  # who holds which node
-    gold = {node: rank for rank, node in enumerate(order)}
+        nxt[nodes[k]] = nodes[k + 1] if k + 1 < m else -1
+    gold = {node: rank for rank, node in enumerate(nodes)}
+    # The published generator shuffles the same, chain-ordered list again
+    # (not a fresh id-ordered one) and builds the records in that order.
+    r.shuffle(nodes)  # who holds which node
+    records = [{"id": i, "next": nxt[i]} for i in nodes]
     return chunk_split(records, n), glob(gold, n), None
 
 
