@@ -134,7 +134,7 @@ func TestDeterminism(t *testing.T) {
 			agents := NewReferenceTeam(6)
 			agents[5] = &looper{}
 			agents[4] = panicker{round: 2}
-			cfg := Config{Instance: in, Protocol: p, DB: db, MaxRounds: 8}
+			cfg := Config{Instance: in, Protocol: p, DB: db, MaxRounds: 8, MaxCallsPerTurn: 7} // the looper needs a cap
 			res := mustRun(t, cfg, agents)
 			b, err := json.Marshal(res)
 			if err != nil {
