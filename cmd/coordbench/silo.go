@@ -190,7 +190,7 @@ parsed call, result and token count) and timing.jsonl.`,
 	c.Flags().StringVar(&protocol, "protocol", "p2p", "p2p, broadcast or sfs")
 	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference (star), tree, chain (scripted) or llm")
 	c.Flags().IntVar(&lim.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
-	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute; more end the turn (capped_turns)")
+	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
 	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<agent>_<mode>_s<seed>)")
 	lf.register(c.Flags())
 	return c

@@ -81,7 +81,7 @@ in flight.`,
 	f.StringVar(&opt.Mode, "mode", "seeded", "seeded or official (official: N in 2, 5, 10, 20, 50, 100)")
 	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded runs (official mode: of the N = 1 baseline): comma list, ranges a-b allowed")
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
-	f.IntVar(&opt.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute; more end the turn (capped_turns)")
+	f.IntVar(&opt.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
 	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 runs (RCC stays empty)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", siloLLMWorkers))
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")

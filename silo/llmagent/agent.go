@@ -226,7 +226,7 @@ func (a *Agent) exec(t *round.Turn, rec *TurnRecord, name string, args json.RawM
 }
 
 func errorResult(msg string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"error": msg})
+	b, _ := proto.CompactJSON(map[string]string{"error": msg})
 	return b
 }
 
@@ -342,6 +342,6 @@ func rawOrString(s string) json.RawMessage {
 	if json.Valid([]byte(s)) {
 		return json.RawMessage(s)
 	}
-	b, _ := json.Marshal(s)
+	b, _ := proto.CompactJSON(s)
 	return b
 }

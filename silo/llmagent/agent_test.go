@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,12 +54,18 @@ type runOut struct {
 // play runs the LLM team of in over p against c and writes its logs.
 func play(t testing.TB, in *task.Instance, p proto.Protocol, cfg llmagent.Config, maxRounds int) runOut {
 	t.Helper()
+	return playCapped(t, in, p, cfg, maxRounds, 0)
+}
+
+// playCapped is play with a per-turn cap of maxCalls (0: none).
+func playCapped(t testing.TB, in *task.Instance, p proto.Protocol, cfg llmagent.Config, maxRounds, maxCalls int) runOut {
+	t.Helper()
 	team, err := llmagent.NewTeam(in, p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	res, err := round.Run(context.Background(), round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds,
+	res, err := round.Run(context.Background(), round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds, MaxCallsPerTurn: maxCalls,
 		DB: filepath.Join(dir, "run.db"), OnEnd: func(st *proto.Store) error { return team.WriteLogs(dir, st) }}, team.Agents())
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +223,7 @@ func TestNastyReplies(t *testing.T) {
 	srv := stubmodel.NewServer(h)
 	defer srv.Close()
 	in := seeded(t, "I-01", 2)
-	out := play(t, in, proto.P2P, llmagent.Config{Model: client(t, srv, nil)}, len(replies))
+	out := playCapped(t, in, proto.P2P, llmagent.Config{Model: client(t, srv, nil)}, len(replies), 20) // the cap is opt-in
 	if out.res.Rounds != len(replies) || !out.res.AllSubmitted {
 		t.Fatalf("rounds %d, all submitted %v", out.res.Rounds, out.res.AllSubmitted)
 	}
@@ -400,5 +407,79 @@ func TestDeterministic(t *testing.T) {
 			t.Fatal("turn log or result differ between identical runs")
 		}
 		prev = b
+	}
+}
+
+// TestToolResultsKeepHTMLCharacters: a message holding '<', '>' and '&'
+// reaches the receiving model verbatim inside the compact JSON result, as
+// in the published results (no \u003c, \u003e, \u0026 escapes).
+func TestToolResultsKeepHTMLCharacters(t *testing.T) {
+	const msg = "x < y & z > w"
+	for _, native := range []bool{false, true} {
+		h := func(req stubmodel.ChatRequest) stubmodel.Reply {
+			v, ok := gather.ReadView(req)
+			if !ok {
+				return stubmodel.Text("no agent here")
+			}
+			turn := 0
+			for _, m := range req.Messages {
+				if m.Role == "assistant" {
+					turn++
+				}
+			}
+			type call struct{ tool, args string }
+			var calls []call
+			switch {
+			case v.ID == 0 && turn == 0:
+				calls = []call{{"send_message", `{"target_id":1,"content":"` + msg + `"}`}, {"wait", `{}`}}
+			case v.ID == 1 && turn == 1:
+				calls = []call{{"receive_messages", `{}`}, {"wait", `{}`}}
+			case v.ID == 1 && turn == 0:
+				calls = []call{{"wait", `{}`}}
+			default:
+				calls = []call{{"submit_result", `{"answer":0}`}}
+			}
+			if native {
+				var tc []stubmodel.ToolCall
+				for k, c := range calls {
+					tc = append(tc, stubmodel.ToolCall{ID: "c" + string(rune('0'+k)), Name: c.tool, Arguments: c.args})
+				}
+				return stubmodel.Calls(tc...)
+			}
+			var b strings.Builder
+			for _, c := range calls {
+				b.WriteString("<tool_call><tool>" + c.tool + "</tool><parameters>")
+				var args map[string]any
+				_ = json.Unmarshal([]byte(c.args), &args)
+				for _, k := range []string{"target_id", "content", "answer"} {
+					if a, ok := args[k]; ok {
+						b.WriteString("<" + k + ">" + fmt.Sprint(a) + "</" + k + ">")
+					}
+				}
+				b.WriteString("</parameters></tool_call>")
+			}
+			return stubmodel.Text(b.String())
+		}
+		srv := stubmodel.NewServer(h)
+		in := seeded(t, "I-01", 2)
+		out := play(t, in, proto.P2P, llmagent.Config{Model: client(t, srv, nil), Native: native}, 5)
+		srv.Close()
+		found := false
+		for _, rec := range srv.Log() {
+			for _, m := range rec.Request.Messages {
+				if strings.Contains(m.Content, `\u00`) {
+					t.Errorf("native %v: escaped text reaches the model: %q", native, m.Content)
+				}
+				if strings.Contains(m.Content, `"content":"`+msg+`"`) && (m.Role == "user" || m.Role == "tool") {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("native %v: no request shows the message %q verbatim in a tool result", native, msg)
+		}
+		if !out.res.AllSubmitted || out.res.Messages != 1 {
+			t.Errorf("native %v: all submitted %v, messages %d", native, out.res.AllSubmitted, out.res.Messages)
+		}
 	}
 }

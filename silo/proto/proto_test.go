@@ -703,3 +703,35 @@ func TestDeterminismAcrossInterleavings(t *testing.T) {
 		})
 	}
 }
+
+// TestResultsAreNotHTMLEscaped: results are compact JSON with '<', '>'
+// and '&' written as themselves, as published (json.Marshal would write
+// \u003c, \u003e and \u0026), under every protocol.
+func TestResultsAreNotHTMLEscaped(t *testing.T) {
+	const content = `x < y & z > w`
+	for _, p := range []Protocol{P2P, Broadcast, SFS} {
+		s := open(t, p, 2)
+		begin(t, s, 1)
+		var args string
+		tool, read, readArgs := ToolSend, ToolReceive, `{}`
+		switch p {
+		case P2P:
+			args = `{"target_id": 1, "content": "` + content + `"}`
+		case Broadcast:
+			tool, args = ToolBroadcast, `{"content": "`+content+`"}`
+		case SFS:
+			tool, args = ToolWriteFile, `{"path": "a&b", "content": "`+content+`"}`
+			read, readArgs = ToolReadFile, `{"path": "a&b"}`
+		}
+		if res, _ := s.Call(0, tool, json.RawMessage(args)); strings.Contains(string(res), "error") {
+			t.Fatalf("%s: %s", p, res)
+		}
+		end(t, s)
+		begin(t, s, 2)
+		res, _ := s.Call(1, read, json.RawMessage(readArgs))
+		if !strings.Contains(string(res), `"content":"`+content+`"`) || strings.Contains(string(res), `\u00`) {
+			t.Errorf("%s: %s", p, res)
+		}
+		end(t, s)
+	}
+}

@@ -182,12 +182,28 @@ func (s *Store) logArgs(args json.RawMessage) json.RawMessage {
 	return mustJSON(strings.ToValidUTF8(string(args), "\uFFFD"))
 }
 
+// mustJSON encodes a tool result (or a logged argument) as compact JSON
+// without HTML escaping: '<', '>' and '&' stay as they are, as in the
+// published results (json.Marshal would write \u003c, \u003e, \u0026,
+// and the model would read those six-character escapes).
 func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
+	b, err := CompactJSON(v)
 	if err != nil { // not reachable with the result types above
-		b, _ = json.Marshal(errResult{"internal: " + err.Error()})
+		b, _ = CompactJSON(errResult{"internal: " + err.Error()})
 	}
 	return b
+}
+
+// CompactJSON is json.Marshal without HTML escaping: compact JSON in which
+// '<', '>' and '&' are written as themselves.
+func CompactJSON(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
 // params lists the parameters each tool accepts.

@@ -82,7 +82,7 @@ func Perturb(ans json.RawMessage) json.RawMessage {
 type premature struct{}
 
 func (premature) Turn(_ context.Context, t *Turn) error {
-	if t.MaxCalls < 2 {
+	if t.MaxCalls > 0 && t.MaxCalls < 2 {
 		return fmt.Errorf("premature agent needs at least 2 calls per turn, have %d", t.MaxCalls)
 	}
 	if t.ID != Gatherer {

@@ -26,8 +26,8 @@ const Gatherer = 0
 // read_file "answer/<id>") and submit their answer when it arrives.
 //
 // Every turn keeps one call for wait or submit_result and spreads longer
-// work (reads, sends, writes) over rounds within the per-turn cap, so it
-// needs MaxCalls >= 2. Message contents are JSON texts (strings):
+// work (reads, sends, writes) over rounds within a per-turn cap if there
+// is one (MaxCalls > 0), so it needs MaxCalls of 0 (no cap) or >= 2. Message contents are JSON texts (strings):
 // {"kind":"shard","shard":…} and {"kind":"answers","answers":{"<id>":…}}.
 //
 // A Reference holds one agent's state: use a fresh one per agent and run
@@ -64,7 +64,7 @@ type inMessage struct {
 
 // Turn implements Agent.
 func (a *Reference) Turn(ctx context.Context, t *Turn) error {
-	if t.MaxCalls < 2 {
+	if t.MaxCalls > 0 && t.MaxCalls < 2 {
 		return fmt.Errorf("reference agent needs at least 2 calls per turn, have %d", t.MaxCalls)
 	}
 	if t.ID == Gatherer {

@@ -63,7 +63,8 @@ var chain = topology{
 // broadcast: broadcast_message, receivers keep the ones addressed "to"
 // them; sfs: write_file "relay/<from>-<to>/<k>" (k = 0, 1, …), read by the
 // receiver in order. Each turn keeps one call for wait or submit_result
-// and spreads longer work over rounds, so it needs MaxCalls >= 2.
+// and spreads longer work over rounds under a per-turn cap, so it needs
+// MaxCalls of 0 (no cap) or >= 2.
 //
 // A Relay holds one agent's state: use a fresh one per agent and run.
 type Relay struct {
@@ -137,7 +138,7 @@ func (a *Relay) complete(m map[int]json.RawMessage) bool {
 
 // Turn implements Agent.
 func (a *Relay) Turn(ctx context.Context, t *Turn) error {
-	if t.MaxCalls < 2 {
+	if t.MaxCalls > 0 && t.MaxCalls < 2 {
 		return fmt.Errorf("%s agent needs at least 2 calls per turn, have %d", a.topo.name, t.MaxCalls)
 	}
 	if !a.init {

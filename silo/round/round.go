@@ -7,7 +7,8 @@
 // Turn model (as published): in each round every agent that has not yet
 // submitted takes exactly one turn, a sequence of tool calls made through
 // its Turn; the calls run in order until the first wait or submit_result.
-// A per-turn cap (Config.MaxCallsPerTurn) ends runaway turns; capped turns
+// There is no per-turn cap by default (the published engine has none); an
+// opt-in cap (Config.MaxCallsPerTurn > 0) ends long turns, and capped turns
 // are counted. The run ends when every agent has submitted or after
 // Config.MaxRounds rounds; agents that never submitted score as wrong.
 //
@@ -27,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 
@@ -36,9 +38,15 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxRounds       = 100 // the published max_rounds default
-	DefaultMaxCallsPerTurn = 20
+	DefaultMaxRounds = 100 // the published max_rounds default
+	// DefaultMaxCallsPerTurn is 0: no per-turn cap, as published.
+	DefaultMaxCallsPerTurn = 0
 )
+
+// runawayAfter is how many calls after its turn ended an agent may attempt
+// when there is no per-turn cap, before it is stopped as a runaway (with a
+// cap of m it is m+1).
+const runawayAfter = 21
 
 // Agent plays one agent of a run: each round it takes one turn, a sequence
 // of tool calls made through the Turn, until it calls wait or
@@ -78,8 +86,9 @@ type Turn struct {
 	// Params holds the task parameters stated only in the description
 	// (III-25's initial centroids), as in task.Instance.Params.
 	Params json.RawMessage
-	// MaxCalls is the per-turn cap on calls; MaxContentBytes the largest
-	// message, file content or answer the store accepts.
+	// MaxCalls is the per-turn cap on calls, 0 for none (the default);
+	// MaxContentBytes the largest message, file content or answer the
+	// store accepts.
 	MaxCalls        int
 	MaxContentBytes int
 
@@ -100,12 +109,25 @@ type Turn struct {
 // Calls returns the number of calls executed in this turn.
 func (t *Turn) Calls() int { return t.calls }
 
-// Remaining returns how many more calls this turn may execute.
+// Remaining returns how many more calls this turn may execute
+// (math.MaxInt when there is no cap).
 func (t *Turn) Remaining() int {
 	if t.over {
 		return 0
 	}
+	if t.MaxCalls <= 0 {
+		return math.MaxInt
+	}
 	return t.MaxCalls - t.calls
+}
+
+// runawayLimit is the number of calls after the turn ended that make the
+// agent a runaway.
+func (t *Turn) runawayLimit() int {
+	if t.MaxCalls <= 0 {
+		return runawayAfter
+	}
+	return t.MaxCalls + 1
 }
 
 // Over reports whether the turn has ended.
@@ -121,15 +143,21 @@ func (t *Turn) Over() bool { return t.over }
 func (t *Turn) Call(tool string, args any) (json.RawMessage, bool, error) {
 	if t.over {
 		t.after++
-		if t.after > t.MaxCalls+1 {
+		if t.after > t.runawayLimit() {
 			panic(errRunaway{})
 		}
 		return nil, true, ErrTurnOver
 	}
 	if err := t.ctx.Err(); err != nil {
+		// Without a cap, a scripted agent that ignores errors would
+		// otherwise spin forever once the run is cancelled.
+		t.after++
+		if t.after > t.runawayLimit() {
+			panic(errRunaway{})
+		}
 		return nil, false, err
 	}
-	if t.calls >= t.MaxCalls {
+	if t.MaxCalls > 0 && t.calls >= t.MaxCalls {
 		t.over, t.capped = true, true
 		return nil, true, ErrCapped
 	}
@@ -162,9 +190,10 @@ type Config struct {
 	Protocol proto.Protocol
 	// MaxRounds is the round cap (default DefaultMaxRounds).
 	MaxRounds int
-	// MaxCallsPerTurn bounds the calls of one turn (default
-	// DefaultMaxCallsPerTurn); a turn that tries one more is ended and
-	// counted in Result.CappedTurns.
+	// MaxCallsPerTurn, if positive, bounds the calls of one turn: a turn
+	// that tries one more is ended and counted in Result.CappedTurns. 0
+	// (the default) means no cap, as in the published engine; negative is
+	// an error.
 	MaxCallsPerTurn int
 	// DB is the SQLite path of the run database (must not hold a run);
 	// empty means ":memory:".
@@ -271,8 +300,8 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	if cfg.MaxRounds <= 0 {
 		cfg.MaxRounds = DefaultMaxRounds
 	}
-	if cfg.MaxCallsPerTurn <= 0 {
-		cfg.MaxCallsPerTurn = DefaultMaxCallsPerTurn
+	if cfg.MaxCallsPerTurn < 0 {
+		return nil, fmt.Errorf("round: MaxCallsPerTurn is %d; want 0 (no cap) or a positive cap", cfg.MaxCallsPerTurn)
 	}
 	db := cfg.DB
 	if db == "" {
@@ -339,7 +368,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 					if p := recover(); p != nil {
 						o.panic, o.stopped = true, true
 						if _, ok := p.(errRunaway); ok {
-							o.err = fmt.Errorf("runaway: more than %d calls after the turn ended", t.MaxCalls+1)
+							o.err = fmt.Errorf("runaway: more than %d calls after the turn ended", t.runawayLimit())
 						} else {
 							o.err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 						}

@@ -134,7 +134,7 @@ func TestDeterminism(t *testing.T) {
 			agents := NewReferenceTeam(6)
 			agents[5] = &looper{}
 			agents[4] = panicker{round: 2}
-			cfg := Config{Instance: in, Protocol: p, DB: db, MaxRounds: 8}
+			cfg := Config{Instance: in, Protocol: p, DB: db, MaxRounds: 8, MaxCallsPerTurn: 7} // the looper needs a cap
 			res := mustRun(t, cfg, agents)
 			b, err := json.Marshal(res)
 			if err != nil {
@@ -321,7 +321,7 @@ func TestMisbehavingAgents(t *testing.T) {
 		// Ignoring ErrCapped/ErrTurnOver: stopped as a runaway, recorded.
 		agents = NewReferenceTeam(4)
 		agents[1] = ignorer{}
-		res = mustRun(t, Config{Instance: in, Protocol: p, MaxRounds: 5}, agents)
+		res = mustRun(t, Config{Instance: in, Protocol: p, MaxRounds: 5, MaxCallsPerTurn: 20}, agents)
 		if len(res.AgentErrors) != 1 || res.AgentErrors[0].Agent != 1 || !strings.Contains(res.AgentErrors[0].Error, "runaway") || res.CappedTurns != 1 {
 			t.Errorf("%s ignorer: %+v", p, res.AgentErrors)
 		}
@@ -395,4 +395,70 @@ func BenchmarkReferenceP2P100(b *testing.B) {
 	el := time.Since(start)
 	b.ReportMetric(float64(res.Rounds), "rounds")
 	b.ReportMetric(float64(calls)/el.Seconds(), "calls/s")
+}
+
+// aggregator sends one message to each other agent and submits, all in its
+// first turn (N-1 sends and a submit: 30 calls at N = 30).
+type aggregator struct{}
+
+func (aggregator) Turn(_ context.Context, t *Turn) error {
+	for j := range t.N {
+		if j == t.ID {
+			continue
+		}
+		if _, _, err := t.Call(proto.ToolSend, map[string]any{"target_id": j, "content": "answer"}); err != nil {
+			return nil // capped: the turn is over
+		}
+	}
+	t.Call(proto.ToolSubmit, map[string]any{"answer": 0})
+	return nil
+}
+
+// receiver waits for the aggregator's message, then submits.
+type receiver struct{}
+
+func (receiver) Turn(_ context.Context, t *Turn) error {
+	res, _, err := t.Call(proto.ToolReceive, nil)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(string(res), `"answer"`) {
+		t.Call(proto.ToolSubmit, map[string]any{"answer": 0})
+		return nil
+	}
+	t.Call(proto.ToolWait, nil)
+	return nil
+}
+
+// TestNoPerTurnCapByDefault: as in the published engine, a turn runs all
+// its calls unless a cap is set; 0 means no cap; a positive cap still caps.
+func TestNoPerTurnCapByDefault(t *testing.T) {
+	const n = 30
+	in := seeded(t, "I-01", n, 1)
+	team := func() []Agent {
+		agents := []Agent{aggregator{}}
+		for range n - 1 {
+			agents = append(agents, receiver{})
+		}
+		return agents
+	}
+	for _, capped := range []int{DefaultMaxCallsPerTurn, 0} {
+		res := mustRun(t, Config{Instance: in, Protocol: proto.P2P, MaxCallsPerTurn: capped}, team())
+		a := res.Agents[0]
+		if a.Calls != n || !a.Submitted || a.Round != 1 || res.CappedTurns != 0 || res.MaxCallsPerTurn != 0 {
+			t.Errorf("cap %d: aggregator %+v, capped turns %d, max_calls_per_turn %d", capped, a, res.CappedTurns, res.MaxCallsPerTurn)
+		}
+		if res.Messages != n-1 || !res.AllSubmitted || res.Rounds != 2 {
+			t.Errorf("cap %d: messages %d, all submitted %v, rounds %d", capped, res.Messages, res.AllSubmitted, res.Rounds)
+		}
+	}
+	// The opt-in cap of 20: 20 sends run, the rest and the submit do not.
+	res := mustRun(t, Config{Instance: in, Protocol: proto.P2P, MaxCallsPerTurn: 20, MaxRounds: 1}, team())
+	a := res.Agents[0]
+	if a.Calls != 20 || a.CappedTurns != 1 || a.Submitted || res.CappedTurns != 1 || res.Messages != 20 || res.MaxCallsPerTurn != 20 {
+		t.Errorf("cap 20: aggregator %+v, capped turns %d, messages %d", a, res.CappedTurns, res.Messages)
+	}
+	if _, err := Run(context.Background(), Config{Instance: in, Protocol: proto.P2P, MaxCallsPerTurn: -1}, team()); err == nil {
+		t.Error("a negative cap was accepted")
+	}
 }

@@ -61,8 +61,8 @@ type Options struct {
 	Mode      string // seeded (default) or official
 	Seeds     string // seeded runs (official mode: its N = 1 baseline): comma list of seeds or ranges a-b (default "1")
 	MaxRounds int    // round cap (default round.DefaultMaxRounds)
-	// MaxCallsPerTurn caps the tool calls of one turn (default
-	// round.DefaultMaxCallsPerTurn).
+	// MaxCallsPerTurn, if positive, caps the tool calls of one turn; 0
+	// (round.DefaultMaxCallsPerTurn) means no cap, as published.
 	MaxCallsPerTurn int
 	// NoBaseline: do not add the N = 1 runs that RCC needs when Agents
 	// lacks 1 (seeded instances, in official mode too: there are no
@@ -156,8 +156,8 @@ func Resolve(opt Options) (*Suite, error) {
 	if opt.MaxRounds <= 0 {
 		opt.MaxRounds = round.DefaultMaxRounds
 	}
-	if opt.MaxCallsPerTurn <= 0 {
-		opt.MaxCallsPerTurn = round.DefaultMaxCallsPerTurn
+	if opt.MaxCallsPerTurn < 0 {
+		return nil, opterr.New("MaxCallsPerTurn", "want 0 (no cap) or a positive cap (got %d)", opt.MaxCallsPerTurn)
 	}
 	tasks, err := resolveTasks(opt.Levels, opt.Tasks)
 	if err != nil {
