@@ -127,6 +127,7 @@ func New(cfg Config) (*Client, error) {
 		option.WithBaseURL(cfg.BaseURL + "/"),
 		option.WithHTTPClient(ep.http),
 		option.WithMaxRetries(0), // this package owns the retry policy, so retries are visible and counted
+		option.WithMiddleware(limitBodies),
 	}
 	if key != "" {
 		opts = append(opts, option.WithAPIKey(key))
