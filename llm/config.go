@@ -84,7 +84,7 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // configError is a bad value of the Config field option.
 func configError(option, format string, a ...any) error {
-	return configErr(&opterr.Error{Option: option, Err: fmt.Errorf(format, a...)})
+	return configErr(opterr.New(option, format, a...))
 }
 
 // configErr prefixes a Config error.

@@ -241,7 +241,9 @@ func inText(s string, legal []int) (int, error) {
 	var found, other []string
 	for _, lit := range integers(s) {
 		if _, err := legalIndex(lit, legal); err != nil {
-			other = appendNew(other, lit)
+			if len(other) <= maxQuoted { // only the message quotes them: a reply of distinct numbers stays linear
+				other = appendNew(other, lit)
+			}
 		} else {
 			found = appendNew(found, noLeadingZeros(lit)) // "03" and "3" name one index
 		}
@@ -328,12 +330,14 @@ func appendNew(l []string, v string) []string {
 	return append(l, v)
 }
 
+// maxQuoted is how many numbers an error message quotes (clipList).
+const maxQuoted = 5
+
 // clipList bounds a list of numbers quoted in an error message.
 func clipList(l []string) []string {
-	const n = 5
-	out := make([]string, 0, n+1)
+	out := make([]string, 0, maxQuoted+1)
 	for i, v := range l {
-		if i == n {
+		if i == maxQuoted {
 			out = append(out, "…")
 			break
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,6 +136,7 @@ func TestParseHostileReplies(t *testing.T) {
 		strings.Repeat("action ", n/7),
 		strings.Repeat("9", n),
 		strings.Repeat("1 ", n/2),
+		distinctNumbers(n), // each one illegal and new: collecting them must stay linear
 		strings.Repeat("\xff", n),
 	} {
 		for _, rule := range llmctl.ReplyParsings {
@@ -143,6 +145,16 @@ func TestParseHostileReplies(t *testing.T) {
 			}
 		}
 	}
+}
+
+// distinctNumbers is about n bytes of distinct integers, none of them 0 or 1.
+func distinctNumbers(n int) string {
+	var b strings.Builder
+	for i := 10000; b.Len() < n-8; i++ {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte(' ')
+	}
+	return b.String()
 }
 
 type noClient struct{}
