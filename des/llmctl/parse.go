@@ -61,7 +61,15 @@ func ParseReplyWith(rule, raw string, legal []int) (action int, how string, err 
 	case ParsingPublished, "":
 		return ParsePublished(raw, legal)
 	}
-	return 0, "", fmt.Errorf("unknown reply parsing %q (want published or strict)", rule)
+	return 0, "", checkReplyParsing(rule)
+}
+
+// checkReplyParsing says whether rule is one of ReplyParsings.
+func checkReplyParsing(rule string) error {
+	if !slices.Contains(ReplyParsings, rule) {
+		return fmt.Errorf("unknown reply parsing %q (want published or strict)", rule)
+	}
+	return nil
 }
 
 // ParsePublished reads a legal integer action from raw, trying in order
@@ -349,8 +357,8 @@ func clipList(l []string) []string {
 // SetReplyParsing sets how the controller reads replies (ParsingPublished,
 // the default, or ParsingStrict).
 func (c *Controller) SetReplyParsing(rule string) error {
-	if !slices.Contains(ReplyParsings, rule) {
-		return fmt.Errorf("unknown reply parsing %q (want published or strict)", rule)
+	if err := checkReplyParsing(rule); err != nil {
+		return err
 	}
 	c.parsing = rule
 	return nil
