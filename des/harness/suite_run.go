@@ -112,10 +112,8 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 			return writeSuiteFiles(dir, rep)
 		},
 	}
-	r, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, Foreign: []string{"runs", "summary.csv"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress})
-	if r != nil && rep == nil { // End did not run
-		rep = suiteReport(s, dir, r, opt.GroupBy)
-	}
+	// rep is set by End, which suiterun.Run calls whenever it returns a report.
+	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, Foreign: []string{"runs", "summary.csv"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress})
 	return rep, err
 }
 
