@@ -205,14 +205,13 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 		return runCase(runCtx, p, i, casesDir, failedDir)
 	}) {
 		outcomes[o.Index] = &o
-		rep.Ran++
 		prog.Done++
 		if o.Failed() {
-			rep.Failed++
 			prog.Failed++
 		}
 		report(&o)
 	}
+	rep.Ran, rep.Failed = prog.Done, prog.Failed
 	for _, o := range outcomes {
 		if o != nil {
 			rep.Outcomes = append(rep.Outcomes, *o)

@@ -161,6 +161,10 @@ func fileSHA256(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return sha256Hex(b), nil
+}
+
+func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:])
 }

@@ -347,8 +347,8 @@ func scope(rep *SuiteReport) string {
 // tableRows are the aggregate's rows for the Markdown and terminal
 // tables: the shown group keys, n, and mean ± std of the metrics ks.
 func (rep *SuiteReport) tableRows(ks []int) (head []string, rows [][]string, left []int) {
-	keys := rep.groupBy()
-	for _, i := range rep.shownKeys() {
+	keys, shown := rep.groupBy(), rep.shownKeys()
+	for _, i := range shown {
 		left = append(left, len(head))
 		head = append(head, keys[i])
 	}
@@ -359,7 +359,7 @@ func (rep *SuiteReport) tableRows(ks []int) (head []string, rows [][]string, lef
 	for j := range rep.Aggregate {
 		a := &rep.Aggregate[j]
 		var row []string
-		for _, i := range rep.shownKeys() {
+		for _, i := range shown {
 			row = append(row, a.Group[i])
 		}
 		row = append(row, strconv.Itoa(a.Cases))

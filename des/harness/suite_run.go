@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -111,10 +112,8 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 			return writeSuiteFiles(dir, rep)
 		},
 	}
-	r, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, Foreign: []string{"runs", "summary.csv"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress})
-	if r != nil && rep == nil { // End did not run
-		rep = suiteReport(s, dir, r, opt.GroupBy)
-	}
+	// rep is set by End, which suiterun.Run calls whenever it returns a report.
+	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, Foreign: []string{"runs", "summary.csv"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress})
 	return rep, err
 }
 
@@ -169,12 +168,12 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 			return CaseResult{}, false
 		}
 	}
-	mpath := filepath.Join(dir, FileMetrics)
-	if h, err := fileSHA256(mpath); err != nil || h != man.Files[FileMetrics] {
+	b, err := os.ReadFile(filepath.Join(dir, FileMetrics))
+	if err != nil || sha256Hex(b) != man.Files[FileMetrics] {
 		return CaseResult{}, false
 	}
 	var m Metrics
-	if err := atomicfs.ReadJSON(mpath, &m); err != nil {
+	if err := json.Unmarshal(b, &m); err != nil {
 		return CaseResult{}, false
 	}
 	return CaseResult{Case: c, Status: m.Status, Metrics: m, Skipped: true}, true

@@ -119,10 +119,8 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 			return writeFiles(dir, rep)
 		},
 	}
-	r, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir, Foreign: []string{"cases", "suite.json", "suite_summary.csv"}}, plan, opt)
-	if r != nil && rep == nil { // End did not run
-		rep = report(s, dir, r)
-	}
+	// rep is set by End, which suiterun.Run calls whenever it returns a report.
+	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir, Foreign: []string{"cases", "suite.json", "suite_summary.csv"}}, plan, opt)
 	return rep, err
 }
 
