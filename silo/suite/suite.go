@@ -327,10 +327,15 @@ func resolveProtocols(spec string) ([]proto.Protocol, error) {
 	return out, nil
 }
 
+// maxSeeds bounds the seeds of one suite (ranges and lists together).
+const maxSeeds = 10000
+
 func resolveSeeds(spec string) ([]uint64, error) {
 	var out []uint64
+	seen := map[uint64]bool{}
 	add := func(s uint64) {
-		if !slices.Contains(out, s) {
+		if !seen[s] {
+			seen[s] = true
 			out = append(out, s)
 		}
 	}
@@ -344,6 +349,9 @@ func resolveSeeds(spec string) ([]uint64, error) {
 			for s := lo; s <= hi; s++ {
 				add(s)
 			}
+			if len(out) > maxSeeds {
+				break
+			}
 			continue
 		}
 		s, err := strconv.ParseUint(f, 10, 64)
@@ -354,6 +362,9 @@ func resolveSeeds(spec string) ([]uint64, error) {
 	}
 	if len(out) == 0 {
 		return nil, opterr.New("Seeds", "empty")
+	}
+	if len(out) > maxSeeds {
+		return nil, opterr.New("Seeds", "more than %d seeds", maxSeeds)
 	}
 	slices.Sort(out)
 	return out, nil

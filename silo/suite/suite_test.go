@@ -214,6 +214,7 @@ func TestBadSpecs(t *testing.T) {
 		{Levels: "I", Agents: "2", Mode: "weird"},
 		{Tasks: "IV-99", Agents: "2"},
 		{Levels: "I", Agents: "2", Seeds: "x"},
+		{Levels: "I", Agents: "2", Seeds: "1-10000,20000-30000"}, // more than maxSeeds
 	} {
 		if _, err := Resolve(o); err == nil {
 			t.Errorf("%+v accepted", o)
