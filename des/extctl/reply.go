@@ -14,6 +14,23 @@ import (
 // maxRaw is how many bytes of a reply an audit keeps.
 const maxRaw = 4096
 
+// maxEcho bounds each piece of a reply (a value, an agent id) that a
+// message about it repeats, and maxEchoIDs the unknown agents it names:
+// the messages go into every agent's note of the step and into the
+// violations, and a reply line may be up to MaxLine long.
+const (
+	maxEcho    = 120
+	maxEchoIDs = 10
+)
+
+// clip is b as it is, or its first n bytes and "…" if it is longer.
+func clip[T ~string | ~[]byte](b T, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
 // reply is what one reply line means for the decision it answers.
 type reply struct {
 	// stale: the line answers an earlier step; the caller skips it and
@@ -59,13 +76,13 @@ func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
 	if t, ok := top["type"]; ok {
 		var s string
 		if json.Unmarshal(t, &s) != nil || s != MsgActions {
-			return bad(VBadReply, fmt.Sprintf("unexpected message type %s (want a reply with \"actions\")", t))
+			return bad(VBadReply, fmt.Sprintf("unexpected message type %s (want a reply with \"actions\")", clip(t, maxEcho)))
 		}
 	}
 	if s, ok := top["step"]; ok && string(s) != "null" {
 		var step int
 		if json.Unmarshal(s, &step) != nil {
-			return bad(VBadReply, fmt.Sprintf("\"step\" is not an integer: %s", s))
+			return bad(VBadReply, fmt.Sprintf("\"step\" is not an integer: %s", clip(s, maxEcho)))
 		}
 		if step < d.Step {
 			violate(VStale, SevError, fmt.Sprintf("skipped a reply to step %d: %s", step, quote(line, 120)))
@@ -92,9 +109,16 @@ func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		msg := "unknown agent " + unknown[0]
+		msg := "unknown agent " + clip(unknown[0], maxEcho)
 		if len(unknown) > 1 {
-			msg = "unknown agents " + strings.Join(unknown, ", ")
+			shown := unknown[:min(len(unknown), maxEchoIDs)]
+			for i, id := range shown {
+				shown[i] = clip(id, maxEcho)
+			}
+			msg = "unknown agents " + strings.Join(shown, ", ")
+			if n := len(unknown) - len(shown); n > 0 {
+				msg += fmt.Sprintf(" and %d more", n)
+			}
 		}
 		return bad(VUnknownAgent, msg+" (not active at this step)")
 	}
@@ -106,7 +130,7 @@ func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
 		}
 		for id := range rnotes {
 			if _, ok := d.ActiveAgents[id]; !ok {
-				violate(VBadNotes, SevWarning, "notes for an inactive agent "+id+" ignored")
+				violate(VBadNotes, SevWarning, "notes for an inactive agent "+clip(id, maxEcho)+" ignored")
 			}
 		}
 	}

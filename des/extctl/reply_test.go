@@ -152,3 +152,36 @@ func TestParseReplyNotes(t *testing.T) {
 		t.Errorf("cell note %+v, want none of the plant's", n)
 	}
 }
+
+// What a message repeats of a reply is bounded, however long the reply:
+// the message goes into every agent's note and into the violations.
+func TestParseReplyEchoBounded(t *testing.T) {
+	big := strings.Repeat("x", 100_000)
+	many := `{"actions":{`
+	for i := range 50 {
+		many += `"` + big[:i+1] + `":0,`
+	}
+	many += `"plant":2}}`
+	for _, line := range []string{
+		`{"type":"` + big + `","actions":{}}`,
+		`{"step":"` + big + `","actions":{}}`,
+		`{"actions":{"` + big + `":0}}`,
+		many,
+		`{"actions":{"plant":2,"cell:c1":1},"notes":{"` + big + `":{}}}`,
+	} {
+		r := parseReply(replyDecision(), []byte(line), 0)
+		if len(r.violations) == 0 {
+			t.Fatalf("%.40s…: no violation", line)
+		}
+		for _, v := range r.violations {
+			if len(v.Detail) > 2000 {
+				t.Errorf("%.40s…: a violation detail of %d bytes", line, len(v.Detail))
+			}
+		}
+		for id, n := range r.notes {
+			if len(n.Error) > 2000 {
+				t.Errorf("%.40s…: %s's note error of %d bytes", line, id, len(n.Error))
+			}
+		}
+	}
+}

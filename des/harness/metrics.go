@@ -76,8 +76,10 @@ type Secondary struct {
 	LLMCalls         int   `json:"llm_calls"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
-	// ForcedAssignments counts work items the plant placed by its
-	// contract-safe fallback after every protocol option failed.
+	// ForcedAssignments counts work items whose protocol ran out of
+	// options and went to the plant-level fallback (coord.Interpreter
+	// Forced): a plant_fallback decision, the plant's unless it declined
+	// or fell back (then G_fb's).
 	ForcedAssignments int `json:"forced_assignments"`
 }
 

@@ -307,12 +307,10 @@ func (c *checker) validate(l *rawLine) *rec {
 		r.cell = ci
 	}
 	if l.Machine != nil {
-		m := i64(l.Machine)
-		if r.cell < 0 || m < 0 || m >= len(c.machines[r.cell]) {
+		if r.machine, ok = c.machineOf(r.cell, l.Machine); !ok {
 			c.add(line, ckFormat, "%s: cell %s has no machine %d", ev, *l.Cell, *l.Machine)
 			return nil
 		}
-		r.machine = m
 	}
 	if l.From != nil {
 		if *l.From != "dock" {
@@ -324,12 +322,10 @@ func (c *checker) validate(l *rawLine) *rec {
 			r.from = ci
 		}
 		if l.FromMachine != nil {
-			m := i64(l.FromMachine)
-			if r.from < 0 || m < 0 || m >= len(c.machines[r.from]) {
+			if r.fromMach, ok = c.machineOf(r.from, l.FromMachine); !ok {
 				c.add(line, ckFormat, "%s: origin %s has no machine %d", ev, *l.From, *l.FromMachine)
 				return nil
 			}
-			r.fromMach = m
 		}
 	}
 	if l.Dur != nil {
@@ -382,6 +378,13 @@ func (c *checker) validate(l *rawLine) *rec {
 		}
 	}
 	return r
+}
+
+// machineOf resolves machine number p of cell ci (-1: none or unknown);
+// ok is false when the cell has no such machine.
+func (c *checker) machineOf(ci int, p *int64) (m int, ok bool) {
+	m = i64(p)
+	return m, ci >= 0 && m >= 0 && m < len(c.machines[ci])
 }
 
 var finalStatus = map[string]bool{"done": true, "deadlock": true, "no_progress": true, "time_limit": true,
