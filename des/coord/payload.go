@@ -169,6 +169,9 @@ type WorkItem struct {
 	Due     float64 `json:"due"`
 	Slack   float64 `json:"slack"` // due − now − base work left
 	At      string  `json:"at"`    // cell holding the job, or "dock"
+	// BlockedOn is the full cell the item was committed to and left when
+	// it was offered to routing again (a re-route; "" otherwise).
+	BlockedOn string `json:"blocked_on,omitempty"`
 }
 
 // Contract is the protocol object a cell or area answers: who offers the

@@ -67,7 +67,17 @@ func (in *Interpreter) startItem(j int) error {
 	if err := it.mode.Validate(); err != nil {
 		return fmt.Errorf("mode selector for job %d: %w", j, err)
 	}
+	why, from, reroute := e.Reroute(j)
+	if reroute {
+		it.trigger = why
+	}
 	switch {
+	case reroute && it.mode.AreaLocalRerouteEnabled:
+		// A blocked item is first the business of the area that holds its
+		// destination: it reroutes locally (its old cell is one option)
+		// or escalates to the plant.
+		it.area = e.P.Cells[from].Area
+		it.decider, it.stage = in.areaAgents[it.area], stReroute
 	case it.mode.RoutingAuthorityMode == RoutingCNP:
 		in.startBids(RolePlant)
 	case it.mode.hasAreaLevel():

@@ -20,6 +20,7 @@ var factors = map[string][]string{
 	KindSelectCell: {
 		"shorter proc_time and transport_time finish the work item sooner",
 		"free_slots 0 means the job will block and hold its current machine",
+		"work_item.blocked_on names the full cell a blocked item left: it is one option, at the back of its queue",
 		"high backlog means waiting; busy_kw adds to plant power when the cell works",
 	},
 	KindBid: {
@@ -34,7 +35,8 @@ var factors = map[string][]string{
 		"a rejection sends the item elsewhere and costs coordination messages",
 	},
 	KindReroute: {
-		"a cell rejected the item: try a sibling with free slots, or escalate to the plant",
+		"a cell rejected the item, or it is blocked on a full cell (work_item.blocked_on): try a sibling with free slots, or escalate to the plant",
+		"choosing the cell it is blocked on again keeps it waiting there, at the back of the queue",
 	},
 	KindPlantFallback: {
 		"the protocol ran out of options for this item: place it on any capable cell, a full one included (it will block)",
@@ -54,6 +56,9 @@ func (in *Interpreter) fillWorkItem() {
 	}
 	in.work = WorkItem{Job: j, Op: info.Op, Ops: info.Ops, OpType: info.OpType, Product: info.Product,
 		Family: info.Family, Base: base, Due: round2(info.Due), Slack: round2(info.Due - e.Now() - info.Work), At: at}
+	if _, from, ok := e.Reroute(j); ok {
+		in.work.BlockedOn = e.P.Cells[from].ID
+	}
 }
 
 func (in *Interpreter) fillPlantObservation() {

@@ -444,6 +444,22 @@ func TestNoOrphans(t *testing.T) {
 	}
 }
 
+// cancelAfter is a decisions.jsonl sink that cancels after n audits whose
+// source is the external runner.
+type cancelAfter struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (w *cancelAfter) Write(p []byte) (int, error) {
+	if w.n > 0 && bytes.Contains(p, []byte(`"source":"external"`)) {
+		if w.n--; w.n == 0 {
+			w.cancel()
+		}
+	}
+	return len(p), nil
+}
+
 func TestCancelStopsRunner(t *testing.T) {
 	p := plantOf(t, faultInstance)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -453,9 +469,10 @@ func TestCancelStopsRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(100*time.Millisecond, cancel)
-	var dec bytes.Buffer
-	res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.Centralized, Controller: c, Decisions: &dec})
+	// Cancel once the runner has answered a few steps (not after a fixed
+	// time, which a loaded machine may spend starting the runner).
+	dec := &cancelAfter{n: 5, cancel: cancel}
+	res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.Centralized, Controller: c, Decisions: dec})
 	c.End(res.Metrics)
 	if res.Err != nil || res.Metrics.Status != "done" || res.Metrics.GFb == 0 || res.Metrics.Secondary.DecisionsBySource["external"] == 0 {
 		t.Errorf("status %s err %v by source %v", res.Metrics.Status, res.Err, res.Metrics.Secondary.DecisionsBySource)

@@ -73,6 +73,10 @@ func (e *Engine) Assign(j, c int) error {
 	}
 	e.routeQ = remove(e.routeQ, j)
 	jb.dest = c
+	if jb.reroute == "" {
+		jb.offered = -1 // a new blocked spell, if it blocks
+	}
+	jb.reroute, jb.rerouteFrom = "", -1
 	e.emitAt(EvRouteAssigned, j, c, -1)
 	if mi := jb.machine; mi >= 0 && e.machines[mi].cell == c && e.machines[mi].state == Blocked {
 		// Same-cell continuation: the job stays on its machine (no
@@ -85,6 +89,8 @@ func (e *Engine) Assign(j, c int) error {
 		e.admit(j)
 	} else {
 		jb.state, jb.since = jBlocked, e.now
+		e.blockSeq++
+		jb.blockSeq = e.blockSeq
 		e.cells[c].admitQ = append(e.cells[c].admitQ, j)
 		e.Acc.BlockingIncidents++
 		e.emitAt(EvBlocked, j, c, -1)

@@ -59,6 +59,16 @@ type job struct {
 	since   float64 // start of the current wait (blocked, transport, buffer)
 	route   []RouteOp
 	family  int
+
+	// Re-routing (reroute.go): why the current routing is a re-route offer
+	// ("" if it is not) and the cell whose queue the job left; the room
+	// epoch of its last offer in this blocked spell (-1: none); the order
+	// in which it blocked; a breakdown alarm on the cell it waits for.
+	reroute     string
+	rerouteFrom int
+	offered     int64
+	blockSeq    uint64
+	alarm       bool
 }
 
 type machine struct {
@@ -124,6 +134,12 @@ type Engine struct {
 	overshoot bool
 	overUnit  int64 // the last time unit counted in PowerOvershootUnits, -1 before any
 
+	// Room bookkeeping for re-routing (reroute.go).
+	room      []bool  // cell c had room at the last check
+	gainAt    []int64 // room epoch at which cell c last gained room
+	roomEpoch int64
+	blockSeq  uint64
+
 	Acc Accounting
 }
 
@@ -147,7 +163,9 @@ type Accounting struct {
 
 	PowerOvershootEntries int `json:"power_overshoot_entries"`
 	BlockingIncidents     int `json:"blocking_incidents"`
-	WIPViolations         int `json:"wip_violations"`
+	// Reroutes counts blocked jobs offered to routing again.
+	Reroutes      int `json:"reroutes"`
+	WIPViolations int `json:"wip_violations"`
 	// PowerOvershootUnits counts the time units [k, k+1) of the clock in
 	// which plant power was above the cap for a positive length of time.
 	PowerOvershootUnits int `json:"power_overshoot_units"`
@@ -166,12 +184,17 @@ func NewEngine(p *Plant, seed uint64, tr Tracer) *Engine {
 		machines: make([]machine, 0, p.Machines),
 		cells:    make([]cellState, len(p.Cells)),
 		isDirty:  make([]bool, len(p.Cells)),
+		room:     make([]bool, len(p.Cells)),
+		gainAt:   make([]int64, len(p.Cells)),
 		status:   Running, releaseOpen: true, releaseWhy: "episode_start",
 		overUnit: -1,
 	}
 	for i, s := range specs {
 		pt := &p.Products[s.product]
-		e.jobs[i] = job{JobSpec: s, dest: -1, at: -1, machine: -1, route: pt.Route, family: pt.Family}
+		e.jobs[i] = job{JobSpec: s, dest: -1, at: -1, machine: -1, route: pt.Route, family: pt.Family, rerouteFrom: -1, offered: -1}
+	}
+	for c := range e.room {
+		e.room[c] = true // buffers start empty
 	}
 	e.rec = Record{Job: -1, Op: -1, Cell: -1, Machine: -1, From: -1}
 	if tr != nil {
@@ -241,6 +264,9 @@ func (e *Engine) Advance() bool {
 		if e.completed == len(e.jobs) {
 			e.end(Done)
 			break
+		}
+		if len(e.routeQ) == 0 {
+			e.offerReroute()
 		}
 		if len(e.routeQ) > 0 || e.ReleasePending() {
 			return true
@@ -345,5 +371,6 @@ func (e *Engine) openRelease(why string) {
 
 // ReleaseTrigger names the change that opened the current release
 // opportunity: episode_start, arrival, job_complete, repair,
-// power_recovered or defer_expired.
+// power_alarm (plant power went over the cap), power_recovered or
+// defer_expired.
 func (e *Engine) ReleaseTrigger() string { return e.releaseWhy }

@@ -33,36 +33,42 @@ func tinyPlant(t testing.TB) *Plant {
 func script(t *testing.T, e *Engine, steps ...string) {
 	t.Helper()
 	for _, s := range steps {
-		if !e.Advance() {
-			t.Fatalf("episode ended (%s) before step %q", e.Status(), s)
-		}
-		var j int
-		var cell string
-		var err error
-		switch {
-		case s == "defer":
-			err = e.Defer()
-		case strings.HasPrefix(s, "release"):
-			fmt.Sscanf(s, "release %d", &j)
-			err = e.Release(j)
-		case strings.HasPrefix(s, "assign"):
-			fmt.Sscanf(s, "assign %d %s", &j, &cell)
-			c := -1
-			for i := range e.P.Cells {
-				if e.P.Cells[i].ID == cell {
-					c = i
-				}
-			}
-			err = e.Assign(j, c)
-		default:
-			t.Fatalf("bad step %q", s)
-		}
-		if err != nil {
-			t.Fatalf("step %q at t=%g: %v", s, e.Now(), err)
-		}
+		scriptStep(t, e, s)
 	}
 	if e.Advance() {
 		t.Fatalf("episode still waiting for decisions at t=%g after the script", e.Now())
+	}
+}
+
+// scriptStep commits one step of a script.
+func scriptStep(t *testing.T, e *Engine, s string) {
+	t.Helper()
+	if !e.Advance() {
+		t.Fatalf("episode ended (%s) before step %q", e.Status(), s)
+	}
+	var j int
+	var cell string
+	var err error
+	switch {
+	case s == "defer":
+		err = e.Defer()
+	case strings.HasPrefix(s, "release"):
+		fmt.Sscanf(s, "release %d", &j)
+		err = e.Release(j)
+	case strings.HasPrefix(s, "assign"):
+		fmt.Sscanf(s, "assign %d %s", &j, &cell)
+		c := -1
+		for i := range e.P.Cells {
+			if e.P.Cells[i].ID == cell {
+				c = i
+			}
+		}
+		err = e.Assign(j, c)
+	default:
+		t.Fatalf("bad step %q", s)
+	}
+	if err != nil {
+		t.Fatalf("step %q at t=%g: %v", s, e.Now(), err)
 	}
 }
 

@@ -141,6 +141,7 @@ func (e *Engine) onBreakdown(mi int) {
 		e.working--
 	}
 	e.setState(mi, Down)
+	e.alarmBlocked(m.cell)
 	e.schedule(e.now+m.rp.Exp(e.P.Cells[m.cell].MTTR), kRepair, int32(mi), 0)
 }
 
@@ -382,6 +383,7 @@ func (e *Engine) flushPower() {
 	over := e.powerW > e.P.capWatts
 	if over && !e.overshoot {
 		e.Acc.PowerOvershootEntries++
+		e.openRelease("power_alarm") // the plant, which holds the release lever, reacts
 	}
 	if !over && e.overshoot {
 		e.openRelease("power_recovered")

@@ -81,6 +81,9 @@ type Secondary struct {
 	// Forced): a plant_fallback decision, the plant's unless it declined
 	// or fell back (then G_fb's).
 	ForcedAssignments int `json:"forced_assignments"`
+	// Reroutes counts blocked work items offered to routing again
+	// (docs/paradigms.md, "Re-routing and alarms").
+	Reroutes int `json:"reroutes"`
 }
 
 // metricsFrom assembles the metrics from the engine's accounting at the
@@ -104,7 +107,7 @@ func metricsFrom(e *factory.Engine, steps, forced int, bySource, byType map[stri
 			TransportTime: a.TransportTime, BlockingTime: a.BlockingTime, MachineBlockedTime: a.MachineBlockedTime,
 			BufferWaitTime: a.BufferWaitTime, DownTime: a.DownTime, Breakdowns: a.Breakdowns,
 			Jobs: e.NumJobs(), Events: a.Events, DecisionsBySource: bySource, MessagesByType: byType,
-			ForcedAssignments: forced,
+			ForcedAssignments: forced, Reroutes: a.Reroutes,
 		},
 	}
 	for _, n := range bySource {

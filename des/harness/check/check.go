@@ -31,6 +31,7 @@ const (
 	ckCapability   = "capability"
 	ckBuffer       = "buffer-overflow"
 	ckBlocking     = "blocking"
+	ckReroute      = "reroute"
 	ckDown         = "down-activity"
 	ckBreakdown    = "breakdown-repair"
 	ckTransport    = "transport-time"

@@ -376,6 +376,7 @@ func compareMetrics(m *harness.Metrics, c *checker, d decisionTotals, byType map
 	f("secondary.blocking_time", sc.BlockingTime, t.blockingT)
 	f("secondary.buffer_wait_time", sc.BufferWaitTime, t.bufferWait)
 	i("secondary.breakdowns", sc.Breakdowns, t.breakdowns)
+	i("secondary.reroutes", sc.Reroutes, t.reroutes)
 	i("secondary.jobs", sc.Jobs, c.hdr.jobs)
 	n := 0
 	for _, v := range d.bySource {

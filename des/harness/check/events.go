@@ -18,7 +18,7 @@ func (c *checker) arrival(r *rec) {
 	if r.ops != len(pr.route) {
 		c.add(r.line, ckJobState, "job %d of product %s has ops %d, the route has %d", r.job, pr.id, r.ops, len(pr.route))
 	}
-	j := &jobSt{id: r.job, st: jBacklog, product: pr, ops: r.ops, due: r.due, dest: -1, at: -1, slot: -1}
+	j := &jobSt{id: r.job, st: jBacklog, product: pr, ops: r.ops, due: r.due, dest: -1, at: -1, slot: -1, relAhead: -1}
 	c.jobs[r.job] = j
 	c.jobList = append(c.jobList, j)
 	c.arrived++
@@ -141,8 +141,18 @@ func (c *checker) jobEvent(r *rec) {
 			return n.ev == "stage_release_ready" && n.job == id && n.op == 0
 		})
 	case "stage_release_ready":
-		if state(jReleased, jFinished) {
+		if j.st == jUnblocked {
+			// A re-route offer: the job left its blocked queue for routing.
 			opCheck()
+			if c.rerouteRoom(j) == "" {
+				c.add(r.line, ckReroute, "job %d offered to routing again while no capable cell other than %s has room",
+					j.id, c.cellName(j.dest))
+			}
+			j.offered = true
+			c.tot.reroutes++
+		} else if state(jReleased, jFinished) {
+			opCheck()
+			j.offered = false
 		}
 		j.st = jRouting
 	case "route_assigned":
@@ -170,26 +180,37 @@ func (c *checker) jobEvent(r *rec) {
 		c.blockedQ[r.cell] = append(c.blockedQ[r.cell], j.id)
 		j.st, j.since = jBlocked, r.t
 	case "blocking_release":
+		// Either a slot freed (admission follows, first come first
+		// served, checked there) or the job is offered to routing again
+		// (stage_release_ready follows).
 		state(jBlocked)
 		opCheck()
 		destCheck()
+		j.relAhead = -1
 		if q := c.blockedQ[r.cell]; len(q) > 0 && q[0] != j.id {
-			c.add(r.line, ckBlocking, "job %d leaves the blocked queue of %s ahead of job %d (first come, first served)",
-				j.id, c.plant.cells[r.cell].id, q[0])
+			j.relAhead = q[0]
 		}
-		if c.occ[r.cell] >= c.plant.cells[r.cell].buffer {
-			c.add(r.line, ckBlocking, "job %d unblocked while cell %s is full (%d/%d)", j.id, c.plant.cells[r.cell].id,
-				c.occ[r.cell], c.plant.cells[r.cell].buffer)
-		}
+		j.relFull = c.occ[r.cell] >= c.plant.cells[r.cell].buffer
 		c.leave(j, r.t)
 		j.st = jUnblocked
 		id, op, cell := j.id, r.op, r.cell
-		c.expect(r, fmt.Sprintf("admission of job %d op %d at %s", id, op, c.plant.cells[cell].id), func(n *rec) bool {
-			return n.ev == "admission" && n.job == id && n.op == op && n.cell == cell
-		})
+		c.expect(r, fmt.Sprintf("admission of job %d op %d at %s, or its stage_release_ready (a re-route)", id, op, c.plant.cells[cell].id),
+			func(n *rec) bool {
+				return n.ev == "admission" && n.job == id && n.op == op && n.cell == cell ||
+					n.ev == "stage_release_ready" && n.job == id && n.op == op
+			})
 	case "admission":
 		if j.st == jBlocked {
 			c.add(r.line, ckBlocking, "admission of job %d, which is blocked on %s without a blocking_release", j.id, c.cellName(j.dest))
+		} else if j.st == jUnblocked {
+			if j.relAhead >= 0 {
+				c.add(r.line, ckBlocking, "job %d leaves the blocked queue of %s ahead of job %d (first come, first served)",
+					j.id, c.plant.cells[r.cell].id, j.relAhead)
+			}
+			if j.relFull {
+				c.add(r.line, ckBlocking, "job %d unblocked while cell %s is full (%d/%d)", j.id, c.plant.cells[r.cell].id,
+					c.occ[r.cell], c.plant.cells[r.cell].buffer)
+			}
 		} else if state(jAssigned, jUnblocked) && j.st == jAssigned && len(c.blockedQ[r.cell]) > 0 {
 			c.add(r.line, ckBlocking, "job %d admitted to %s ahead of %d blocked jobs", j.id, c.plant.cells[r.cell].id,
 				len(c.blockedQ[r.cell]))
@@ -198,7 +219,7 @@ func (c *checker) jobEvent(r *rec) {
 		destCheck()
 		c.leave(j, r.t)
 		c.occ[r.cell]++
-		j.slot = r.cell
+		j.slot, j.offered = r.cell, false
 		if c.occ[r.cell] > c.plant.cells[r.cell].buffer {
 			c.add(r.line, ckBuffer, "cell %s holds %d admitted jobs, capacity %d", c.plant.cells[r.cell].id,
 				c.occ[r.cell], c.plant.cells[r.cell].buffer)
@@ -529,6 +550,26 @@ func (c *checker) leave(j *jobSt, t float64) {
 			c.waitQ[j.at] = without(c.waitQ[j.at], j.id)
 		}
 	}
+}
+
+// rerouteRoom names a capable cell, other than the blocked job's
+// destination, that could take it now ("" if none): one whose buffer has a
+// free slot and no blocked queue, or the cell whose machine holds the job.
+func (c *checker) rerouteRoom(j *jobSt) string {
+	op, ok := j.product.opType(j.fin)
+	if !ok {
+		return ""
+	}
+	for ci := range c.plant.cells {
+		cell := &c.plant.cells[ci]
+		if ci == j.dest || !(cell.caps[op.Op] > 0) {
+			continue
+		}
+		if j.mach != nil && j.mach.cell == ci || c.occ[ci] < cell.buffer && len(c.blockedQ[ci]) == 0 {
+			return cell.id
+		}
+	}
+	return ""
 }
 
 func without(q []int, id int) []int {

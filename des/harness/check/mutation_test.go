@@ -340,20 +340,44 @@ var mutations = []mutation{
 		}
 	}},
 	{name: "blocked job admitted into its full cell at once", want: ckBuffer, mutate: func(t *testing.T, f *runFiles) {
-		b := f.find(0, func(l line) bool { return ev(l) == "blocked" })
-		j, t0 := inum(f.trace[b], "job"), num(f.trace[b], "t")
-		r := f.find(b+1, func(l line) bool { return ev(l) == "blocking_release" && inum(l, "job") == j })
-		adm, ts := clone(f.trace[r+1]), clone(f.trace[r+2])
-		if ev(adm) != "admission" || ev(ts) != "transport_start" {
-			t.Fatal("blocking_release not followed by admission and transport_start")
+		// The first blocked job whose release is an admission (not a
+		// re-route).
+		for b := f.find(0, func(l line) bool { return ev(l) == "blocked" }); ; b = f.find(b+1, func(l line) bool { return ev(l) == "blocked" }) {
+			if b < 0 {
+				t.Fatal("no blocked job released by an admission")
+			}
+			j, t0 := inum(f.trace[b], "job"), num(f.trace[b], "t")
+			r := f.find(b+1, func(l line) bool { return ev(l) == "blocking_release" && inum(l, "job") == j })
+			adm, ts := clone(f.trace[r+1]), clone(f.trace[r+2])
+			if ev(adm) != "admission" || ev(ts) != "transport_start" {
+				continue
+			}
+			f.remove(r + 2)
+			f.remove(r + 1)
+			f.remove(r)
+			setNum(adm, "t", t0)
+			setNum(ts, "t", t0)
+			f.trace[b] = adm
+			f.insert(b+1, ts)
+			return
 		}
-		f.remove(r + 2)
-		f.remove(r + 1)
-		f.remove(r)
-		setNum(adm, "t", t0)
-		setNum(ts, "t", t0)
-		f.trace[b] = adm
-		f.insert(b+1, ts)
+	}},
+	{name: "re-route offered while no other cell can take the job", want: ckReroute, mutate: func(t *testing.T, f *runFiles) {
+		r := f.find(0, func(l line) bool { return ev(l) == "blocking_release" })
+		for ; r >= 0 && ev(f.trace[r+1]) != "stage_release_ready"; r = f.find(r+1, func(l line) bool { return ev(l) == "blocking_release" }) {
+		}
+		if r < 0 {
+			t.Fatal("no re-route in the base run")
+		}
+		// Only the full cell can do the operation now.
+		op, dest := f.opType(inum(f.trace[r], "job"), inum(f.trace[r], "op")), str(f.trace[r], "cell")
+		for _, c := range f.cells() {
+			if c["id"] != dest {
+				if caps, ok := c["capabilities"].(map[string]any); ok {
+					delete(caps, op)
+				}
+			}
+		}
 	}},
 	{name: "time goes back", want: ckTime, mutate: func(t *testing.T, f *runFiles) {
 		i := f.find(len(f.trace)/2, func(l line) bool { return num(l, "t") > 1 })
@@ -536,7 +560,7 @@ func TestMutations(t *testing.T) {
 	}
 	// Every check id has a mutation that makes it fire.
 	for _, id := range []string{ckFormat, ckHeader, ckTime, ckSequence, ckJobState, ckOverlap, ckOpOrder, ckRouteCell,
-		ckNotInBuffer, ckCapability, ckBuffer, ckBlocking, ckDown, ckBreakdown, ckTransport, ckSetup, ckProcess,
+		ckNotInBuffer, ckCapability, ckBuffer, ckBlocking, ckReroute, ckDown, ckBreakdown, ckTransport, ckSetup, ckProcess,
 		ckPowerLevel, ckPowerRecord, ckDispatch, ckDispatchRule, ckStatus, ckMetrics, ckDecisions, ckMessages, ckManifest, ckInstance} {
 		if !fired[id] {
 			t.Errorf("no mutation made check %q fire", id)
@@ -551,7 +575,7 @@ func TestMetricFields(t *testing.T) {
 	for _, key := range []string{"G_mk", "G_cj", "G_vc", "G_eo", "G_ed", "G_en", "G_ds", "G_cm", "G_fb", "G_llm", "G_tr",
 		"G_dj", "G_ut", "G_do", "violations.power_overshoot_units", "violations.power_overshoot_entries", "violations.blocking", "violations.wip", "secondary.carbon_kg",
 		"secondary.setup_time", "secondary.busy_time", "secondary.transport_time", "secondary.blocking_time",
-		"secondary.machine_blocked_time", "secondary.buffer_wait_time", "secondary.down_time", "secondary.breakdowns",
+		"secondary.machine_blocked_time", "secondary.buffer_wait_time", "secondary.down_time", "secondary.breakdowns", "secondary.reroutes",
 		"secondary.jobs", "secondary.decisions"} {
 		f := loadRun(t, src)
 		m := f.metrics

@@ -82,6 +82,13 @@ type jobSt struct {
 	mach    *machineSt
 	since   float64 // start of the current wait (blocked, transport, buffer)
 	dur     float64 // transport duration
+	// Blocking release bookkeeping: the job that was ahead in the queue
+	// (-1 none) and whether the cell was full, checked if admission
+	// follows; whether the job was offered a re-route in its current
+	// blocked spell.
+	relAhead int
+	relFull  bool
+	offered  bool
 }
 
 // commit is a decision's visible effect: a release or a route_assigned.
@@ -117,7 +124,7 @@ type totals struct {
 	energy, overKWh, overT  float64
 	overEntries, overUnits  int
 	blocking, wipViolations int
-	breakdowns              int
+	breakdowns, reroutes    int
 	state                   [numMStates]float64 // machine-time per state
 	transport, blockingT    float64
 	bufferWait              float64
@@ -697,6 +704,13 @@ func (c *checker) finish() {
 		case st == "deadlock":
 			if why := c.progressPossible(); why != "" {
 				c.add(c.endLine, ckStatus, "status deadlock, but %s", why)
+			}
+			for _, j := range c.jobList {
+				if j.st == jBlocked && !j.offered {
+					if room := c.rerouteRoom(j); room != "" {
+						c.add(c.endLine, ckReroute, "status deadlock, but blocked job %d could go to %s and was never offered a re-route", j.id, room)
+					}
+				}
 			}
 		}
 	}
