@@ -64,6 +64,29 @@ func readGraph(path, p string, n int) (*Graph, error) {
 	return g, nil
 }
 
+// graphQueries are the queries behind a Graph for protocol p: edges
+// gives (from, to, weight) rows (none for broadcast, whose edges follow
+// from the broadcasts sent), sent gives (agent, count) rows.
+func graphQueries(p proto.Protocol) (edges, sent string, ok bool) {
+	switch p {
+	case proto.P2P:
+		return `SELECT sender, recipient, count(*) FROM messages GROUP BY sender, recipient`,
+			`SELECT sender, count(*) FROM messages GROUP BY sender`, true
+	case proto.Broadcast:
+		return "", `SELECT sender, count(*) FROM broadcasts GROUP BY sender`, true
+	case proto.SFS:
+		// A hit's result names the entry's last writer (metadata.modified_by).
+		return `SELECT json_extract(result, '$.metadata.modified_by') AS w, agent, count(*) FROM calls
+			WHERE tool = 'read_file' AND error IS NULL AND json_valid(result) AND json_extract(result, '$.success') = 1
+			AND json_type(result, '$.metadata.modified_by') = 'integer' GROUP BY w, agent`,
+			`SELECT agent, count(*) FROM file_ops WHERE op = 'write' AND applied = 1 GROUP BY agent`, true
+	}
+	return "", "", false
+}
+
+// receivedQuery gives (agent, count) rows of the store's received tally.
+const receivedQuery = `SELECT agent, sum(received) FROM tallies GROUP BY agent`
+
 func fillGraph(ctx context.Context, db *sql.DB, g *Graph, p string) error {
 	meta, err := readMeta(ctx, db)
 	if err != nil {
@@ -73,6 +96,10 @@ func fillGraph(ctx context.Context, db *sql.DB, g *Graph, p string) error {
 		return fmt.Errorf("run database holds protocol %q with %s agents, result.json says %q with %d",
 			meta["protocol"], meta["n_agents"], p, g.N)
 	}
+	edges, sent, ok := graphQueries(proto.Protocol(p))
+	if !ok {
+		return fmt.Errorf("unknown protocol %q", p)
+	}
 	in := func(ids ...int64) error {
 		for _, id := range ids {
 			if id < 0 || id >= int64(g.N) {
@@ -81,81 +108,42 @@ func fillGraph(ctx context.Context, db *sql.DB, g *Graph, p string) error {
 		}
 		return nil
 	}
-	switch proto.Protocol(p) {
-	case proto.P2P:
-		err := eachInts(ctx, db, `SELECT sender, recipient, count(*) FROM messages GROUP BY sender, recipient`,
-			func(c []int64) error {
-				u, v, k := c[0], c[1], c[2]
-				if err := in(u, v); err != nil {
-					return err
-				}
-				if u != v {
-					g.add(int(u), int(v), k)
-				}
-				g.Sent[u] += k
-				return nil
-			})
-		if err != nil {
-			return err
-		}
-	case proto.Broadcast:
-		err := eachInts(ctx, db, `SELECT sender, count(*) FROM broadcasts GROUP BY sender`, func(c []int64) error {
-			u, k := c[0], c[1]
-			if err := in(u); err != nil {
+	if edges != "" {
+		err := eachInts(ctx, db, edges, func(c []int64) error {
+			if err := in(c[0], c[1]); err != nil {
 				return err
 			}
-			for v := range g.N {
-				if v != int(u) {
-					g.add(int(u), v, k)
-				}
+			if c[0] != c[1] {
+				g.add(int(c[0]), int(c[1]), c[2])
 			}
-			g.Sent[u] += k
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-	case proto.SFS:
-		// A hit's result names the entry's last writer (metadata.modified_by).
-		err := eachInts(ctx, db, `SELECT agent, json_extract(result, '$.metadata.modified_by') AS w, count(*) FROM calls
-			WHERE tool = 'read_file' AND error IS NULL AND json_valid(result) AND json_extract(result, '$.success') = 1
-			AND json_type(result, '$.metadata.modified_by') = 'integer' GROUP BY agent, w`,
-			func(c []int64) error {
-				v, u, k := c[0], c[1], c[2]
-				if err := in(u, v); err != nil {
-					return err
-				}
-				if u != v {
-					g.add(int(u), int(v), k)
-				}
-				return nil
-			})
-		if err != nil {
-			return err
-		}
-		err = eachInts(ctx, db, `SELECT agent, count(*) FROM file_ops WHERE op = 'write' AND applied = 1 GROUP BY agent`,
-			func(c []int64) error {
-				u, k := c[0], c[1]
-				if err := in(u); err != nil {
-					return err
-				}
-				g.Sent[u] += k
-				return nil
-			})
-		if err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("unknown protocol %q", p)
 	}
-	return eachInts(ctx, db, `SELECT agent, sum(received) FROM tallies GROUP BY agent`, func(c []int64) error {
-		a, k := c[0], c[1]
-		if err := in(a); err != nil {
-			return err
+	perAgent := func(query string, dst []int64) error {
+		return eachInts(ctx, db, query, func(c []int64) error {
+			if err := in(c[0]); err != nil {
+				return err
+			}
+			dst[c[0]] += c[1]
+			return nil
+		})
+	}
+	if err := perAgent(sent, g.Sent); err != nil {
+		return err
+	}
+	if proto.Protocol(p) == proto.Broadcast { // each broadcast goes to every other agent
+		for u, k := range g.Sent {
+			for v := range g.N {
+				if v != u {
+					g.add(u, v, k)
+				}
+			}
 		}
-		g.Received[a] += k
-		return nil
-	})
+	}
+	return perAgent(receivedQuery, g.Received)
 }
 
 // eachInts runs q, whose columns are all integers, and calls f with each
