@@ -406,3 +406,23 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAnalyze analyses a suite of 18 scripted runs (N = 10, three
+// teams, three protocols, two tasks); runs/s is the figure to quote.
+func BenchmarkAnalyze(b *testing.B) {
+	s, err := suite.Resolve(suite.Options{Tasks: "I-01,III-21", Agents: "10", Protocols: "all", Agent: "reference,tree,chain", NoBaseline: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if _, err := suite.Run(context.Background(), s, dir, suite.RunOptions{Workers: 1}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rep, err := Analyze(dir, Options{})
+		if err != nil || len(rep.Runs) != len(s.Cases) {
+			b.Fatalf("%v, %d runs", err, len(rep.Runs))
+		}
+	}
+	b.ReportMetric(float64(len(s.Cases)*b.N)/b.Elapsed().Seconds(), "runs/s")
+}
