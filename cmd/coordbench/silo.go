@@ -21,7 +21,7 @@ func siloCmd() *cobra.Command {
 		Use:   "silo",
 		Short: "The information-silo benchmark (SILO-BENCH)",
 	}
-	c.AddCommand(siloTasksCmd(), siloInstanceCmd(), siloRunCmd(), siloSuiteCmd(), siloShowCmd(), siloImportCmd())
+	c.AddCommand(siloTasksCmd(), siloInstanceCmd(), siloRunCmd(), siloSuiteCmd(), siloShowCmd(), siloImportCmd(), siloAnalyzeCmd())
 	return c
 }
 
