@@ -244,6 +244,9 @@ type Result struct {
 	Protocol        proto.Protocol `json:"protocol"`
 	MaxRounds       int            `json:"max_rounds"`
 	MaxCallsPerTurn int            `json:"max_calls_per_turn"`
+	// MessageFormat is how contents reached other agents
+	// (proto.Options.MessageFormat): "str" (published) or "json".
+	MessageFormat proto.MessageFormat `json:"message_format"`
 
 	Agents []AgentResult `json:"agents"`
 
@@ -319,7 +322,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 
 	res := &Result{
 		Task: in.Task.ID, Mode: in.Mode, N: n, Protocol: cfg.Protocol,
-		MaxRounds: cfg.MaxRounds, MaxCallsPerTurn: cfg.MaxCallsPerTurn,
+		MaxRounds: cfg.MaxRounds, MaxCallsPerTurn: cfg.MaxCallsPerTurn, MessageFormat: st.MessageFormat(),
 		Agents: make([]AgentResult, n), AgentErrors: []AgentError{},
 	}
 	if in.Mode == task.ModeSeeded {
