@@ -213,3 +213,46 @@ func mustCompact(t *testing.T, v string) []byte {
 	}
 	return b
 }
+
+// TestDeliveries: every content an agent reads is kept in reading order
+// with its author and the author's provenance set, as the agent read it.
+func TestDeliveries(t *testing.T) {
+	s := open(t, P2P, 3)
+	begin(t, s, 1)
+	call(t, s, 1, ToolSend, `{"target_id":2,"content":[1,2]}`)
+	call(t, s, 0, ToolSend, `{"target_id":2,"content":"hi"}`)
+	end(t, s)
+	begin(t, s, 2)
+	receive(t, s, 2)
+	call(t, s, 2, ToolSend, `{"target_id":0,"content":"relay"}`)
+	end(t, s)
+	begin(t, s, 3)
+	receive(t, s, 0)
+	end(t, s)
+	got := s.Deliveries(2)
+	if len(got) != 2 || got[0].Text != "hi" || got[0].From != 0 || got[1].Text != "[1, 2]" || got[1].From != 1 ||
+		got[1].Round != 2 || got[1].Tool != ToolReceive || len(got[1].Seen) != 1 || got[1].Seen[0] != 1 {
+		t.Fatalf("agent 2 read %+v", got)
+	}
+	if got := s.Deliveries(0); len(got) != 1 || got[0].Text != "relay" || len(got[0].Seen) != 3 {
+		t.Fatalf("agent 0 read %+v", got)
+	}
+	if s.Deliveries(1) == nil || len(s.Deliveries(1)) != 0 || s.Deliveries(7) != nil {
+		t.Fatal("agent 1 read something, or agent 7 exists")
+	}
+
+	f := open(t, SFS, 2)
+	begin(t, f, 1)
+	call(t, f, 0, ToolWriteFile, `{"path":"a","content":{"x":1e3}}`)
+	call(t, f, 0, ToolWriteFile, `{"path":"b","content":"text"}`)
+	end(t, f)
+	begin(t, f, 2)
+	call(t, f, 1, ToolReadFile, `{"path":"a"}`)
+	call(t, f, 1, ToolReadFile, `{"path":"b"}`)
+	call(t, f, 1, ToolReadFile, `{"path":"missing"}`)
+	end(t, f)
+	got = f.Deliveries(1)
+	if len(got) != 2 || got[0].Text != `{"x":1000.0}` || got[0].Tool != ToolReadFile || got[1].Text != "text" || got[1].From != 0 {
+		t.Fatalf("sfs reads %+v", got)
+	}
+}

@@ -127,6 +127,8 @@ type agentState struct {
 	cursor  int        // broadcast: index into Store.bcasts of the next unseen broadcast
 	curMove bool
 	ops     []*fileOp // sfs: writes and deletes this round
+
+	got []delivery // every content read, in order (Deliveries)
 }
 
 // Store holds one run's communication state. The working state is kept in

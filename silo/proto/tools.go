@@ -299,6 +299,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 			for _, m := range a.inbox {
 				out.Messages = append(out.Messages, inMsg{m.sender, m.content, m.round})
 				a.seen.merge(m.prov)
+				a.got = append(a.got, delivery{round: s.round, msg: m})
 				a.readIDs = append(a.readIDs, m.id)
 			}
 			a.inbox = nil
@@ -309,6 +310,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 				}
 				out.Messages = append(out.Messages, inMsg{m.sender, m.content, m.round})
 				a.seen.merge(m.prov)
+				a.got = append(a.got, delivery{round: s.round, msg: m})
 			}
 			if a.cursor != len(s.bcasts) {
 				a.cursor, a.curMove = len(s.bcasts), true
@@ -355,6 +357,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 		}
 		a.seen.merge(e.prov)
 		a.seenDirty = true
+		a.got = append(a.got, delivery{round: s.round, file: e})
 		return readHit{true, e.content, fileMeta{e.modifiedBy, e.round}}, false, ""
 	case ToolWriteFile:
 		p, cerr := s.pathArg(args)
