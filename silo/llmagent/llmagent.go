@@ -376,27 +376,26 @@ func finite(v any) (any, error) {
 		}
 		return v, nil
 	case *pyvalue.List:
-		out := &pyvalue.List{Items: make([]any, len(x.Items)), Tuple: x.Tuple}
-		for i, it := range x.Items {
-			f, err := finite(it)
-			if err != nil {
-				return nil, err
-			}
-			out.Items[i] = f
-		}
-		return out, nil
+		items, err := finiteAll(x.Items)
+		return &pyvalue.List{Items: items, Tuple: x.Tuple}, err
 	case *pyvalue.Dict:
-		out := &pyvalue.Dict{Keys: x.Keys, Vals: make([]any, len(x.Vals))}
-		for i, it := range x.Vals {
-			f, err := finite(it)
-			if err != nil {
-				return nil, err
-			}
-			out.Vals[i] = f
-		}
-		return out, nil
+		vals, err := finiteAll(x.Vals)
+		return &pyvalue.Dict{Keys: x.Keys, Vals: vals}, err
 	}
 	return nil, fmt.Errorf("unsupported value of type %T", v)
+}
+
+// finiteAll applies finite to each element, into a new slice.
+func finiteAll(xs []any) ([]any, error) {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		f, err := finite(x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
+	}
+	return out, nil
 }
 
 // FormatToolResult renders one executed call as the block the model reads

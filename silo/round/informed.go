@@ -407,29 +407,39 @@ func numEqual(tok string, x any) bool {
 }
 
 // containsValue reports whether v or one of its elements (at any depth) is
-// a container equal to want by the S rule.
+// a container equal to want (w parsed) by the S rule.
 func containsValue(t *task.Task, v, w any, want json.RawMessage) bool {
-	switch x := v.(type) {
-	case *pyvalue.List:
-		if wl, ok := w.(*pyvalue.List); ok && len(wl.Items) == len(x.Items) && task.Correct(t, want, pyvalue.Canon(x)) {
+	elems, ok := elements(v)
+	if !ok {
+		return false
+	}
+	if we, ok := elements(w); ok && len(we) == len(elems) && sameKind(v, w) && task.Correct(t, want, pyvalue.Canon(v)) {
+		return true
+	}
+	for _, e := range elems {
+		if containsValue(t, e, w, want) {
 			return true
-		}
-		for _, e := range x.Items {
-			if containsValue(t, e, w, want) {
-				return true
-			}
-		}
-	case *pyvalue.Dict:
-		if wd, ok := w.(*pyvalue.Dict); ok && len(wd.Keys) == len(x.Keys) && task.Correct(t, want, pyvalue.Canon(x)) {
-			return true
-		}
-		for _, e := range x.Vals {
-			if containsValue(t, e, w, want) {
-				return true
-			}
 		}
 	}
 	return false
+}
+
+// elements are a list's items or a dict's values; false for a scalar.
+func elements(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case *pyvalue.List:
+		return x.Items, true
+	case *pyvalue.Dict:
+		return x.Vals, true
+	}
+	return nil, false
+}
+
+// sameKind reports whether two containers are both lists or both dicts.
+func sameKind(a, b any) bool {
+	_, la := a.(*pyvalue.List)
+	_, lb := b.(*pyvalue.List)
+	return la == lb
 }
 
 // parse returns the values in the text: the whole text as JSON or a Python
