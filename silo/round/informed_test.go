@@ -146,3 +146,19 @@ func BenchmarkInformedSets(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// FuzzContent: the content rules read model output; any text is tokenized,
+// parsed and matched without panicking.
+func FuzzContent(f *testing.F) {
+	for _, s := range []string{"hi", "[1, 2, 3]", "{'a': [1.5, True]}", "max 985 of [{]}", "-0.00 1e999 007 [[[", `{"0": 1, "1": 2}`} {
+		f.Add(s)
+	}
+	in18, _ := task.Seeded("II-18", 2, 1)
+	in07, _ := task.Seeded("I-07", 2, 1)
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, in := range []*task.Instance{in18, in07} {
+			c := newCarrier(in)
+			c.informed(0, []proto.Delivery{{Round: 1, Tool: proto.ToolReceive, From: 1, Text: text, Seen: []int{0, 1}}})
+		}
+	})
+}
