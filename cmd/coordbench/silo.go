@@ -126,6 +126,7 @@ func siloRunCmd() *cobra.Command {
 	var lf siloLLMFlags
 	var protocol, agent, out string
 	var lim suite.Limits
+	var msgFormat string
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run one SILO-BENCH run and write result.json, the run database and the tool-call log",
@@ -148,6 +149,9 @@ parsed call, result and token count) and timing.jsonl.`,
 			p := proto.Protocol(protocol)
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
+			}
+			if lim.MessageFormat, err = proto.ParseMessageFormat(msgFormat); err != nil {
+				return fmt.Errorf("--message-format: %w", err)
 			}
 			llmAgent, closer, err := lf.agent(agent)
 			if err != nil {
@@ -191,7 +195,11 @@ parsed call, result and token count) and timing.jsonl.`,
 	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference (star), tree, chain (scripted) or llm")
 	c.Flags().IntVar(&lim.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
+	c.Flags().StringVar(&msgFormat, "message-format", string(proto.FormatStr), messageFormatUsage)
 	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<agent>_<mode>_s<seed>)")
 	lf.register(c.Flags())
 	return c
 }
+
+// messageFormatUsage is the help of --message-format (silo run, silo suite).
+const messageFormatUsage = "how non-string message contents and sfs paths reach other agents: str (Python str() of the value, as published: {\"a\": 1} arrives as {'a': 1}) or json (compact JSON as sent)"

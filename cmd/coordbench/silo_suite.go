@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/suite"
 )
@@ -82,6 +83,7 @@ in flight.`,
 	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded runs (official mode: of the N = 1 baseline): comma list, ranges a-b allowed")
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	f.IntVar(&opt.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
+	f.StringVar(&opt.MessageFormat, "message-format", string(proto.FormatStr), messageFormatUsage)
 	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 runs (RCC stays empty)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", siloLLMWorkers))
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")

@@ -25,17 +25,24 @@ func TestSiloCommands(t *testing.T) {
 	if err != nil || in.N != 5 {
 		t.Fatalf("task file: %v", err)
 	}
-	for _, p := range []string{"p2p", "broadcast", "sfs"} {
+	for k, p := range []string{"p2p", "broadcast", "sfs"} {
 		dir := filepath.Join(t.TempDir(), p)
-		if out, err := run(t, "silo", "run", "--task-file", file, "--protocol", p, "--out", dir); err != nil {
+		args := []string{"silo", "run", "--task-file", file, "--protocol", p, "--out", dir}
+		format := "str" // the default; the last protocol runs with json
+		if k == 2 {
+			format = "json"
+			args = append(args, "--message-format", format)
+		}
+		if out, err := run(t, args...); err != nil {
 			t.Fatalf("%s: %v\n%s", p, err, out)
 		}
 		var res struct {
 			S       float64 `json:"S"`
 			Success bool    `json:"success"`
+			Format  string  `json:"message_format"`
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "result.json"))
-		if err := json.Unmarshal(b, &res); err != nil || res.S != 1 || !res.Success {
+		if err := json.Unmarshal(b, &res); err != nil || res.S != 1 || !res.Success || res.Format != format {
 			t.Errorf("%s: result %s", p, b)
 		}
 		log, _ := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
@@ -53,6 +60,8 @@ func TestSiloCommands(t *testing.T) {
 	for _, args := range [][]string{
 		{"silo", "run", "--protocol", "carrier-pigeon"},
 		{"silo", "run", "--agent", "llm"},
+		{"silo", "run", "--message-format", "yaml"},
+		{"silo", "suite", "--message-format", "yaml", "--tasks", "I-01", "--agents", "2", "--out", t.TempDir()},
 		{"silo", "instance", "--task", "IV-99"},
 		{"silo", "instance", "--mode", "official", "--agents", "3"},
 	} {

@@ -33,6 +33,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"sort"
@@ -40,12 +41,15 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
-// ToolCall is one parsed tool call. Args values are bool, int64, json.Number
-// (an integer beyond int64), float64 (possibly NaN or ±Inf), string, or a
-// decoded JSON value ([]any, map[string]any, with integers as json.Number
-// and other numbers as float64).
+// ToolCall is one parsed tool call. Args values are Python values in the
+// model of package pyvalue, as json.loads would give them: bool, int64,
+// *big.Int (an integer beyond int64), float64 (possibly NaN or ±Inf),
+// string, *pyvalue.List or *pyvalue.Dict (key order kept; numbers with a
+// fraction or exponent are floats, so 1.0 and 1e3 stay floats).
 type ToolCall struct {
 	Name string
 	Args map[string]any
@@ -189,44 +193,11 @@ func convert(raw string) any {
 		return f
 	}
 	if strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") {
-		d := json.NewDecoder(strings.NewReader(v))
-		d.UseNumber()
-		var x any
-		if d.Decode(&x) == nil && trailingEmpty(v, d.InputOffset()) {
-			return pyFloats(x)
+		if x, err := pyvalue.ParseJSON([]byte(v)); err == nil {
+			return x
 		}
 	}
 	return v
-}
-
-// pyFloats mirrors json.loads: a JSON number with a fraction or exponent
-// becomes a float64 (so 1.50 reads back as 1.5); integers keep their exact
-// text as json.Number, and so does a float that would overflow.
-func pyFloats(x any) any {
-	switch t := x.(type) {
-	case json.Number:
-		if strings.ContainsAny(string(t), ".eE") {
-			if f, err := strconv.ParseFloat(string(t), 64); err == nil {
-				return f
-			}
-		}
-	case []any:
-		for i := range t {
-			t[i] = pyFloats(t[i])
-		}
-	case map[string]any:
-		for k, v := range t {
-			t[k] = pyFloats(v)
-		}
-	}
-	return x
-}
-
-func trailingEmpty(s string, off int64) bool {
-	if off < 0 || off > int64(len(s)) {
-		return false
-	}
-	return strings.TrimLeft(s[off:], " \t\r\n") == ""
 }
 
 func asciiLowerEq(s, word string) bool {
@@ -273,7 +244,7 @@ func cutSign(s string) (string, string) {
 }
 
 // pyInt parses like Python's int(s) in base 10: int64 when it fits, else
-// the exact value as a json.Number.
+// the exact value as a *big.Int.
 func pyInt(s string) (any, bool) {
 	sign, rest := cutSign(s)
 	d, ok := digitPart(rest)
@@ -286,11 +257,11 @@ func pyInt(s string) (any, bool) {
 	if i, err := strconv.ParseInt(sign+d, 10, 64); err == nil {
 		return i, true
 	}
-	var b big.Int
-	if _, ok := b.SetString(sign+d, 10); !ok {
+	b, ok := new(big.Int).SetString(sign+d, 10)
+	if !ok {
 		return nil, false
 	}
-	return json.Number(b.String()), true
+	return b, true
 }
 
 // pyFloat parses like Python's float(s): decimal literals with optional
@@ -365,31 +336,66 @@ func isASCII(s string) bool {
 	return true
 }
 
-// ArgsJSON marshals the arguments as a compact JSON object (never null). A
-// non-finite float, which JSON cannot hold, becomes the string Python's str()
-// gives it: "nan", "inf" or "-inf".
+// ArgsJSON marshals the arguments as a compact JSON object (never null),
+// keys sorted, values as Python's json.dumps writes them (floats keep their
+// Python form: 1e3 is written 1000.0, so the store still sees a float, and
+// dict keys keep their order). A non-finite float, which JSON cannot hold,
+// becomes the string Python's str() gives it: "nan", "inf" or "-inf".
 func (c ToolCall) ArgsJSON() (json.RawMessage, error) {
-	m := make(map[string]any, len(c.Args))
-	for k, v := range c.Args {
-		if f, ok := v.(float64); ok {
-			switch {
-			case math.IsNaN(f):
-				v = "nan"
-			case math.IsInf(f, 1):
-				v = "inf"
-			case math.IsInf(f, -1):
-				v = "-inf"
-			}
+	keys := make([]string, 0, len(c.Args))
+	for k := range c.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	d := &pyvalue.Dict{}
+	for _, k := range keys {
+		v, err := finite(c.Args[k])
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %w", k, err)
 		}
-		m[k] = v
+		d.Set(k, v)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, err
+	return pyvalue.Canon(d), nil
+}
+
+// finite returns v with every non-finite float replaced by its str() text,
+// and fails on a value outside the pyvalue model (never produced by
+// ParseToolCalls).
+func finite(v any) (any, error) {
+	switch x := v.(type) {
+	case nil, bool, int64, *big.Int, string:
+		return v, nil
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "nan", nil
+		case math.IsInf(x, 1):
+			return "inf", nil
+		case math.IsInf(x, -1):
+			return "-inf", nil
+		}
+		return v, nil
+	case *pyvalue.List:
+		items, err := finiteAll(x.Items)
+		return &pyvalue.List{Items: items, Tuple: x.Tuple}, err
+	case *pyvalue.Dict:
+		vals, err := finiteAll(x.Vals)
+		return &pyvalue.Dict{Keys: x.Keys, Vals: vals}, err
 	}
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
+	return nil, fmt.Errorf("unsupported value of type %T", v)
+}
+
+// finiteAll applies finite to each element, into a new slice.
+func finiteAll(xs []any) ([]any, error) {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		f, err := finite(x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
+	}
+	return out, nil
 }
 
 // FormatToolResult renders one executed call as the block the model reads

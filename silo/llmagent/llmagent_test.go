@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
 func call(name string, kv ...any) ToolCall {
@@ -89,13 +91,9 @@ func TestValueTyping(t *testing.T) {
 		{"true", true}, {" FALSE ", false}, {"True", true}, {"truee", "truee"},
 		{"42", int64(42)}, {"-7", int64(-7)}, {"+3", int64(3)}, {"007", int64(7)}, {"1_000", int64(1000)},
 		{"1__0", "1__0"}, {"_1", "_1"}, {"1_", "1_"},
-		{"123456789012345678901234567890", json.Number("123456789012345678901234567890")},
 		{"1.50", 1.5}, {".5", 0.5}, {"5.", 5.0}, {"-2.5e3", -2500.0}, {"1e1_0", 1e10}, {"1_0.2_5", 10.25},
 		{"inf", math.Inf(1)}, {"-Infinity", math.Inf(-1)}, {"1e999", math.Inf(1)},
 		{".", "."}, {"e5", "e5"}, {"0x10", "0x10"}, {"1.2.3", "1.2.3"},
-		{`[1, 2, 3]`, []any{json.Number("1"), json.Number("2"), json.Number("3")}},
-		{`[1.50, 2e0, 1e999]`, []any{1.5, 2.0, json.Number("1e999")}},
-		{`{"a": 1, "b": [true, null, "x"]}`, map[string]any{"a": json.Number("1"), "b": []any{true, nil, "x"}}},
 		{"{0: 1}", "{0: 1}"}, {"[(1, 2)]", "[(1, 2)]"}, {"[1] x", "[1] x"}, {"[1][2]", "[1][2]"},
 		{" hello world ", "hello world"}, {"", ""}, {`"quoted"`, `"quoted"`}, {"null", "null"},
 	}
@@ -105,13 +103,25 @@ func TestValueTyping(t *testing.T) {
 			t.Errorf("convert(%q) = %#v, want %#v", tc.in, got, tc.want)
 		}
 	}
+	// Big integers and JSON containers become pyvalue values, as json.loads
+	// gives them (shown by their Python repr): order kept, floats stay floats.
+	for in, repr := range map[string]string{
+		"123456789012345678901234567890":   "123456789012345678901234567890",
+		`[1, 2, 3]`:                        "[1, 2, 3]",
+		`[1.50, 2e0, 1e999]`:               "[1.5, 2.0, inf]",
+		`{"b": 1, "a": [true, null, "x"]}`: "{'b': 1, 'a': [True, None, 'x']}",
+	} {
+		if got := pyvalue.Repr(convert(in)); got != repr {
+			t.Errorf("convert(%q) = %s, want %s", in, got, repr)
+		}
+	}
 	if f, ok := convert("NaN").(float64); !ok || !math.IsNaN(f) {
 		t.Errorf("convert(NaN) = %v", convert("NaN"))
 	}
 }
 
 func TestArgsJSON(t *testing.T) {
-	calls, err := ParseToolCalls("<tool_call><tool>write_file</tool><parameters><path>k<1></path><content>{\"a\": [1.50, 2]}</content><n>nan</n><i>-inf</i><b>TRUE</b><big>99999999999999999999</big><f>1.50</f></parameters></tool_call>")
+	calls, err := ParseToolCalls("<tool_call><tool>write_file</tool><parameters><path>k<1></path><content>{\"a\": [1.50, 2]}</content><n>nan</n><i>-inf</i><b>TRUE</b><big>99999999999999999999</big><f>1.50</f><e>1e3</e><d>{\"z\": [0.1, NaN], \"y\": -0.0}</d></parameters></tool_call>")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +129,7 @@ func TestArgsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"b":true,"big":99999999999999999999,"content":{"a":[1.5,2]},"f":1.5,"i":"-inf","n":"nan","path":"k<1>"}`
+	want := `{"b":true,"big":99999999999999999999,"content":{"a":[1.5,2]},"d":{"z":[0.1,"nan"],"y":-0.0},"e":1000.0,"f":1.5,"i":"-inf","n":"nan","path":"k<1>"}`
 	if string(got) != want {
 		t.Fatalf("ArgsJSON = %s, want %s", got, want)
 	}

@@ -40,6 +40,9 @@ type Options struct {
 	// 2*MaxContentBytes + 4096); larger calls are rejected unparsed and
 	// logged as a size note only.
 	MaxArgsBytes int
+	// MessageFormat converts what other agents read (format.go); "" is
+	// FormatStr, the published conversion.
+	MessageFormat MessageFormat
 }
 
 func (o Options) withDefaults() Options {
@@ -51,6 +54,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxArgsBytes <= 0 {
 		o.MaxArgsBytes = 2*o.MaxContentBytes + 4096
+	}
+	if o.MessageFormat == "" {
+		o.MessageFormat = FormatStr
 	}
 	return o
 }
@@ -121,6 +127,8 @@ type agentState struct {
 	cursor  int        // broadcast: index into Store.bcasts of the next unseen broadcast
 	curMove bool
 	ops     []*fileOp // sfs: writes and deletes this round
+
+	got []delivery // every content read, in order (Deliveries)
 }
 
 // Store holds one run's communication state. The working state is kept in
@@ -188,6 +196,9 @@ func Open(path string, p Protocol, nAgents int, opts Options) (*Store, error) {
 	// ":memory:" a single database.
 	db.SetMaxOpenConns(1)
 	opts = opts.withDefaults()
+	if _, err := ParseMessageFormat(string(opts.MessageFormat)); err != nil {
+		return nil, fmt.Errorf("proto: %w", err)
+	}
 	s := &Store{
 		db: db, path: path, proto: p, n: nAgents, opts: opts,
 		files:   map[string]*fileEntry{},

@@ -299,6 +299,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 			for _, m := range a.inbox {
 				out.Messages = append(out.Messages, inMsg{m.sender, m.content, m.round})
 				a.seen.merge(m.prov)
+				a.got = append(a.got, delivery{round: s.round, msg: m})
 				a.readIDs = append(a.readIDs, m.id)
 			}
 			a.inbox = nil
@@ -309,6 +310,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 				}
 				out.Messages = append(out.Messages, inMsg{m.sender, m.content, m.round})
 				a.seen.merge(m.prov)
+				a.got = append(a.got, delivery{round: s.round, msg: m})
 			}
 			if a.cursor != len(s.bcasts) {
 				a.cursor, a.curMove = len(s.bcasts), true
@@ -355,6 +357,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 		}
 		a.seen.merge(e.prov)
 		a.seenDirty = true
+		a.got = append(a.got, delivery{round: s.round, file: e})
 		return readHit{true, e.content, fileMeta{e.modifiedBy, e.round}}, false, ""
 	case ToolWriteFile:
 		p, cerr := s.pathArg(args)
@@ -363,11 +366,11 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 		}
 		content := json.RawMessage(`""`) // published default
 		if v, ok := args["content"]; ok {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, v); err != nil {
+			c, err := fileContent(v, s.opts.MessageFormat)
+			if err != nil {
 				return nil, false, callErr("malformed content: " + err.Error())
 			}
-			content = buf.Bytes()
+			content = c
 		}
 		if n := contentSize(content); n > s.opts.MaxContentBytes {
 			return nil, false, s.tooLarge("content", n)
@@ -430,13 +433,14 @@ func (s *Store) send(a *agentState, seq int, args map[string]json.RawMessage) (a
 }
 
 // textContent reads the required content of a message or broadcast: a JSON
-// string as is, any other JSON value as its compact JSON text.
+// string as is, any other JSON value converted by the message format
+// (messageText).
 func (s *Store) textContent(args map[string]json.RawMessage) (string, callErr) {
 	v, ok := args["content"]
 	if !ok {
 		return "", "missing parameter content"
 	}
-	t, err := jsonText(v)
+	t, err := messageText(v, s.opts.MessageFormat)
 	if err != nil {
 		return "", callErr("malformed content: " + err.Error())
 	}
@@ -444,18 +448,6 @@ func (s *Store) textContent(args map[string]json.RawMessage) (string, callErr) {
 		return "", s.tooLarge("content", len(t))
 	}
 	return t, ""
-}
-
-func jsonText(v json.RawMessage) (string, error) {
-	var str string
-	if err := json.Unmarshal(v, &str); err == nil {
-		return str, nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
 }
 
 // contentSize is the size charged for a JSON value: the UTF-8 bytes of a
@@ -469,24 +461,18 @@ func contentSize(v json.RawMessage) int {
 }
 
 // pathArg validates an sfs path: a plain key, not a filesystem path. A
-// number or bool is taken as its JSON text (the published code applies
-// str()); it must be non-empty valid UTF-8 without NUL, at most MaxPathBytes.
+// value that is not a string is converted by the message format (pathText);
+// the path must be non-empty valid UTF-8 without NUL, at most MaxPathBytes.
 func (s *Store) pathArg(args map[string]json.RawMessage) (string, callErr) {
 	v, ok := args["path"]
 	if !ok {
 		return "", "missing parameter path"
 	}
-	var p string
-	if err := json.Unmarshal(v, &p); err != nil {
-		var x any
-		if json.Unmarshal(v, &x) != nil {
-			return "", "malformed path"
-		}
-		switch x.(type) {
-		case float64, bool:
-			p = string(bytes.TrimSpace(v))
-		default:
-			return "", "invalid path: must be a string"
+	p, ok := jsonString(v)
+	if !ok {
+		var cerr callErr
+		if p, cerr = pathText(v, s.opts.MessageFormat); cerr != "" {
+			return "", cerr
 		}
 	}
 	switch {

@@ -16,27 +16,45 @@ import (
 var labelTasks = []string{"I-01", "II-13", "III-22", "II-14", "II-20", "III-21"}
 
 // checkLabels checks every agent's labels against want (agents not in want
-// must be correct with no labels) and Result.Failures against the labels.
+// must be correct with no labels) and Result.Failures against the labels;
+// the flow-based labels must equal them too.
 func checkLabels(t *testing.T, name string, res *Result, want map[int][]string) {
 	t.Helper()
-	counts := map[string]int{}
-	for i, ar := range res.Agents {
-		w := want[i]
-		if w == nil {
-			w = []string{}
+	checkLabelsFlow(t, name, res, want, want)
+}
+
+// checkLabelsFlow is checkLabels with separate expectations for the
+// content-aware labels (want) and the flow-based ones (flow).
+func checkLabelsFlow(t *testing.T, name string, res *Result, want, flow map[int][]string) {
+	t.Helper()
+	for _, k := range []struct {
+		kind     string
+		want     map[int][]string
+		labels   func(AgentResult) []string
+		failures map[string]int
+	}{
+		{"labels", want, func(a AgentResult) []string { return a.Labels }, res.Failures},
+		{"labels_flow", flow, func(a AgentResult) []string { return a.LabelsFlow }, res.FailuresFlow},
+	} {
+		counts := map[string]int{}
+		for i, ar := range res.Agents {
+			w := k.want[i]
+			if w == nil {
+				w = []string{}
+			}
+			if got := k.labels(ar); !slices.Equal(got, w) {
+				t.Errorf("%s: agent %d %s %q, want %q (answer %s, seen %v, informed %v, correct %v)", name, i, k.kind, got, w, ar.Answer, ar.Seen, ar.Informed, ar.Correct)
+			}
+			if ar.Correct != (len(w) == 0) {
+				t.Errorf("%s: agent %d correct = %v with expected %s %q", name, i, ar.Correct, k.kind, w)
+			}
+			for _, l := range w {
+				counts[l]++
+			}
 		}
-		if !slices.Equal(ar.Labels, w) {
-			t.Errorf("%s: agent %d labels %q, want %q (answer %s, seen %v, correct %v)", name, i, ar.Labels, w, ar.Answer, ar.Seen, ar.Correct)
+		if !maps.Equal(k.failures, counts) {
+			t.Errorf("%s: %s counts %v, want %v", name, k.kind, k.failures, counts)
 		}
-		if ar.Correct != (len(w) == 0) {
-			t.Errorf("%s: agent %d correct = %v with expected labels %q", name, i, ar.Correct, w)
-		}
-		for _, l := range w {
-			counts[l]++
-		}
-	}
-	if !maps.Equal(res.Failures, counts) {
-		t.Errorf("%s: failures %v, want %v", name, res.Failures, counts)
 	}
 }
 
@@ -56,31 +74,49 @@ func TestFaultyLabels(t *testing.T) {
 	for _, id := range labelTasks {
 		in := seeded(t, id, n, 3)
 		global := !in.Task.Segmented
+		misinformed := LabelComputation
+		if global {
+			misinformed = LabelPremature
+		}
 		for _, p := range protocols {
 			cases := []struct {
 				name   string
 				faulty map[int]Agent
 				rounds int
 				want   map[int][]string
+				flow   map[int][]string // nil: as want
 			}{
 				{"premature@2", map[int]Agent{2: NewPremature()}, 0,
-					map[int][]string{2: withConsensus(global, LabelPremature)}},
+					map[int][]string{2: withConsensus(global, LabelPremature)}, nil},
 				{"disagreer@2", map[int]Agent{2: NewDisagreer()}, 0,
-					map[int][]string{2: withConsensus(global, LabelComputation)}},
+					map[int][]string{2: withConsensus(global, LabelComputation)}, nil},
 				{"disagreer@0", map[int]Agent{0: NewDisagreer()}, 0,
-					map[int][]string{0: withConsensus(global, LabelComputation)}},
+					map[int][]string{0: withConsensus(global, LabelComputation)}, nil},
 				{"miscompute@3", map[int]Agent{3: NewMiscompute()}, 0,
-					map[int][]string{3: withConsensus(global, LabelComputation)}},
-				// The gatherer misinforms everyone: all wrong, all agree.
+					map[int][]string{3: withConsensus(global, LabelComputation)}, nil},
+				// The gatherer misinforms everyone: all wrong, all agree. On
+				// a global task the others received a wrong answer and no
+				// data: by content they submitted without the information
+				// (premature); by flow the gatherer's messages covered
+				// every shard. On a segmented task Perturb wraps each
+				// segment in a list, so the message still holds the
+				// correct segment: computation errors by content too.
 				{"miscompute@0", map[int]Agent{0: NewMiscompute()}, 0, map[int][]string{
+					0: {LabelComputation}, 1: {misinformed}, 2: {misinformed}, 3: {misinformed}}, map[int][]string{
 					0: {LabelComputation}, 1: {LabelComputation}, 2: {LabelComputation}, 3: {LabelComputation}}},
+				// A silent teammate: on a global task the others, correct,
+				// get no label; it gets no_submission only.
 				{"never@1", map[int]Agent{1: neverSubmit{}}, 8,
-					map[int][]string{1: {LabelNoSubmission}}},
+					map[int][]string{1: {LabelNoSubmission}}, nil},
 			}
 			for _, c := range cases {
 				name := fmt.Sprintf("%s %s %s", id, p, c.name)
 				res := mustRun(t, Config{Instance: in, Protocol: p, MaxRounds: c.rounds}, NewTeam(n, c.faulty))
-				checkLabels(t, name, res, c.want)
+				flow := c.flow
+				if flow == nil {
+					flow = c.want
+				}
+				checkLabelsFlow(t, name, res, c.want, flow)
 				if len(res.AgentErrors) != 0 || res.CallErrors != 0 {
 					t.Errorf("%s: agent errors %v, call errors %d", name, res.AgentErrors, res.CallErrors)
 				}
@@ -126,6 +162,11 @@ func TestReferenceProvenance(t *testing.T) {
 					if !covers(ar.Seen, in.Deps[i]) {
 						t.Errorf("%s: agent %d seen %v lacks deps %v", name, i, ar.Seen, in.Deps[i])
 					}
+					// By content too: the gatherer read every shard, the
+					// others their correct answer.
+					if !covers(ar.Informed, in.Deps[i]) {
+						t.Errorf("%s: agent %d informed %v lacks deps %v", name, i, ar.Informed, in.Deps[i])
+					}
 					if !slices.Equal(ar.Seen, all) {
 						t.Errorf("%s: agent %d seen %v, want all %v", name, i, ar.Seen, all)
 					}
@@ -141,7 +182,9 @@ func TestReferenceProvenance(t *testing.T) {
 func TestLabelRules(t *testing.T) {
 	global := seeded(t, "I-01", 3, 1)
 	seg := seeded(t, "II-14", 3, 1)
-	mk := func(in *task.Instance, answers []string, seen [][]int) *Result {
+	// mk builds a scored result; informed (by content) is seen (by flow)
+	// unless given.
+	mk := func(in *task.Instance, answers []string, seen [][]int, informed ...[]int) *Result {
 		res := &Result{Agents: make([]AgentResult, len(answers))}
 		for i, a := range answers {
 			ar := &res.Agents[i]
@@ -150,7 +193,10 @@ func TestLabelRules(t *testing.T) {
 				ar.Answer = json.RawMessage("null")
 				continue
 			}
-			ar.Submitted, ar.Answer, ar.Seen = true, json.RawMessage(a), seen[i]
+			ar.Submitted, ar.Answer, ar.Seen, ar.Informed = true, json.RawMessage(a), seen[i], seen[i]
+			if i < len(informed) {
+				ar.Informed = informed[i]
+			}
 			ar.Correct = task.Correct(in.Task, in.Expected[i], ar.Answer)
 		}
 		label(res, in)
@@ -167,8 +213,18 @@ func TestLabelRules(t *testing.T) {
 	res = mk(global, []string{gold, wrong, gold}, [][]int{{0, 1, 2}, {1}, {0, 1, 2}})
 	checkLabels(t, "one differs", res, map[int][]string{1: {LabelConsensus, LabelPremature}})
 	// Normalisation: " 5 " and 5 are the same answer to the S rule.
-	res = mk(global, []string{wrong, `"` + wrong + ` "`, ""}, full)
-	checkLabels(t, "normalised", res, map[int][]string{0: {LabelComputation}, 1: {LabelComputation}, 2: {LabelNoSubmission}})
+	res = mk(global, []string{wrong, `"` + wrong + ` "`, wrong}, full)
+	checkLabels(t, "normalised", res, map[int][]string{0: {LabelComputation}, 1: {LabelComputation}, 2: {LabelComputation}})
+	// Disagreeing only with a teammate that never submitted is a consensus
+	// failure: the team did not converge on one answer.
+	res = mk(global, []string{wrong, wrong, ""}, full)
+	checkLabels(t, "silent teammate", res, map[int][]string{0: {LabelComputation, LabelConsensus}, 1: {LabelComputation, LabelConsensus}, 2: {LabelNoSubmission}})
+	// Every shard's messages reached the agents (flow) but no content
+	// carried the data (content): premature by content, computation by flow.
+	res = mk(global, []string{wrong, wrong, wrong}, full, []int{0}, []int{1}, []int{0, 1, 2})
+	checkLabelsFlow(t, "chat without data", res,
+		map[int][]string{0: {LabelPremature}, 1: {LabelPremature}, 2: {LabelComputation}},
+		map[int][]string{0: {LabelComputation}, 1: {LabelComputation}, 2: {LabelComputation}})
 
 	// Segmented: different answers are expected; no consensus label. Agent
 	// 0 depends on {0, 1} only (neighbours).

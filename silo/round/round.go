@@ -220,9 +220,16 @@ type AgentResult struct {
 	// Seen is the agent's provenance set (sorted shard indices) when it
 	// submitted; for a non-submitter, at the end of the run.
 	Seen []int `json:"seen"`
+	// Informed is the set of shards whose data the contents the agent read
+	// (up to its submission) carry, its own included (informed.go); a
+	// subset of Seen.
+	Informed []int `json:"informed"`
 	// Labels are the failure labels of an agent that is not correct
-	// (sorted; see Label*); empty for a correct agent.
-	Labels []string `json:"labels"`
+	// (sorted; see Label*), from Informed; empty for a correct agent.
+	// LabelsFlow are the same labels from Seen (message flow), an upper
+	// bound: flow says computation_error where content may say premature.
+	Labels     []string `json:"labels"`
+	LabelsFlow []string `json:"labels_flow"`
 	// Usage is the agent's model usage (model-backed agents only).
 	Usage *Usage `json:"usage,omitempty"`
 }
@@ -244,6 +251,9 @@ type Result struct {
 	Protocol        proto.Protocol `json:"protocol"`
 	MaxRounds       int            `json:"max_rounds"`
 	MaxCallsPerTurn int            `json:"max_calls_per_turn"`
+	// MessageFormat is how contents reached other agents
+	// (proto.Options.MessageFormat): "str" (published) or "json".
+	MessageFormat proto.MessageFormat `json:"message_format"`
 
 	Agents []AgentResult `json:"agents"`
 
@@ -264,8 +274,10 @@ type Result struct {
 	CappedTurns int            `json:"capped_turns"`
 	AgentErrors []AgentError   `json:"agent_errors"`
 	// Failures counts the agents carrying each failure label (an agent
-	// with two labels counts under both).
-	Failures map[string]int `json:"failures"`
+	// with two labels counts under both); FailuresFlow the same for the
+	// flow-based labels (AgentResult.LabelsFlow).
+	Failures     map[string]int `json:"failures"`
+	FailuresFlow map[string]int `json:"failures_flow"`
 
 	// Usage sums the agents' model usage, and C and CCode are the token
 	// cost in the paper's and the published code's form (usage.go). All
@@ -319,7 +331,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 
 	res := &Result{
 		Task: in.Task.ID, Mode: in.Mode, N: n, Protocol: cfg.Protocol,
-		MaxRounds: cfg.MaxRounds, MaxCallsPerTurn: cfg.MaxCallsPerTurn,
+		MaxRounds: cfg.MaxRounds, MaxCallsPerTurn: cfg.MaxCallsPerTurn, MessageFormat: st.MessageFormat(),
 		Agents: make([]AgentResult, n), AgentErrors: []AgentError{},
 	}
 	if in.Mode == task.ModeSeeded {
@@ -443,7 +455,6 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 		ar := &res.Agents[i]
 		ar.ID = i
 		ar.Answer = json.RawMessage("null")
-		ar.Labels = []string{}
 		sub, ok := st.Submission(i)
 		if !ok {
 			res.AllSubmitted = false
@@ -464,6 +475,9 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 	res.Success = correct == n
 	res.P = p / float64(n)
 	res.PFine = pf / float64(n)
+	for i, set := range informedSets(in, st) {
+		res.Agents[i].Informed = set
+	}
 	label(res, in)
 
 	c := st.Counts()

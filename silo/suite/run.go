@@ -33,7 +33,11 @@ type Manifest struct {
 	Agent        string `json:"agent"`
 	MaxRounds    int    `json:"max_rounds"`
 	MaxCalls     int    `json:"max_calls_per_turn"`
-	ResultSHA256 string `json:"result_sha256"`
+	// MessageFormat is the protocol's message format (proto.MessageFormat;
+	// manifests written before it existed lack it, so their runs, made
+	// with the json format, are rerun).
+	MessageFormat string `json:"message_format"`
+	ResultSHA256  string `json:"result_sha256"`
 	// LLM is set for LLM agents: the model and every setting that changes
 	// its replies or the agents' behaviour.
 	LLM *LLMManifest `json:"llm,omitempty"`
@@ -42,7 +46,7 @@ type Manifest struct {
 func manifestOf(c Case) Manifest {
 	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, TaskRevision: c.Task.Revision, N: c.N, Mode: c.Mode,
 		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
-		MaxCalls: c.Limits.MaxCallsPerTurn}
+		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.format())}
 	if c.Players.Kind == AgentLLM && c.Players.LLM != nil {
 		m.LLM = c.Players.LLM.manifest()
 	}
@@ -170,7 +174,8 @@ func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players P
 		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
 	}
 	res, err := round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
-		DB: filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
+		Options: proto.Options{MessageFormat: lim.format()},
+		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,6 +184,14 @@ func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players P
 		return nil, nil, err
 	}
 	return res, b, nil
+}
+
+// format is the message format, the default filled in.
+func (l Limits) format() proto.MessageFormat {
+	if l.MessageFormat == "" {
+		return proto.FormatStr
+	}
+	return l.MessageFormat
 }
 
 // runCase runs one case into dir and writes its manifest.

@@ -64,6 +64,10 @@ type Options struct {
 	// MaxCallsPerTurn, if positive, caps the tool calls of one turn; 0
 	// (round.DefaultMaxCallsPerTurn) means no cap, as published.
 	MaxCallsPerTurn int
+	// MessageFormat is how message contents and sfs paths reach other
+	// agents: "str" (the published str() conversion, the default) or
+	// "json" (proto.MessageFormat).
+	MessageFormat string
 	// NoBaseline: do not add the N = 1 runs that RCC needs when Agents
 	// lacks 1 (seeded instances, in official mode too: there are no
 	// official N = 1 instances).
@@ -85,10 +89,12 @@ type Case struct {
 	Limits   Limits
 }
 
-// Limits are the round and per-turn caps of a run.
+// Limits are the round and per-turn caps of a run, and the message format
+// of its protocol ("" is the published str conversion).
 type Limits struct {
 	MaxRounds       int
 	MaxCallsPerTurn int
+	MessageFormat   proto.MessageFormat
 }
 
 // Suite is a resolved suite: its cases in a fixed order.
@@ -159,6 +165,11 @@ func Resolve(opt Options) (*Suite, error) {
 	if opt.MaxCallsPerTurn < 0 {
 		return nil, opterr.New("MaxCallsPerTurn", "want 0 (no cap) or a positive cap (got %d)", opt.MaxCallsPerTurn)
 	}
+	format, err := proto.ParseMessageFormat(opt.MessageFormat)
+	if err != nil {
+		return nil, opterr.New("MessageFormat", "%v", err)
+	}
+	opt.MessageFormat = string(format)
 	tasks, err := resolveTasks(opt.Levels, opt.Tasks)
 	if err != nil {
 		return nil, err
@@ -232,7 +243,7 @@ func Resolve(opt Options) (*Suite, error) {
 						s.Cases = append(s.Cases, Case{
 							ID: CaseID(t.ID, n, p, pl.Label(), mode, seed), Task: t, N: n, Protocol: p,
 							Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
-							Limits: Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn},
+							Limits: Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
 						})
 					}
 				}

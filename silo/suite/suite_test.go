@@ -191,6 +191,41 @@ func testTaskRevision(t *testing.T, mode string) {
 	}
 }
 
+// TestMessageFormatManifest: the manifest and result.json record the
+// message format, and the same suite under the other format reruns every
+// case instead of keeping runs made the other way.
+func TestMessageFormatManifest(t *testing.T) {
+	dir := t.TempDir()
+	for k, f := range []string{"", "json", "json"} {
+		s, err := Resolve(Options{Tasks: "I-01", Agents: "2", Protocols: "p2p,sfs", MessageFormat: f, NoBaseline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(context.Background(), s, dir, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{2, 2, 0}[k]; rep.Ran != want {
+			t.Fatalf("format %q: ran %d, want %d", f, rep.Ran, want)
+		}
+		want := map[string]string{"": "str", "json": "json"}[f]
+		for _, c := range s.Cases {
+			for _, name := range []string{FileManifest, FileResult} {
+				var m struct {
+					Format string `json:"message_format"`
+				}
+				b, _ := os.ReadFile(filepath.Join(dir, RunsDir, c.ID, name))
+				if err := json.Unmarshal(b, &m); err != nil || m.Format != want {
+					t.Fatalf("%s %s: %s", c.ID, name, b)
+				}
+			}
+		}
+	}
+	if _, err := Resolve(Options{Tasks: "I-01", Agents: "2", MessageFormat: "yaml"}); err == nil {
+		t.Fatal("message format yaml accepted")
+	}
+}
+
 func TestInterrupted(t *testing.T) {
 	s, err := Resolve(Options{Levels: "I", Agents: "2", Protocols: "p2p", NoBaseline: true})
 	if err != nil {

@@ -1,0 +1,51 @@
+package proto
+
+// Deliveries: the contents an agent has read, kept for content-aware
+// failure analysis (silo/round's labels).
+
+// Delivery is one content an agent read: a message or broadcast returned by
+// receive_messages, or the version returned by a read_file hit.
+type Delivery struct {
+	Round int    // round of the read
+	Tool  string // ToolReceive or ToolReadFile
+	From  int    // the author: the sender, or the file's last writer
+	// Text is what the agent read: a message's text; for a file, a string
+	// content's text, any other content as its JSON.
+	Text string
+	// Seen is the author's provenance set when it wrote the content (sorted
+	// shard indices): the most the content can carry.
+	Seen []int
+}
+
+// delivery is a Delivery as kept in memory: references to the message or
+// file version, no copies.
+type delivery struct {
+	round int
+	msg   *message
+	file  *fileEntry
+}
+
+// Deliveries returns every content agent read, in the order it read them
+// (the reads of all rounds so far, nothing after a submission, since a
+// submitted agent makes no more calls).
+func (s *Store) Deliveries(agent int) []Delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if agent < 0 || agent >= s.n {
+		return nil
+	}
+	got := s.agents[agent].got
+	out := make([]Delivery, 0, len(got))
+	for _, d := range got {
+		if d.msg != nil {
+			out = append(out, Delivery{Round: d.round, Tool: ToolReceive, From: d.msg.sender, Text: d.msg.content, Seen: d.msg.prov.list()})
+			continue
+		}
+		text, ok := jsonString(d.file.content)
+		if !ok {
+			text = string(d.file.content)
+		}
+		out = append(out, Delivery{Round: d.round, Tool: ToolReadFile, From: d.file.modifiedBy, Text: text, Seen: d.file.prov.list()})
+	}
+	return out
+}
