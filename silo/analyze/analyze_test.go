@@ -326,7 +326,7 @@ func TestSuite(t *testing.T) {
 	if refAll == nil || refAll.Runs != 3 || refAll.Leaders != 2 || refAll.SuccessWith != 1 || refAll.SuccessWithout != 1 {
 		t.Errorf("reference leaders: %+v", refAll)
 	}
-	if len(a.Topology) != 6 || len(a.Labels) != 0 || !slices.Equal(a.Fields, []string{"labels"}) {
+	if len(a.Topology) != 6 || len(a.Labels) != 0 || !slices.Equal(a.Fields, []string{"labels", "labels_flow"}) {
 		t.Errorf("%d topology rows, %d label rows, fields %v", len(a.Topology), len(a.Labels), a.Fields)
 	}
 
