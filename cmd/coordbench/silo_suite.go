@@ -23,13 +23,16 @@ func siloSuiteCmd() *cobra.Command {
 		Long: `Run every case (task × N × protocol × agent × seed) on a pool of workers
 and write, into --out:
 
-  summary.csv          one row per run: ids, S, success, P, P_fine, rounds,
+  summary.csv          one row per run: ids, S, success, P, P_paper (the
+                       published P rule) and its crash count, P_fine, rounds,
                        tool calls, messages, bytes, D, D_reads; for LLM
                        agents model, calls, input/output tokens, C, C_code,
                        wasted calls, model errors, max context tokens; then
                        capped turns, agent errors and failures by label
   aggregate.csv        by agent × level × N × protocol: runs, mean S, success
-                       rate, mean P, mean D, RCC = 1 − S(N)/S(N=1), mean C
+                       rate, mean P and P_paper, runs where the published P
+                       rule crashes, mean D and D_reads,
+                       RCC = 1 − S(N)/S(N=1), mean C
                        and C_code
   aggregate.md         the same as a Markdown table (also printed)
   runs/<case_id>/      result.json, run.db, calls.jsonl, manifest.json (and

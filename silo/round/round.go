@@ -225,6 +225,12 @@ type AgentResult struct {
 	Labels []string `json:"labels"`
 	// Usage is the agent's model usage (model-backed agents only).
 	Usage *Usage `json:"usage,omitempty"`
+
+	// PartialPaper is the published P rule (task.PartialPublished), for
+	// comparison with the paper; 0 where that rule crashes (the published
+	// evaluate() raises TypeError), and then PartialPaperCrash is set.
+	PartialPaper      float64 `json:"partial_paper"`
+	PartialPaperCrash bool    `json:"partial_paper_crash,omitempty"`
 }
 
 // AgentError records an agent that returned an error or panicked.
@@ -273,6 +279,13 @@ type Result struct {
 	Usage *Usage   `json:"usage,omitempty"`
 	C     *float64 `json:"C,omitempty"`
 	CCode *float64 `json:"C_code,omitempty"`
+
+	// PPaper is the mean PartialPaper over all N (the paper's P, beside
+	// ours in P); PPaperCrashes counts the agents whose answer crashes the
+	// published rule (any one makes the published evaluate() fail for the
+	// whole run).
+	PPaper        float64 `json:"P_paper"`
+	PPaperCrashes int     `json:"P_paper_crashes"`
 }
 
 // Run plays agents (one per shard of cfg.Instance) until all have submitted
@@ -437,7 +450,7 @@ func firstLine(s string) string {
 func score(res *Result, in *task.Instance, st *proto.Store) {
 	n := in.N
 	correct := 0
-	var p, pf float64
+	var p, pf, pp float64
 	res.AllSubmitted = true
 	for i := range n {
 		ar := &res.Agents[i]
@@ -454,16 +467,24 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 		ar.Correct = task.Correct(in.Task, in.Expected[i], sub.Answer)
 		ar.Partial = task.Partial(in.Task, in.Expected[i], sub.Answer)
 		ar.PartialFine = task.PartialFine(in.Task, in.Expected[i], sub.Answer)
+		if q, err := task.PartialPublished(in.Task, in.Expected[i], sub.Answer); err != nil {
+			ar.PartialPaperCrash = true
+			res.PPaperCrashes++
+		} else {
+			ar.PartialPaper = q
+		}
 		if ar.Correct {
 			correct++
 		}
 		p += ar.Partial
 		pf += ar.PartialFine
+		pp += ar.PartialPaper
 	}
 	res.S = float64(correct) / float64(n)
 	res.Success = correct == n
 	res.P = p / float64(n)
 	res.PFine = pf / float64(n)
+	res.PPaper = pp / float64(n)
 	label(res, in)
 
 	c := st.Counts()

@@ -15,7 +15,7 @@ import (
 // SummaryHeader is the header of summary.csv (one row per finished run).
 func SummaryHeader() []string {
 	h := []string{"case_id", "task", "level", "N", "protocol", "agent", "mode", "seed",
-		"S", "success", "P", "P_fine", "rounds", "tool_calls", "messages", "bytes", "D", "D_reads",
+		"S", "success", "P", "P_paper", "P_paper_crashes", "P_fine", "rounds", "tool_calls", "messages", "bytes", "D", "D_reads",
 		"model", "model_calls", "input_tokens", "output_tokens", "C", "C_code", "wasted_calls", "model_errors",
 		"max_context_tokens", "capped_turns", "agent_errors"}
 	return append(h, failureLabels...)
@@ -38,7 +38,7 @@ func summaryRow(r *CaseResult) []string {
 		dr = ff(*res.DReads)
 	}
 	row := []string{c.ID, c.Task.ID, LevelName(c.Task.Level), strconv.Itoa(c.N), string(c.Protocol), c.Agent, c.Mode, seed,
-		ff(res.S), strconv.FormatBool(res.Success), ff(res.P), ff(res.PFine), strconv.Itoa(res.Rounds),
+		ff(res.S), strconv.FormatBool(res.Success), ff(res.P), ff(res.PPaper), strconv.Itoa(res.PPaperCrashes), ff(res.PFine), strconv.Itoa(res.Rounds),
 		strconv.Itoa(res.ToolCalls), strconv.Itoa(res.Messages), strconv.FormatInt(res.Bytes, 10), ff(res.D), dr}
 	model := make([]string, 8) // empty for scripted agents
 	if u := res.Usage; u != nil && res.C != nil && res.CCode != nil {
@@ -72,8 +72,17 @@ type Aggregate struct {
 	Runs     int
 	S        float64 // mean S over the runs
 	Success  float64 // fraction of runs with S = 1
-	P        float64 // mean P
-	D        float64 // mean D
+	P        float64 // mean P (ours)
+	// PPaper is the mean P_paper (the published rule); PPaperCrashed
+	// counts the runs in which that rule crashed for some agent.
+	PPaper        float64
+	PPaperCrashed int
+	D             float64 // mean D (the published code's count)
+	// DReads is the mean D_reads (the paper's sfs density, reads by
+	// others), over the runs that have one (HasDReads: sfs).
+	DReads     float64
+	HasDReads  bool
+	dReadsRuns int
 	// RCC = 1 − S(N)/S(N=1) for the same agent, level and protocol; HasRCC
 	// is false without an N = 1 row or when its S is 0.
 	RCC    float64
@@ -114,7 +123,15 @@ func Aggregates(cases []CaseResult) []Aggregate {
 		a.Runs++
 		a.S += res.S
 		a.P += res.P
+		a.PPaper += res.PPaper
+		if res.PPaperCrashes > 0 {
+			a.PPaperCrashed++
+		}
 		a.D += res.D
+		if res.DReads != nil {
+			a.DReads += *res.DReads
+			a.dReadsRuns++
+		}
 		if res.Success {
 			a.Success++
 		}
@@ -127,7 +144,10 @@ func Aggregates(cases []CaseResult) []Aggregate {
 	for i := range out {
 		a := &out[i]
 		n := float64(a.Runs)
-		a.S, a.P, a.D, a.Success = a.S/n, a.P/n, a.D/n, a.Success/n
+		a.S, a.P, a.PPaper, a.D, a.Success = a.S/n, a.P/n, a.PPaper/n, a.D/n, a.Success/n
+		if a.dReadsRuns > 0 {
+			a.DReads, a.HasDReads = a.DReads/float64(a.dReadsRuns), true
+		}
 		a.C, a.CCode = a.C/n, a.CCode/n
 	}
 	for i := range out {
@@ -153,7 +173,8 @@ func Aggregates(cases []CaseResult) []Aggregate {
 
 // AggregateHeader is the header of aggregate.csv.
 func AggregateHeader() []string {
-	return []string{"agent", "level", "N", "protocol", "runs", "S_mean", "success_rate", "P_mean", "D_mean", "RCC", "C_mean", "C_code_mean"}
+	return []string{"agent", "level", "N", "protocol", "runs", "S_mean", "success_rate", "P_mean", "P_paper_mean", "P_paper_crashed_runs",
+		"D_mean", "D_reads_mean", "RCC", "C_mean", "C_code_mean"}
 }
 
 func (a *Aggregate) rcc() string {
@@ -172,12 +193,15 @@ func f4(v float64) string {
 }
 
 func (a *Aggregate) row() []string {
-	c, cc := "", ""
+	c, cc, dr := "", "", ""
+	if a.HasDReads {
+		dr = f4(a.DReads)
+	}
 	if a.HasC {
 		c, cc = strconv.FormatFloat(a.C, 'f', 1, 64), strconv.FormatFloat(a.CCode, 'f', 1, 64)
 	}
 	return []string{a.Agent, LevelName(a.Level), strconv.Itoa(a.N), a.Protocol, strconv.Itoa(a.Runs),
-		f4(a.S), f4(a.Success), f4(a.P), f4(a.D), a.rcc(), c, cc}
+		f4(a.S), f4(a.Success), f4(a.P), f4(a.PPaper), strconv.Itoa(a.PPaperCrashed), f4(a.D), dr, a.rcc(), c, cc}
 }
 
 func writeFiles(dir string, rep *Report) error {
@@ -209,25 +233,29 @@ func scope(rep *Report) string {
 	return s + "."
 }
 
-// WriteAggregateTable writes the aggregate as an aligned Markdown table.
+// WriteAggregateTable writes the aggregate as an aligned Markdown table:
+// the columns of aggregate.csv under shorter names, "–" for an empty cell,
+// and without the token-cost columns when no agent calls a model.
 func WriteAggregateTable(w io.Writer, aggs []Aggregate) {
-	head := []string{"agent", "level", "N", "protocol", "runs", "S", "success", "P", "D", "RCC", "C", "C_code"}
-	rows := [][]string{head}
+	head := []string{"agent", "level", "N", "protocol", "runs", "S", "success", "P", "P_paper", "P_paper_crashed",
+		"D", "D_reads", "RCC", "C", "C_code"}
 	withC := false
 	for i := range aggs {
-		r := aggs[i].row()
 		withC = withC || aggs[i].HasC
-		for j := 9; j < len(r); j++ {
+	}
+	keep := len(head)
+	if !withC { // scripted agents only: no token cost columns
+		keep -= 2
+	}
+	rows := make([][]string, len(aggs))
+	for i := range aggs {
+		r := aggs[i].row()[:keep]
+		for j := range r {
 			if r[j] == "" {
 				r[j] = "–"
 			}
 		}
-		rows = append(rows, r)
+		rows[i] = r
 	}
-	if !withC { // scripted agents only: no token cost columns
-		for i := range rows {
-			rows[i] = rows[i][:10]
-		}
-	}
-	mdtable.Write(w, rows[0], rows[1:], 0, 1, 3)
+	mdtable.Write(w, head[:keep], rows, 0, 1, 3)
 }

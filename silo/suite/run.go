@@ -34,15 +34,23 @@ type Manifest struct {
 	MaxRounds    int    `json:"max_rounds"`
 	MaxCalls     int    `json:"max_calls_per_turn"`
 	ResultSHA256 string `json:"result_sha256"`
+	// ResultFormat is resultFormat when the run was written; a run written
+	// before result.json gained P_paper (no field, 0) runs again on resume
+	// instead of being reported with P_paper = 0.
+	ResultFormat int `json:"result_format,omitempty"`
 	// LLM is set for LLM agents: the model and every setting that changes
 	// its replies or the agents' behaviour.
 	LLM *LLMManifest `json:"llm,omitempty"`
 }
 
+// resultFormat counts the changes of result.json's fields that a resumed
+// suite must not mix with older runs (1: P_paper, partial_paper).
+const resultFormat = 1
+
 func manifestOf(c Case) Manifest {
 	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, TaskRevision: c.Task.Revision, N: c.N, Mode: c.Mode,
 		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
-		MaxCalls: c.Limits.MaxCallsPerTurn}
+		MaxCalls: c.Limits.MaxCallsPerTurn, ResultFormat: resultFormat}
 	if c.Players.Kind == AgentLLM && c.Players.LLM != nil {
 		m.LLM = c.Players.LLM.manifest()
 	}
