@@ -86,6 +86,9 @@ type Turn struct {
 	// Params holds the task parameters stated only in the description
 	// (III-25's initial centroids), as in task.Instance.Params.
 	Params json.RawMessage
+	// Scale is the team size the data were drawn for (task.Instance.Scale:
+	// N, or k for the merged baseline of an N = k instance).
+	Scale int
 	// MaxCalls is the per-turn cap on calls, 0 for none (the default);
 	// MaxContentBytes the largest message, file content or answer the
 	// store accepts.
@@ -286,6 +289,10 @@ type Result struct {
 	// whole run).
 	PPaper        float64 `json:"P_paper"`
 	PPaperCrashes int     `json:"P_paper_crashes"`
+
+	// MergedFrom is set for a merged baseline (task.Merged): the team
+	// size k of the instance whose data the single agent held.
+	MergedFrom int `json:"merged_from,omitempty"`
 }
 
 // Run plays agents (one per shard of cfg.Instance) until all have submitted
@@ -338,6 +345,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	if in.Mode == task.ModeSeeded {
 		res.Seed = in.Seed
 	}
+	res.MergedFrom = in.MergedFrom
 	ended := make([]bool, n) // failed agents: no more turns
 	type outcome struct {
 		calls   int
@@ -370,7 +378,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 		for _, i := range active {
 			t := &Turn{
 				Round: r, ID: i, N: n, Protocol: cfg.Protocol, Shard: in.Shards[i],
-				Task: in.Task, Params: in.Params, MaxCalls: cfg.MaxCallsPerTurn,
+				Task: in.Task, Params: in.Params, Scale: in.Scale(), MaxCalls: cfg.MaxCallsPerTurn,
 				MaxContentBytes: maxContent, ctx: ctx, store: st,
 			}
 			wg.Add(1)
