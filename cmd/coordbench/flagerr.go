@@ -56,6 +56,8 @@ func optionFlags(option string) []string {
 		return []string{"--protocols"}
 	case "Mode":
 		return []string{"--mode"}
+	case "Baseline":
+		return []string{"--baseline"}
 	case "LLM":
 		return []string{"--llm-model", "--llm-base-url"}
 	case "BaseURL":

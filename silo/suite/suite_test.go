@@ -35,7 +35,7 @@ func columns(head []string) map[string]int {
 }
 
 func TestSuite(t *testing.T) {
-	s, err := Resolve(Options{Levels: "I,III", Agents: "1,2,5", Protocols: "p2p,broadcast,sfs"})
+	s, err := Resolve(Options{Levels: "I,III", Agents: "1,2,5", Protocols: "p2p,broadcast,sfs", Baseline: "seeded"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,8 @@ func TestSuite(t *testing.T) {
 			r[ac["D_reads_mean"]] != dReads {
 			t.Errorf("aggregate row %v, summary gives %+v", r, w)
 		}
-		if r[ac["success_rate"]] != "1.0000" || r[ac["RCC"]] != "0.0000" {
+		if r[ac["success_rate"]] != "1.0000" || r[ac["RCC"]] != "0.0000" || r[ac["RCC_success"]] != "0.0000" ||
+			r[ac["rcc_baseline"]] != "seeded" || r[ac["merged_from"]] != "" {
 			t.Errorf("aggregate row %v: success or RCC", r)
 		}
 		// Level III: III-25, III-27 and III-30 crash the published P rule.
@@ -296,8 +297,8 @@ func TestBadSpecs(t *testing.T) {
 	if err != nil || len(s.Cases) != 20 || s.Cases[0].ID != "II-11__n2__sfs__reference__official" {
 		t.Fatalf("official: %v", err)
 	}
-	// official mode's RCC baseline: seeded N = 1 runs of the same tasks
-	s, err = Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", Seeds: "1-2"})
+	// official mode's seeded RCC baseline: seeded N = 1 runs of the same tasks
+	s, err = Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", Seeds: "1-2", Baseline: "seeded"})
 	if err != nil || len(s.Cases) != 40 {
 		t.Fatalf("official with baseline: %v, %d cases", err, len(s.Cases))
 	}
@@ -307,5 +308,21 @@ func TestBadSpecs(t *testing.T) {
 		if s.Cases[i].ID != id {
 			t.Errorf("case %d is %s, want %s", i, s.Cases[i].ID, id)
 		}
+	}
+	// the merged baseline (default): one merged run of each official
+	// N = k instance, right before the runs of that k; seeds do not apply
+	s, err = Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", Seeds: "1-2"})
+	if err != nil || len(s.Cases) != 40 {
+		t.Fatalf("official with merged baseline: %v, %d cases", err, len(s.Cases))
+	}
+	want = []string{"II-11__n1__sfs__reference__official-merged-n2", "II-11__n2__sfs__reference__official",
+		"II-11__n1__sfs__reference__official-merged-n5", "II-11__n5__sfs__reference__official"}
+	for i, id := range want {
+		if s.Cases[i].ID != id || (s.Cases[i].N == 1) != (s.Cases[i].MergedFrom > 0) {
+			t.Errorf("case %d is %s (merged from %d), want %s", i, s.Cases[i].ID, s.Cases[i].MergedFrom, id)
+		}
+	}
+	if _, err := Resolve(Options{Levels: "I", Agents: "2", Baseline: "pooled"}); err == nil {
+		t.Error("baseline pooled accepted")
 	}
 }
