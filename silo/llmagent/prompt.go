@@ -29,8 +29,8 @@ type Scaffold struct {
 // ScaffoldNames are the names ParseScaffold accepts.
 var ScaffoldNames = []string{"planning", "reminders", "scratchpad", "no-topology-hint"}
 
-// ParseScaffold reads a comma list of ScaffoldNames ("" or "none": the
-// published prompt).
+// ParseScaffold reads a comma list of ScaffoldNames ("" or "none": no
+// scaffold, the published configuration).
 func ParseScaffold(s string) (Scaffold, error) {
 	var sc Scaffold
 	for _, f := range strings.Split(s, ",") {
@@ -51,7 +51,8 @@ func ParseScaffold(s string) (Scaffold, error) {
 	return sc, nil
 }
 
-// String is the canonical comma list ("none" for the published prompt).
+// String is the canonical comma list ("none" without scaffolds, the
+// published configuration).
 func (s Scaffold) String() string {
 	var out []string
 	for i, on := range []bool{s.Planning, s.Reminders, s.Scratchpad, s.NoTopologyHint} {
@@ -70,7 +71,9 @@ func (s Scaffold) String() string {
 // framing, identity, the collaborative setting, the objective, the rule
 // that every agent submits, the tools, and the rules of the round model.
 // With native function calling the tools are offered as functions and the
-// prompt only names them. The wording is ours.
+// prompt only names them. A single agent (n = 1) gets a text without a
+// team, peers or communication, and only wait and submit_result (toolsFor).
+// The wording is ours (docs/silo-llm.md lists what differs).
 func SystemPrompt(p proto.Protocol, id, n int, native bool, sc Scaffold) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
