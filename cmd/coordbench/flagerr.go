@@ -58,6 +58,8 @@ func optionFlags(option string) []string {
 		return []string{"--mode"}
 	case "MessageFormat":
 		return []string{"--message-format"}
+	case "Baseline":
+		return []string{"--baseline"}
 	case "LLM":
 		return []string{"--llm-model", "--llm-base-url"}
 	case "BaseURL":

@@ -24,14 +24,17 @@ func siloSuiteCmd() *cobra.Command {
 		Long: `Run every case (task × N × protocol × agent × seed) on a pool of workers
 and write, into --out:
 
-  summary.csv          one row per run: ids, S, success, P, P_fine, rounds,
+  summary.csv          one row per run: ids, S, success, P, P_paper (the
+                       published P rule) and its crash count, P_fine, rounds,
                        tool calls, messages, bytes, D, D_reads; for LLM
                        agents model, calls, input/output tokens, C, C_code,
                        wasted calls, model errors, max context tokens; then
                        capped turns, agent errors and failures by label
   aggregate.csv        by agent × level × N × protocol: runs, mean S, success
-                       rate, mean P, mean D, RCC = 1 − S(N)/S(N=1), mean C
-                       and C_code
+                       rate, mean P and P_paper, runs where the published P
+                       rule crashes, mean D and D_reads, RCC (from mean S),
+                       RCC_success (from the success rate), rcc_baseline,
+                       mean C and C_code
   aggregate.md         the same as a Markdown table (also printed)
   runs/<case_id>/      result.json, run.db, calls.jsonl, manifest.json (and
                        turns.jsonl, timing.jsonl for LLM agents)
@@ -42,9 +45,12 @@ Case ids read <task>__n<N>__<protocol>__<agent>__seeded-s<seed> (or
 __official), e.g. I-01__n10__p2p__reference__seeded-s1; LLM agents are
 labelled llm-<model>[+scaffold…][+native] (docs/silo-llm.md), so scaffold
 ablations share a suite directory and RCC compares a model with itself.
-The N = 1 runs RCC needs are added when --agents lacks 1 (--no-baseline:
-don't); official mode has no N = 1 instances, so its baseline runs on
-seeded ones of the same tasks (--seeds).
+RCC = 1 − S(N)/S(baseline) compares each N with a single agent. The
+baseline (--baseline) is merged by default: for each N = k, one agent holds
+the merged data of the N = k instances (same mode and seeds; case ids end in
+-merged-n<k>); seeded: fresh N = 1 instances (one shard's worth of data;
+official mode has none, so they come from --seeds), added when --agents
+lacks 1. --no-baseline adds none.
 Running the same command again resumes: finished runs whose manifest
 matches are kept. On Ctrl-C no new run starts, the summary of the finished
 runs is written, and the exit code is 1; a second Ctrl-C abandons the runs
@@ -80,11 +86,12 @@ in flight.`,
 	f.StringVar(&opt.Protocols, "protocols", "p2p,broadcast,sfs", "protocols (comma list of p2p, broadcast, sfs)")
 	f.StringVar(&opt.Agent, "agent", "reference", "agents (comma list): reference, tree, chain, llm (needs --llm-model and --llm-base-url)")
 	f.StringVar(&opt.Mode, "mode", "seeded", "seeded or official (official: N in 2, 5, 10, 20, 50, 100)")
-	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded runs (official mode: of the N = 1 baseline): comma list, ranges a-b allowed")
+	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded runs (official mode: of a seeded N = 1 baseline): comma list, ranges a-b allowed")
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	f.IntVar(&opt.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
 	f.StringVar(&opt.MessageFormat, "message-format", string(proto.FormatStr), messageFormatUsage)
-	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 runs (RCC stays empty)")
+	f.StringVar(&opt.Baseline, "baseline", suite.BaselineMerged, "N = 1 baseline of RCC: merged (one agent holding the merged data of each N = k instance) or seeded (fresh N = 1 instances)")
+	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 baseline runs (RCC stays empty)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", siloLLMWorkers))
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")
 	lf.register(f)

@@ -101,12 +101,12 @@ func New(in *task.Instance, p proto.Protocol, id int, cfg Config) (*Agent, error
 	}
 	prompt := in.Prompt(id, !cfg.Scaffold.NoTopologyHint)
 	if cfg.Scaffold.Planning {
-		prompt += "\n\n" + planningNote
+		prompt += "\n\n" + planningNote(in.N)
 	}
 	a := &Agent{cfg: cfg, id: id, n: in.N, proto: p, prompt: prompt,
 		system: SystemPrompt(p, id, in.N, cfg.Native, cfg.Scaffold)}
 	if cfg.Native {
-		a.tools = functionTools(p)
+		a.tools = functionTools(p, in.N)
 	}
 	return a, nil
 }

@@ -29,8 +29,8 @@ type Scaffold struct {
 // ScaffoldNames are the names ParseScaffold accepts.
 var ScaffoldNames = []string{"planning", "reminders", "scratchpad", "no-topology-hint"}
 
-// ParseScaffold reads a comma list of ScaffoldNames ("" or "none": the
-// published prompt).
+// ParseScaffold reads a comma list of ScaffoldNames ("" or "none": no
+// scaffold, the published configuration).
 func ParseScaffold(s string) (Scaffold, error) {
 	var sc Scaffold
 	for _, f := range strings.Split(s, ",") {
@@ -51,7 +51,8 @@ func ParseScaffold(s string) (Scaffold, error) {
 	return sc, nil
 }
 
-// String is the canonical comma list ("none" for the published prompt).
+// String is the canonical comma list ("none" without scaffolds, the
+// published configuration).
 func (s Scaffold) String() string {
 	var out []string
 	for i, on := range []bool{s.Planning, s.Reminders, s.Scratchpad, s.NoTopologyHint} {
@@ -70,13 +71,20 @@ func (s Scaffold) String() string {
 // framing, identity, the collaborative setting, the objective, the rule
 // that every agent submits, the tools, and the rules of the round model.
 // With native function calling the tools are offered as functions and the
-// prompt only names them. The wording is ours.
+// prompt only names them. A single agent (n = 1) gets a text without a
+// team, peers or communication, and only wait and submit_result (toolsFor).
+// The wording is ours (docs/silo-llm.md lists what differs).
 func SystemPrompt(p proto.Protocol, id, n int, native bool, sc Scaffold) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	if n == 1 {
-		w("You are the only agent of a multi-agent system: the team has 1 agent, and you hold all of the task's data.\n\n")
-		w("## Identity\nYour agent id is 0. The team has 1 agent (id 0).\n\n")
+	if n == 1 { // nobody to talk to: nothing about a team, peers or communication
+		w("You work alone: you hold all of the task's data, and you deliver your answer through a tool.\n\n")
+		w("## Identity\nYour agent id is 0.\n\n")
+		w("## Important\nSubmit your answer with submit_result. Make sure it is correct before you submit: a submission is final.\n\n")
+		// The protocol is named so that the baselines of the three
+		// protocols stay separate model calls, as in the published engine
+		// (whose prompt is built from the protocol).
+		w("## Tools\nThis run uses the %s protocol; working alone, you need only these tools.\n", p)
 	} else {
 		w("You are one agent of a multi-agent system with %d agents.\n\n", n)
 		w("## Identity\nYour agent id is %d. The team has %d agents, with ids 0 to %d.\n\n", id, n, n-1)
@@ -84,20 +92,20 @@ func SystemPrompt(p proto.Protocol, id, n int, native bool, sc Scaffold) string 
 			"You can exchange information only through the tools below, and you also deliver your answer through a tool.\n\n")
 		w("## Objective\nWork with the others efficiently: work out what the task needs and which agent holds it, " +
 			"choose how to communicate, avoid messages nobody needs, and make sure the team agrees on the answer.\n\n")
+		w("## Important\nEvery agent must submit its own answer with submit_result; nobody submits on behalf of the team. " +
+			"Make sure you hold the correct answer before you submit: a submission is final.\n\n")
+		w("## Tools (%s protocol)\n", protocolName(p))
 	}
-	w("## Important\nEvery agent must submit its own answer with submit_result; nobody submits on behalf of the team. " +
-		"Make sure you hold the correct answer before you submit: a submission is final.\n\n")
-	w("## Tools (%s protocol)\n", protocolName(p))
 	if native {
 		w("Call the tools with function calls. You may make several calls in one reply; they run in order.\n\n")
-		for i, s := range specs(p) {
+		for i, s := range toolsFor(p, n) {
 			w("%d. %s: %s\n", i+1, s.name, s.desc)
 		}
 		w("\n")
 	} else {
 		w("Call a tool by writing a block of exactly this form in your reply, with one tag per parameter:\n\n%s\n\n",
 			xmlCall("TOOL_NAME", [][2]string{{"PARAM_NAME", "VALUE"}}))
-		for i, s := range specs(p) {
+		for i, s := range toolsFor(p, n) {
 			w("%d. %s: %s\n", i+1, s.name, s.desc)
 			if len(s.params) == 0 {
 				w("   Parameters: none.\n")
@@ -117,12 +125,16 @@ func SystemPrompt(p proto.Protocol, id, n int, native bool, sc Scaffold) string 
 		}
 	}
 	w("## Rules\n")
-	for _, r := range rules(p) {
+	for _, r := range rules(p, n) {
 		w("- %s\n", r)
 	}
 	if sc.Scratchpad {
-		w("\n## Scratchpad\nStart every reply with a short scratchpad between <scratchpad> and </scratchpad>, before your tool calls: " +
-			"which agents' data you already have, what is still missing, and your intermediate results. Keep it up to date each turn.\n")
+		what := "which agents' data you already have, what is still missing, and your intermediate results"
+		if n == 1 {
+			what = "what you have worked out so far and your intermediate results"
+		}
+		w("\n## Scratchpad\nStart every reply with a short scratchpad between <scratchpad> and </scratchpad>, before your tool calls: "+
+			"%s. Keep it up to date each turn.\n", what)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -139,15 +151,26 @@ func protocolName(p proto.Protocol) string {
 	return string(p)
 }
 
-// rules are the round-model rules every prompt states.
-func rules(p proto.Protocol) []string {
+// rules are the round-model rules every prompt states; a single agent
+// (n = 1) gets those that do not concern others.
+func rules(p proto.Protocol, n int) []string {
+	end := "wait and submit_result end your turn: put every other call before them; calls after them are not executed."
+	if n == 1 {
+		return []string{
+			end,
+			"After submit_result you take no further actions.",
+			"You must submit your answer.",
+			"Use only what the tools return; never invent tool results.",
+			"You may call several tools in one reply.",
+		}
+	}
 	vis := "Messages you send in a round reach the others in the next round, not before."
 	if p == proto.SFS {
 		vis = "Files you write or delete in a round change what the others see from the next round on; list_files and read_file show the files as they were at the end of the previous round."
 	}
 	return []string{
 		vis,
-		"wait and submit_result end your turn: put every other call before them; calls after them are not executed.",
+		end,
 		"After submit_result you take no further actions.",
 		"All agents must submit.",
 		"Use only what the tools return; never invent tool results.",
@@ -161,8 +184,14 @@ func indent(s, pre string) string {
 
 // planningNote opens the planning round (scaffold Planning): appended to
 // the task prompt (so it stays in every later request).
-const planningNote = `## Planning round
+func planningNote(n int) string {
+	if n == 1 {
+		return `## Planning round
+This first round is for planning only: work out how you will solve the task and how you will check the answer. You cannot submit in this round; submit_result becomes available from the next round.`
+	}
+	return `## Planning round
 This first round is for planning only. Use the communication tools to agree with the other agents on how the team will solve the task: who sends what to whom, who computes what, and how you will check the answer. You cannot submit in this round; submit_result becomes available from the next round.`
+}
 
 // planningOver starts round 2 after a planning round.
 const planningOver = "The planning round is over: carry out the plan. submit_result is now available."
@@ -173,10 +202,14 @@ const planningRefusal = `{"error":"submit_result is not available in the plannin
 // reminder restates identity, tools and rules (scaffold Reminders).
 func reminder(p proto.Protocol, id, n int) string {
 	var tools []string
-	for _, s := range specs(p) {
+	for _, s := range toolsFor(p, n) {
 		tools = append(tools, s.name)
 	}
-	r := rules(p)
+	r := rules(p, n)
+	if n == 1 {
+		return fmt.Sprintf("Reminder: you work alone (agent 0). Tools: %s. %s You must submit your answer with submit_result.",
+			strings.Join(tools, ", "), r[0])
+	}
 	return fmt.Sprintf("Reminder: you are agent %d of %d. Tools: %s. %s %s Every agent must submit with submit_result.",
 		id, n, strings.Join(tools, ", "), r[0], r[1])
 }

@@ -114,6 +114,28 @@ func specs(p proto.Protocol) []toolSpec {
 	return out
 }
 
+// toolsFor returns the tools offered to agent of a team of n over
+// protocol p: all of specs(p), or for a single agent (n = 1, nobody to
+// communicate with) only wait and submit_result, described without
+// others. The store still executes the protocol's other tools.
+func toolsFor(p proto.Protocol, n int) []toolSpec {
+	all := specs(p)
+	if n != 1 {
+		return all
+	}
+	var out []toolSpec
+	for _, s := range all {
+		switch s.name {
+		case proto.ToolWait:
+			s.desc = "End your turn for this round without submitting; you continue next round."
+			out = append(out, s)
+		case proto.ToolSubmit:
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func receiveDesc(p proto.Protocol) string {
 	if p == proto.Broadcast {
 		return "Fetch the broadcasts of the other agents that you have not fetched yet (those sent in earlier rounds)."
@@ -137,10 +159,11 @@ func xmlCall(name string, args [][2]string) string {
 	return b.String()
 }
 
-// functionTools returns protocol p's tools for native function calling.
-func functionTools(p proto.Protocol) []llm.Tool {
+// functionTools returns the tools of a team of n over protocol p
+// (toolsFor) for native function calling.
+func functionTools(p proto.Protocol, n int) []llm.Tool {
 	var out []llm.Tool
-	for _, s := range specs(p) {
+	for _, s := range toolsFor(p, n) {
 		props := make([]string, 0, len(s.params))
 		var req []string
 		for _, pa := range s.params {

@@ -95,7 +95,7 @@ func (premature) Turn(_ context.Context, t *Turn) error {
 		shards[i] = t.Shard
 	}
 	ans := t.Shard
-	if all, err := task.Solve(t.Task, shards, t.Params); err == nil && len(all) == t.N {
+	if all, err := task.SolveScaled(t.Task, shards, t.Params, t.Scale); err == nil && len(all) == t.N {
 		ans = all[t.ID]
 	}
 	return submit(t, ans)

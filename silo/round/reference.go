@@ -224,7 +224,7 @@ func (a *Reference) gather(t *Turn) error {
 		}
 	}
 	if a.answers == nil {
-		ans, err := task.Solve(t.Task, a.shards, t.Params)
+		ans, err := task.SolveScaled(t.Task, a.shards, t.Params, t.Scale)
 		if err != nil {
 			return err
 		}

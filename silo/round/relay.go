@@ -185,7 +185,7 @@ func (a *Relay) Turn(ctx context.Context, t *Turn) error {
 			for j := range all {
 				all[j] = a.shards[j]
 			}
-			ans, err := task.Solve(t.Task, all, t.Params)
+			ans, err := task.SolveScaled(t.Task, all, t.Params, t.Scale)
 			if err != nil {
 				return err
 			}

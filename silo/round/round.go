@@ -86,6 +86,9 @@ type Turn struct {
 	// Params holds the task parameters stated only in the description
 	// (III-25's initial centroids), as in task.Instance.Params.
 	Params json.RawMessage
+	// Scale is the team size the data were drawn for (task.Instance.Scale:
+	// N, or k for the merged baseline of an N = k instance).
+	Scale int
 	// MaxCalls is the per-turn cap on calls, 0 for none (the default);
 	// MaxContentBytes the largest message, file content or answer the
 	// store accepts.
@@ -232,6 +235,12 @@ type AgentResult struct {
 	LabelsFlow []string `json:"labels_flow"`
 	// Usage is the agent's model usage (model-backed agents only).
 	Usage *Usage `json:"usage,omitempty"`
+
+	// PartialPaper is the published P rule (task.PartialPublished), for
+	// comparison with the paper; 0 where that rule crashes (the published
+	// evaluate() raises TypeError), and then PartialPaperCrash is set.
+	PartialPaper      float64 `json:"partial_paper"`
+	PartialPaperCrash bool    `json:"partial_paper_crash,omitempty"`
 }
 
 // AgentError records an agent that returned an error or panicked.
@@ -285,6 +294,17 @@ type Result struct {
 	Usage *Usage   `json:"usage,omitempty"`
 	C     *float64 `json:"C,omitempty"`
 	CCode *float64 `json:"C_code,omitempty"`
+
+	// PPaper is the mean PartialPaper over all N (the paper's P, beside
+	// ours in P); PPaperCrashes counts the agents whose answer crashes the
+	// published rule (any one makes the published evaluate() fail for the
+	// whole run).
+	PPaper        float64 `json:"P_paper"`
+	PPaperCrashes int     `json:"P_paper_crashes"`
+
+	// MergedFrom is set for a merged baseline (task.Merged): the team
+	// size k of the instance whose data the single agent held.
+	MergedFrom int `json:"merged_from,omitempty"`
 }
 
 // Run plays agents (one per shard of cfg.Instance) until all have submitted
@@ -337,6 +357,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	if in.Mode == task.ModeSeeded {
 		res.Seed = in.Seed
 	}
+	res.MergedFrom = in.MergedFrom
 	ended := make([]bool, n) // failed agents: no more turns
 	type outcome struct {
 		calls   int
@@ -369,7 +390,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 		for _, i := range active {
 			t := &Turn{
 				Round: r, ID: i, N: n, Protocol: cfg.Protocol, Shard: in.Shards[i],
-				Task: in.Task, Params: in.Params, MaxCalls: cfg.MaxCallsPerTurn,
+				Task: in.Task, Params: in.Params, Scale: in.Scale(), MaxCalls: cfg.MaxCallsPerTurn,
 				MaxContentBytes: maxContent, ctx: ctx, store: st,
 			}
 			wg.Add(1)
@@ -449,7 +470,7 @@ func firstLine(s string) string {
 func score(res *Result, in *task.Instance, st *proto.Store) {
 	n := in.N
 	correct := 0
-	var p, pf float64
+	var p, pf, pp float64
 	res.AllSubmitted = true
 	for i := range n {
 		ar := &res.Agents[i]
@@ -465,11 +486,18 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 		ar.Correct = task.Correct(in.Task, in.Expected[i], sub.Answer)
 		ar.Partial = task.Partial(in.Task, in.Expected[i], sub.Answer)
 		ar.PartialFine = task.PartialFine(in.Task, in.Expected[i], sub.Answer)
+		if q, err := task.PartialPublished(in.Task, in.Expected[i], sub.Answer); err != nil {
+			ar.PartialPaperCrash = true
+			res.PPaperCrashes++
+		} else {
+			ar.PartialPaper = q
+		}
 		if ar.Correct {
 			correct++
 		}
 		p += ar.Partial
 		pf += ar.PartialFine
+		pp += ar.PartialPaper
 	}
 	res.S = float64(correct) / float64(n)
 	res.Success = correct == n
@@ -478,6 +506,7 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 	for i, set := range informedSets(in, st) {
 		res.Agents[i].Informed = set
 	}
+	res.PPaper = pp / float64(n)
 	label(res, in)
 
 	c := st.Counts()

@@ -96,7 +96,7 @@ func TestLLMSuiteReplay(t *testing.T) {
 	if want := 2 * 2 * 3 * 2 * 2; len(s.Cases) != want { // tasks × N (3 and the baseline 1) × protocols × agents × seeds
 		t.Fatalf("%d cases, want %d", len(s.Cases), want)
 	}
-	if id := s.Cases[0].ID; id != "I-01__n1__p2p__llm-org-scripted-v1-2a5c3b__seeded-s1" {
+	if id := s.Cases[0].ID; id != "I-01__n1__p2p__llm-org-scripted-v1-2a5c3b__seeded-s1-merged-n3" {
 		t.Errorf("case id %s", id)
 	}
 	live := t.TempDir()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 
 	"github.com/coordbench/coordbench/internal/mdtable"
@@ -15,7 +14,7 @@ import (
 // SummaryHeader is the header of summary.csv (one row per finished run).
 func SummaryHeader() []string {
 	h := []string{"case_id", "task", "level", "N", "protocol", "agent", "mode", "seed",
-		"S", "success", "P", "P_fine", "rounds", "tool_calls", "messages", "bytes", "D", "D_reads",
+		"S", "success", "P", "P_paper", "P_paper_crashes", "P_fine", "rounds", "tool_calls", "messages", "bytes", "D", "D_reads",
 		"model", "model_calls", "input_tokens", "output_tokens", "C", "C_code", "wasted_calls", "model_errors",
 		"max_context_tokens", "capped_turns", "agent_errors"}
 	return append(h, failureLabels...)
@@ -38,7 +37,7 @@ func summaryRow(r *CaseResult) []string {
 		dr = ff(*res.DReads)
 	}
 	row := []string{c.ID, c.Task.ID, LevelName(c.Task.Level), strconv.Itoa(c.N), string(c.Protocol), c.Agent, c.Mode, seed,
-		ff(res.S), strconv.FormatBool(res.Success), ff(res.P), ff(res.PFine), strconv.Itoa(res.Rounds),
+		ff(res.S), strconv.FormatBool(res.Success), ff(res.P), ff(res.PPaper), strconv.Itoa(res.PPaperCrashes), ff(res.PFine), strconv.Itoa(res.Rounds),
 		strconv.Itoa(res.ToolCalls), strconv.Itoa(res.Messages), strconv.FormatInt(res.Bytes, 10), ff(res.D), dr}
 	model := make([]string, 8) // empty for scripted agents
 	if u := res.Usage; u != nil && res.C != nil && res.CCode != nil {
@@ -62,105 +61,18 @@ func summaryRow(r *CaseResult) []string {
 	return row
 }
 
-// Aggregate is one row of the aggregate table: the runs of one agent,
-// level, N and protocol.
-type Aggregate struct {
-	Agent    string
-	Level    int
-	N        int
-	Protocol string
-	Runs     int
-	S        float64 // mean S over the runs
-	Success  float64 // fraction of runs with S = 1
-	P        float64 // mean P
-	D        float64 // mean D
-	// RCC = 1 − S(N)/S(N=1) for the same agent, level and protocol; HasRCC
-	// is false without an N = 1 row or when its S is 0.
-	RCC    float64
-	HasRCC bool
-	// C and CCode are the mean token cost (paper and code form) over the
-	// runs, for agents that call a model (HasC).
-	C, CCode float64
-	HasC     bool
-}
-
-// Aggregates groups finished runs by agent × level × N × protocol, in
-// that order (agents and protocols in first-seen suite order).
-func Aggregates(cases []CaseResult) []Aggregate {
-	type key struct {
-		agent    string
-		level, n int
-		protocol string
-	}
-	idx := map[key]int{}
-	var out []Aggregate
-	var agents, protos []string
-	for i := range cases {
-		c, res := &cases[i].Case, cases[i].Result
-		if !slices.Contains(agents, c.Agent) {
-			agents = append(agents, c.Agent)
-		}
-		if !slices.Contains(protos, string(c.Protocol)) {
-			protos = append(protos, string(c.Protocol))
-		}
-		k := key{c.Agent, c.Task.Level, c.N, string(c.Protocol)}
-		j, ok := idx[k]
-		if !ok {
-			j = len(out)
-			idx[k] = j
-			out = append(out, Aggregate{Agent: c.Agent, Level: c.Task.Level, N: c.N, Protocol: string(c.Protocol)})
-		}
-		a := &out[j]
-		a.Runs++
-		a.S += res.S
-		a.P += res.P
-		a.D += res.D
-		if res.Success {
-			a.Success++
-		}
-		if res.C != nil && res.CCode != nil {
-			a.C += *res.C
-			a.CCode += *res.CCode
-			a.HasC = true
-		}
-	}
-	for i := range out {
-		a := &out[i]
-		n := float64(a.Runs)
-		a.S, a.P, a.D, a.Success = a.S/n, a.P/n, a.D/n, a.Success/n
-		a.C, a.CCode = a.C/n, a.CCode/n
-	}
-	for i := range out {
-		a := &out[i]
-		if j, ok := idx[key{a.Agent, a.Level, 1, a.Protocol}]; ok && out[j].S != 0 {
-			a.RCC, a.HasRCC = 1-a.S/out[j].S, true
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Aggregate) int {
-		if c := slices.Index(agents, a.Agent) - slices.Index(agents, b.Agent); c != 0 {
-			return c
-		}
-		if a.Level != b.Level {
-			return a.Level - b.Level
-		}
-		if a.N != b.N {
-			return a.N - b.N
-		}
-		return slices.Index(protos, a.Protocol) - slices.Index(protos, b.Protocol)
-	})
-	return out
-}
-
 // AggregateHeader is the header of aggregate.csv.
 func AggregateHeader() []string {
-	return []string{"agent", "level", "N", "protocol", "runs", "S_mean", "success_rate", "P_mean", "D_mean", "RCC", "C_mean", "C_code_mean"}
+	return []string{"agent", "level", "N", "merged_from", "protocol", "runs", "S_mean", "success_rate", "P_mean", "P_paper_mean",
+		"P_paper_crashed_runs", "D_mean", "D_reads_mean", "RCC", "RCC_success", "rcc_baseline", "C_mean", "C_code_mean"}
 }
 
-func (a *Aggregate) rcc() string {
-	if !a.HasRCC {
+// opt4 is v with 4 decimals, or "" when !ok.
+func opt4(v float64, ok bool) string {
+	if !ok {
 		return ""
 	}
-	return f4(a.RCC)
+	return f4(v)
 }
 
 func f4(v float64) string {
@@ -172,12 +84,16 @@ func f4(v float64) string {
 }
 
 func (a *Aggregate) row() []string {
-	c, cc := "", ""
+	c, cc, from := "", "", ""
 	if a.HasC {
 		c, cc = strconv.FormatFloat(a.C, 'f', 1, 64), strconv.FormatFloat(a.CCode, 'f', 1, 64)
 	}
-	return []string{a.Agent, LevelName(a.Level), strconv.Itoa(a.N), a.Protocol, strconv.Itoa(a.Runs),
-		f4(a.S), f4(a.Success), f4(a.P), f4(a.D), a.rcc(), c, cc}
+	if a.MergedFrom > 0 {
+		from = strconv.Itoa(a.MergedFrom)
+	}
+	return []string{a.Agent, LevelName(a.Level), strconv.Itoa(a.N), from, a.Protocol, strconv.Itoa(a.Runs),
+		f4(a.S), f4(a.Success), f4(a.P), f4(a.PPaper), strconv.Itoa(a.PPaperCrashed), f4(a.D), opt4(a.DReads, a.HasDReads),
+		opt4(a.RCC, a.HasRCC), opt4(a.RCCSuccess, a.HasRCCSuccess), a.RCCBaseline, c, cc}
 }
 
 func writeFiles(dir string, rep *Report) error {
@@ -199,35 +115,46 @@ func writeFiles(dir string, rep *Report) error {
 }
 
 func scope(rep *Report) string {
-	s := fmt.Sprintf("Mean over the runs of each agent × level × N × protocol; RCC = 1 − S(N)/S(N=1) "+
-		"for the same agent, level and protocol (empty without an N = 1 run or when S(N=1) = 0); "+
-		"for model-backed agents C = output tokens / max rounds (paper) and C_code = (input + output tokens) / rounds run (published code). "+
-		"%d of %d runs finished", len(rep.Cases), len(rep.Suite.Cases))
+	base := "the merged baseline: one agent holding the merged data of the same N = k instances (rows with merged_from k)"
+	if rep.Suite.Options.Baseline == BaselineSeeded {
+		base = "the seeded baseline: the N = 1 row (fresh single-agent instances, one shard's worth of data)"
+	}
+	s := fmt.Sprintf("Mean over the runs of each agent × level × N × protocol. "+
+		"RCC = 1 − S(N)/S(baseline) with S the mean fraction of correct agents (the paper's), RCC_success the same with the success rate, "+
+		"for the same agent, level and protocol, against %s; empty without baseline runs or when the baseline's figure is 0. "+
+		"P is ours and P_paper the published P rule (P_paper_crashed: runs where that rule crashes, scored 0); "+
+		"D is the published code's density and D_reads the paper's sfs density (reads by others). "+
+		"For model-backed agents C = output tokens / max rounds (paper) and C_code = (input + output tokens) / rounds run (published code). "+
+		"%d of %d runs finished", base, len(rep.Cases), len(rep.Suite.Cases))
 	if len(rep.Failures) > 0 {
 		s += fmt.Sprintf(", %d failed (left out)", len(rep.Failures))
 	}
 	return s + "."
 }
 
-// WriteAggregateTable writes the aggregate as an aligned Markdown table.
+// WriteAggregateTable writes the aggregate as an aligned Markdown table:
+// the columns of aggregate.csv under shorter names, "–" for an empty cell,
+// and without the token-cost columns when no agent calls a model.
 func WriteAggregateTable(w io.Writer, aggs []Aggregate) {
-	head := []string{"agent", "level", "N", "protocol", "runs", "S", "success", "P", "D", "RCC", "C", "C_code"}
-	rows := [][]string{head}
+	head := []string{"agent", "level", "N", "merged_from", "protocol", "runs", "S", "success", "P", "P_paper", "P_paper_crashed",
+		"D", "D_reads", "RCC", "RCC_success", "rcc_baseline", "C", "C_code"}
 	withC := false
 	for i := range aggs {
-		r := aggs[i].row()
 		withC = withC || aggs[i].HasC
-		for j := 9; j < len(r); j++ {
+	}
+	keep := len(head)
+	if !withC { // scripted agents only: no token cost columns
+		keep -= 2
+	}
+	rows := make([][]string, len(aggs))
+	for i := range aggs {
+		r := aggs[i].row()[:keep]
+		for j := range r {
 			if r[j] == "" {
 				r[j] = "–"
 			}
 		}
-		rows = append(rows, r)
+		rows[i] = r
 	}
-	if !withC { // scripted agents only: no token cost columns
-		for i := range rows {
-			rows[i] = rows[i][:10]
-		}
-	}
-	mdtable.Write(w, rows[0], rows[1:], 0, 1, 3)
+	mdtable.Write(w, head[:keep], rows, 0, 1, 4, 15)
 }

@@ -38,15 +38,25 @@ type Manifest struct {
 	// with the json format, are rerun).
 	MessageFormat string `json:"message_format"`
 	ResultSHA256  string `json:"result_sha256"`
+	// ResultFormat is resultFormat when the run was written; a run written
+	// before result.json gained P_paper (no field, 0) runs again on resume
+	// instead of being reported with P_paper = 0.
+	ResultFormat int `json:"result_format,omitempty"`
+	// MergedFrom is k for a merged baseline run (Case.MergedFrom).
+	MergedFrom int `json:"merged_from,omitempty"`
 	// LLM is set for LLM agents: the model and every setting that changes
 	// its replies or the agents' behaviour.
 	LLM *LLMManifest `json:"llm,omitempty"`
 }
 
+// resultFormat counts the changes of result.json's fields that a resumed
+// suite must not mix with older runs (1: P_paper, partial_paper).
+const resultFormat = 1
+
 func manifestOf(c Case) Manifest {
 	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, TaskRevision: c.Task.Revision, N: c.N, Mode: c.Mode,
 		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
-		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.format())}
+		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.format()), ResultFormat: resultFormat, MergedFrom: c.MergedFrom}
 	if c.Players.Kind == AgentLLM && c.Players.LLM != nil {
 		m.LLM = c.Players.LLM.manifest()
 	}
@@ -140,7 +150,7 @@ func report(s *Suite, dir string, r *suiterun.Report[*round.Result]) *Report {
 			rep.Cases = append(rep.Cases, cr)
 		}
 	}
-	rep.Aggregate = Aggregates(rep.Cases)
+	rep.Aggregate = Aggregates(rep.Cases, s.Options.Baseline)
 	return rep
 }
 
@@ -196,13 +206,7 @@ func (l Limits) format() proto.MessageFormat {
 
 // runCase runs one case into dir and writes its manifest.
 func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
-	var in *task.Instance
-	var err error
-	if c.Mode == task.ModeOfficial {
-		in, err = task.Official(c.Task.ID, c.N)
-	} else {
-		in, err = task.Seeded(c.Task.ID, c.N, c.Seed)
-	}
+	in, err := instanceOf(c)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +226,26 @@ func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// instanceOf builds the instance of case c: official or seeded, and for a
+// merged baseline the merged data of the N = MergedFrom instance.
+func instanceOf(c Case) (*task.Instance, error) {
+	n := c.N
+	if c.MergedFrom > 0 {
+		n = c.MergedFrom
+	}
+	var in *task.Instance
+	var err error
+	if c.Mode == task.ModeOfficial {
+		in, err = task.Official(c.Task.ID, n)
+	} else {
+		in, err = task.Seeded(c.Task.ID, n, c.Seed)
+	}
+	if err != nil || c.MergedFrom == 0 {
+		return in, err
+	}
+	return task.Merged(in)
 }
 
 // finishedCase reports whether dir holds case c as this tool writes it.

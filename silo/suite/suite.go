@@ -68,13 +68,23 @@ type Options struct {
 	// agents: "str" (the published str() conversion, the default) or
 	// "json" (proto.MessageFormat).
 	MessageFormat string
-	// NoBaseline: do not add the N = 1 runs that RCC needs when Agents
-	// lacks 1 (seeded instances, in official mode too: there are no
-	// official N = 1 instances).
+	// Baseline is the N = 1 baseline RCC compares with: BaselineMerged
+	// (default; for each N = k > 1 of Agents, one agent holding the merged
+	// data of that N = k instance, same mode and seeds) or BaselineSeeded
+	// (fresh seeded N = 1 instances, one shard's worth of data, added when
+	// Agents lacks 1; in official mode too, which has no N = 1 instances).
+	Baseline string
+	// NoBaseline: add no baseline runs.
 	NoBaseline bool
 	// LLM configures agent kind "llm" (required when Agent lists it).
 	LLM *LLMAgent
 }
+
+// Baselines of RCC (Options.Baseline).
+const (
+	BaselineMerged = "merged"
+	BaselineSeeded = "seeded"
+)
 
 // Case is one run of a suite.
 type Case struct {
@@ -87,6 +97,9 @@ type Case struct {
 	Mode     string
 	Seed     uint64 // 0 in official mode
 	Limits   Limits
+	// MergedFrom is k for a merged baseline run (N = 1 on the merged data
+	// of the N = k instance of this mode and seed; task.Merged), else 0.
+	MergedFrom int
 }
 
 // Limits are the round and per-turn caps of a run, and the message format
@@ -124,11 +137,16 @@ func LevelName(l int) string {
 	return strconv.Itoa(l)
 }
 
-// CaseID is <task>__n<N>__<protocol>__<agent>__<seeded-s<seed>|official>.
-func CaseID(taskID string, n int, p proto.Protocol, agent, mode string, seed uint64) string {
+// CaseID is <task>__n<N>__<protocol>__<agent>__<seeded-s<seed>|official>,
+// with -merged-n<k> appended for the merged baseline of the N = k instance
+// (mergedFrom k > 0; then n is 1).
+func CaseID(taskID string, n int, p proto.Protocol, agent, mode string, seed uint64, mergedFrom int) string {
 	m := mode
 	if mode == task.ModeSeeded {
 		m = fmt.Sprintf("seeded-s%d", seed)
+	}
+	if mergedFrom > 0 {
+		m += fmt.Sprintf("-merged-n%d", mergedFrom)
 	}
 	return fmt.Sprintf("%s__n%d__%s__%s__%s", taskID, n, p, agent, m)
 }
@@ -155,6 +173,12 @@ func Resolve(opt Options) (*Suite, error) {
 	}
 	if opt.Agent == "" {
 		opt.Agent = "reference"
+	}
+	if opt.Baseline == "" {
+		opt.Baseline = BaselineMerged
+	}
+	if opt.Baseline != BaselineMerged && opt.Baseline != BaselineSeeded {
+		return nil, opterr.New("Baseline", "want merged or seeded (got %q)", opt.Baseline)
 	}
 	if opt.Seeds == "" {
 		opt.Seeds = "1"
@@ -186,12 +210,13 @@ func Resolve(opt Options) (*Suite, error) {
 			}
 		}
 	}
-	// The RCC baseline: N = 1 runs, seeded (official mode has no N = 1
-	// instances, so its baseline runs on seeded ones of the same tasks).
-	baseline := !opt.NoBaseline && !slices.Contains(ns, 1)
+	// The seeded RCC baseline: N = 1 runs on seeded instances (official
+	// mode has none of its own). The merged baseline is added per N below.
+	baseline := opt.Baseline == BaselineSeeded && !opt.NoBaseline && !slices.Contains(ns, 1)
 	if baseline {
 		ns = append([]int{1}, ns...)
 	}
+	merged := opt.Baseline == BaselineMerged && !opt.NoBaseline
 	protos, err := resolveProtocols(opt.Protocols)
 	if err != nil {
 		return nil, err
@@ -230,24 +255,35 @@ func Resolve(opt Options) (*Suite, error) {
 		}
 	}
 	s := &Suite{Options: opt}
-	for _, t := range tasks {
-		for _, n := range ns {
-			mode, nSeeds := modeOf(n)
-			for _, p := range protos {
-				for _, a := range agents {
-					pl := Players{Kind: a}
-					if a == AgentLLM {
-						pl.LLM = opt.LLM
-					}
-					for _, seed := range nSeeds {
-						s.Cases = append(s.Cases, Case{
-							ID: CaseID(t.ID, n, p, pl.Label(), mode, seed), Task: t, N: n, Protocol: p,
-							Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
-							Limits: Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
-						})
-					}
+	add := func(t *task.Task, n, mergedFrom int) {
+		size := n
+		if mergedFrom > 0 {
+			size = mergedFrom // the instance the merged data come from
+		}
+		mode, nSeeds := modeOf(size)
+		for _, p := range protos {
+			for _, a := range agents {
+				pl := Players{Kind: a}
+				if a == AgentLLM {
+					pl.LLM = opt.LLM
+				}
+				for _, seed := range nSeeds {
+					s.Cases = append(s.Cases, Case{
+						ID: CaseID(t.ID, n, p, pl.Label(), mode, seed, mergedFrom), Task: t, N: n, Protocol: p,
+						Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
+						Limits:     Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
+						MergedFrom: mergedFrom,
+					})
 				}
 			}
+		}
+	}
+	for _, t := range tasks {
+		for _, n := range ns {
+			if merged && n > 1 { // the baseline of N = n comes right before it
+				add(t, 1, n)
+			}
+			add(t, n, 0)
 		}
 	}
 	return s, nil

@@ -25,8 +25,17 @@ func readCSV(t *testing.T, path string) [][]string {
 	return rows
 }
 
+// columns maps a CSV header's names to their indices.
+func columns(head []string) map[string]int {
+	m := map[string]int{}
+	for i, h := range head {
+		m[h] = i
+	}
+	return m
+}
+
 func TestSuite(t *testing.T) {
-	s, err := Resolve(Options{Levels: "I,III", Agents: "1,2,5", Protocols: "p2p,broadcast,sfs"})
+	s, err := Resolve(Options{Levels: "I,III", Agents: "1,2,5", Protocols: "p2p,broadcast,sfs", Baseline: "seeded"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,41 +60,70 @@ func TestSuite(t *testing.T) {
 	}
 	// Aggregates recomputed from the summary match aggregate.csv.
 	type acc struct {
-		runs int
-		s, p float64
+		runs                 int
+		s, p, pPaper, dReads float64
+		crashed              int
 	}
 	want := map[string]*acc{}
+	sc := columns(sum[0])
+	num := func(r []string, name string) float64 {
+		v, _ := strconv.ParseFloat(r[sc[name]], 64)
+		return v
+	}
 	for i, r := range sum[1:] {
 		if r[0] != s.Cases[i].ID {
 			t.Fatalf("row %d is %s, want %s", i, r[0], s.Cases[i].ID)
 		}
-		if r[8] != "1" || r[9] != "true" {
-			t.Errorf("%s: S %s success %s", r[0], r[8], r[9])
+		if r[sc["S"]] != "1" || r[sc["success"]] != "true" || r[sc["P"]] != "1" {
+			t.Errorf("%s: S %s success %s P %s", r[0], r[sc["S"]], r[sc["success"]], r[sc["P"]])
 		}
-		k := r[5] + "/" + r[2] + "/" + r[3] + "/" + r[4]
+		if (r[sc["protocol"]] == "sfs") != (r[sc["D_reads"]] != "") {
+			t.Errorf("%s: D_reads %q", r[0], r[sc["D_reads"]])
+		}
+		k := r[sc["agent"]] + "/" + r[sc["level"]] + "/" + r[sc["N"]] + "/" + r[sc["protocol"]]
 		if want[k] == nil {
 			want[k] = &acc{}
 		}
-		sv, _ := strconv.ParseFloat(r[8], 64)
-		pv, _ := strconv.ParseFloat(r[10], 64)
-		want[k].runs++
-		want[k].s += sv
-		want[k].p += pv
+		w := want[k]
+		w.runs++
+		w.s += num(r, "S")
+		w.p += num(r, "P")
+		w.pPaper += num(r, "P_paper")
+		w.dReads += num(r, "D_reads")
+		if r[sc["P_paper_crashes"]] != "0" {
+			w.crashed++
+		}
 		if _, err := os.Stat(filepath.Join(dir, RunsDir, r[0], FileDB)); err != nil {
 			t.Errorf("%s: %v", r[0], err)
 		}
 	}
 	agg := readCSV(t, filepath.Join(dir, FileAggregate))
-	if len(agg) != len(want)+1 {
-		t.Fatalf("aggregate: %d rows, want %d", len(agg)-1, len(want))
+	if len(agg) != len(want)+1 || strings.Join(agg[0], ",") != strings.Join(AggregateHeader(), ",") {
+		t.Fatalf("aggregate: %d rows, want %d; header %v", len(agg)-1, len(want), agg[0])
 	}
+	ac := columns(agg[0])
 	for _, r := range agg[1:] {
-		w := want[r[0]+"/"+r[1]+"/"+r[2]+"/"+r[3]]
-		if w == nil || r[4] != strconv.Itoa(w.runs) || r[5] != f4(w.s/float64(w.runs)) || r[7] != f4(w.p/float64(w.runs)) {
+		w := want[r[ac["agent"]]+"/"+r[ac["level"]]+"/"+r[ac["N"]]+"/"+r[ac["protocol"]]]
+		if w == nil {
+			t.Fatalf("aggregate row %v not in the summary", r)
+		}
+		n := float64(w.runs)
+		dReads := ""
+		if r[ac["protocol"]] == "sfs" {
+			dReads = f4(w.dReads / n)
+		}
+		if r[ac["runs"]] != strconv.Itoa(w.runs) || r[ac["S_mean"]] != f4(w.s/n) || r[ac["P_mean"]] != f4(w.p/n) ||
+			r[ac["P_paper_mean"]] != f4(w.pPaper/n) || r[ac["P_paper_crashed_runs"]] != strconv.Itoa(w.crashed) ||
+			r[ac["D_reads_mean"]] != dReads {
 			t.Errorf("aggregate row %v, summary gives %+v", r, w)
 		}
-		if r[6] != "1.0000" || r[9] != "0.0000" {
+		if r[ac["success_rate"]] != "1.0000" || r[ac["RCC"]] != "0.0000" || r[ac["RCC_success"]] != "0.0000" ||
+			r[ac["rcc_baseline"]] != "seeded" || r[ac["merged_from"]] != "" {
 			t.Errorf("aggregate row %v: success or RCC", r)
+		}
+		// Level III: III-25, III-27 and III-30 crash the published P rule.
+		if r[ac["level"]] == "III" && (w.crashed != w.runs*3/10 || w.pPaper/n >= 1) {
+			t.Errorf("aggregate row %v: %d of %d runs crashed the published P rule, P_paper %v", r, w.crashed, w.runs, w.pPaper/n)
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, FileAggregateMD))
@@ -226,6 +264,41 @@ func TestMessageFormatManifest(t *testing.T) {
 	}
 }
 
+// TestResultFormat: a run written before result.json carried P_paper (its
+// manifest has no result_format) is rerun on resume, not reported with
+// P_paper = 0.
+func TestResultFormat(t *testing.T) {
+	s, err := Resolve(Options{Tasks: "III-21", Agents: "5", Protocols: "p2p", Mode: "official", NoBaseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), s, dir, RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, RunsDir, s.Cases[0].ID, FileManifest)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m["result_format"] != float64(resultFormat) {
+		t.Fatalf("manifest %s: %v", b, err)
+	}
+	delete(m, "result_format")
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), s, dir, RunOptions{})
+	if err != nil || rep.Ran != 1 || rep.Skip != 0 {
+		t.Fatalf("resume: %v, ran %d, skipped %d; want the old run rerun", err, rep.Ran, rep.Skip)
+	}
+	if p := rep.Cases[0].Result.PPaper; p <= 0.9 || p >= 1 {
+		t.Errorf("III-21 N=5 official: P_paper %v, want 0.97", p)
+	}
+}
+
 func TestInterrupted(t *testing.T) {
 	s, err := Resolve(Options{Levels: "I", Agents: "2", Protocols: "p2p", NoBaseline: true})
 	if err != nil {
@@ -259,8 +332,8 @@ func TestBadSpecs(t *testing.T) {
 	if err != nil || len(s.Cases) != 20 || s.Cases[0].ID != "II-11__n2__sfs__reference__official" {
 		t.Fatalf("official: %v", err)
 	}
-	// official mode's RCC baseline: seeded N = 1 runs of the same tasks
-	s, err = Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", Seeds: "1-2"})
+	// official mode's seeded RCC baseline: seeded N = 1 runs of the same tasks
+	s, err = Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", Seeds: "1-2", Baseline: "seeded"})
 	if err != nil || len(s.Cases) != 40 {
 		t.Fatalf("official with baseline: %v, %d cases", err, len(s.Cases))
 	}
@@ -270,5 +343,21 @@ func TestBadSpecs(t *testing.T) {
 		if s.Cases[i].ID != id {
 			t.Errorf("case %d is %s, want %s", i, s.Cases[i].ID, id)
 		}
+	}
+	// the merged baseline (default): one merged run of each official
+	// N = k instance, right before the runs of that k; seeds do not apply
+	s, err = Resolve(Options{Levels: "II", Agents: "2,5", Protocols: "sfs", Mode: "official", Seeds: "1-2"})
+	if err != nil || len(s.Cases) != 40 {
+		t.Fatalf("official with merged baseline: %v, %d cases", err, len(s.Cases))
+	}
+	want = []string{"II-11__n1__sfs__reference__official-merged-n2", "II-11__n2__sfs__reference__official",
+		"II-11__n1__sfs__reference__official-merged-n5", "II-11__n5__sfs__reference__official"}
+	for i, id := range want {
+		if s.Cases[i].ID != id || (s.Cases[i].N == 1) != (s.Cases[i].MergedFrom > 0) {
+			t.Errorf("case %d is %s (merged from %d), want %s", i, s.Cases[i].ID, s.Cases[i].MergedFrom, id)
+		}
+	}
+	if _, err := Resolve(Options{Levels: "I", Agents: "2", Baseline: "pooled"}); err == nil {
+		t.Error("baseline pooled accepted")
 	}
 }

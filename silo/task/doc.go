@@ -13,7 +13,12 @@
 //     independent stream per (task, n, seed), same generator;
 //   - LoadFile(path): a published task file (WriteFile writes one).
 //
-// Solve computes the answers a perfect team submits from all shards;
+// Merged(in) turns an N = k instance into its single-agent baseline: one
+// agent holding the merged data, with the k-agent gold (merged.go). With
+// one agent, descriptions drop their team-only wording (text.go).
+//
+// Solve computes the answers a perfect team submits from all shards
+// (SolveScaled when the data were drawn for more agents than hold them);
 // Correct is the S rule, Partial the P rule of the task's level (with the
 // documented fixes), PartialPublished the P rule exactly as published, and
 // PartialFine a per-element score for dict and matrix answers.

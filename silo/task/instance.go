@@ -36,13 +36,17 @@ type Instance struct {
 	N    int
 	Mode string // ModeOfficial, ModeSeeded, ModeFile
 	Seed uint64 // seeded mode: the seed given to Seeded
+	// MergedFrom is, for a merged baseline (Merged), the team size of the
+	// instance whose data the single agent holds; 0 otherwise.
+	MergedFrom int
 
 	// Template is the task_description: the description with {agent_id},
 	// {input_shard}, {max_id} and {num_agents} left in.
 	Template string
 	// Hint is the topology suggestion as it appears in Template (one line,
 	// with its newline); Prompt(i, false) removes it. Empty when unknown
-	// (imported files whose wording is not ours).
+	// (imported files whose wording is not ours) and for a single agent
+	// (N = 1 texts suggest no communication).
 	Hint string
 
 	Shards   []json.RawMessage // per agent, compact JSON as in input_shard
@@ -169,13 +173,15 @@ func build(t *Task, n int, mode string, seed uint64, shards []any, params any) (
 		N:        n,
 		Mode:     mode,
 		Seed:     seed,
-		Template: t.template(n, params, shards),
-		Hint:     t.hintLine(),
+		Template: t.template(n, n == 1, params, shards),
 		Shards:   rawAll(shards),
 		Expected: rawAll(golds),
 		Deps:     t.Deps(n),
 		shards:   shards,
 		params:   params,
+	}
+	if n > 1 {
+		in.Hint = t.hintLine()
 	}
 	if params != nil {
 		in.Params = pyvalue.Canon(params)
@@ -281,10 +287,19 @@ func (in *Instance) Prompt(agent int, topologyHint bool) string {
 	return render(tmpl, agent, in.N, in.ShardText(agent))
 }
 
-// Solve is the team's perfect answer for this instance: Solve over its
-// shards and parameters.
+// Solve is the team's perfect answer for this instance: SolveScaled over
+// its shards, parameters and Scale.
 func (in *Instance) Solve() ([]json.RawMessage, error) {
-	return Solve(in.Task, in.Shards, in.Params)
+	return SolveScaled(in.Task, in.Shards, in.Params, in.Scale())
+}
+
+// Scale is the team size the instance's data were drawn for: MergedFrom for
+// a merged baseline, N otherwise.
+func (in *Instance) Scale() int {
+	if in.MergedFrom > 0 {
+		return in.MergedFrom
+	}
+	return in.N
 }
 
 // Verify recomputes the gold answers from the shards and reports the first
@@ -331,6 +346,11 @@ func recanon(raw json.RawMessage) (json.RawMessage, error) {
 // description states (III-25's initial centroids, Instance.Params); pass
 // nil for other tasks. Malformed shards give an error naming the field.
 func Solve(t *Task, shards []json.RawMessage, params json.RawMessage) ([]json.RawMessage, error) {
+	return solveAt(t, shards, params, len(shards))
+}
+
+// solveAt is Solve with the team size n the solver is told (SolveScaled).
+func solveAt(t *Task, shards []json.RawMessage, params json.RawMessage, n int) ([]json.RawMessage, error) {
 	if t == nil {
 		return nil, fmt.Errorf("task: Solve: nil task")
 	}
@@ -355,7 +375,7 @@ func Solve(t *Task, shards []json.RawMessage, params json.RawMessage) ([]json.Ra
 			return nil, fmt.Errorf("task: %s: %w", t.ID, under(err, "params"))
 		}
 	}
-	golds, err := t.solve(len(shards), p, typed)
+	golds, err := t.solve(n, p, typed)
 	if err != nil {
 		return nil, fmt.Errorf("task: %s: %w", t.ID, err)
 	}

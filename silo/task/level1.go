@@ -28,9 +28,9 @@ var levelI = level{
 			shard:       shList(shInt), gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Find the largest integer in a data set of %d integers that is split across all agents (20 per agent).", 20*n),
-					data:   "Your 20 integers:",
-					algo:   []string{"The answer is the maximum over all integers held by all agents."},
+					goal:   fmt.Sprintf("Find the largest integer in a data set of %d integers%s.", 20*n, teamOnly(" that is split across all agents (20 per agent)")),
+					data:   teamOr("Your 20 integers:", "The integers:"),
+					algo:   []string{"The answer is the maximum over all integers" + teamOnly(" held by all agents") + "."},
 					output: "a single integer.",
 				}
 			},
@@ -50,9 +50,9 @@ var levelI = level{
 			shard:       shList(shStr), gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Count how many times the word \"apple\" occurs in a list of %d words that is split across all agents (30 per agent).", 30*n),
-					data:   "Your 30 words:",
-					algo:   []string{"Count the entries that are exactly \"apple\", summed over all agents."},
+					goal:   fmt.Sprintf("Count how many times the word \"apple\" occurs in a list of %d words%s.", 30*n, teamOnly(" that is split across all agents (30 per agent)")),
+					data:   teamOr("Your 30 words:", "The words:"),
+					algo:   []string{"Count the entries that are exactly \"apple\"" + teamOnly(", summed over all agents") + "."},
 					output: "a single integer.",
 				}
 			},
@@ -83,9 +83,9 @@ var levelI = level{
 			shard:       shList(shStr), gold: shStr,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Find the winner of an election whose %d votes are split across all agents (25 per agent).", 25*n),
-					data:   "Your 25 votes:",
-					algo:   []string{"The winner is the candidate with the most votes over all agents.", "A tie goes to the candidate that comes first in the order Candidate_A, Candidate_B, Candidate_C, Candidate_D."},
+					goal:   fmt.Sprintf("Find the winner of an election %s.", teamOr(fmt.Sprintf("whose %d votes are split across all agents (25 per agent)", 25*n), fmt.Sprintf("from its %d votes", 25*n))),
+					data:   teamOr("Your 25 votes:", "The votes:"),
+					algo:   []string{"The winner is the candidate with the most votes" + teamOnly(" over all agents") + ".", "A tie goes to the candidate that comes first in the order Candidate_A, Candidate_B, Candidate_C, Candidate_D."},
 					output: "the winner's name as a string, for example \"Candidate_B\".",
 				}
 			},
@@ -121,9 +121,9 @@ var levelI = level{
 			shard:       shList(shStr), gold: shBool,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Decide whether any of %d log lines, split across all agents (15 per agent), reports an error.", 15*n),
-					data:   "Your 15 log lines:",
-					algo:   []string{"The answer is true if at least one line held by any agent contains the text \"ERROR\", and false otherwise."},
+					goal:   fmt.Sprintf("Decide whether any of %d log lines%s reports an error.", 15*n, teamOnly(", split across all agents (15 per agent),")),
+					data:   teamOr("Your 15 log lines:", "The log lines:"),
+					algo:   []string{"The answer is true if at least one line" + teamOnly(" held by any agent") + " contains the text \"ERROR\", and false otherwise."},
 					output: "a boolean, true or false.",
 				}
 			},
@@ -154,9 +154,9 @@ var levelI = level{
 			shard:       shList(shInt), gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Count how many of %d integers, split across all agents (30 per agent), lie in the range 100 to 500.", 30*n),
-					data:   "Your 30 integers:",
-					algo:   []string{"Count the integers x with 100 ≤ x ≤ 500 (both ends included), summed over all agents."},
+					goal:   fmt.Sprintf("Count how many of %d integers%s lie in the range 100 to 500.", 30*n, teamOnly(", split across all agents (30 per agent),")),
+					data:   teamOr("Your 30 integers:", "The integers:"),
+					algo:   []string{"Count the integers x with 100 ≤ x ≤ 500 (both ends included)" + teamOnly(", summed over all agents") + "."},
 					output: "a single integer.",
 				}
 			},
@@ -178,9 +178,9 @@ var levelI = level{
 			shard:       shList(shInt), gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Compute the XOR checksum of %d bytes (integers 0 to 255) split across all agents (20 per agent).", 20*n),
-					data:   "Your 20 integers:",
-					algo:   []string{"The checksum is the bitwise XOR of all integers held by all agents (XOR is associative and commutative; XOR of nothing is 0)."},
+					goal:   fmt.Sprintf("Compute the XOR checksum of %d bytes (integers 0 to 255)%s.", 20*n, teamOnly(" split across all agents (20 per agent)")),
+					data:   teamOr("Your 20 integers:", "The integers:"),
+					algo:   []string{"The checksum is the bitwise XOR of all integers" + teamOnly(" held by all agents") + " (XOR is associative and commutative; XOR of nothing is 0)."},
 					output: "a single integer from 0 to 255.",
 				}
 			},
@@ -200,8 +200,8 @@ var levelI = level{
 			shard:       shList(shFloat), gold: shFloat,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Compute the average of %d real numbers split across all agents (25 per agent).", 25*n),
-					data:   "Your 25 numbers:",
+					goal:   fmt.Sprintf("Compute the average of %d real numbers%s.", 25*n, teamOnly(" split across all agents (25 per agent)")),
+					data:   teamOr("Your 25 numbers:", "The numbers:"),
 					algo:   []string{fmt.Sprintf("The average is the sum of all %d numbers divided by %d.", 25*n, 25*n), "Round the average to 2 decimal places."},
 					output: "a number rounded to 2 decimal places, for example 53.61.",
 				}
@@ -222,9 +222,9 @@ var levelI = level{
 			shard:       shList(shInt), gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Count the distinct values among %d integers split across all agents (30 per agent); the same value may occur at several agents.", 30*n),
-					data:   "Your 30 integers:",
-					algo:   []string{"The answer is the size of the union of all agents' values (each distinct value counted once)."},
+					goal:   fmt.Sprintf("Count the distinct values among %d integers%s.", 30*n, teamOnly(" split across all agents (30 per agent); the same value may occur at several agents")),
+					data:   teamOr("Your 30 integers:", "The integers:"),
+					algo:   []string{teamOr("The answer is the size of the union of all agents' values", "The answer is the number of distinct values") + " (each distinct value counted once)."},
 					output: "a single integer.",
 				}
 			},
@@ -246,9 +246,9 @@ var levelI = level{
 			shard:       shList(shInt), gold: shList(shInt),
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Find the 10 largest of %d integers split across all agents (30 per agent).", 30*n),
-					data:   "Your 30 integers:",
-					algo:   []string{"Take all integers of all agents, sort them in descending order and keep the first 10 (duplicates are kept)."},
+					goal:   fmt.Sprintf("Find the 10 largest of %d integers%s.", 30*n, teamOnly(" split across all agents (30 per agent)")),
+					data:   teamOr("Your 30 integers:", "The integers:"),
+					algo:   []string{"Take all integers" + teamOnly(" of all agents") + ", sort them in descending order and keep the first 10 (duplicates are kept)."},
 					output: "a list of 10 integers in descending order, for example [998, 990, 990, …].",
 				}
 			},
@@ -269,9 +269,9 @@ var levelI = level{
 			shard:       shList(shFloat), gold: shFloat,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Compute the standard deviation of %d real numbers split across all agents (30 per agent).", 30*n),
-					data:   "Your 30 numbers:",
-					algo:   []string{"Population standard deviation: sqrt(Σ (x - mean)² / count) over all numbers of all agents, where mean is the mean of all numbers.", "Round the result to 2 decimal places."},
+					goal:   fmt.Sprintf("Compute the standard deviation of %d real numbers%s.", 30*n, teamOnly(" split across all agents (30 per agent)")),
+					data:   teamOr("Your 30 numbers:", "The numbers:"),
+					algo:   []string{"Population standard deviation: sqrt(Σ (x - mean)² / count) over all numbers" + teamOnly(" of all agents") + ", where mean is the mean of all numbers.", "Round the result to 2 decimal places."},
 					output: "a number rounded to 2 decimal places.",
 				}
 			},

@@ -30,11 +30,11 @@ var levelII = level{
 			shard:       shList(shInt), gold: shList(shInt),
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Compute the inclusive prefix sums of a sequence of %d integers held as consecutive segments by the agents (15 per agent).", 15*n),
+					goal:   fmt.Sprintf("Compute the inclusive prefix sums of a sequence of %d integers%s.", 15*n, teamOnly(" held as consecutive segments by the agents (15 per agent)")),
 					layout: ordering(),
-					data:   "Your segment of 15 integers:",
-					algo:   []string{"The prefix sum at global position p is a[0] + a[1] + … + a[p], over the whole sequence.", "Your answer is the list of prefix sums at your own 15 positions."},
-					output: "a list of 15 integers: the global prefix sums at your own positions.",
+					data:   teamOr("Your segment of 15 integers:", "The sequence:"),
+					algo:   []string{"The prefix sum at global position p is a[0] + a[1] + … + a[p], over the whole sequence.", teamOr("Your answer is the list of prefix sums at your own 15 positions.", "The answer is the list of prefix sums at every position.")},
+					output: teamOr("a list of 15 integers: the global prefix sums at your own positions.", fmt.Sprintf("a list of %d integers: the prefix sums at every position.", 15*n)),
 				}
 			},
 			hint: chainSegment,
@@ -56,10 +56,10 @@ var levelII = level{
 			desc: func(n int, _ any, _ []any) describe {
 				l := 15 * n
 				return describe{
-					goal:   fmt.Sprintf("Compute the 3-point moving average of a sequence of %d integers held as consecutive segments by the agents (15 per agent).", l),
+					goal:   fmt.Sprintf("Compute the 3-point moving average of a sequence of %d integers%s.", l, teamOnly(" held as consecutive segments by the agents (15 per agent)")),
 					layout: ordering(),
-					data:   "Your segment of 15 integers:",
-					algo:   []string{fmt.Sprintf("For j = 0 … %d, m[j] = round((a[j] + a[j+1] + a[j+2]) / 3, 2) over the whole sequence a (windows may span segments).", l-3), fmt.Sprintf("The answer is the full list m of %d values.", max(l-2, 0))},
+					data:   teamOr("Your segment of 15 integers:", "The sequence:"),
+					algo:   []string{fmt.Sprintf("For j = 0 … %d, m[j] = round((a[j] + a[j+1] + a[j+2]) / 3, 2) over the whole sequence a%s.", l-3, teamOnly(" (windows may span segments)")), fmt.Sprintf("The answer is the full list m of %d values.", max(l-2, 0))},
 					output: fmt.Sprintf("a list of %d numbers, each rounded to 2 decimal places, for the whole sequence.", max(l-2, 0)),
 				}
 			},
@@ -80,10 +80,10 @@ var levelII = level{
 			shard:       shStr, gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Find the length of the longest palindromic substring of a string of %d lowercase letters held as consecutive pieces by the agents (15 letters per agent).", 15*n),
+					goal:   fmt.Sprintf("Find the length of the longest palindromic substring of a string of %d lowercase letters%s.", 15*n, teamOnly(" held as consecutive pieces by the agents (15 letters per agent)")),
 					layout: ordering(),
-					data:   "Your piece of 15 letters:",
-					algo:   []string{"Concatenate the pieces in agent order to get the whole string.", "A palindrome reads the same forwards and backwards; the substring may cross agent boundaries."},
+					data:   teamOr("Your piece of 15 letters:", "The string:"),
+					algo:   []string{teamOr("Concatenate the pieces in agent order to get the whole string.", "The string is given whole."), "A palindrome reads the same forwards and backwards" + teamOnly("; the substring may cross agent boundaries") + "."},
 					output: "a single integer: the length of the longest palindromic substring of the whole string.",
 				}
 			},
@@ -108,11 +108,11 @@ var levelII = level{
 			shard:       shList(shInt), gold: shList(shInt),
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Run a one-dimensional cellular automaton on %d cells (0 or 1) held as consecutive segments by the agents (10 per agent).", 10*n),
+					goal:   fmt.Sprintf("Run a one-dimensional cellular automaton on %d cells (0 or 1)%s.", 10*n, teamOnly(" held as consecutive segments by the agents (10 per agent)")),
 					layout: ordering(),
-					data:   "Your segment of 10 cells:",
-					algo:   []string{fmt.Sprintf("Apply %d synchronous steps: in each step a cell becomes 1 if (left neighbour + itself + right neighbour) == 1, and 0 otherwise.", lifeSteps), "Cells beyond the two ends of the whole row count as 0; neighbours across agent boundaries are real cells.", fmt.Sprintf("Your answer is the state of your own 10 cells after %d steps.", lifeSteps)},
-					output: "a list of 10 integers (0 or 1): your own cells after the last step.",
+					data:   teamOr("Your segment of 10 cells:", "The row of cells:"),
+					algo:   []string{fmt.Sprintf("Apply %d synchronous steps: in each step a cell becomes 1 if (left neighbour + itself + right neighbour) == 1, and 0 otherwise.", lifeSteps), "Cells beyond the two ends of the whole row count as 0" + teamOnly("; neighbours across agent boundaries are real cells") + ".", fmt.Sprintf("%s after %d steps.", teamOr("Your answer is the state of your own 10 cells", "The answer is the state of every cell"), lifeSteps)},
+					output: teamOr("a list of 10 integers (0 or 1): your own cells after the last step.", fmt.Sprintf("a list of %d integers (0 or 1): every cell after the last step.", 10*n)),
 				}
 			},
 			hint: hint{
@@ -148,10 +148,10 @@ var levelII = level{
 			shard:       shStr, gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Count occurrences of the pattern A … B … C in a string of %d characters held as consecutive pieces by the agents (20 per agent).", 20*n),
+					goal:   fmt.Sprintf("Count occurrences of the pattern A … B … C in a string of %d characters%s.", 20*n, teamOnly(" held as consecutive pieces by the agents (20 per agent)")),
 					layout: ordering(),
-					data:   "Your piece of 20 characters:",
-					algo:   []string{"Scan the whole string (pieces concatenated in agent order) from left to right with three states: waiting for A, then waiting for B, then waiting for C.", "On the awaited character move to the next state; on C add 1 to the count and go back to waiting for A. Every other character is ignored (including an A while waiting for B or C).", "Matches may span agent boundaries."},
+					data:   teamOr("Your piece of 20 characters:", "The string:"),
+					algo:   []string{"Scan the whole string" + teamOnly(" (pieces concatenated in agent order)") + " from left to right with three states: waiting for A, then waiting for B, then waiting for C.", "On the awaited character move to the next state; on C add 1 to the count and go back to waiting for A. Every other character is ignored (including an A while waiting for B or C).", teamOnly("Matches may span agent boundaries.")},
 					output: "a single integer: the count.",
 				}
 			},
@@ -192,9 +192,9 @@ var levelII = level{
 			shard:       shList(shInt), gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Compute how much rain water is trapped by an elevation profile of %d bars held as consecutive segments by the agents (10 per agent).", 10*n),
+					goal:   fmt.Sprintf("Compute how much rain water is trapped by an elevation profile of %d bars%s.", 10*n, teamOnly(" held as consecutive segments by the agents (10 per agent)")),
 					layout: ordering(),
-					data:   "Your segment of 10 bar heights:",
+					data:   teamOr("Your segment of 10 bar heights:", "The bar heights:"),
 					algo:   []string{"Water above bar i = min(highest bar at or left of i, highest bar at or right of i) - height[i], over the whole profile.", "The answer is the sum over all bars."},
 					output: "a single integer: the total trapped water.",
 				}
@@ -237,10 +237,10 @@ var levelII = level{
 			desc: func(n int, _ any, _ []any) describe {
 				l := 15 * n
 				return describe{
-					goal:   fmt.Sprintf("Compute the difference array of a sequence of %d integers held as consecutive segments by the agents (15 per agent).", l),
+					goal:   fmt.Sprintf("Compute the difference array of a sequence of %d integers%s.", l, teamOnly(" held as consecutive segments by the agents (15 per agent)")),
 					layout: ordering(),
-					data:   "Your segment of 15 integers:",
-					algo:   []string{fmt.Sprintf("For j = 0 … %d, d[j] = a[j+1] - a[j] over the whole sequence a (differences across segment boundaries included).", l-2), fmt.Sprintf("The answer is the full list d of %d values.", max(l-1, 0))},
+					data:   teamOr("Your segment of 15 integers:", "The sequence:"),
+					algo:   []string{fmt.Sprintf("For j = 0 … %d, d[j] = a[j+1] - a[j] over the whole sequence a%s.", l-2, teamOnly(" (differences across segment boundaries included)")), fmt.Sprintf("The answer is the full list d of %d values.", max(l-1, 0))},
 					output: fmt.Sprintf("a list of %d integers for the whole sequence.", max(l-1, 0)),
 				}
 			},
@@ -265,7 +265,7 @@ var levelII = level{
 				return describe{
 					goal:   fmt.Sprintf("Rank every node of a singly linked list of %d nodes (ids 0 to %d).", m, m-1),
 					layout: fmt.Sprintf("**Data Distribution**: the %d nodes were assigned to agents at random, 8 per agent; a node's successor is usually held by another agent.", m),
-					data:   "Your nodes, as records {'id': node, 'next': successor} (next = -1 marks the tail):",
+					data:   teamOr("Your nodes", "The nodes") + ", as records {'id': node, 'next': successor} (next = -1 marks the tail):",
 					algo:   []string{"The head is the only node that is no other node's successor.", "The rank of a node is its distance from the head: the head has rank 0, its successor rank 1, and so on."},
 					output: fmt.Sprintf("a JSON object mapping every node id (as a string key) to its rank, for all %d nodes, for example {\"7\": 0, \"3\": 1, …}.", m),
 				}
@@ -355,10 +355,10 @@ var levelII = level{
 			shard:       shList(shInt), gold: shList(shInt),
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Remove duplicates from a sorted sequence of %d integers held as consecutive segments by the agents (15 per agent).", 15*n),
+					goal:   fmt.Sprintf("Remove duplicates from a sorted sequence of %d integers%s.", 15*n, teamOnly(" held as consecutive segments by the agents (15 per agent)")),
 					layout: ordering(),
-					data:   "Your segment of 15 integers (the whole sequence is sorted ascending):",
-					algo:   []string{"Merge neighbouring equal values: keep one copy of each run of equal values, including runs that cross agent boundaries.", "The answer is the list of distinct values in ascending order."},
+					data:   teamOr("Your segment of 15 integers (the whole sequence is sorted ascending):", "The sequence (sorted ascending):"),
+					algo:   []string{"Merge neighbouring equal values: keep one copy of each run of equal values" + teamOnly(", including runs that cross agent boundaries") + ".", "The answer is the list of distinct values in ascending order."},
 					output: "a list of integers in ascending order, each value once.",
 				}
 			},
@@ -380,11 +380,11 @@ var levelII = level{
 			shard:       shList(shStr), gold: shList(shInt),
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Compute a chained hash over %d data blocks held as consecutive segments by the agents (5 blocks per agent).", 5*n),
+					goal:   fmt.Sprintf("Compute a chained hash over %d data blocks%s.", 5*n, teamOnly(" held as consecutive segments by the agents (5 blocks per agent)")),
 					layout: ordering(),
-					data:   "Your 5 blocks:",
-					algo:   []string{"For the block at global position i: h[i] = ((sum of the ASCII codes of block i) mod 10000) XOR h[i-1], then mod 10000.", "For the very first block (position 0) the previous hash h[-1] is 0.", "Your answer is the list of hashes of your own 5 blocks."},
-					output: "a list of 5 integers: the hashes at your own positions.",
+					data:   teamOr("Your 5 blocks:", "The blocks:"),
+					algo:   []string{"For the block at global position i: h[i] = ((sum of the ASCII codes of block i) mod 10000) XOR h[i-1], then mod 10000.", "For the very first block (position 0) the previous hash h[-1] is 0.", teamOr("Your answer is the list of hashes of your own 5 blocks.", "The answer is the list of hashes of all blocks.")},
+					output: teamOr("a list of 5 integers: the hashes at your own positions.", fmt.Sprintf("a list of %d integers: the hashes at every position.", 5*n)),
 				}
 			},
 			hint: chainSegment,

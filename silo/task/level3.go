@@ -30,11 +30,11 @@ var levelIII = level{
 			shard:       shList(shInt), gold: shList(shInt),
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Sort %d integers held by the agents (20 per agent) and let each agent report its share of the sorted order.", 20*n),
+					goal:   fmt.Sprintf("Sort %d integers%s.", 20*n, teamOr(" held by the agents (20 per agent) and let each agent report its share of the sorted order", " and report the sorted order")),
 					layout: shuffledIII,
-					data:   "Your 20 integers:",
-					algo:   []string{"Sort all integers of all agents in ascending order (duplicates kept).", "Agent i's answer is the slice sorted[20·i : 20·i + 20] (agent 0 gets the 20 smallest values, and so on)."},
-					output: "a list of 20 integers in ascending order: your own slice of the global sorted order.",
+					data:   teamOr("Your 20 integers:", "The integers:"),
+					algo:   []string{"Sort all integers" + teamOnly(" of all agents") + " in ascending order (duplicates kept).", teamOr("Agent i's answer is the slice sorted[20·i : 20·i + 20] (agent 0 gets the 20 smallest values, and so on).", "The answer is the whole sorted list.")},
+					output: teamOr("a list of 20 integers in ascending order: your own slice of the global sorted order.", fmt.Sprintf("a list of %d integers in ascending order: the whole sorted order.", 20*n)),
 				}
 			},
 			hint: hint{
@@ -60,9 +60,9 @@ var levelIII = level{
 			desc: func(n int, _ any, _ []any) describe {
 				l := 25 * n
 				return describe{
-					goal:   fmt.Sprintf("Find the median of %d integers held by the agents (25 per agent).", l),
+					goal:   fmt.Sprintf("Find the median of %d integers%s.", l, teamOnly(" held by the agents (25 per agent)")),
 					layout: shuffledIII,
-					data:   "Your 25 integers:",
+					data:   teamOr("Your 25 integers:", "The integers:"),
 					algo:   []string{fmt.Sprintf("Sort all %d integers ascending; the median is the element at 0-based index %d (that is, sorted[%d // 2]; for an even count this is the upper of the two middle values).", l, l/2, l)},
 					output: "a single integer.",
 				}
@@ -93,7 +93,7 @@ var levelIII = level{
 			desc: func(n int, _ any, _ []any) describe {
 				m := 10 * n
 				return describe{
-					goal:   fmt.Sprintf("Count the connected components of an undirected graph with %d nodes (ids 0 to %d), whose edges are split across the agents.", m, m-1),
+					goal:   fmt.Sprintf("Count the connected components of an undirected graph with %d nodes (ids 0 to %d)%s.", m, m-1, teamOnly(", whose edges are split across the agents")),
 					layout: shuffledIII,
 					data:   "Your edges, as (u, v) pairs:",
 					algo:   []string{"Two nodes are in the same component if a path of edges joins them (edges may repeat).", fmt.Sprintf("Every node 0 … %d counts, including nodes without any edge (each is a component of its own).", m-1)},
@@ -154,7 +154,7 @@ var levelIII = level{
 			desc: func(n int, _ any, _ []any) describe {
 				m := 8 * n
 				return describe{
-					goal:   fmt.Sprintf("Compute the hop distance from node 0 to every node of an undirected graph with %d nodes (ids 0 to %d), whose edges are split across the agents.", m, m-1),
+					goal:   fmt.Sprintf("Compute the hop distance from node 0 to every node of an undirected graph with %d nodes (ids 0 to %d)%s.", m, m-1, teamOnly(", whose edges are split across the agents")),
 					layout: shuffledIII,
 					data:   "Your edges, as (u, v) pairs:",
 					algo:   []string{"The distance of a node is the least number of edges on a path from node 0 (node 0 itself has distance 0).", "A node that no path reaches has distance -1."},
@@ -225,12 +225,12 @@ var levelIII = level{
 			shard:       shList(shTuple(shFloat, shFloat)), gold: shList(shTuple(shFloat, shFloat)),
 			desc: func(n int, params any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Perform one k-means iteration (K = %d) on %d points in the plane held by the agents (20 per agent).", kmeansK, 20*n),
+					goal:   fmt.Sprintf("Perform one k-means iteration (K = %d) on %d points in the plane%s.", kmeansK, 20*n, teamOnly(" held by the agents (20 per agent)")),
 					layout: shuffledIII,
-					data:   "Your 20 points, as (x, y) pairs:",
+					data:   teamOr("Your 20 points", "The points") + ", as (x, y) pairs:",
 					algo: []string{
 						fmt.Sprintf("The initial centroids, in order 0, 1, 2, are: %s", pyvalue.Str(params)),
-						"Assign every point of every agent to its nearest initial centroid (Euclidean distance; a tie goes to the lower centroid index).",
+						"Assign every point" + teamOnly(" of every agent") + " to its nearest initial centroid (Euclidean distance; a tie goes to the lower centroid index).",
 						"The new centroid k is the mean of the points assigned to k, each coordinate rounded to 2 decimal places; a centroid with no points keeps its initial position, rounded to 2 decimal places.",
 					},
 					output: "a list of 3 [x, y] pairs in centroid order, for example [[12.5, 40.01], [60.2, 7.75], [88.0, 91.3]].",
@@ -310,10 +310,10 @@ var levelIII = level{
 			shard:       shList(shInt), gold: shInt,
 			desc: func(n int, _ any, _ []any) describe {
 				return describe{
-					goal:   fmt.Sprintf("Count the distinct values among %d integers held by the agents (30 per agent); the same value may occur at several agents.", 30*n),
+					goal:   fmt.Sprintf("Count the distinct values among %d integers%s.", 30*n, teamOnly(" held by the agents (30 per agent); the same value may occur at several agents")),
 					layout: shuffledIII,
-					data:   "Your 30 integers:",
-					algo:   []string{"Each distinct value counts once, however many times and at however many agents it occurs."},
+					data:   teamOr("Your 30 integers:", "The integers:"),
+					algo:   []string{"Each distinct value counts once, however many times" + teamOnly(" and at however many agents") + " it occurs."},
 					output: "a single integer.",
 				}
 			},
@@ -343,7 +343,7 @@ var levelIII = level{
 				return describe{
 					goal:   fmt.Sprintf("Find the best-matching user-item pairs among %d users (ids 0 to %d) and %d items (ids 0 to %d), each described by a vector of %d numbers.", u, u-1, u, u-1, cfDim),
 					layout: shuffledIII + " Each agent holds 6 vectors, users and items mixed.",
-					data:   "Your vectors, as {'users': {user id: vector}, 'items': {item id: vector}}:",
+					data:   teamOr("Your vectors", "The vectors") + ", as {'users': {user id: vector}, 'items': {item id: vector}}:",
 					algo: []string{
 						"The score of a (user, item) pair is the dot product of their vectors, rounded to 4 decimal places.",
 						fmt.Sprintf("Rank all %d pairs by score, highest first; equal scores are ordered by lower user id, then lower item id.", u*u),
@@ -447,12 +447,12 @@ var levelIII = level{
 			desc: func(n int, _ any, _ []any) describe {
 				m := 8 * n
 				return describe{
-					goal:   fmt.Sprintf("Compute one PageRank step on a directed graph with %d nodes (ids 0 to %d), whose edges are split across the agents.", m, m-1),
+					goal:   fmt.Sprintf("Compute one PageRank step on a directed graph with %d nodes (ids 0 to %d)%s.", m, m-1, teamOnly(", whose edges are split across the agents")),
 					layout: shuffledIII,
-					data:   "Your directed edges, as (u, v) pairs meaning u → v:",
+					data:   teamOr("Your directed edges", "The directed edges") + ", as (u, v) pairs meaning u → v:",
 					algo: []string{
 						fmt.Sprintf("Start from rank 1/%d for every node; the damping factor is 0.85.", m),
-						fmt.Sprintf("new_rank[v] = (1 - 0.85) / %d + Σ over edges u → v of 0.85 · (1/%d) / outdegree(u), where outdegree counts all of u's edges over all agents.", m, m),
+						fmt.Sprintf("new_rank[v] = (1 - 0.85) / %d + Σ over edges u → v of 0.85 · (1/%d) / outdegree(u), where outdegree counts all of u's edges%s.", m, m, teamOnly(" over all agents")),
 						"Rank held by nodes without outgoing edges is not redistributed.",
 						"Round every new rank to 6 decimal places.",
 					},
@@ -524,12 +524,12 @@ var levelIII = level{
 					}
 				}
 				return describe{
-					goal:   fmt.Sprintf("Schedule %d tasks (ids 0 to %d; total duration %d) on %s machines, one per agent, and report the balance of the schedule.", t, t-1, total, PhNumAgents),
+					goal:   fmt.Sprintf("Schedule %d tasks (ids 0 to %d; total duration %d) on %s, and report the balance of the schedule.", t, t-1, total, teamOr(PhNumAgents+" machines, one per agent", fmt.Sprintf("%d machines", n))),
 					layout: "**Data Distribution**: the tasks are spread unevenly: one agent holds all the long tasks, the others share the short ones.",
-					data:   "Your tasks, as records {'id': task, 'duration': time}:",
+					data:   teamOr("Your tasks", "The tasks") + ", as records {'id': task, 'duration': time}:",
 					algo: []string{
 						"Longest processing time first: sort all tasks by duration, longest first (equal durations in increasing id order).",
-						"Give each task in turn to the machine with the smallest current load (a tie goes to the lowest machine index); machines are numbered 0 to " + PhMaxID + ".",
+						"Give each task in turn to the machine with the smallest current load (a tie goes to the lowest machine index); machines are numbered 0 to " + teamOr(PhMaxID, fmt.Sprint(n-1)) + ".",
 						"From the final loads compute variance = mean over machines of (load - total/machines)², rounded to 2 decimal places, and the largest and smallest load.",
 					},
 					output: "a JSON object {\"variance\": number, \"max_load\": integer, \"min_load\": integer}.",
@@ -612,8 +612,8 @@ var levelIII = level{
 				return describe{
 					goal:   fmt.Sprintf("Multiply two %d×%d integer matrices, C = A · B.", n, n),
 					layout: "**Data Distribution**: agent i holds row i of A and the whole of B.",
-					data:   "Your data, as {'type': …, 'A_rows': [row of A], 'A_row_indices': [its index], 'B_matrix': B}:",
-					algo:   []string{"C[i][j] = Σ over k of A[i][k] · B[k][j].", "The answer is the whole matrix C, not just one row."},
+					data:   teamOr("Your data, as {'type': …, 'A_rows': [row of A], 'A_row_indices': [its index], 'B_matrix': B}:", "The data, as {'type': …, 'A_rows': [rows of A], 'A_row_indices': [their indices], 'B_matrix': B}:"),
+					algo:   []string{"C[i][j] = Σ over k of A[i][k] · B[k][j].", "The answer is the whole matrix C" + teamOnly(", not just one row") + "."},
 					output: fmt.Sprintf("a list of %d rows, each a list of %d integers: the full matrix C.", n, n),
 				}
 			},

@@ -131,7 +131,11 @@ func TestPrompts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, ph := range []string{PhAgentID, PhInputShard, PhMaxID, PhNumAgents} {
+			phs := []string{PhAgentID, PhInputShard, PhMaxID, PhNumAgents}
+			if n == 1 { // one agent: no team size, no ids of others
+				phs = phs[:2]
+			}
+			for _, ph := range phs {
 				if !strings.Contains(in.Template, ph) {
 					t.Errorf("%s: template lacks %s", task.ID, ph)
 				}
@@ -139,7 +143,10 @@ func TestPrompts(t *testing.T) {
 			if m := roleWords.FindString(in.Template); m != "" {
 				t.Errorf("%s: template uses %q (no roles, no prescribed steps)", task.ID, m)
 			}
-			if strings.Count(in.Template, in.Hint) != 1 || !strings.HasPrefix(in.Hint, hintPrefix) {
+			if n == 1 && (in.Hint != "" || strings.Contains(in.Template, hintPrefix)) {
+				t.Errorf("%s N=1: a topology hint for a single agent", task.ID)
+			}
+			if n > 1 && (strings.Count(in.Template, in.Hint) != 1 || !strings.HasPrefix(in.Hint, hintPrefix)) {
 				t.Errorf("%s: hint line not found exactly once", task.ID)
 			}
 			for i := 0; i < n; i++ {

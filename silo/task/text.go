@@ -37,6 +37,7 @@ type describe struct {
 const (
 	submitGlobal    = "Every agent must call submit_result(answer), and all agents must submit the same answer. A submission is final."
 	submitSegmented = "Every agent must call submit_result(answer) with its own segment of the answer (the values at its own positions), not the whole answer. A submission is final."
+	submitSolo      = "Call submit_result(answer) with the whole answer. A submission is final."
 	hintPrefix      = "Suggested communication pattern (a hint, not a rule): "
 )
 
@@ -44,29 +45,85 @@ const (
 func (t *Task) hintLine() string { return hintPrefix + t.HintText + "\n" }
 
 // template builds the task_description: Python-level formatting already
-// applied (sizes in N, parameters), the four placeholders left in.
-func (t *Task) template(n int, params any, shards []any) string {
+// applied (sizes in n, parameters), the placeholders left in. n is the team
+// size the data were drawn for; solo says that one agent holds all of
+// them (N = 1, or a merged baseline of an n-agent instance). A solo text
+// says nothing about other agents: no data distribution, no topology
+// hint, the team-only phrases of the description left out (teamOr), and
+// no {num_agents} or {max_id}.
+func (t *Task) template(n int, solo bool, params any, shards []any) string {
 	d := t.desc(n, params, shards)
+	pick := func(s string) string { return pickWording(s, solo) }
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Task: %s**\n\n", t.Name)
-	b.WriteString(d.goal + "\n\n")
-	if d.layout != "" {
-		b.WriteString(d.layout + "\n\n")
+	b.WriteString(pick(d.goal) + "\n\n")
+	if d.layout != "" && !solo {
+		b.WriteString(pick(d.layout) + "\n\n")
 	}
-	fmt.Fprintf(&b, "**Your Data**: You are agent %s in a team of %s agents (ids 0 to %s). %s\n%s\n\n",
-		PhAgentID, PhNumAgents, PhMaxID, d.data, PhInputShard)
+	if solo {
+		fmt.Fprintf(&b, "**Your Data**: You are agent %s and work alone: all of the data are yours. %s\n%s\n\n",
+			PhAgentID, pick(d.data), PhInputShard)
+	} else {
+		fmt.Fprintf(&b, "**Your Data**: You are agent %s in a team of %s agents (ids 0 to %s). %s\n%s\n\n",
+			PhAgentID, PhNumAgents, PhMaxID, pick(d.data), PhInputShard)
+	}
 	b.WriteString("**Algorithm**:\n")
 	for _, a := range d.algo {
-		b.WriteString("- " + a + "\n")
+		if a = pick(a); a != "" { // a team-only item is left out
+			b.WriteString("- " + a + "\n")
+		}
 	}
-	b.WriteString("\n**Output**: " + d.output + "\n\n")
-	b.WriteString("**Communication Protocol**:\n")
-	b.WriteString(t.hintLine())
-	if t.Segmented {
-		b.WriteString(submitSegmented)
-	} else {
-		b.WriteString(submitGlobal)
+	b.WriteString("\n**Output**: " + pick(d.output) + "\n\n")
+	switch {
+	case solo:
+		b.WriteString("**Submission**:\n" + submitSolo)
+	case t.Segmented:
+		b.WriteString("**Communication Protocol**:\n" + t.hintLine() + submitSegmented)
+	default:
+		b.WriteString("**Communication Protocol**:\n" + t.hintLine() + submitGlobal)
 	}
+	return b.String()
+}
+
+// Wording that holds only for a team. A description writes such a phrase
+// as teamOr(team, solo); the template keeps team for a team of agents and
+// solo when one agent holds all the data. The marks never reach a prompt
+// (TestSoloPrompts).
+const (
+	markOpen  = "⟦"
+	markSep   = "‖"
+	markClose = "⟧"
+)
+
+// teamOr is a phrase with a team wording and a solo wording.
+func teamOr(team, solo string) string { return markOpen + team + markSep + solo + markClose }
+
+// teamOnly is a phrase left out of solo texts.
+func teamOnly(team string) string { return teamOr(team, "") }
+
+// pickWording resolves the teamOr phrases of s (not nested).
+func pickWording(s string, solo bool) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, markOpen)
+		if i < 0 {
+			break
+		}
+		rest := s[i+len(markOpen):]
+		j := strings.Index(rest, markClose)
+		if j < 0 {
+			break
+		}
+		team, alone, _ := strings.Cut(rest[:j], markSep)
+		b.WriteString(s[:i])
+		if solo {
+			b.WriteString(alone)
+		} else {
+			b.WriteString(team)
+		}
+		s = rest[j+len(markClose):]
+	}
+	b.WriteString(s)
 	return b.String()
 }
 

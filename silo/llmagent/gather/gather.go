@@ -75,7 +75,7 @@ type View struct {
 }
 
 var (
-	idRE      = regexp.MustCompile(`Your agent id is (\d+)\. The team has (\d+) agent`)
+	idRE      = regexp.MustCompile(`Your agent id is (\d+)\.(?: The team has (\d+) agent)?`)
 	resultRE  = regexp.MustCompile(`(?s)<tool_result>\n<tool>(\w+)</tool>\n<result>(.*?)</result>\n</tool_result>`)
 	dataRE    = regexp.MustCompile(`^DATA (\d+) `)
 	planRound = "## Planning round"
@@ -93,7 +93,10 @@ func ReadView(req stubmodel.ChatRequest) (View, bool) {
 		return v, false
 	}
 	v.ID, _ = strconv.Atoi(m[1])
-	v.N, _ = strconv.Atoi(m[2])
+	v.N = 1 // a single agent's prompt names no team size
+	if m[2] != "" {
+		v.N, _ = strconv.Atoi(m[2])
+	}
 	v.Native = len(req.Tools) > 0
 	sys := req.Messages[0].Content
 	switch {

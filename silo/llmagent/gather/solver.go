@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/coordbench/coordbench/silo/pyvalue"
@@ -36,7 +37,8 @@ func PromptTask(prompt string) (*task.Task, error) {
 // str() form (pyvalue.ParseLiteral; a text that is not a list or dict
 // literal is a string shard, shown without quotes), reads the parameters
 // that only the description states (III-25's initial centroids) from the
-// prompt, and calls task.Solve. It understands the prompts this project
+// prompt, and calls task.SolveScaled (at the team size the description
+// states, for a merged baseline's single agent). It understands the prompts this project
 // generates; imported task files with other wording may not be recognised,
 // which gives an error (and a failed run), never a guess.
 func PromptSolver(taskPrompt string, shardTexts []string) ([]json.RawMessage, error) {
@@ -61,7 +63,40 @@ func PromptSolver(taskPrompt string, shardTexts []string) ([]json.RawMessage, er
 			return nil, fmt.Errorf("gather: %s: initial centroids: %w", t.ID, err)
 		}
 	}
-	return task.Solve(t, shards, params)
+	return task.SolveScaled(t, shards, params, promptScale(t, taskPrompt))
+}
+
+// scaleRE finds, for the tasks that take a problem size from the team size
+// (task.SolveScaled), that size in the description, and per is what one
+// agent's worth of data adds to it.
+var scaleRE = map[string]struct {
+	re  *regexp.Regexp
+	per int
+}{
+	"III-23": {regexp.MustCompile(`graph with (\d+) nodes`), 10},
+	"III-24": {regexp.MustCompile(`graph with (\d+) nodes`), 8},
+	"III-28": {regexp.MustCompile(`graph with (\d+) nodes`), 8},
+	"III-29": {regexp.MustCompile(` on (\d+) machines`), 1},
+	"III-30": {regexp.MustCompile(`Multiply two (\d+)×`), 1},
+}
+
+// promptScale is the team size a prompt's data were drawn for (a merged
+// baseline's single agent holds the data of k agents), 0 when the prompt
+// does not say.
+func promptScale(t *task.Task, prompt string) int {
+	s, ok := scaleRE[t.ID]
+	if !ok {
+		return 0
+	}
+	m := s.re.FindStringSubmatch(prompt)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n%s.per != 0 {
+		return 0
+	}
+	return n / s.per
 }
 
 // shardJSON reads a shard text: a list or dict literal, or else the text
