@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+	"modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // cacheSchema is bumped when the table layout or the key derivation changes
@@ -76,11 +78,43 @@ func OpenCache(path string) (*Cache, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	c := &Cache{db: db, path: path, flights: make(map[string]*flight)}
-	if err := c.init(); err != nil {
+	if err := retryBusy(c.init); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("llm: cache %s: %w", path, err)
 	}
 	return c, nil
+}
+
+// busyWait bounds how long opening a cache waits for other processes that
+// hold the file's lock (beyond SQLite's own busy_timeout, which does not
+// cover every lock a fresh file's first connections take: switching a new
+// file to WAL while another process does the same fails at once).
+const busyWait = 30 * time.Second
+
+// retryBusy runs f again while it fails because the database is busy or
+// locked by another connection, with a growing pause, for up to busyWait.
+func retryBusy(f func() error) error {
+	deadline := time.Now().Add(busyWait)
+	pause := 5 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED
+// (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
 }
 
 func (c *Cache) init() error {

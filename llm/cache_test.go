@@ -35,7 +35,8 @@ func openCacheAt(t testing.TB, path string) *llm.Cache {
 func TestCacheReadWrite(t *testing.T) {
 	srv := startServer(t, stubmodel.Echo)
 	cache := openCache(t)
-	base := func(cfg *llm.Config) { cfg.Cache = cache; cfg.CacheMode = llm.CacheReadWrite }
+	eps := llm.NewEndpoints() // the clients share one endpoint's Stats
+	base := func(cfg *llm.Config) { cfg.Cache = cache; cfg.CacheMode = llm.CacheReadWrite; cfg.Endpoints = eps }
 	c := newClient(t, srv, base)
 	ctx := context.Background()
 
@@ -123,8 +124,11 @@ func TestCacheReplayOffline(t *testing.T) {
 		rep.Usage = &stubmodel.Usage{PromptTokens: int64(100 + r.Seq), CompletionTokens: int64(7 * (r.Seq + 1))}
 		return rep
 	})
+	eps := llm.NewEndpoints() // the clients share one endpoint's Stats
 	cfg := func(cache *llm.Cache, mode string) func(*llm.Config) {
-		return func(c *llm.Config) { c.Cache = cache; c.CacheMode = mode; c.Seed = ptr(int64(7)); c.Temperature = 0.3 }
+		return func(c *llm.Config) {
+			c.Cache, c.CacheMode, c.Seed, c.Temperature, c.Endpoints = cache, mode, ptr(int64(7)), 0.3, eps
+		}
 	}
 	cache, err := llm.OpenCache(path)
 	if err != nil {

@@ -155,7 +155,7 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Config() Config { return c.cfg }
 
 // Stats returns the live counters of this Client's endpoint (base URL),
-// shared by every Client in the process with the same base URL.
+// shared by every Client of the same Config.Endpoints with that base URL.
 func (c *Client) Stats() *Stats { return &c.ep.stats }
 
 // Complete sends msgs and returns the first choice. Depending on the cache

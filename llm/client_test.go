@@ -384,12 +384,14 @@ func TestConcurrencySharedByClientsOfOneEndpoint(t *testing.T) {
 	srv := startServer(t, func(r stubmodel.ChatRequest) stubmodel.Reply {
 		return stubmodel.WithDelay(stubmodel.Echo(r), 10*time.Millisecond)
 	})
-	a := newClient(t, srv, func(cfg *llm.Config) { cfg.Concurrency = 3; cfg.Model = "a" })
+	eps := llm.NewEndpoints()
+	a := newClient(t, srv, func(cfg *llm.Config) { cfg.Concurrency = 3; cfg.Model = "a"; cfg.Endpoints = eps })
 	// Same base URL, written with a trailing slash.
 	b := newClient(t, srv, func(cfg *llm.Config) {
 		cfg.Concurrency = 3
 		cfg.Model = "b"
 		cfg.BaseURL = srv.URL + "/"
+		cfg.Endpoints = eps
 	})
 	if a.Stats() != b.Stats() {
 		t.Error("clients of one endpoint have different Stats")
@@ -414,9 +416,20 @@ func TestConcurrencySharedByClientsOfOneEndpoint(t *testing.T) {
 		t.Errorf("shared stats count %d calls, want 40", got)
 	}
 	// A third client asking for another limit on the same endpoint is refused.
-	_, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "c", Concurrency: 5})
+	_, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "c", Concurrency: 5, Endpoints: eps})
 	if err == nil || !strings.Contains(err.Error(), "already has concurrency 3") {
 		t.Errorf("conflicting limit: err = %v", err)
+	}
+	// Another owner (another command, or a test server on a reused port)
+	// starts clean: no limits or stats leak between owners.
+	c, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "c", Concurrency: 5, Endpoints: llm.NewEndpoints()})
+	if err != nil || c.Stats() == a.Stats() || c.Stats().Calls() != 0 {
+		t.Errorf("a second owner shares state: err %v", err)
+	}
+	// A client without an owner has state of its own.
+	d, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "d", Concurrency: 7})
+	if err != nil || d.Stats() == a.Stats() || d.Stats() == c.Stats() {
+		t.Errorf("a client without an owner shares state: err %v", err)
 	}
 }
 

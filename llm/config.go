@@ -57,11 +57,15 @@ type Config struct {
 	// MaxAttempts bounds attempts per call, the first included. Default 5.
 	MaxAttempts int
 	// Concurrency bounds simultaneous requests to this base URL, shared by
-	// every Client in the process with the same base URL. Default 8.
+	// every Client of the same Endpoints with the same base URL (this
+	// Client alone when Endpoints is nil). Default 8.
 	Concurrency int
 	// RPM, if > 0, bounds requests (attempts) per minute to this base URL,
 	// shared like Concurrency.
 	RPM float64
+	// Endpoints owns the per-endpoint state (limits, connection pool,
+	// Stats) shared with other Clients; nil gives this Client its own.
+	Endpoints *Endpoints
 	// RetryBaseDelay and RetryMaxDelay shape the exponential backoff:
 	// attempt n waits about base·2^(n-1), capped at max, with jitter.
 	// Defaults 1 s and 30 s.

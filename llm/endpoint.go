@@ -10,9 +10,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// endpoint is the per-process state shared by every Client with the same
-// base URL: the concurrency semaphore, the optional rate limiter, the HTTP
-// transport (connection pool) and the Stats.
+// endpoint is the state shared by every Client of one Endpoints with the
+// same base URL: the concurrency semaphore, the optional rate limiter, the
+// HTTP transport (connection pool) and the Stats.
 type endpoint struct {
 	baseURL     string
 	concurrency int
@@ -23,25 +23,47 @@ type endpoint struct {
 	stats       Stats
 }
 
-var endpoints = struct {
-	sync.Mutex
-	m map[string]*endpoint
-}{m: make(map[string]*endpoint)}
+// Endpoints owns the per-endpoint state that clients of one base URL
+// share: the concurrency limit, the rate limiter, the connection pool and
+// the Stats. A program creates one (per command, per sweep worker) and
+// passes it in Config.Endpoints to every Client that must share the
+// limits; a Client whose Config.Endpoints is nil gets state of its own.
+// There is no process-global registry: two owners never see each other's
+// limits, so a test server on a reused port starts clean. Safe for
+// concurrent use.
+type Endpoints struct {
+	mu sync.Mutex
+	m  map[string]*endpoint
+}
 
-// endpointFor returns the shared endpoint for cfg.BaseURL, creating it on
-// first use. The first Client for a base URL fixes its Concurrency and RPM;
-// a later Client asking for different limits is an error rather than a
-// silent change.
+// NewEndpoints returns an empty owner of endpoint state.
+func NewEndpoints() *Endpoints { return &Endpoints{m: make(map[string]*endpoint)} }
+
+// endpointFor returns the endpoint state for cfg.BaseURL: the shared one
+// of cfg.Endpoints (created on first use), or a private one when
+// cfg.Endpoints is nil. The first Client of an owner for a base URL fixes
+// its Concurrency and RPM; a later Client asking for different limits is
+// an error rather than a silent change.
 func endpointFor(cfg Config) (*endpoint, error) {
-	endpoints.Lock()
-	defer endpoints.Unlock()
-	if ep := endpoints.m[cfg.BaseURL]; ep != nil {
+	r := cfg.Endpoints
+	if r == nil {
+		return newEndpoint(cfg), nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ep := r.m[cfg.BaseURL]; ep != nil {
 		if ep.concurrency != cfg.Concurrency || ep.rpm != cfg.RPM {
-			return nil, fmt.Errorf("llm: config: endpoint %s already has concurrency %d and rpm %g in this process; a second client asked for concurrency %d and rpm %g (limits are per endpoint: use the same values)",
+			return nil, fmt.Errorf("llm: config: endpoint %s already has concurrency %d and rpm %g; a second client asked for concurrency %d and rpm %g (limits are per endpoint: use the same values)",
 				cfg.BaseURL, ep.concurrency, ep.rpm, cfg.Concurrency, cfg.RPM)
 		}
 		return ep, nil
 	}
+	ep := newEndpoint(cfg)
+	r.m[cfg.BaseURL] = ep
+	return ep, nil
+}
+
+func newEndpoint(cfg Config) *endpoint {
 	ep := &endpoint{
 		baseURL:     cfg.BaseURL,
 		concurrency: cfg.Concurrency,
@@ -52,8 +74,7 @@ func endpointFor(cfg Config) (*endpoint, error) {
 	if cfg.RPM > 0 {
 		ep.limiter = rate.NewLimiter(rate.Limit(cfg.RPM/60), 1)
 	}
-	endpoints.m[cfg.BaseURL] = ep
-	return ep, nil
+	return ep
 }
 
 func newTransport(concurrency int) *http.Transport {

@@ -78,7 +78,7 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 	cfg.StopOnInterrupt = true
 	if upstream != "" {
 		cfg.Proxy = &extctl.ProxyConfig{Upstream: upstream, APIKeyEnv: lf.keyEnv, CacheMode: lf.cacheMode,
-			Concurrency: lf.concurrency, RPM: lf.rpm, Timeout: lf.timeout, MaxAttempts: lf.maxAttempts}
+			Concurrency: lf.concurrency, RPM: lf.rpm, Timeout: lf.timeout, MaxAttempts: lf.maxAttempts, Endpoints: lf.endpoints}
 		cfg.CachePath = lf.cachePath
 	}
 	if *out == "" {

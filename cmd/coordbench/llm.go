@@ -36,11 +36,15 @@ type modelFlags struct {
 	// retries, if set, receives a line when a model call is about to be
 	// retried (retryNotice).
 	retries io.Writer
+	// endpoints owns the per-endpoint limits and connection pools that
+	// every client of this command shares (created by register).
+	endpoints *llm.Endpoints
 }
 
 // register adds the flags; modelHelp and maxTokens are the command's help
 // for --llm-model and its default output-token cap.
 func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int, maxTokensHelp string) {
+	f.endpoints = llm.NewEndpoints()
 	fs.StringVar(&f.model, "llm-model", "", modelHelp)
 	fs.StringVar(&f.baseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
 	fs.StringVar(&f.keyEnv, "llm-api-key-env", "", "name of the environment variable holding the API key (the key is never written anywhere)")
@@ -73,7 +77,7 @@ func (f *modelFlags) client(name string, cache *llm.Cache) (*llm.Client, error) 
 	cfg := llm.Config{
 		BaseURL: f.baseURL, Model: name, APIKeyEnv: f.keyEnv, Temperature: f.temperature, MaxTokens: f.maxTokens,
 		Timeout: f.timeout, MaxAttempts: f.maxAttempts, Concurrency: f.concurrency, RPM: f.rpm,
-		Cache: cache, CacheMode: f.cacheMode,
+		Cache: cache, CacheMode: f.cacheMode, Endpoints: f.endpoints,
 	}
 	if f.retries != nil {
 		cfg.OnRetry = retryNotice(f.retries, retryNoticeEvery)

@@ -38,6 +38,10 @@ type ProxyConfig struct {
 	RPM         float64
 	Timeout     time.Duration
 	MaxAttempts int
+	// Endpoints owns the upstream's limits and connection pool, shared
+	// with the program's other clients of the same base URL (nil: the
+	// proxy's clients share state of their own).
+	Endpoints *llm.Endpoints
 }
 
 // ProxyCall is one model call made through the proxy.
@@ -78,8 +82,9 @@ type clientKey struct {
 // hygiene as the built-in LLM controller. It tallies the calls, so that
 // the Controller can attribute them to decision steps.
 type Proxy struct {
-	cfg ProxyConfig
-	key string // the upstream key's value, only to keep it out of the runner's environment
+	cfg       ProxyConfig
+	endpoints *llm.Endpoints
+	key       string // the upstream key's value, only to keep it out of the runner's environment
 
 	mu      sync.Mutex
 	clients map[clientKey]*llm.Client
@@ -97,7 +102,10 @@ func NewProxy(cfg ProxyConfig) (*Proxy, error) {
 	if strings.TrimSpace(cfg.Upstream) == "" {
 		return nil, errors.New("extctl: proxy: empty upstream URL")
 	}
-	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}}
+	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}, endpoints: cfg.Endpoints}
+	if p.endpoints == nil {
+		p.endpoints = llm.NewEndpoints() // the proxy's models share one upstream's limits
+	}
 	p.totals.Upstream = cfg.Upstream
 	if _, err := p.client(clientKey{model: "coordbench-probe"}); err != nil { // validate now, not at the first call
 		return nil, err
@@ -191,7 +199,7 @@ func (p *Proxy) client(k clientKey) (*llm.Client, error) {
 	}
 	cfg := llm.Config{BaseURL: p.cfg.Upstream, Model: k.model, APIKeyEnv: p.cfg.APIKeyEnv, Temperature: k.temperature,
 		MaxTokens: k.maxTokens, Timeout: p.cfg.Timeout, MaxAttempts: p.cfg.MaxAttempts, Concurrency: p.cfg.Concurrency,
-		RPM: p.cfg.RPM, Cache: p.cfg.Cache, CacheMode: p.cfg.CacheMode}
+		RPM: p.cfg.RPM, Cache: p.cfg.Cache, CacheMode: p.cfg.CacheMode, Endpoints: p.endpoints}
 	if k.hasSeed {
 		s := k.seed
 		cfg.Seed = &s
