@@ -346,7 +346,12 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 		if attempt > 1 {
 			c.ep.stats.retries.Add(1)
 		}
-		resp, f := c.attempt(ctx, params)
+		f := c.ep.breaker.check(time.Now())
+		var resp *Response
+		if f == nil {
+			resp, f = c.attempt(ctx, params)
+			c.ep.breaker.record(f, time.Now())
+		}
 		if f == nil {
 			resp.Attempts = attempt
 			resp.Latency = time.Since(start)

@@ -63,6 +63,16 @@ type Config struct {
 	// RPM, if > 0, bounds requests (attempts) per minute to this base URL,
 	// shared like Concurrency.
 	RPM float64
+	// BreakerThreshold is how many attempts in a row, across the calls of
+	// an endpoint, may fail without a usable response (timeouts,
+	// connection failures, 5xx) before its circuit breaker opens and
+	// calls fail at once (class "unavailable") for BreakerCooldown.
+	// Defaults MaxAttempts (so that one call's own retries never trip it,
+	// while calls failing together do) and 30 s; a negative threshold
+	// disables the breaker.
+	// Shared like Concurrency: the first Client of an endpoint fixes them.
+	BreakerThreshold int
+	BreakerCooldown  time.Duration
 	// Endpoints owns the per-endpoint state (limits, connection pool,
 	// Stats) shared with other Clients; nil gives this Client its own.
 	Endpoints *Endpoints
@@ -132,6 +142,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.RetryBaseDelay == 0 {
 		cfg.RetryBaseDelay = DefaultRetryBaseDelay
+	}
+	if cfg.BreakerThreshold == 0 {
+		cfg.BreakerThreshold = cfg.MaxAttempts // one call's worth: a call's own retries never trip it
+	}
+	if cfg.BreakerCooldown <= 0 {
+		cfg.BreakerCooldown = DefaultBreakerCooldown
 	}
 	if cfg.RetryMaxDelay == 0 {
 		cfg.RetryMaxDelay = DefaultRetryMaxDelay

@@ -21,6 +21,7 @@ type endpoint struct {
 	limiter     *rate.Limiter // nil: unlimited
 	http        *http.Client
 	stats       Stats
+	breaker     breaker
 }
 
 // Endpoints owns the per-endpoint state that clients of one base URL
@@ -70,6 +71,7 @@ func newEndpoint(cfg Config) *endpoint {
 		rpm:         cfg.RPM,
 		sem:         make(chan struct{}, cfg.Concurrency),
 		http:        &http.Client{Transport: newTransport(cfg.Concurrency)},
+		breaker:     breaker{threshold: cfg.BreakerThreshold, cooldown: cfg.BreakerCooldown},
 	}
 	if cfg.RPM > 0 {
 		ep.limiter = rate.NewLimiter(rate.Limit(cfg.RPM/60), 1)
