@@ -20,7 +20,7 @@ var factors = map[string][]string{
 	KindSelectCell: {
 		"shorter proc_time and transport_time finish the work item sooner",
 		"free_slots 0 means the job will block and hold its current machine",
-		"work_item.blocked_on names the full cell a blocked item left: it is one option, at the back of its queue",
+		"work_item.blocked_on names the full cell a blocked item left: choosing it keeps the item waiting there, in its place",
 		"high backlog means waiting; busy_kw adds to plant power when the cell works",
 	},
 	KindBid: {
@@ -36,7 +36,7 @@ var factors = map[string][]string{
 	},
 	KindReroute: {
 		"a cell rejected the item, or it is blocked on a full cell (work_item.blocked_on): try a sibling with free slots, or escalate to the plant",
-		"choosing the cell it is blocked on again keeps it waiting there, at the back of the queue",
+		"choosing the cell it is blocked on (work_item.blocked_on) keeps it waiting there, in its place in the queue",
 	},
 	KindPlantFallback: {
 		"the protocol ran out of options for this item: place it on any capable cell, a full one included (it will block)",

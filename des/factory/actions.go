@@ -1,6 +1,9 @@
 package factory
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // ReleasePending reports whether a release opportunity is open: the order
 // backlog is not empty, WIP is under its cap, and something changed since
@@ -76,6 +79,9 @@ func (e *Engine) Assign(j, c int) error {
 	if jb.reroute == "" {
 		jb.offered = -1 // a new blocked spell, if it blocks
 	}
+	// A re-routed job sent back to the cell whose queue it left keeps
+	// waiting there: same place in the queue, no new blocking incident.
+	stays := jb.reroute != "" && c == jb.rerouteFrom
 	jb.reroute, jb.rerouteFrom = "", -1
 	e.emitAt(EvRouteAssigned, j, c, -1)
 	if mi := jb.machine; mi >= 0 && e.machines[mi].cell == c && e.machines[mi].state == Blocked {
@@ -89,10 +95,19 @@ func (e *Engine) Assign(j, c int) error {
 		e.admit(j)
 	} else {
 		jb.state, jb.since = jBlocked, e.now
-		e.blockSeq++
-		jb.blockSeq = e.blockSeq
-		e.cells[c].admitQ = append(e.cells[c].admitQ, j)
-		e.Acc.BlockingIncidents++
+		cs := &e.cells[c]
+		if stays {
+			k := 0 // the queue is in blocking order
+			for k < len(cs.admitQ) && e.jobs[cs.admitQ[k]].blockSeq < jb.blockSeq {
+				k++
+			}
+			cs.admitQ = slices.Insert(cs.admitQ, k, j)
+		} else {
+			e.blockSeq++
+			jb.blockSeq = e.blockSeq
+			cs.admitQ = append(cs.admitQ, j)
+			e.Acc.BlockingIncidents++
+		}
 		e.emitAt(EvBlocked, j, c, -1)
 	}
 	e.settle()

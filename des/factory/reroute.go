@@ -9,9 +9,9 @@ package factory
 // the cell whose machine holds the job (it can continue there without a
 // slot). The offer is a blocking_release of the job from its queue followed
 // by a stage_release_ready; the paradigm's protocol then decides where the
-// item goes, its old destination being one option (choosing it again joins
-// the back of that queue and counts a new blocking incident, since it is a
-// new commitment to a full cell).
+// item goes, its old destination being one option (choosing it again keeps
+// the item waiting there, in its place in the queue, with no new blocking
+// incident: the physical state is unchanged).
 //
 // Offers are bounded: a job is offered once per blocked spell for the room
 // that exists when it blocks, and again only when some capable cell gains

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 func (c *checker) arrival(r *rec) {
@@ -18,7 +19,7 @@ func (c *checker) arrival(r *rec) {
 	if r.ops != len(pr.route) {
 		c.add(r.line, ckJobState, "job %d of product %s has ops %d, the route has %d", r.job, pr.id, r.ops, len(pr.route))
 	}
-	j := &jobSt{id: r.job, st: jBacklog, product: pr, ops: r.ops, due: r.due, dest: -1, at: -1, slot: -1, relAhead: -1}
+	j := &jobSt{id: r.job, st: jBacklog, product: pr, ops: r.ops, due: r.due, dest: -1, at: -1, slot: -1, relAhead: -1, relFrom: -1}
 	c.jobs[r.job] = j
 	c.jobList = append(c.jobList, j)
 	c.arrived++
@@ -149,10 +150,11 @@ func (c *checker) jobEvent(r *rec) {
 					j.id, c.cellName(j.dest))
 			}
 			j.offered = true
+			j.relFrom = j.dest
 			c.tot.reroutes++
 		} else if state(jReleased, jFinished) {
 			opCheck()
-			j.offered = false
+			j.offered, j.relFrom = false, -1
 		}
 		j.st = jRouting
 	case "route_assigned":
@@ -175,9 +177,22 @@ func (c *checker) jobEvent(r *rec) {
 			c.add(r.line, ckBlocking, "job %d blocked on cell %s, which has a free slot (%d/%d)", j.id,
 				c.plant.cells[r.cell].id, c.occ[r.cell], c.plant.cells[r.cell].buffer)
 		}
-		c.tot.blocking++
 		c.leave(j, r.t)
-		c.blockedQ[r.cell] = append(c.blockedQ[r.cell], j.id)
+		if j.relFrom == r.cell {
+			// Kept on the cell whose queue it left for a re-route: its
+			// place in the queue, no new incident.
+			q := c.blockedQ[r.cell]
+			k := 0
+			for k < len(q) && c.jobs[q[k]].blockOrd < j.blockOrd {
+				k++
+			}
+			c.blockedQ[r.cell] = slices.Insert(q, k, j.id)
+		} else {
+			c.tot.blocking++
+			j.blockOrd = c.tot.blocking
+			c.blockedQ[r.cell] = append(c.blockedQ[r.cell], j.id)
+		}
+		j.relFrom = -1
 		j.st, j.since = jBlocked, r.t
 	case "blocking_release":
 		// Either a slot freed (admission follows, first come first
@@ -219,7 +234,7 @@ func (c *checker) jobEvent(r *rec) {
 		destCheck()
 		c.leave(j, r.t)
 		c.occ[r.cell]++
-		j.slot, j.offered = r.cell, false
+		j.slot, j.offered, j.relFrom = r.cell, false, -1
 		if c.occ[r.cell] > c.plant.cells[r.cell].buffer {
 			c.add(r.line, ckBuffer, "cell %s holds %d admitted jobs, capacity %d", c.plant.cells[r.cell].id,
 				c.occ[r.cell], c.plant.cells[r.cell].buffer)

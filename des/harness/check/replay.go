@@ -89,6 +89,11 @@ type jobSt struct {
 	relAhead int
 	relFull  bool
 	offered  bool
+	// relFrom is the cell whose queue the job left for a re-route (-1:
+	// none): blocking on it again keeps the job's place (blockOrd, the
+	// order in which it blocked) and is no new incident.
+	relFrom  int
+	blockOrd int
 }
 
 // commit is a decision's visible effect: a release or a route_assigned.
