@@ -12,7 +12,8 @@ import (
 // After `threshold` attempts in a row, across all calls of the endpoint,
 // fail without any response from the server (timeouts, connection
 // failures) or with 5xx, the breaker opens: attempts fail at once, not
-// retried, until `cooldown` has passed. Then attempts go through again
+// retried, with the class and status of the last failure that counted,
+// until `cooldown` has passed. Then attempts go through again
 // (half open): a success closes the breaker, a failure opens it anew.
 // Answers the server did give (4xx, 429, unusable bodies) do not count:
 // the endpoint is up.
@@ -23,6 +24,7 @@ type breaker struct {
 	mu        sync.Mutex
 	failures  int       // consecutive counted failures
 	openUntil time.Time // zero: closed
+	last      failure   // the last counted failure
 }
 
 // DefaultBreakerCooldown is Config.BreakerCooldown's default (the
@@ -47,9 +49,10 @@ func (b *breaker) check(now time.Time) *failure {
 		return nil
 	}
 	return &failure{
-		reason: fmt.Sprintf("endpoint considered down after %d attempts in a row failed without a usable response (timeouts, connection failures, 5xx); "+
-			"no request is sent for %s after the last failure", b.failures, b.cooldown),
-		class: ClassUnavailable,
+		status: b.last.status,
+		class:  b.last.class,
+		reason: fmt.Sprintf("endpoint considered down: %d attempts in a row failed without a usable response (last: %s); "+
+			"no request is sent for %s after the last failure (circuit breaker)", b.failures, b.last.reason, b.cooldown),
 	}
 }
 
@@ -65,6 +68,7 @@ func (b *breaker) record(f *failure, now time.Time) {
 		return
 	}
 	b.failures++
+	b.last = failure{status: f.status, class: f.class, reason: f.reason}
 	if b.failures >= b.threshold {
 		b.openUntil = now.Add(b.cooldown)
 	}

@@ -66,10 +66,11 @@ type Config struct {
 	// BreakerThreshold is how many attempts in a row, across the calls of
 	// an endpoint, may fail without a usable response (timeouts,
 	// connection failures, 5xx) before its circuit breaker opens and
-	// calls fail at once (class "unavailable") for BreakerCooldown.
-	// Defaults MaxAttempts (so that one call's own retries never trip it,
-	// while calls failing together do) and 30 s; a negative threshold
-	// disables the breaker.
+	// calls fail at once (with the last failure's class, the reason
+	// naming the breaker) for BreakerCooldown.
+	// Defaults max(MaxAttempts, 3) (so that one call's own retries never
+	// trip it, while calls failing together do) and 30 s; a negative
+	// threshold disables the breaker.
 	// Shared like Concurrency: the first Client of an endpoint fixes them.
 	BreakerThreshold int
 	BreakerCooldown  time.Duration
@@ -144,7 +145,9 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.RetryBaseDelay = DefaultRetryBaseDelay
 	}
 	if cfg.BreakerThreshold == 0 {
-		cfg.BreakerThreshold = cfg.MaxAttempts // one call's worth: a call's own retries never trip it
+		// One call's worth, and at least 3: a call's own retries never
+		// trip it, nor does one failed call among working ones.
+		cfg.BreakerThreshold = max(cfg.MaxAttempts, 3)
 	}
 	if cfg.BreakerCooldown <= 0 {
 		cfg.BreakerCooldown = DefaultBreakerCooldown

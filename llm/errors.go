@@ -105,7 +105,6 @@ const (
 	ClassBadResponse = "bad_response" // a response the client cannot read (unreadable body, no choices)
 	ClassCacheMiss   = "cache_miss"   // replay mode: the request is not in the cache
 	ClassCanceled    = "canceled"     // the caller's context ended
-	ClassUnavailable = "unavailable"  // the endpoint's circuit breaker is open: recent attempts all failed (breaker.go)
 )
 
 // ErrorClass is the class of an error returned by Complete: one of the

@@ -57,7 +57,9 @@ func TestRunFailsOnModelOutage(t *testing.T) {
 	}{
 		{"401", s401.URL, nil, s401, 3, []string{"(auth)", "401 Unauthorized", "--llm-api-key-env"}},
 		{"401 once", s401.URL, []string{"--max-model-failures", "1"}, s401, 1, []string{"failed 1 times in a row (auth)"}},
-		{"503", s503.URL, nil, s503, 3 * 2, []string{"(server)", "gave up after 2 attempts", "attempt 1 of 2 failed (server: 503"}},
+		// The circuit breaker opens after 3 failed attempts (1.5 calls):
+		// the rest fail without a request.
+		{"503", s503.URL, nil, s503, 3, []string{"(server)", "circuit breaker", "attempt 1 of 2 failed (server: 503"}},
 		{"replay miss", echo.URL, []string{"--llm-cache", filepath.Join(t.TempDir(), "empty.db"), "--llm-cache-mode", "replay"}, echo, 0,
 			[]string{"episode aborted: llm: replay mode: cache miss", "(see --llm-cache-mode)"}},
 	} {
