@@ -210,7 +210,7 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer 
 		a.err = err
 		return a
 	}
-	a.note.Raw = resp.Content
+	a.note.SetRaw(resp.Content) // the cache keeps the whole reply
 	a.note.Calls = 1
 	a.note.PromptTokens, a.note.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 	a.note.LatencyMS = float64(resp.Latency.Microseconds()) / 1000
