@@ -25,12 +25,12 @@ import (
 
 // Limits. MaxReply is what an audit keeps of one reply (a model's, or an
 // external runner's line); MaxStderr what a run keeps of a runner's
-// stderr (half head, half tail); MaxAnswerDepth how deeply a submitted
+// stderr (half head, half tail); MaxValueDepth how deeply a submitted
 // answer (or any JSON content an agent hands the harness) may nest.
 const (
-	MaxReply       = 4096
-	MaxStderr      = 2 << 20
-	MaxAnswerDepth = 64
+	MaxReply      = 4096
+	MaxStderr     = 2 << 20
+	MaxValueDepth = 64
 )
 
 // Cut is a text as an artifact keeps it: Text is all of it, or its first
