@@ -29,6 +29,7 @@ type Controller struct {
 	waitErr error
 	done    chan struct{} // closed when the controller lets go of the runner
 	log     *lockedWriter
+	token   string // the runner's proxy token (Proxy.Issue), revoked by End
 
 	mu         sync.Mutex // guards the fields below (the stdout reader adds noise)
 	violations []Violation

@@ -128,7 +128,7 @@ func (c *Controller) start() error {
 	cmd.Dir = c.cfg.Dir
 	env := os.Environ()
 	if c.cfg.Proxy != nil {
-		env = c.cfg.Proxy.runnerEnv(env)
+		env, c.token = c.cfg.Proxy.runnerEnv(env)
 	}
 	cmd.Env = append(env, c.cfg.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.log
@@ -372,6 +372,9 @@ func (c *Controller) End(metrics any) error {
 		default:
 			c.logf("runner not reaped")
 		}
+	}
+	if c.token != "" {
+		c.cfg.Proxy.Revoke(c.token)
 	}
 	c.log.close() // the stderr log's tail
 	c.doneOnce.Do(func() { close(c.done) })
