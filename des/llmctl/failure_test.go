@@ -129,3 +129,32 @@ func TestWhatDoesNotAbort(t *testing.T) {
 		}
 	})
 }
+
+// Replies with an empty "choices" list fail their calls, but the tokens
+// the server reported with them count in the audit and the metrics.
+func TestEmptyChoicesTokensCount(t *testing.T) {
+	srv := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.Raw(200, "application/json",
+			`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`)
+	})
+	t.Cleanup(srv.Close)
+	cfg := fastRetries(srv.URL)
+	cfg.MaxAttempts, cfg.Concurrency = 1, 1
+	cl, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := llmctl.New("relay", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three failures in a row abort the episode; its metrics count them.
+	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized, Controller: c})
+	if !errors.Is(r.Err, coord.ErrAbort) {
+		t.Fatalf("err %v", r.Err)
+	}
+	n := int64(srv.Count())
+	if sec := r.Metrics.Secondary; n == 0 || sec.PromptTokens != 7*n || sec.CompletionTokens != 3*n {
+		t.Errorf("%d calls; metrics count %d + %d tokens, want %d + %d", n, sec.PromptTokens, sec.CompletionTokens, 7*n, 3*n)
+	}
+}

@@ -487,3 +487,39 @@ func TestToolResultsKeepHTMLCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A reply with an empty "choices" list fails the call, but the tokens the
+// server reported with it are counted: in the turn log and the agent's and
+// the run's totals.
+func TestEmptyChoicesTokensCount(t *testing.T) {
+	in := seeded(t, "I-01", 2)
+	g := gatherModel(in, nil)
+	h := func(req stubmodel.ChatRequest) stubmodel.Reply {
+		if v, ok := gather.ReadView(req); ok && v.ID == 1 {
+			return stubmodel.Raw(200, "application/json",
+				`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`)
+		}
+		return g(req)
+	}
+	srv := stubmodel.NewServer(h)
+	defer srv.Close()
+	c := client(t, srv, func(c *llm.Config) { c.MaxAttempts = 2 })
+	out := play(t, in, proto.P2P, llmagent.Config{Model: c, MaxModelFailures: 2}, 10)
+	a1 := out.res.Agents[1]
+	if a1.Usage == nil || a1.Usage.ModelErrors != 2 || a1.Usage.InputTokens != 14 || a1.Usage.OutputTokens != 6 {
+		t.Fatalf("agent 1 usage %+v", a1.Usage)
+	}
+	_, total := srv.Completed()
+	if u := out.res.Usage; u.InputTokens != total.PromptTokens+14 || u.OutputTokens != total.CompletionTokens+6 {
+		t.Errorf("run usage %+v, server's usable replies %+v", u, total)
+	}
+	n := 0
+	for _, r := range out.turns {
+		if r.Agent == 1 && r.Outcome == llmagent.OutcomeModelError && r.Usage == (llm.Usage{PromptTokens: 7, CompletionTokens: 3}) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d failed turns of agent 1 logged with their tokens, want 2", n)
+	}
+}
