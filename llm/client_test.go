@@ -671,8 +671,7 @@ func TestContextOverflowHint(t *testing.T) {
 // call's Error.
 func TestUsageOfEmptyChoicesIsCounted(t *testing.T) {
 	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply {
-		return stubmodel.Raw(200, "application/json",
-			`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`)
+		return stubmodel.NoChoices(7, 3)
 	})
 	c := newClient(t, srv, func(cfg *llm.Config) { cfg.MaxAttempts = 2 })
 	want := llm.Usage{PromptTokens: 7, CompletionTokens: 3}

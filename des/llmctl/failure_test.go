@@ -21,6 +21,23 @@ func fastRetries(baseURL string) llm.Config {
 	return llm.Config{BaseURL: baseURL, Model: "stub", MaxAttempts: 2, RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}
 }
 
+// oneAttempt is a relay controller whose calls to baseURL are made one at
+// a time, without retries.
+func oneAttempt(t *testing.T, baseURL string) *llmctl.Controller {
+	t.Helper()
+	cfg := fastRetries(baseURL)
+	cfg.MaxAttempts, cfg.Concurrency = 1, 1
+	cl, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := llmctl.New("relay", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func stubURL(t *testing.T, h func(stubmodel.ChatRequest) stubmodel.Reply) string {
 	srv := stubmodel.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -84,16 +101,7 @@ func TestModelFailureAbortsTheEpisode(t *testing.T) {
 func TestWhatDoesNotAbort(t *testing.T) {
 	p := plant(t, "A3C9-1")
 	run := func(t *testing.T, ctx context.Context, h func(stubmodel.ChatRequest) stubmodel.Reply, abortOnError bool) harness.Result {
-		cfg := fastRetries(stubURL(t, h))
-		cfg.MaxAttempts, cfg.Concurrency = 1, 1
-		cl, err := llm.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := llmctl.New("relay", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := oneAttempt(t, stubURL(t, h))
 		c.AbortOnModelError = abortOnError
 		return harness.Run(ctx, harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: c})
 	}
@@ -134,20 +142,10 @@ func TestWhatDoesNotAbort(t *testing.T) {
 // the server reported with them count in the audit and the metrics.
 func TestEmptyChoicesTokensCount(t *testing.T) {
 	srv := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply {
-		return stubmodel.Raw(200, "application/json",
-			`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`)
+		return stubmodel.NoChoices(7, 3)
 	})
 	t.Cleanup(srv.Close)
-	cfg := fastRetries(srv.URL)
-	cfg.MaxAttempts, cfg.Concurrency = 1, 1
-	cl, err := llm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := llmctl.New("relay", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := oneAttempt(t, srv.URL)
 	// Three failures in a row abort the episode; its metrics count them.
 	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized, Controller: c})
 	if !errors.Is(r.Err, coord.ErrAbort) {
