@@ -291,6 +291,7 @@ type failure struct {
 	err        error // context error, if that is what ended the attempt
 	see        []string
 	class      string // for a failure without an HTTP status (Error.Class)
+	usage      Usage  // what the server reported for a reply it sent but that was unusable
 }
 
 // network sends the request with retries.
@@ -359,7 +360,10 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 			c.ep.stats.completionTokens.Add(resp.Usage.CompletionTokens)
 			return resp, nil
 		}
+		c.ep.stats.promptTokens.Add(f.usage.PromptTokens) // an unusable reply's tokens are spent all the same
+		c.ep.stats.completionTokens.Add(f.usage.CompletionTokens)
 		e := c.newError(f, attempt)
+		e.Usage = f.usage
 		if !f.retryable || f.err != nil || attempt >= c.cfg.MaxAttempts {
 			return nil, e
 		}
@@ -451,8 +455,12 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 		return nil, f
 	}
 
-	if cc == nil || len(cc.Choices) == 0 {
+	if cc == nil {
 		return nil, &failure{reason: "response has no choices", class: ClassBadResponse}
+	}
+	if len(cc.Choices) == 0 { // unusable, but the tokens it reports are spent
+		return nil, &failure{reason: "response has no choices", class: ClassBadResponse,
+			usage: Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens}}
 	}
 	ch := cc.Choices[0]
 	model := cc.Model

@@ -665,3 +665,26 @@ func TestContextOverflowHint(t *testing.T) {
 		}
 	}
 }
+
+// A reply with an empty "choices" list is unusable (the call fails), but
+// the tokens its "usage" reports were paid: they count in Stats and in the
+// call's Error.
+func TestUsageOfEmptyChoicesIsCounted(t *testing.T) {
+	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.NoChoices(7, 3)
+	})
+	c := newClient(t, srv, func(cfg *llm.Config) { cfg.MaxAttempts = 2 })
+	want := llm.Usage{PromptTokens: 7, CompletionTokens: 3}
+	_, err := c.Complete(context.Background(), user("hi"))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Usage != want {
+		t.Fatalf("failed call: %v, usage %+v", err, e)
+	}
+	_, err = c.Complete(context.Background(), user("again"))
+	if !errors.As(err, &e) || e.Usage != want {
+		t.Fatalf("second failed call: %v", err)
+	}
+	if got := c.Stats().Tokens(); got != (llm.Usage{PromptTokens: 14, CompletionTokens: 6}) {
+		t.Errorf("stats after two unusable replies: %v", got)
+	}
+}

@@ -61,6 +61,10 @@ type Error struct {
 	// Class is what kind of failure the last attempt was (ClassTransport,
 	// ClassAuth, ...; see ErrorClass).
 	Class string
+	// Usage is the token usage the server reported with an unusable reply
+	// (an empty "choices" list with a "usage"): tokens spent although the
+	// call failed. Stats counts them too.
+	Usage Usage
 	Err   error // underlying cause, e.g. context.Canceled; may be nil
 }
 

@@ -1,5 +1,7 @@
 package coord
 
+import "github.com/coordbench/coordbench/internal/untrusted"
+
 // Source says who produced a committed action (decisions.jsonl "source").
 type Source string
 
@@ -33,8 +35,14 @@ type Audit struct {
 // audit: the raw reply it parsed, why it was unusable if it was, and the
 // cost of getting it.
 type AgentNote struct {
-	Raw   string `json:"raw_reply,omitempty"`
-	Error string `json:"reply_error,omitempty"`
+	// Raw is the reply, or its first untrusted.MaxReply bytes (SetRaw):
+	// then RawTruncated is set and RawLen and RawSHA256 describe the whole
+	// reply (the response cache, not the audit, keeps it whole).
+	Raw          string `json:"raw_reply,omitempty"`
+	RawLen       int    `json:"raw_len,omitempty"`
+	RawSHA256    string `json:"raw_sha256,omitempty"`
+	RawTruncated bool   `json:"raw_truncated,omitempty"`
+	Error        string `json:"reply_error,omitempty"`
 	// Parse is how an accepted reply was read (model controllers; see
 	// llmctl's Parse* constants: "exact", "json", "bare_integer",
 	// "fenced_json", "fenced_integer", "in_text"); empty when refused.
@@ -50,6 +58,14 @@ type AgentNote struct {
 	// timing log (harness.FileTiming).
 	LatencyMS float64 `json:"-"`
 	Cached    bool    `json:"-"`
+}
+
+// SetRaw records reply as the note's raw reply, cut to untrusted.MaxReply
+// bytes: a model or a runner may answer with megabytes on every call, and
+// the audit has a line per agent and decision.
+func (n *AgentNote) SetRaw(reply string) {
+	c := untrusted.Clip(reply, untrusted.MaxReply)
+	n.Raw, n.RawTruncated, n.RawLen, n.RawSHA256 = c.Text, c.Truncated, c.Len, c.SHA256
 }
 
 // Annotator is implemented by controllers that report per-agent notes.

@@ -25,9 +25,6 @@ const (
 // ControllerName is the controller name recorded in manifests and metrics.
 const ControllerName = "http"
 
-// maxRaw bytes of an actions body are kept in each agent's audit note.
-const maxRaw = 4096
-
 // pending is a published decision waiting for its actions.
 type pending struct {
 	step    int
@@ -232,11 +229,9 @@ func (e *episode) submit(body []byte) (*ActionsResponse, *apiError) {
 	e.pend = nil // taken: a second body for this step gets 409
 	e.mu.Unlock()
 
-	raw := string(body)
-	if len(raw) > maxRaw {
-		raw = raw[:maxRaw] + "…"
-	}
 	lat := float64(time.Since(p.start).Microseconds()) / 1000
+	base := coord.AgentNote{LatencyMS: lat} // what every agent's note starts from
+	base.SetRaw(string(body))
 	var unknown []string
 	for id := range req.Actions {
 		if _, ok := p.masks[id]; !ok {
@@ -248,7 +243,9 @@ func (e *episode) submit(body []byte) (*ActionsResponse, *apiError) {
 		msg := "unknown agents " + strings.Join(unknown, ", ") + " (not active at this step); every agent of the step falls back"
 		notes := make(map[string]coord.AgentNote, len(p.ids))
 		for _, id := range p.ids {
-			notes[id] = coord.AgentNote{Raw: raw, Error: msg, LatencyMS: lat}
+			note := base
+			note.Error = msg
+			notes[id] = note
 		}
 		p.reply <- reply{notes: notes}
 		return nil, &apiError{code: 422, msg: msg, consumed: true}
@@ -264,8 +261,9 @@ func (e *episode) submit(body []byte) (*ActionsResponse, *apiError) {
 	}
 	for _, id := range p.ids {
 		rn := req.Notes[id]
-		note := coord.AgentNote{Raw: raw, LatencyMS: lat, Model: rn.Model, PromptTokens: rn.PromptTokens,
-			CompletionTokens: rn.CompletionTokens, Calls: rn.Calls, Cached: rn.Cached}
+		note := base
+		note.Model, note.PromptTokens, note.CompletionTokens, note.Calls, note.Cached =
+			rn.Model, rn.PromptTokens, rn.CompletionTokens, rn.Calls, rn.Cached
 		v, ok := req.Actions[id]
 		if !ok {
 			note.Error = "no action for this agent"

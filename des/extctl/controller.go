@@ -29,6 +29,7 @@ type Controller struct {
 	waitErr error
 	done    chan struct{} // closed when the controller lets go of the runner
 	log     *lockedWriter
+	token   string // the runner's proxy token (Proxy.Issue), revoked by End
 
 	mu         sync.Mutex // guards the fields below (the stdout reader adds noise)
 	violations []Violation
@@ -125,14 +126,14 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 	c.step = d.Step
 	c.mu.Unlock()
 	if c.failure != nil {
-		c.allFail(ids, "", c.deadReason())
+		c.allFail(ids, c.deadReason())
 		return nil, nil
 	}
 	c.discardUnsolicited(d.Step)
 	c.buf = append(c.buf[:0], `{"type":"decision","payload":`...)
 	b, err := json.Marshal(d)
 	if err != nil { // a payload is plain data
-		c.allFail(ids, "", "cannot encode the payload: "+err.Error())
+		c.allFail(ids, "cannot encode the payload: "+err.Error())
 		return nil, nil
 	}
 	c.buf = append(append(c.buf, b...), "}\n"...)
@@ -141,7 +142,7 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 	c.sent++
 	if perr := c.write(c.buf, deadline); perr != nil {
 		c.fail(d.Step, perr)
-		c.allFail(ids, "", perr.msg)
+		c.allFail(ids, perr.msg)
 		return nil, nil
 	}
 	for {
@@ -152,7 +153,7 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 			} else {
 				c.violate(d.Step, perr.code, SevError, perr.msg)
 			}
-			c.allFail(ids, "", perr.msg)
+			c.allFail(ids, perr.msg)
 			return nil, nil
 		}
 		lat := time.Since(start)
@@ -171,9 +172,9 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 }
 
 // allFail notes the same error for every agent of the step.
-func (c *Controller) allFail(ids []string, raw, msg string) {
+func (c *Controller) allFail(ids []string, msg string) {
 	for _, id := range ids {
-		c.notes[id] = coord.AgentNote{Raw: raw, Error: msg}
+		c.notes[id] = coord.AgentNote{Error: msg}
 	}
 }
 

@@ -502,3 +502,23 @@ func readFile(t *testing.T, dir, name string) []byte {
 	}
 	return b
 }
+
+// A runner that floods its stderr leaves a bounded controller_stderr.txt:
+// its head, a line saying how much was cut, and its tail with the runner's
+// last words and coordbench's notes on how it ended.
+func TestStderrIsCapped(t *testing.T) {
+	var stderr bytes.Buffer
+	const limit = 64 << 10
+	c, err := extctl.Start(context.Background(), extctl.Config{
+		Command: `echo FIRST >&2; head -c 1000000 /dev/zero | tr '\0' x >&2; echo LAST >&2; exit 3`,
+		Stderr:  &stderr, MaxStderr: limit, Episode: extctl.EpisodeOf(plantOf(t, faultInstance), coord.Centralized, faultSeed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.End(nil)
+	s := stderr.String()
+	if len(s) > limit+200 || !strings.Contains(s[:200], "\nFIRST\n") || !strings.Contains(s, "bytes cut here") ||
+		!strings.Contains(s, "LAST\n") || !strings.Contains(s, "runner done: exit status 3") {
+		t.Errorf("stderr log of %d bytes: %.100q … %q", len(s), s, s[max(0, len(s)-300):])
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // drainTime is how long the last lines of a runner that exited, or
@@ -38,8 +39,12 @@ type Config struct {
 	Grace time.Duration
 	// Stderr receives the runner's stderr, the stdout lines that are not
 	// protocol messages, and coordbench's own notes on the runner
-	// (prefixed "[coordbench]"). Nil discards them.
-	Stderr io.Writer
+	// (prefixed "[coordbench]"). Nil discards them. Of more than
+	// MaxStderr bytes (default untrusted.MaxStderr) it gets the first and
+	// the last half, with a line saying how much was cut between them, the
+	// tail when the episode ends (End).
+	Stderr    io.Writer
+	MaxStderr int
 	// Episode is sent in hello.
 	Episode Episode
 	// Proxy, when set (and started), is the model-call proxy of the
@@ -87,7 +92,10 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 	if w == nil {
 		w = io.Discard
 	}
-	c := &Controller{cfg: cfg, log: &lockedWriter{w: w}, counts: map[string]int{}, step: StepHello,
+	if cfg.MaxStderr <= 0 {
+		cfg.MaxStderr = untrusted.MaxStderr
+	}
+	c := &Controller{cfg: cfg, log: &lockedWriter{w: untrusted.NewHeadTail(w, cfg.MaxStderr)}, counts: map[string]int{}, step: StepHello,
 		lines: make(chan lineMsg, 16), exited: make(chan struct{}), done: make(chan struct{})}
 	if err := c.start(); err != nil {
 		close(c.exited)
@@ -120,7 +128,7 @@ func (c *Controller) start() error {
 	cmd.Dir = c.cfg.Dir
 	env := os.Environ()
 	if c.cfg.Proxy != nil {
-		env = c.cfg.Proxy.runnerEnv(env)
+		env, c.token = c.cfg.Proxy.runnerEnv(env)
 	}
 	cmd.Env = append(env, c.cfg.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.log
@@ -365,6 +373,10 @@ func (c *Controller) End(metrics any) error {
 			c.logf("runner not reaped")
 		}
 	}
+	if c.token != "" {
+		c.cfg.Proxy.Revoke(c.token)
+	}
+	c.log.close() // the stderr log's tail
 	c.doneOnce.Do(func() { close(c.done) })
 	return c.Failed()
 }
@@ -455,7 +467,14 @@ func (c *Controller) logf(format string, args ...any) {
 // lockedWriter serializes the runner's stderr and coordbench's notes.
 type lockedWriter struct {
 	mu sync.Mutex
-	w  io.Writer
+	w  *untrusted.HeadTail
+}
+
+// close writes the log's tail; later writes are dropped.
+func (l *lockedWriter) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Close() //nolint:errcheck // as in Write
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {

@@ -1,6 +1,8 @@
 package extctl
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,10 +24,11 @@ const (
 	EnvLLMBaseURL    = "COORDBENCH_LLM_BASE_URL"
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
 	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
-	// ProxyAPIKey is the dummy key the runner gets: the real key stays in
-	// coordbench's process.
-	ProxyAPIKey = "coordbench-proxy"
 )
+
+// TokenPrefix starts every proxy token (Issue): a runner's OPENAI_API_KEY
+// while it runs. The real key stays in coordbench's process.
+const TokenPrefix = "coordbench-proxy-"
 
 // ProxyConfig configures a model-call proxy. Upstream is required; the
 // other fields are those of llm.Config and apply to every model.
@@ -87,6 +90,7 @@ type Proxy struct {
 	key       string // the upstream key's value, only to keep it out of the runner's environment
 
 	mu      sync.Mutex
+	tokens  map[string]bool // the tokens of the runners now running (Issue, Revoke)
 	clients map[clientKey]*llm.Client
 	pending []ProxyCall
 	totals  ProxyTotals
@@ -102,7 +106,7 @@ func NewProxy(cfg ProxyConfig) (*Proxy, error) {
 	if strings.TrimSpace(cfg.Upstream) == "" {
 		return nil, errors.New("extctl: proxy: empty upstream URL")
 	}
-	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}, endpoints: cfg.Endpoints}
+	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}, tokens: map[string]bool{}, endpoints: cfg.Endpoints}
 	if p.endpoints == nil {
 		p.endpoints = llm.NewEndpoints() // the proxy's models share one upstream's limits
 	}
@@ -146,24 +150,63 @@ func (p *Proxy) Close() error {
 	return p.srv.Close()
 }
 
-// Env is what a runner gets: the proxy's URL and a dummy key.
-func (p *Proxy) Env() []string {
-	u := p.BaseURL()
-	return []string{EnvLLMBaseURL + "=" + u, EnvOpenAIBaseURL + "=" + u, EnvOpenAIAPIKey + "=" + ProxyAPIKey}
+// Issue returns a new random token that the proxy accepts (as "Authorization:
+// Bearer TOKEN") until Revoke. Each runner gets its own, for as long as it
+// runs, so that a call needs a secret that only that runner's environment
+// holds: without one, any local process could spend the key through the
+// proxy during an episode.
+func (p *Proxy) Issue() string {
+	t := TokenPrefix + rand.Text()
+	p.mu.Lock()
+	p.tokens[t] = true
+	p.mu.Unlock()
+	return t
 }
 
-// runnerEnv filters env for a runner: the upstream key's variable, and any
-// variable holding the key's value, are left out, and Env is added.
-func (p *Proxy) runnerEnv(env []string) []string {
+// Revoke makes the proxy refuse token.
+func (p *Proxy) Revoke(token string) {
+	p.mu.Lock()
+	delete(p.tokens, token)
+	p.mu.Unlock()
+}
+
+// authorized reports whether r carries a token now issued.
+func (p *Proxy) authorized(r *http.Request) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	good := false
+	for t := range p.tokens { // constant time in the token's content
+		good = subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 || good
+	}
+	return good
+}
+
+// Env is what a runner with token gets: the proxy's URL, and token as
+// its OpenAI key.
+func (p *Proxy) Env(token string) []string {
+	u := p.BaseURL()
+	return []string{EnvLLMBaseURL + "=" + u, EnvOpenAIBaseURL + "=" + u, EnvOpenAIAPIKey + "=" + token}
+}
+
+// runnerEnv filters env for a runner and adds Env with a token of its own
+// (returned, for Revoke when the runner is done): the upstream key's
+// variable, and every variable whose value contains the key (a URL or a
+// header line with the key in it, say), are left out.
+func (p *Proxy) runnerEnv(env []string) ([]string, string) {
 	out := make([]string, 0, len(env)+3)
 	for _, kv := range env {
 		name, val, _ := strings.Cut(kv, "=")
-		if (p.cfg.APIKeyEnv != "" && name == p.cfg.APIKeyEnv) || (p.key != "" && val == p.key) {
+		if (p.cfg.APIKeyEnv != "" && name == p.cfg.APIKeyEnv) || (p.key != "" && strings.Contains(val, p.key)) {
 			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, p.Env()...)
+	tok := p.Issue()
+	return append(out, p.Env(tok)...), tok
 }
 
 // Take returns the calls completed since the last Take.
@@ -270,6 +313,10 @@ func content(raw json.RawMessage) (string, error) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		proxyError(w, http.StatusNotFound, "not found: the coordbench proxy serves POST /v1/chat/completions")
+		return
+	}
+	if !p.authorized(r) { // before reading the body
+		proxyError(w, http.StatusUnauthorized, "missing or wrong proxy token: send the OPENAI_API_KEY the runner was started with as \"Authorization: Bearer TOKEN\"")
 		return
 	}
 	var req proxyRequest

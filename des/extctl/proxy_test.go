@@ -4,6 +4,8 @@ package extctl_test
 
 import (
 	"bytes"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 const (
@@ -46,7 +49,8 @@ func proxyEpisode(t *testing.T, upstream, cachePath, mode string) (*episode, ext
 
 func TestProxyAuditsModelCalls(t *testing.T) {
 	t.Setenv(proxyKeyEnv, proxyKey)
-	t.Setenv("OPENAI_API_KEY", proxyKey) // a key the runner would otherwise inherit
+	t.Setenv("OPENAI_API_KEY", proxyKey)                        // a key the runner would otherwise inherit
+	t.Setenv("COORDBENCH_TEST_AUTH_HEADER", "Bearer "+proxyKey) // a variable that contains the key
 	stub, err := llmctl.NewStub("builtin")
 	if err != nil {
 		t.Fatal(err)
@@ -80,10 +84,10 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	}
 	// The key never reaches the runner: not its variable, not its value.
 	if !strings.Contains(e.stderr, "proxy_runner env: ") || !strings.Contains(e.stderr, extctl.EnvLLMBaseURL) ||
-		!strings.Contains(e.stderr, "proxy_runner key: "+extctl.ProxyAPIKey) {
+		!strings.Contains(e.stderr, "proxy_runner key: "+extctl.TokenPrefix) {
 		t.Errorf("runner stderr:\n%s", e.stderr)
 	}
-	if strings.Contains(e.stderr, proxyKeyEnv) || strings.Contains(e.stderr, proxyKey) {
+	if strings.Contains(e.stderr, proxyKeyEnv) || strings.Contains(e.stderr, proxyKey) || strings.Contains(e.stderr, "COORDBENCH_TEST_AUTH_HEADER") {
 		t.Errorf("the key or its variable reached the runner:\n%s", e.stderr)
 	}
 	os.WriteFile(filepath.Join(e.dir, extctl.StderrFile), []byte(e.stderr), 0o644)
@@ -141,6 +145,8 @@ func TestProxyRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tok := p.Issue()
+	defer p.Revoke(tok)
 	for _, tc := range []struct {
 		method, path, body string
 		code               int
@@ -151,9 +157,69 @@ func TestProxyRejects(t *testing.T) {
 		{"POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, 400},
 	} {
 		w := httptest.NewRecorder()
-		p.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body)))
+		r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		p.ServeHTTP(w, r)
 		if w.Code != tc.code || !strings.Contains(w.Body.String(), `"error"`) {
 			t.Errorf("%s %s %q: %d %s", tc.method, tc.path, tc.body, w.Code, w.Body)
 		}
+	}
+}
+
+// The proxy serves only the runners it issued a token to: over real HTTP
+// on loopback, a request without a token, with a wrong one or with a
+// revoked one is refused (401) and never reaches the upstream; a runner's
+// own token works, and the upstream sees the real key.
+func TestProxyNeedsToken(t *testing.T) {
+	t.Setenv(proxyKeyEnv, proxyKey)
+	up := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Text("ok") })
+	defer up.Close()
+	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: up.URL + "/v1", APIKeyEnv: proxyKeyEnv, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := p.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tok, other := p.Issue(), p.Issue()
+	if tok == other || !strings.HasPrefix(tok, extctl.TokenPrefix) || len(tok) < len(extctl.TokenPrefix)+20 {
+		t.Fatalf("tokens %q, %q", tok, other)
+	}
+	post := func(auth string) int {
+		req, _ := http.NewRequest("POST", base+"/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, auth := range []string{"", "Bearer ", "Bearer wrong", "Bearer " + proxyKey, tok, "Basic " + tok} {
+		if code := post(auth); code != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: %d, want 401", auth, code)
+		}
+	}
+	if up.Count() != 0 {
+		t.Fatalf("%d refused requests reached the upstream", up.Count())
+	}
+	if code := post("Bearer " + tok); code != http.StatusOK {
+		t.Fatalf("the runner's own token: %d", code)
+	}
+	if reqs := up.Requests(); len(reqs) != 1 || reqs[0].BearerToken() != proxyKey {
+		t.Fatalf("upstream requests %d, key %q", len(reqs), reqs[len(reqs)-1].BearerToken())
+	}
+	p.Revoke(tok)
+	if code := post("Bearer " + tok); code != http.StatusUnauthorized {
+		t.Errorf("a revoked token: %d", code)
+	}
+	if code := post("Bearer " + other); code != http.StatusOK {
+		t.Errorf("another runner's token after the first was revoked: %d", code)
 	}
 }

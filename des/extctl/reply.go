@@ -11,9 +11,6 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 )
 
-// maxRaw is how many bytes of a reply an audit keeps.
-const maxRaw = 4096
-
 // maxEcho bounds each piece of a reply (a value, an agent id) that a
 // message about it repeats, and maxEchoIDs the unknown agents it names:
 // the messages go into every agent's note of the step and into the
@@ -56,16 +53,16 @@ func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
 		r.violations = append(r.violations, Violation{Step: d.Step, Code: code, Severity: sev, Detail: detail})
 	}
 	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
-	raw := string(line)
-	if len(raw) > maxRaw {
-		raw = raw[:maxRaw] + "…"
-	}
 	ms := float64(lat.Microseconds()) / 1000
+	base := coord.AgentNote{LatencyMS: ms} // what every agent's note starts from
+	base.SetRaw(string(line))
 	bad := func(code, msg string) reply {
 		violate(code, SevError, msg)
 		r.notes = make(map[string]coord.AgentNote, len(ids))
 		for _, id := range ids {
-			r.notes[id] = coord.AgentNote{Raw: raw, Error: msg, LatencyMS: ms}
+			note := base
+			note.Error = msg
+			r.notes[id] = note
 		}
 		return r
 	}
@@ -138,8 +135,9 @@ func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
 	r.notes = make(map[string]coord.AgentNote, len(ids))
 	for _, id := range ids {
 		rn := rnotes[id]
-		note := coord.AgentNote{Raw: raw, LatencyMS: ms, Model: rn.Model, PromptTokens: rn.PromptTokens,
-			CompletionTokens: rn.CompletionTokens, Calls: rn.Calls, Cached: rn.Cached}
+		note := base
+		note.Model, note.PromptTokens, note.CompletionTokens, note.Calls, note.Cached =
+			rn.Model, rn.PromptTokens, rn.CompletionTokens, rn.Calls, rn.Cached
 		v, ok := acts[id]
 		switch {
 		case !ok:

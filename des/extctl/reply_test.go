@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // replyDecision is step 3 with two active agents: the plant (actions 0
@@ -29,7 +30,7 @@ var parseCodes = []string{VInvalidJSON, VBadReply, VStale, VUnknownAgent, VMissi
 func TestParseReply(t *testing.T) {
 	both := map[string]int{"plant": 2, "cell:c1": 1}
 	all := []string{"cell:c1", "plant"}
-	long := `{"actions":` + strings.Repeat(" ", maxRaw)
+	long := `{"actions":` + strings.Repeat(" ", untrusted.MaxReply)
 	cases := []struct {
 		name    string
 		line    string
@@ -109,10 +110,7 @@ func TestParseReply(t *testing.T) {
 			if got := slices.Sorted(maps.Keys(r.notes)); !slices.Equal(got, []string{"cell:c1", "plant"}) {
 				t.Fatalf("notes for %v, want every active agent", got)
 			}
-			raw := tc.line
-			if len(raw) > maxRaw {
-				raw = raw[:maxRaw] + "…"
-			}
+			want := untrusted.Clip(tc.line, untrusted.MaxReply)
 			var failed []string
 			for _, id := range slices.Sorted(maps.Keys(r.notes)) {
 				n := r.notes[id]
@@ -122,8 +120,8 @@ func TestParseReply(t *testing.T) {
 				if n.LatencyMS != 1.5 {
 					t.Errorf("%s: latency %v ms, want 1.5", id, n.LatencyMS)
 				}
-				if n.Raw != raw {
-					t.Errorf("%s: raw %.60q, want the reply (cut at %d bytes)", id, n.Raw, maxRaw)
+				if got := (untrusted.Cut{Text: n.Raw, Truncated: n.RawTruncated, Len: n.RawLen, SHA256: n.RawSHA256}); got != want {
+					t.Errorf("%s: raw %.60q (len %d, cut %v), want the reply (cut at %d bytes)", id, n.Raw, n.RawLen, n.RawTruncated, untrusted.MaxReply)
 				}
 			}
 			if !slices.Equal(failed, tc.failed) {

@@ -208,9 +208,12 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer 
 	if err != nil {
 		a.note.Error = "model call failed: " + err.Error()
 		a.err = err
+		if le := (*llm.Error)(nil); errors.As(err, &le) { // an unusable reply's tokens are spent all the same
+			a.note.PromptTokens, a.note.CompletionTokens = le.Usage.PromptTokens, le.Usage.CompletionTokens
+		}
 		return a
 	}
-	a.note.Raw = resp.Content
+	a.note.SetRaw(resp.Content) // the cache keeps the whole reply
 	a.note.Calls = 1
 	a.note.PromptTokens, a.note.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 	a.note.LatencyMS = float64(resp.Latency.Microseconds()) / 1000

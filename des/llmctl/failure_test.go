@@ -21,6 +21,23 @@ func fastRetries(baseURL string) llm.Config {
 	return llm.Config{BaseURL: baseURL, Model: "stub", MaxAttempts: 2, RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}
 }
 
+// oneAttempt is a relay controller whose calls to baseURL are made one at
+// a time, without retries.
+func oneAttempt(t *testing.T, baseURL string) *llmctl.Controller {
+	t.Helper()
+	cfg := fastRetries(baseURL)
+	cfg.MaxAttempts, cfg.Concurrency = 1, 1
+	cl, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := llmctl.New("relay", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func stubURL(t *testing.T, h func(stubmodel.ChatRequest) stubmodel.Reply) string {
 	srv := stubmodel.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -84,16 +101,7 @@ func TestModelFailureAbortsTheEpisode(t *testing.T) {
 func TestWhatDoesNotAbort(t *testing.T) {
 	p := plant(t, "A3C9-1")
 	run := func(t *testing.T, ctx context.Context, h func(stubmodel.ChatRequest) stubmodel.Reply, abortOnError bool) harness.Result {
-		cfg := fastRetries(stubURL(t, h))
-		cfg.MaxAttempts, cfg.Concurrency = 1, 1
-		cl, err := llm.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := llmctl.New("relay", map[string]llmctl.Model{"": {Name: "stub", Client: cl}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := oneAttempt(t, stubURL(t, h))
 		c.AbortOnModelError = abortOnError
 		return harness.Run(ctx, harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: c})
 	}
@@ -128,4 +136,23 @@ func TestWhatDoesNotAbort(t *testing.T) {
 			t.Errorf("err %v, status %s, G_llm %d", r.Err, r.Metrics.Status, r.Metrics.GLlm)
 		}
 	})
+}
+
+// Replies with an empty "choices" list fail their calls, but the tokens
+// the server reported with them count in the audit and the metrics.
+func TestEmptyChoicesTokensCount(t *testing.T) {
+	srv := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.NoChoices(7, 3)
+	})
+	t.Cleanup(srv.Close)
+	c := oneAttempt(t, srv.URL)
+	// Three failures in a row abort the episode; its metrics count them.
+	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized, Controller: c})
+	if !errors.Is(r.Err, coord.ErrAbort) {
+		t.Fatalf("err %v", r.Err)
+	}
+	n := int64(srv.Count())
+	if sec := r.Metrics.Secondary; n == 0 || sec.PromptTokens != 7*n || sec.CompletionTokens != 3*n {
+		t.Errorf("%d calls; metrics count %d + %d tokens, want %d + %d", n, sec.PromptTokens, sec.CompletionTokens, 7*n, 3*n)
+	}
 }

@@ -3,6 +3,8 @@ package llmctl_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
@@ -16,7 +18,9 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 func plant(t *testing.T, ref string) *factory.Plant {
@@ -231,4 +235,42 @@ func FuzzParseReply(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkReplyParsing)
+}
+
+// A model that answers with a huge reply on every call costs the audit a
+// bounded line per decision: the reply's first untrusted.MaxReply bytes,
+// its length and hash, and raw_truncated.
+func TestHugeReplyIsCutInTheAudit(t *testing.T) {
+	reply := `{"action": 0}` + strings.Repeat(" pad", 5_000) // 20 kB
+	srv := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Text(reply) })
+	t.Cleanup(srv.Close)
+	c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub"}, "relay")
+	var dec bytes.Buffer
+	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized, Controller: c, Decisions: &dec})
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	sum := sha256.Sum256([]byte(reply))
+	lines := strings.Split(strings.TrimSpace(dec.String()), "\n")
+	for _, line := range lines {
+		if len(line) > untrusted.MaxReply+64<<10 {
+			t.Fatalf("an audit line of %d bytes", len(line))
+		}
+		var a struct {
+			Raw       string `json:"raw_reply"`
+			Len       int    `json:"raw_len"`
+			SHA       string `json:"raw_sha256"`
+			Truncated bool   `json:"raw_truncated"`
+		}
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatal(err)
+		}
+		if !a.Truncated || a.Len != len(reply) || a.SHA != hex.EncodeToString(sum[:]) ||
+			a.Raw != reply[:untrusted.MaxReply] {
+			t.Fatalf("audit: truncated %v, len %d, sha %s, raw %d bytes", a.Truncated, a.Len, a.SHA, len(a.Raw))
+		}
+	}
+	if len(lines) < 2 {
+		t.Errorf("%d audits", len(lines))
+	}
 }

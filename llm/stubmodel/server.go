@@ -205,6 +205,14 @@ func Raw(status int, contentType, body string) Reply {
 	return Reply{Fault: FaultRaw, Status: status, ContentType: contentType, Body: body}
 }
 
+// NoChoices sends a 200 completion with an empty "choices" list and the
+// given usage: an unusable reply whose tokens were spent all the same.
+func NoChoices(promptTokens, completionTokens int64) Reply {
+	return Raw(200, "application/json", fmt.Sprintf(
+		`{"id":"nochoices","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
+		promptTokens, completionTokens, promptTokens+completionTokens))
+}
+
 // WithDelay returns r with latency d added.
 func WithDelay(r Reply, d time.Duration) Reply { r.Delay = d; return r }
 

@@ -184,6 +184,11 @@ func (a *Agent) modelError(ctx context.Context, rec *TurnRecord, err error) erro
 		err = fmt.Errorf("%w%s", err, opterr.SeeText([]string{"ContextBudget"}))
 	}
 	rec.Outcome, rec.Error = OutcomeModelError, err.Error()
+	if le := (*llm.Error)(nil); errors.As(err, &le) { // tokens of an unusable reply are spent all the same
+		rec.Usage = le.Usage
+		a.usage.InputTokens += le.Usage.PromptTokens
+		a.usage.OutputTokens += le.Usage.CompletionTokens
+	}
 	a.records = append(a.records, *rec)
 	a.timings = append(a.timings, Timing{Round: rec.Round, Agent: a.id})
 	var miss *llm.CacheMissError

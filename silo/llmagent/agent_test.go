@@ -298,18 +298,7 @@ func TestServerFaults(t *testing.T) {
 // recorded and spends the turn; MaxModelFailures in a row end the agent;
 // the run still finishes with every artifact.
 func TestModelErrorsSpendTurns(t *testing.T) {
-	in := seeded(t, "I-01", 2)
-	g := gatherModel(in, nil)
-	h := func(req stubmodel.ChatRequest) stubmodel.Reply {
-		if v, ok := gather.ReadView(req); ok && v.ID == 1 {
-			return stubmodel.Status(503, "agent 1's model is down")
-		}
-		return g(req)
-	}
-	srv := stubmodel.NewServer(h)
-	defer srv.Close()
-	c := client(t, srv, func(c *llm.Config) { c.MaxAttempts = 2 })
-	out := play(t, in, proto.P2P, llmagent.Config{Model: c, MaxModelFailures: 2}, 10)
+	out, _ := agentOneFails(t, stubmodel.Status(503, "agent 1's model is down"))
 	a1 := out.res.Agents[1]
 	if a1.Submitted || a1.Usage.ModelErrors != 2 || a1.Error == "" || !strings.Contains(a1.Error, "503") {
 		t.Fatalf("agent 1: %+v usage %+v", a1, a1.Usage)
@@ -322,6 +311,24 @@ func TestModelErrorsSpendTurns(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// agentOneFails plays I-01 with two agents over p2p, agent 1's model
+// answering every call with fail, the other's solving the task; an agent
+// stops after 2 failed calls in a row.
+func agentOneFails(t *testing.T, fail stubmodel.Reply) (runOut, *stubmodel.Server) {
+	t.Helper()
+	in := seeded(t, "I-01", 2)
+	g := gatherModel(in, nil)
+	srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
+		if v, ok := gather.ReadView(req); ok && v.ID == 1 {
+			return fail
+		}
+		return g(req)
+	})
+	t.Cleanup(srv.Close)
+	c := client(t, srv, func(c *llm.Config) { c.MaxAttempts = 2 })
+	return play(t, in, proto.P2P, llmagent.Config{Model: c, MaxModelFailures: 2}, 10), srv
 }
 
 // TestReplayIsOffline: a run recorded into a cache replays with the server
@@ -485,5 +492,29 @@ func TestToolResultsKeepHTMLCharacters(t *testing.T) {
 		if !out.res.AllSubmitted || out.res.Messages != 1 {
 			t.Errorf("native %v: all submitted %v, messages %d", native, out.res.AllSubmitted, out.res.Messages)
 		}
+	}
+}
+
+// A reply with an empty "choices" list fails the call, but the tokens the
+// server reported with it are counted: in the turn log and the agent's and
+// the run's totals.
+func TestEmptyChoicesTokensCount(t *testing.T) {
+	out, srv := agentOneFails(t, stubmodel.NoChoices(7, 3))
+	a1 := out.res.Agents[1]
+	if a1.Usage == nil || a1.Usage.ModelErrors != 2 || a1.Usage.InputTokens != 14 || a1.Usage.OutputTokens != 6 {
+		t.Fatalf("agent 1 usage %+v", a1.Usage)
+	}
+	_, total := srv.Completed()
+	if u := out.res.Usage; u.InputTokens != total.PromptTokens+14 || u.OutputTokens != total.CompletionTokens+6 {
+		t.Errorf("run usage %+v, server's usable replies %+v", u, total)
+	}
+	n := 0
+	for _, r := range out.turns {
+		if r.Agent == 1 && r.Outcome == llmagent.OutcomeModelError && r.Usage == (llm.Usage{PromptTokens: 7, CompletionTokens: 3}) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d failed turns of agent 1 logged with their tokens, want 2", n)
 	}
 }

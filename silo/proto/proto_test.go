@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 func open(t testing.TB, p Protocol, n int) *Store {
@@ -731,5 +733,49 @@ func TestResultsAreNotHTMLEscaped(t *testing.T) {
 			t.Errorf("%s: %s", p, res)
 		}
 		end(t, s)
+	}
+}
+
+// An answer or a file content nested deeper than untrusted.MaxValueDepth
+// is refused with a tool error the agent reads (and the log keeps), even
+// when it is small: the artifacts indent it, quadratically in the depth.
+// The agent can submit a flatter answer after.
+func TestDeepValuesRefused(t *testing.T) {
+	nest := func(d int) string { return strings.Repeat("[", d) + strings.Repeat("]", d) }
+	for _, tc := range []struct {
+		proto Protocol
+		tool  string
+		arg   string
+	}{{P2P, ToolSubmit, "answer"}, {SFS, ToolWriteFile, "content"}} {
+		s, err := Open(filepath.Join(t.TempDir(), "run.db"), tc.proto, 2, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		begin(t, s, 1)
+		extra := ""
+		if tc.tool == ToolWriteFile {
+			extra = `"path":"a",`
+		}
+		call := func(v string) (json.RawMessage, bool) {
+			return s.Call(0, tc.tool, json.RawMessage(`{`+extra+`"`+tc.arg+`":`+v+`}`))
+		}
+		for _, d := range []int{untrusted.MaxValueDepth + 1, 5000} {
+			res, done := call(nest(d))
+			if done || !strings.Contains(string(res), "nested too deeply") {
+				t.Fatalf("%s depth %d: %s done=%v", tc.tool, d, res, done)
+			}
+		}
+		if res, _ := call(nest(untrusted.MaxValueDepth)); strings.Contains(string(res), "error") {
+			t.Fatalf("%s at the limit: %s", tc.tool, res)
+		}
+		end(t, s)
+		log, err := s.Log()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 3 || !strings.Contains(log[0].Error, "nested too deeply") || log[2].Error != "" {
+			t.Fatalf("%s log: %+v", tc.tool, log)
+		}
+		s.Close()
 	}
 }

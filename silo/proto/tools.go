@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // Tool names.
@@ -274,8 +276,8 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 			}
 			ans = buf.Bytes()
 		}
-		if len(ans) > s.opts.MaxContentBytes {
-			return nil, false, s.tooLarge("answer", len(ans))
+		if cerr := s.checkValue("answer", ans, len(ans)); cerr != "" {
+			return nil, false, cerr
 		}
 		a.submitted, a.newSub = true, true
 		a.sub = Submission{Answer: ans, Round: s.round, Seen: a.seen.list()}
@@ -372,8 +374,8 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 			}
 			content = c
 		}
-		if n := contentSize(content); n > s.opts.MaxContentBytes {
-			return nil, false, s.tooLarge("content", n)
+		if cerr := s.checkValue("content", content, contentSize(content)); cerr != "" {
+			return nil, false, cerr
 		}
 		a.ops = append(a.ops, &fileOp{seq: seq, path: p, content: content, prov: a.seen.clone()})
 		a.tally.Writes++
@@ -400,6 +402,22 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 		return pathResult{Success: true, Path: p}, false, ""
 	}
 	return nil, false, callErr("unknown tool " + tool) // not reachable
+}
+
+// checkValue bounds a JSON value an agent hands the store (an answer, a
+// file's content) of the given size: MaxContentBytes, and a nesting depth
+// of untrusted.MaxValueDepth, because the artifacts indent it (result.json)
+// and indentation grows with the square of the depth (a 10 kB answer 5,000
+// levels deep wrote a 150 MB result.json).
+func (s *Store) checkValue(what string, v json.RawMessage, size int) callErr {
+	if size > s.opts.MaxContentBytes {
+		return s.tooLarge(what, size)
+	}
+	if d := untrusted.JSONDepth(v); d > untrusted.MaxValueDepth {
+		return callErr(fmt.Sprintf("%s nested too deeply: %d levels of lists and objects (max %d); send a flatter value",
+			what, d, untrusted.MaxValueDepth))
+	}
+	return ""
 }
 
 func (s *Store) tooLarge(what string, n int) callErr {

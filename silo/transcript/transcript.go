@@ -29,6 +29,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/silo/llmagent"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
@@ -170,7 +171,14 @@ type printer struct {
 	round int // round whose header was printed last
 }
 
-func (p *printer) printf(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
+// printf is the one way a printer writes: everything it prints passes
+// untrusted.Printable, because replies, messages, tool names, answers and
+// errors come from models and agents, and their control characters (an
+// ESC sequence that retitles or clears the terminal, a carriage return that
+// hides a line) must reach the user's terminal as visible text.
+func (p *printer) printf(format string, args ...any) {
+	p.w.WriteString(untrusted.Printable(fmt.Sprintf(format, args...)))
+}
 
 // clip shortens s to the width (unless Full) and shows newlines as ⏎.
 func (p *printer) clip(s string) string {

@@ -346,3 +346,55 @@ func TestShowLongLines(t *testing.T) {
 		t.Errorf("long line:\n%.500s", out)
 	}
 }
+
+// Model replies, message contents, tool names and errors are untrusted:
+// what show prints of them reaches the user's terminal with its control
+// characters made visible (ESC as ␛), never as escape sequences.
+func TestShowNeutralizesControlCharacters(t *testing.T) {
+	const evil = "\x1b]0;pwned\x07\x1b[2J\rgone\b\u009b31m\xff"
+	res := twoAgents(proto.P2P)
+	res.Agents[0].Answer = json.RawMessage(`"\u001b[31m"`)
+	turns := []llmagent.TurnRecord{{
+		Round: 1, Agent: 0,
+		Input: []llm.Message{{Role: "system", Content: "sys " + evil}, {Role: "user", Content: "task"}},
+		Reply: "reply " + evil,
+		Calls: []llmagent.CallRecord{
+			{Tool: "send_message", Args: mustArgs(t, map[string]any{"target_id": 1, "content": "msg " + evil}), Result: json.RawMessage(`{"success":true}`), Executed: true},
+			{Tool: "frob" + evil, Args: json.RawMessage(`{}`), Result: mustArgs(t, map[string]string{"error": "err " + evil})},
+		},
+		ReplyToolCalls: []llm.ToolCall{{ID: "c1" + evil, Name: "send_message", Arguments: `{"content":"` + "\\u001b[2J" + `"}`}},
+		Outcome:        llmagent.OutcomeOK,
+	}, {Round: 1, Agent: 1, Outcome: llmagent.OutcomeModelError, Error: "server said " + evil}}
+	dir := writeRun(t, res, []proto.LogEntry{entry(1, 0, 0, "send_message", `{"content":"\u001b[2J","target_id":1}`, `{"success":true}`, "")}, turns)
+	var outs []string
+	for _, opt := range []Options{all(), {Agent: AllAgents, Full: true, Replies: true, Prompts: true}} {
+		outs = append(outs, show(t, dir, opt))
+	}
+	var b bytes.Buffer
+	if err := WriteRequest(&b, dir, 0, 1, Options{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	outs = append(outs, b.String())
+	os.Remove(filepath.Join(dir, FileTurns)) // the scripted-run path: calls.jsonl
+	outs = append(outs, show(t, dir, Options{Agent: AllAgents, Full: true}))
+	for i, out := range outs {
+		for _, r := range out {
+			if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 {
+				t.Errorf("output %d: control character %U in\n%q", i, r, out)
+				break
+			}
+		}
+		if !strings.Contains(out, "␛") {
+			t.Errorf("output %d: the escape is not shown:\n%s", i, out)
+		}
+	}
+}
+
+func mustArgs(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
