@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
@@ -103,12 +104,16 @@ func (in *Instance) MarshalFile() ([]byte, error) {
 	return pyvalue.EncodeJSON(root, 2), nil
 }
 
+// MaxFileBytes bounds a task file (docs/silo-tasks.md), far above the
+// size of any published one.
+const MaxFileBytes = 16 << 20
+
 // LoadFile reads a published task file (section 2 of the design notes),
 // including the single-agent variant with agent_config instead of
 // agent_configs. Unknown keys are ignored. A malformed file gives a
 // *FileError naming the file and the field.
 func LoadFile(path string) (*Instance, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "task file", MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +177,11 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 	}
 	if d.Paradigm, err = getStr(root, "paradigm", "paradigm", true); err != nil {
 		return nil, err
+	}
+	for _, f := range []struct{ field, s string }{{"case_name", d.CaseName}, {"paradigm", d.Paradigm}} {
+		if r, bad := inputfile.ControlChar(f.s, false); bad {
+			return nil, fail(f.field, "contains %U, a control or invisible character; use printable characters", r)
+		}
 	}
 	lc, err := getObj(root, "leetcode", "leetcode", false)
 	if err != nil {
