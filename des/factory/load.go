@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/coordbench/coordbench/internal/inputfile"
 )
 
 // InstanceError locates a fault in an instance file: the file, the line of
@@ -35,23 +36,37 @@ func (e *InstanceError) Error() string {
 	return b.String()
 }
 
-// LoadFile reads, validates and resolves an instance file.
-func LoadFile(path string) (*Instance, error) {
-	data, err := os.ReadFile(path)
+// MaxFileBytes bounds an instance file (docs/instance-format.md).
+const MaxFileBytes = 8 << 20
+
+// LoadFile reads, validates and resolves an instance file within the
+// default limits (see SizeLimits.LoadFile).
+func LoadFile(path string) (*Instance, error) { return DefaultSizeLimits().LoadFile(path) }
+
+// LoadFile reads, validates and resolves an instance file of at most
+// MaxFileBytes; it must be a regular file (or a symlink to one) and its
+// plant within l.
+func (l SizeLimits) LoadFile(path string) (*Instance, error) {
+	data, err := inputfile.Read(path, "instance file", MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read instance: %w", err)
+		return nil, err
 	}
-	return Parse(path, data)
+	return l.Parse(path, data)
 }
 
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
+// Parse decodes an instance from YAML within the default limits (see
+// SizeLimits.Parse).
+func Parse(name string, data []byte) (*Instance, error) { return DefaultSizeLimits().Parse(name, data) }
+
 // Parse decodes an instance from YAML (JSON is valid YAML), rejects unknown
-// keys, fills defaults and validates it. name is used in error messages.
-func Parse(name string, data []byte) (*Instance, error) {
+// keys, fills defaults and validates it, its plant within l. name is used
+// in error messages.
+func (l SizeLimits) Parse(name string, data []byte) (*Instance, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, err, nil)
 	}
 	if len(root.Content) == 0 {
 		return nil, &InstanceError{File: name, Msg: "empty instance file"}
@@ -60,9 +75,9 @@ func Parse(name string, data []byte) (*Instance, error) {
 	dec.KnownFields(true)
 	var inst Instance
 	if err := dec.Decode(&inst); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, err, &root)
 	}
-	if err := inst.resolve(); err != nil {
+	if err := inst.resolve(l); err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
 			return nil, &InstanceError{File: name, Line: lineOf(root.Content[0], fe.path), Field: fe.path, Msg: fe.msg}
@@ -73,8 +88,10 @@ func Parse(name string, data []byte) (*Instance, error) {
 }
 
 // yamlError turns a yaml.v3 error ("yaml: line 3: ...", or a TypeError
-// listing several "line N: ..." entries) into an InstanceError on the first.
-func yamlError(name string, err error) error {
+// listing several "line N: ..." entries) into an InstanceError on the first;
+// with the document's root, an unknown key or a wrong type is reported at
+// its field path (yamlFieldError).
+func yamlError(name string, err error, root *yaml.Node) error {
 	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
@@ -82,6 +99,11 @@ func yamlError(name string, err error) error {
 	}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		if root != nil {
+			if fe := yamlFieldError(name, line, m[2], root); fe != nil {
+				return fe
+			}
+		}
 		return &InstanceError{File: name, Line: line, Msg: m[2]}
 	}
 	return &InstanceError{File: name, Msg: strings.TrimPrefix(msg, "yaml: ")}
