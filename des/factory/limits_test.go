@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/internal/inputfile"
 )
 
 // parseTiny applies a textual edit to the tiny instance and parses it
@@ -140,5 +142,21 @@ func TestNamesRefuseControlCharacters(t *testing.T) {
 	}
 	if _, err := parseTiny(t, DefaultSizeLimits(), "name: tiny", "name: tiny\ndescription: \"two\\nlines\\tand a tab\""); err != nil {
 		t.Errorf("a multi-line description: %v", err)
+	}
+}
+
+// TestYAMLItemsBounded: an 8 MB file of one-character list items made the
+// decoder's node tree take 1.6 GB; the items are counted before decoding.
+func TestYAMLItemsBounded(t *testing.T) {
+	doc := "format: coordbench-instance/v1\nname: x\nseeds:\n  test: [" + strings.Repeat("1,", 4<<20) + "1]\n"
+	lim := DefaultSizeLimits()
+	lim.Raise = "--plant-limit %s=%d"
+	_, err := lim.Parse("big.yaml", []byte(doc))
+	if err == nil || !strings.Contains(err.Error(), "YAML items (keys, values, list entries): over the limit of 1500000 (it grows with the jobs limit: --plant-limit jobs=369432") {
+		t.Fatalf("got %v", err)
+	}
+	lim.Jobs = 369432
+	if n := inputfile.Items([]byte(doc)); n > lim.maxYAMLItems() {
+		t.Errorf("the suggested jobs limit admits %d items, not %d", lim.maxYAMLItems(), n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,28 +65,58 @@ func Parse(name string, data []byte) (*Instance, error) { return DefaultSizeLimi
 // keys, fills defaults and validates it, its plant within l. name is used
 // in error messages.
 func (l SizeLimits) Parse(name string, data []byte) (*Instance, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(name, err, nil)
-	}
-	if len(root.Content) == 0 {
-		return nil, &InstanceError{File: name, Msg: "empty instance file"}
+	// The decoder holds the whole document as a node tree (about 200
+	// bytes per item), so the number of items is bounded before decoding.
+	if n, max := inputfile.Items(data), l.maxYAMLItems(); n > max {
+		how := "this limit is fixed here"
+		if l.Raise != "" {
+			how = "it grows with the jobs limit: " + fmt.Sprintf(l.Raise, "jobs", (n-yamlItemsBase)/yamlItemsPerJob+1)
+		}
+		return nil, &InstanceError{File: name, Msg: fmt.Sprintf(
+			"about %d YAML items (keys, values, list entries): over the limit of %d (%s; docs/instance-format.md)", n, max, how)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var inst Instance
 	if err := dec.Decode(&inst); err != nil {
-		return nil, yamlError(name, err, &root)
+		if errors.Is(err, io.EOF) {
+			return nil, &InstanceError{File: name, Msg: "empty instance file"}
+		}
+		return nil, yamlError(name, err, parseTree(data))
 	}
 	if err := inst.resolve(l); err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
-			return nil, &InstanceError{File: name, Line: lineOf(root.Content[0], fe.path), Field: fe.path, Msg: fe.msg}
+			line := 0
+			if root := parseTree(data); root != nil && len(root.Content) > 0 {
+				line = lineOf(root.Content[0], fe.path)
+			}
+			return nil, &InstanceError{File: name, Line: line, Field: fe.path, Msg: fe.msg}
 		}
 		return nil, &InstanceError{File: name, Msg: err.Error()}
 	}
 	return &inst, nil
 }
+
+// parseTree parses the document's node tree, for locating an error; nil
+// if it does not parse. It is only built once decoding has failed, so that
+// a valid file is held as one tree at a time.
+func parseTree(data []byte) *yaml.Node {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return nil
+	}
+	return &root
+}
+
+// The item budget of an instance file (inputfile.Items). An order of the
+// order book takes about ten, in YAML or in instance.json.
+const (
+	yamlItemsBase   = 500_000
+	yamlItemsPerJob = 10
+)
+
+func (l SizeLimits) maxYAMLItems() int { return yamlItemsBase + yamlItemsPerJob*l.Jobs }
 
 // yamlError turns a yaml.v3 error ("yaml: line 3: ...", or a TypeError
 // listing several "line N: ..." entries) into an InstanceError on the first;

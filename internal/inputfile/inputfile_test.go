@@ -56,3 +56,17 @@ func TestControlChar(t *testing.T) {
 		}
 	}
 }
+
+func TestItemsBoundsValues(t *testing.T) {
+	for doc, values := range map[string]int{
+		"a: 1":                   2,
+		"[1,2,3]":                4,
+		"- 1\n- 2\n":             3,
+		`{"a": [1, {"b": 2}]}`:   5,
+		"k: {x: 1, y: [a, b]}\n": 7,
+	} {
+		if got := Items([]byte(doc)); got < values {
+			t.Errorf("Items(%q) = %d, fewer than its %d values", doc, got, values)
+		}
+	}
+}
