@@ -1,8 +1,9 @@
-// Package inputfile reads a user-supplied input file (an instance file, a
-// task file) safely: only a regular file is read (a symlink is followed to
-// one), a FIFO or device is refused without blocking on it, and the file
-// must not be larger than a cap the caller gives. Both benchmarks read
-// their input files through it, so these rules hold the same everywhere.
+// Package inputfile holds the rules both benchmarks apply to a
+// user-supplied input file (an instance file, a task file), so that they
+// hold the same everywhere: Read reads only a regular file (a symlink is
+// followed to one), refuses a FIFO or device without blocking on it, and
+// caps the size; Items bounds the values a parser would hold, before
+// parsing; ControlChar finds the characters names must not contain.
 package inputfile
 
 import (
