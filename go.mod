@@ -4,6 +4,8 @@ go 1.26.8
 
 require github.com/schollz/progressbar/v3 v3.19.1
 
+require golang.org/x/net v0.60.0
+
 require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
@@ -24,7 +26,7 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
+	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.16.0
 	modernc.org/libc v1.80.1 // indirect

@@ -15,6 +15,7 @@ func desBenchCmd() *cobra.Command {
 	var instance, paradigm, controller string
 	var episodes, hold, events int
 	var decisions bool
+	var lim *plantLimits
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the simulator's own throughput (JSON)",
@@ -35,7 +36,7 @@ func desBenchCmd() *cobra.Command {
 				}
 				return enc.Encode(harness.MeasureHold(hold, events))
 			}
-			p, mode, err := loadCase(instance, paradigm)
+			p, mode, err := loadCase(instance, paradigm, lim)
 			if err != nil {
 				return err
 			}
@@ -57,5 +58,6 @@ func desBenchCmd() *cobra.Command {
 	f.BoolVar(&decisions, "decisions", false, "also write the decision log (payloads as JSON) to memory")
 	f.IntVar(&hold, "hold", 0, "run the hold model with this many pending events instead")
 	f.IntVar(&events, "events", 1000000, "events to process in the hold model")
+	lim = addPlantLimits(f)
 	return c
 }

@@ -25,9 +25,10 @@ func desCmd() *cobra.Command {
 	return c
 }
 
-// loadPlant resolves an instance reference and compiles it.
-func loadPlant(ref string) (*factory.Plant, error) {
-	in, err := factory.Resolve(ref)
+// loadPlant resolves an instance reference within the --plant-limit
+// limits and compiles it.
+func loadPlant(ref string, lim *plantLimits) (*factory.Plant, error) {
+	in, err := lim.lim.Resolve(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -35,8 +36,8 @@ func loadPlant(ref string) (*factory.Plant, error) {
 }
 
 // loadCase resolves the instance and paradigm of a case.
-func loadCase(instance, paradigm string) (*factory.Plant, coord.AuthorityMode, error) {
-	p, err := loadPlant(instance)
+func loadCase(instance, paradigm string, lim *plantLimits) (*factory.Plant, coord.AuthorityMode, error) {
+	p, err := loadPlant(instance, lim)
 	if err != nil {
 		return nil, coord.AuthorityMode{}, err
 	}
@@ -49,6 +50,7 @@ func desRunCmd() *cobra.Command {
 	var files []string
 	var seed uint64
 	var lf llmFlags
+	var lim *plantLimits
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run one episode and write its artifacts",
@@ -66,7 +68,7 @@ the exit code is 1. Model calls being retried are reported on stderr.`,
 			if err := loadParadigmFiles(files); err != nil {
 				return err
 			}
-			p, mode, err := loadCase(instance, paradigm)
+			p, mode, err := loadCase(instance, paradigm, lim)
 			if err != nil {
 				return err
 			}
@@ -94,6 +96,7 @@ the exit code is 1. Model calls being retried are reported on stderr.`,
 	f.Uint64Var(&seed, "seed", 0, "episode seed (default: the instance's first test seed)")
 	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>_s<seed>)")
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable); name it with --paradigm")
+	lim = addPlantLimits(f)
 	lf.register(f)
 	registerExternal(c)
 	return c
@@ -141,6 +144,7 @@ func printMetrics(w io.Writer, m harness.Metrics) {
 func desInstanceCmd() *cobra.Command {
 	var asJSON bool
 	var seed uint64
+	var lim *plantLimits
 	c := &cobra.Command{
 		Use:   "instance NAME|FILE|gen:A<n>C<m>",
 		Short: "Show a fully resolved instance",
@@ -149,7 +153,7 @@ capacities, machines, products, power figures and caps, with every default
 filled in, and the jobs (arrival and due times) one seed draws.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := loadPlant(args[0])
+			p, err := loadPlant(args[0], lim)
 			if err != nil {
 				return err
 			}
@@ -192,6 +196,7 @@ filled in, and the jobs (arrival and due times) one seed draws.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the resolved instance and its jobs as JSON")
 	c.Flags().Uint64Var(&seed, "seed", 0, "seed whose jobs to list (default: the first test seed)")
+	lim = addPlantLimits(c.Flags())
 	return c
 }
 

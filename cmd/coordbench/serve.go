@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,9 +18,9 @@ import (
 func desServeCmd() *cobra.Command {
 	var addr, data, tokenEnv string
 	var keep, allowRemote bool
-	var maxEpisodes int
+	var maxEpisodes, maxConns int
 	var maxBody int64
-	var decisionTimeout, longPoll time.Duration
+	var decisionTimeout, longPoll, bodyTimeout time.Duration
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Host episodes over HTTP (an environment server)",
@@ -31,7 +30,11 @@ action index per active agent, read the metrics and artifacts, delete it.
 See docs/http-server.md and docs/openapi.yaml.
 
 The server binds to loopback only unless --allow-remote. With --token-env
-VAR, every request must carry "Authorization: Bearer $VAR".`,
+VAR, every request must carry "Authorization: Bearer $VAR"; a request
+without it is refused from its headers, its body unread. Headers must
+arrive within 10s, a body within --body-timeout; at most --max-connections
+connections are open at once. Instances are reported ones or gen: specs
+within the default plant limits, which clients cannot raise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkServeAddr(addr, allowRemote); err != nil {
@@ -55,7 +58,7 @@ VAR, every request must carry "Authorization: Bearer $VAR".`,
 				}
 			}
 			srv, err := envserver.New(envserver.Config{DataDir: data, Keep: keep, Token: token, MaxEpisodes: maxEpisodes,
-				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll})
+				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll, BodyTimeout: bodyTimeout, MaxConns: maxConns})
 			if err != nil {
 				return err
 			}
@@ -63,7 +66,7 @@ VAR, every request must carry "Authorization: Bearer $VAR".`,
 			if err != nil {
 				return err
 			}
-			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			hs := srv.HTTPServer()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			auth := "no token"
@@ -72,7 +75,7 @@ VAR, every request must carry "Authorization: Bearer $VAR".`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "coordbench environment server on http://%s (%s; data %s)\n", ln.Addr(), auth, data)
 			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
+			go func() { errc <- hs.Serve(srv.Listener(ln)) }()
 			select {
 			case err := <-errc:
 				srv.Close()
@@ -99,6 +102,8 @@ VAR, every request must carry "Authorization: Bearer $VAR".`,
 	f.Int64Var(&maxBody, "max-body", envserver.DefaultMaxBody, "maximum request body, in bytes")
 	f.DurationVar(&decisionTimeout, "decision-timeout", envserver.DefaultDecisionTimeout, "wait for each decision's actions; then the episode is closed and falls back")
 	f.DurationVar(&longPoll, "long-poll", envserver.DefaultLongPoll, "longest wait of GET .../decision?wait=1")
+	f.DurationVar(&bodyTimeout, "body-timeout", envserver.DefaultBodyTimeout, "time a client has to send a request body, after its headers")
+	f.IntVar(&maxConns, "max-connections", envserver.DefaultMaxConns, "connections open at once; more wait, unaccepted")
 	return c
 }
 

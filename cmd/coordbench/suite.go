@@ -20,6 +20,7 @@ func desSuiteCmd() *cobra.Command {
 	var out, cases, groupBy string
 	var workers int
 	var lf llmFlags
+	var lim *plantLimits
 	c := &cobra.Command{
 		Use:   "suite",
 		Short: "Run a benchmark suite: instances × paradigms × controllers × seeds",
@@ -82,6 +83,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 					opt.Controllers = extctl.Name
 				}
 			}
+			opt.PlantLimits = &lim.lim
 			s, err := harness.ResolveSuite(opt)
 			if err != nil {
 				return err
@@ -103,6 +105,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "cases run at once")
 	f.StringVar(&groupBy, "group-by", strings.Join(harness.GroupKeys, ","), "the aggregate's rows: a comma list of "+strings.Join(harness.GroupKeys, ", "))
 	f.StringVar(&out, "out", "", "suite directory (default runs/suite_<suite>)")
+	lim = addPlantLimits(f)
 	lf.register(f)
 	f.String("controller-command", "", "run an external controller (one process per case) and add it to the suite as controller \"external\" (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
@@ -159,6 +162,7 @@ func desCaseCmd() *cobra.Command {
 	var id, out, suiteDir, instance string
 	var files []string
 	var lf llmFlags
+	var lim *plantLimits
 	c := &cobra.Command{
 		Use:   "case",
 		Short: "Re-run one case of a suite by its case id",
@@ -182,9 +186,9 @@ the paradigm switches and instance recorded there.`,
 				if instance != "" {
 					return errors.New("give --instance or --suite-dir, not both")
 				}
-				cs, err = harness.CaseFromSuiteDir(suiteDir, id)
+				cs, err = harness.CaseFromSuiteDir(suiteDir, id, lim.lim)
 			} else {
-				cs, err = harness.CaseFromID(id, instance)
+				cs, err = harness.CaseFromID(id, instance, lim.lim)
 			}
 			if err != nil {
 				return err
@@ -234,6 +238,7 @@ the paradigm switches and instance recorded there.`,
 	f.StringVar(&suiteDir, "suite-dir", "", "rebuild the case from this suite directory's suite.json")
 	f.StringVar(&instance, "instance", "", "the instance file of a file-<name> case id")
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable)")
+	lim = addPlantLimits(f)
 	c.MarkFlagRequired("case-id")
 	lf.register(f)
 	f.String("controller-command", "", "the external controller of a case run with one (docs/external.md)")

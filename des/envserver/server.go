@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
@@ -34,6 +37,15 @@ const (
 	DefaultMaxBody         = 1 << 20
 	DefaultDecisionTimeout = 10 * time.Minute
 	DefaultLongPoll        = 30 * time.Second
+	DefaultBodyTimeout     = 30 * time.Second
+	DefaultMaxConns        = 256
+)
+
+// Fixed timeouts of HTTPServer: the request line and headers, and an idle
+// keep-alive connection.
+const (
+	HeaderTimeout = 10 * time.Second
+	IdleTimeout   = 2 * time.Minute
 )
 
 // Config configures a Server.
@@ -55,6 +67,12 @@ type Config struct {
 	DecisionTimeout time.Duration
 	// LongPoll bounds GET .../decision?wait=1.
 	LongPoll time.Duration
+	// BodyTimeout bounds the reading of a request body, from the end of
+	// the headers.
+	BodyTimeout time.Duration
+	// MaxConns bounds the connections open at once (Listener); more wait
+	// in the listen queue, unaccepted.
+	MaxConns int
 }
 
 // Server hosts episodes. Use Handler to serve it and Close to stop it.
@@ -85,8 +103,31 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LongPoll <= 0 {
 		cfg.LongPoll = DefaultLongPoll
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
 	return &Server{cfg: cfg, eps: map[string]*episode{}}, nil
 }
+
+// HTTPServer returns an http.Server for Handler with the timeouts the
+// API needs: headers within HeaderTimeout, bodies within BodyTimeout
+// (set per request, so that long polls are not cut), idle connections
+// closed after IdleTimeout. Serve it on Listener(ln).
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: HeaderTimeout, IdleTimeout: IdleTimeout}
+}
+
+// Listener bounds the connections accepted from ln to MaxConns at once.
+func (s *Server) Listener(ln net.Listener) net.Listener {
+	return netutil.LimitListener(ln, s.cfg.MaxConns)
+}
+
+// PlantLimits are the size limits of the instances clients may create:
+// the documented defaults, which no request can raise.
+func PlantLimits() factory.SizeLimits { return factory.DefaultSizeLimits() }
 
 // Artifacts are the files GET .../artifacts/{name} serves.
 var Artifacts = []string{harness.FileMetrics, harness.FileTrace, harness.FileDecisions,
@@ -106,10 +147,24 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	return s.auth(mux)
+	return s.bodyDeadline(s.auth(mux))
 }
 
-// auth requires the bearer token, when one is set.
+// bodyDeadline gives a request with a body BodyTimeout to send it; readBody
+// lifts the deadline once the body is read. Without it a client could hold
+// a connection forever by sending its body a byte at a time.
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auth requires the bearer token, when one is set. It looks at the
+// headers only: a refused request's body is never read, and its
+// connection is closed after the answer.
 func (s *Server) auth(next http.Handler) http.Handler {
 	if s.cfg.Token == "" {
 		return next
@@ -119,6 +174,10 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="coordbench"`)
+			// Close rather than drain: net/http would otherwise read up to
+			// 256 KiB of the body, before and after answering.
+			w.Header().Set("Connection", "close")
+			http.NewResponseController(w).SetReadDeadline(time.Now())
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
@@ -200,18 +259,26 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 		"payload_version": coord.PayloadVersion, "version": harness.Version()})
 }
 
-// readBody reads a bounded body; it writes the error itself.
+// readBody reads a bounded body within the body deadline, then lifts the
+// deadline (so that the connection's idle reads and a waiting handler are
+// not cut by it); it writes the error itself.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", s.cfg.MaxBody))
-		} else {
+		case errors.As(err, &ne) && ne.Timeout():
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the body did not arrive within %v", s.cfg.BodyTimeout))
+		default:
 			writeError(w, http.StatusBadRequest, "cannot read the body: "+err.Error())
 		}
 		return nil, false
 	}
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return b, true
 }
 
@@ -240,7 +307,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	in, err := factory.Resolve(req.Instance)
+	if s.full() {
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d episodes held already (the maximum); DELETE some", s.cfg.MaxEpisodes))
+		return
+	}
+	in, err := PlantLimits().Resolve(req.Instance)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -257,7 +328,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	id := hex.EncodeToString(rb[:])
 
 	s.mu.Lock()
-	if len(s.eps) >= s.cfg.MaxEpisodes {
+	if len(s.eps) >= s.cfg.MaxEpisodes { // checked again: others may have been created meanwhile
 		s.mu.Unlock()
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d episodes held already (the maximum); DELETE some", s.cfg.MaxEpisodes))
 		return
@@ -275,6 +346,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		e.finish(res, err)
 	}()
 	writeJSON(w, http.StatusCreated, e.status())
+}
+
+// full reports whether MaxEpisodes are held, so that a create is refused
+// before its plant is built.
+func (s *Server) full() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.eps) >= s.cfg.MaxEpisodes
 }
 
 func (s *Server) list(w http.ResponseWriter, _ *http.Request) {

@@ -38,7 +38,11 @@ func newServer(t testing.TB, cfg Config) (*Server, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(s.Handler())
+	// The server as des serve runs it: its timeouts and connection cap.
+	hs := httptest.NewUnstartedServer(nil)
+	hs.Config = s.HTTPServer()
+	hs.Listener = s.Listener(hs.Listener)
+	hs.Start()
 	t.Cleanup(func() { hs.Close(); s.Close() })
 	return s, hs
 }

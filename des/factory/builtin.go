@@ -32,21 +32,26 @@ func BuiltinSource(name string) ([]byte, error) {
 	return data, nil
 }
 
+// Resolve loads an instance by reference within the default limits (see
+// SizeLimits.Resolve).
+func Resolve(ref string) (*Instance, error) { return DefaultSizeLimits().Resolve(ref) }
+
 // Resolve loads an instance by reference: a reported instance name, a
-// generator spec ("gen:A16C64", see ParseGenSpec), or a file path.
-func Resolve(ref string) (*Instance, error) {
+// generator spec ("gen:A16C64", see ParseGenSpec), or a file path; its
+// plant must be within l.
+func (l SizeLimits) Resolve(ref string) (*Instance, error) {
 	if strings.HasPrefix(ref, "gen:") {
 		spec, err := ParseGenSpec(ref)
 		if err != nil {
 			return nil, err
 		}
-		return Generate(spec)
+		return l.Generate(spec)
 	}
 	if data, err := BuiltinSource(ref); err == nil {
-		return Parse(ref+".yaml", data)
+		return l.Parse(ref+".yaml", data)
 	}
 	if _, err := os.Stat(ref); err == nil {
-		return LoadFile(ref)
+		return l.LoadFile(ref)
 	}
 	_, err := BuiltinSource(ref)
 	return nil, err

@@ -2,6 +2,7 @@ package factory
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 )
@@ -10,6 +11,15 @@ import (
 type GenSpec struct {
 	Areas, Cells int
 	Jobs         int // 0: proportional to cells (as A5C12-1: 40 jobs per 12 cells)
+}
+
+// String is the spec's reference, which is also the generated instance's
+// name: every parameter given appears in it ("gen:A4C8J7", "gen:A4C8").
+func (s GenSpec) String() string {
+	if s.Jobs > 0 {
+		return fmt.Sprintf("gen:A%dC%dJ%d", s.Areas, s.Cells, s.Jobs)
+	}
+	return fmt.Sprintf("gen:A%dC%d", s.Areas, s.Cells)
 }
 
 var genRef = regexp.MustCompile(`^gen:A(\d+)C(\d+)(?:J(\d+))?$`)
@@ -21,10 +31,18 @@ func ParseGenSpec(ref string) (GenSpec, error) {
 		return GenSpec{}, fmt.Errorf("generator spec %q: want gen:A<areas>C<cells>[J<jobs>], e.g. gen:A16C64", ref)
 	}
 	var s GenSpec
-	s.Areas, _ = strconv.Atoi(m[1])
-	s.Cells, _ = strconv.Atoi(m[2])
-	if m[3] != "" {
-		s.Jobs, _ = strconv.Atoi(m[3])
+	for i, dst := range []*int{&s.Areas, &s.Cells, &s.Jobs} {
+		if m[i+1] == "" {
+			continue
+		}
+		n, err := strconv.Atoi(m[i+1])
+		if err != nil || n > math.MaxInt32 {
+			return GenSpec{}, fmt.Errorf("generator spec %q: %s is too large a number", ref, m[i+1])
+		}
+		*dst = n
+	}
+	if m[3] != "" && s.Jobs == 0 {
+		return GenSpec{}, fmt.Errorf("generator spec %q: J0: give at least one job, or leave J out for the default", ref)
 	}
 	return s, nil
 }
@@ -35,9 +53,18 @@ func ParseGenSpec(ref string) (GenSpec, error) {
 // per-cell load. Cells are dealt to areas round-robin in the ratio of the
 // A5C12 station mix (7 assembly : 2 load : 2 inspection : 1 recovery); the
 // power cap, WIP cap and job count scale with the number of cells.
-func Generate(spec GenSpec) (*Instance, error) {
+//
+// Generate builds within the default limits; see SizeLimits.Generate.
+func Generate(spec GenSpec) (*Instance, error) { return DefaultSizeLimits().Generate(spec) }
+
+// Generate is the package's Generate with the spec and the plant checked
+// against l before anything is built.
+func (l SizeLimits) Generate(spec GenSpec) (*Instance, error) {
 	if spec.Areas < 1 || spec.Cells < spec.Areas {
 		return nil, fmt.Errorf("generator: need at least one area and one cell per area (got A%dC%d)", spec.Areas, spec.Cells)
+	}
+	if err := l.checkSpec(spec); err != nil {
+		return nil, err
 	}
 	base, err := Resolve("A5C12-1")
 	if err != nil {
@@ -52,7 +79,7 @@ func Generate(spec GenSpec) (*Instance, error) {
 	order := []int{10, 3, 2, 0, 1, 7, 4, 9, 5, 6, 8, 11}
 	scale := float64(spec.Cells) / float64(len(templates))
 	in := *base
-	in.Name = fmt.Sprintf("gen:A%dC%d", spec.Areas, spec.Cells)
+	in.Name = spec.String()
 	in.Profile = "generated for scaling studies"
 	in.Description = "A5C12-1 scaled: station types, routes and power figures of A5C12-1, dealt over more areas and cells."
 	in.Power.CapKW = base.Power.CapKW * scale
@@ -77,7 +104,7 @@ func Generate(spec GenSpec) (*Instance, error) {
 		in.Areas[a].Cells = append(in.Areas[a].Cells, t)
 	}
 	in.Limits.MaxDecisions = base.Limits.MaxDecisions * max(1, int(scale+0.5))
-	if err := in.resolve(); err != nil {
+	if err := in.resolve(l); err != nil {
 		return nil, fmt.Errorf("generator: %v", err)
 	}
 	return &in, nil

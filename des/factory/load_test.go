@@ -51,8 +51,15 @@ func TestBadInstances(t *testing.T) {
 		line           int
 		field, msg     string
 	}{
-		{"unknown key", "wip_cap: 2", "wip_cap: 2\nwip_capp: 3", 11, "", "field wip_capp not found"},
-		{"wrong type", "wip_cap: 2", "wip_cap: lots", 10, "", "cannot unmarshal"},
+		{"unknown key", "wip_cap: 2", "wip_cap: 2\nwip_capp: 3", 11, "wip_capp", `unknown field "wip_capp" (did you mean "wip_cap"?)`},
+		{"unknown nested key", "  buffer: 1", "  buffer: 1\n  bufer: 2", 21, "cell_defaults.bufer", `unknown field "bufer" (did you mean "buffer"?)`},
+		{"unknown key, no near one", "wip_cap: 2", "wip_cap: 2\ncolour: red", 11, "colour", `unknown field "colour" (the fields here are areas, arrivals,`},
+		{"unknown key in a flow list", "{op: drill, time: 5}", "{op: drill, tiem: 5}", 30, "products[0].route[1].tiem", `did you mean "time"?`},
+		{"wrong type", "wip_cap: 2", "wip_cap: twenty", 10, "wip_cap", `want an integer, got "twenty"`},
+		{"wrong type, long value", "wip_cap: 2", "wip_cap: twentyfivethousand", 10, "wip_cap", `want an integer, got "twentyfivethousand"`},
+		{"wrong type in a flow mapping", "{id: C2, capabilities", "{id: C2, machines: two, capabilities", 28, "areas[1].cells[0].machines", `want an integer, got "two"`},
+		{"wrong kind", "  change: 3", "  change: [3]", 13, "setup.change", "want a number, got a list"},
+		{"seed not a number", "test: [1]", "test: [x]", 37, "seeds.test[0]", `want a non-negative integer, got "x"`},
 		{"zero buffer in defaults", "  buffer: 1", "  buffer: -1", 20, "cell_defaults.buffer", "at least 1"},
 		{"zero buffer in cell", "{id: C1, capabilities", "{id: C1, buffer: -3, capabilities", 25, "areas[0].cells[0].buffer", "at least 1"},
 		{"zero machines", "{id: C2, capabilities", "{id: C2, machines: -2, capabilities", 28, "areas[1].cells[0].machines", "at least one machine"},

@@ -17,13 +17,27 @@ const (
 var dispatchRules = map[string]bool{"fifo": true, "spt": true, "family": true}
 
 // resolve fills defaults (cell_defaults, limits) in place and validates the
-// whole instance, returning the first fault as a *fieldError.
-func (in *Instance) resolve() error {
+// whole instance within lim, returning the first fault as a *fieldError.
+func (in *Instance) resolve(lim SizeLimits) error {
 	if in.Format != FormatV1 {
 		return bad("format", "want %q (got %q)", FormatV1, in.Format)
 	}
-	if in.Name == "" {
-		return bad("name", "must not be empty")
+	if err := lim.checkSizes(in); err != nil {
+		return err
+	}
+	if err := checkName("name", in.Name); err != nil {
+		return err
+	}
+	if err := checkText("profile", in.Profile); err != nil {
+		return err
+	}
+	if err := checkText("description", in.Description); err != nil {
+		return err
+	}
+	for i, src := range in.Sources {
+		if err := checkText(fmt.Sprintf("sources[%d]", i), src); err != nil {
+			return err
+		}
 	}
 	if err := positive("time_unit_s", in.TimeUnitS); err != nil {
 		return err
@@ -52,6 +66,9 @@ func (in *Instance) resolve() error {
 	if err := in.resolveAreas(); err != nil {
 		return err
 	}
+	if err := lim.checkMachines(in); err != nil {
+		return err
+	}
 	if err := in.resolveTransport(); err != nil {
 		return err
 	}
@@ -59,6 +76,9 @@ func (in *Instance) resolve() error {
 		return err
 	}
 	if err := in.resolveArrivals(); err != nil {
+		return err
+	}
+	if err := nonNegative("due_slack", in.DueSlack); err != nil {
 		return err
 	}
 	if in.ProcessingNoise < 0 || in.ProcessingNoise >= 1 || math.IsNaN(in.ProcessingNoise) {
@@ -80,14 +100,14 @@ func positive(path string, v float64) error {
 	if !(v > 0) || math.IsInf(v, 0) {
 		return bad(path, "must be a positive number (got %v)", v)
 	}
-	return nil
+	return checkValue(path, v)
 }
 
 func nonNegative(path string, v float64) error {
 	if !(v >= 0) || math.IsInf(v, 0) {
 		return bad(path, "must be a non-negative number (got %v)", v)
 	}
-	return nil
+	return checkValue(path, v)
 }
 
 func (in *Instance) families() map[string]bool {
@@ -105,15 +125,15 @@ func (in *Instance) resolveProducts() error {
 	seen := map[string]bool{}
 	for i, p := range in.Products {
 		at := fmt.Sprintf("products[%d]", i)
-		if p.ID == "" {
-			return bad(at+".id", "must not be empty")
+		if err := checkName(at+".id", p.ID); err != nil {
+			return err
 		}
 		if seen[p.ID] {
 			return bad(at+".id", "duplicate product %q", p.ID)
 		}
 		seen[p.ID] = true
-		if p.Family == "" {
-			return bad(at+".family", "must not be empty")
+		if err := checkName(at+".family", p.Family); err != nil {
+			return err
 		}
 		if err := nonNegative(at+".slack", p.Slack); err != nil {
 			return err
@@ -125,8 +145,8 @@ func (in *Instance) resolveProducts() error {
 			return bad(at+".route", "a route needs at least one operation")
 		}
 		for k, op := range p.Route {
-			if op.Op == "" {
-				return bad(fmt.Sprintf("%s.route[%d].op", at, k), "must not be empty")
+			if err := checkName(fmt.Sprintf("%s.route[%d].op", at, k), op.Op); err != nil {
+				return err
 			}
 			if err := positive(fmt.Sprintf("%s.route[%d].time", at, k), op.Time); err != nil {
 				return err
@@ -172,8 +192,8 @@ func (in *Instance) resolveAreas() error {
 	for a := range in.Areas {
 		area := &in.Areas[a]
 		at := fmt.Sprintf("areas[%d]", a)
-		if area.ID == "" {
-			return bad(at+".id", "must not be empty")
+		if err := checkName(at+".id", area.ID); err != nil {
+			return err
 		}
 		if areaSeen[area.ID] {
 			return bad(at+".id", "duplicate area %q", area.ID)
@@ -185,8 +205,8 @@ func (in *Instance) resolveAreas() error {
 		for c := range area.Cells {
 			cell := &area.Cells[c]
 			ct := fmt.Sprintf("%s.cells[%d]", at, c)
-			if cell.ID == "" {
-				return bad(ct+".id", "must not be empty")
+			if err := checkName(ct+".id", cell.ID); err != nil {
+				return err
 			}
 			if cellSeen[cell.ID] {
 				return bad(ct+".id", "duplicate cell %q", cell.ID)
@@ -251,6 +271,9 @@ func (c *CellSpec) fill(d CellSpec, at string) error {
 		return bad(at+".capabilities", "cell %q can do no operation", c.ID)
 	}
 	for _, op := range slices.Sorted(maps.Keys(c.Capabilities)) {
+		if err := checkName(from("capabilities", inh["capabilities"])+"."+op, op); err != nil {
+			return err
+		}
 		if err := positive(from("capabilities", inh["capabilities"])+"."+op, c.Capabilities[op]); err != nil {
 			return err
 		}
@@ -364,6 +387,9 @@ func (in *Instance) resolveArrivals() error {
 			if err := nonNegative(at+".arrival", o.Arrival); err != nil {
 				return err
 			}
+			if err := nonNegative(at+".due", o.Due); err != nil {
+				return err
+			}
 			if o.Due != 0 && o.Due < o.Arrival {
 				return bad(at+".due", "due %v is before arrival %v", o.Due, o.Arrival)
 			}
@@ -386,6 +412,8 @@ func (in *Instance) resolveArrivals() error {
 			if err := positive("arrivals.mean_interarrival", ar.MeanInterarrival); err != nil {
 				return err
 			}
+		} else if err := nonNegative("arrivals.mean_interarrival", ar.MeanInterarrival); err != nil {
+			return err
 		}
 		sum := 0.0
 		for _, id := range slices.Sorted(maps.Keys(ar.Mix)) {

@@ -71,6 +71,8 @@ type SuiteOptions struct {
 	Limit int
 	// Cases keeps only these case ids.
 	Cases []string
+	// PlantLimits bound every instance (nil: factory.DefaultSizeLimits).
+	PlantLimits *factory.SizeLimits
 }
 
 // SuiteConfig is suite.json: the resolved configuration of a suite.
@@ -217,7 +219,11 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 		return nil, opterr.New("Limit", "must not be negative (got %d)", opt.Limit)
 	}
 	var err error
-	if cfg.Instances, err = resolveInstances(opt.Suite); err != nil {
+	lim := factory.DefaultSizeLimits()
+	if opt.PlantLimits != nil {
+		lim = *opt.PlantLimits
+	}
+	if cfg.Instances, err = resolveInstances(opt.Suite, lim); err != nil {
 		return nil, err
 	}
 	if cfg.Paradigms, err = resolveParadigms(opt.Paradigms, opt.ParadigmFiles); err != nil {
@@ -297,7 +303,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func resolveInstances(spec string) ([]*SuiteInstance, error) {
+func resolveInstances(spec string, lim factory.SizeLimits) ([]*SuiteInstance, error) {
 	var refs []string
 	for _, item := range splitList(spec) {
 		switch {
@@ -315,7 +321,7 @@ func resolveInstances(spec string) ([]*SuiteInstance, error) {
 	var out []*SuiteInstance
 	byToken := map[string]*SuiteInstance{}
 	for _, ref := range refs {
-		si, err := LoadSuiteInstance(ref)
+		si, err := LoadSuiteInstance(ref, lim)
 		if err != nil {
 			return nil, opterr.Wrap("Suite", err)
 		}
@@ -332,10 +338,10 @@ func resolveInstances(spec string) ([]*SuiteInstance, error) {
 	return out, nil
 }
 
-// LoadSuiteInstance resolves one instance reference and derives its
-// case-id token and hash.
-func LoadSuiteInstance(ref string) (*SuiteInstance, error) {
-	in, err := factory.Resolve(ref)
+// LoadSuiteInstance resolves one instance reference within lim and
+// derives its case-id token and hash.
+func LoadSuiteInstance(ref string, lim factory.SizeLimits) (*SuiteInstance, error) {
+	in, err := lim.Resolve(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -639,8 +645,9 @@ func (c Case) Episode() (Episode, error) {
 // CaseFromID rebuilds the case a case id names: the paradigm is looked up
 // among the registered ones and the controller among the built-in ones.
 // instanceRef, if not empty, gives the instance (needed for an instance
-// file, whose path the id does not hold); it must match the id.
-func CaseFromID(id, instanceRef string) (Case, error) {
+// file, whose path the id does not hold); it must match the id. The
+// instance must be within lim.
+func CaseFromID(id, instanceRef string, lim factory.SizeLimits) (Case, error) {
 	k, err := ParseCaseID(id)
 	if err != nil {
 		return Case{}, err
@@ -652,7 +659,7 @@ func CaseFromID(id, instanceRef string) (Case, error) {
 			return Case{}, fmt.Errorf("case id %q: %q is not a reported instance or gen spec: %w", id, k.InstanceToken, ErrNoInstanceRef)
 		}
 	}
-	si, err := LoadSuiteInstance(ref)
+	si, err := LoadSuiteInstance(ref, lim)
 	if err != nil {
 		return Case{}, err
 	}
@@ -689,8 +696,8 @@ func ReadSuiteConfig(dir string) (*SuiteConfig, error) {
 // configuration: the paradigm with the switches recorded in suite.json,
 // and the instance from its reference, or, when that is gone or has
 // changed, from the case's own instance.json; the instance must hash as
-// recorded.
-func CaseFromSuiteDir(dir, id string) (Case, error) {
+// recorded, and within lim.
+func CaseFromSuiteDir(dir, id string, lim factory.SizeLimits) (Case, error) {
 	cfg, err := ReadSuiteConfig(dir)
 	if err != nil {
 		return Case{}, err
@@ -721,10 +728,10 @@ func CaseFromSuiteDir(dir, id string) (Case, error) {
 	if !slices.Contains(cfg.Controllers, k.Controller) {
 		return notIn("no controller " + k.Controller)
 	}
-	si, err := LoadSuiteInstance(rec.Ref)
+	si, err := LoadSuiteInstance(rec.Ref, lim)
 	if err != nil || si.SHA256 != rec.SHA256 {
 		alt := filepath.Join(dir, SuiteCasesDir, id, FileInstance)
-		in, aerr := factory.LoadFile(alt)
+		in, aerr := lim.LoadFile(alt)
 		if aerr != nil {
 			if err == nil {
 				err = fmt.Errorf("instance %s has changed since the suite ran", rec.Ref)

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/harness/check"
 	"github.com/coordbench/coordbench/internal/opterr"
@@ -602,17 +603,17 @@ func TestCaseFromID(t *testing.T) {
 		var got harness.Case
 		var err error
 		if strings.HasPrefix(c.ID, "file-") {
-			if _, err := harness.CaseFromID(c.ID, ""); !errors.Is(err, harness.ErrNoInstanceRef) {
+			if _, err := harness.CaseFromID(c.ID, "", factory.DefaultSizeLimits()); !errors.Is(err, harness.ErrNoInstanceRef) {
 				t.Errorf("%s without its file: %v", c.ID, err)
 			}
-			got, err = harness.CaseFromID(c.ID, "../factory/testdata/tiny.yaml")
+			got, err = harness.CaseFromID(c.ID, "../factory/testdata/tiny.yaml", factory.DefaultSizeLimits())
 		} else {
-			got, err = harness.CaseFromID(c.ID, "")
+			got, err = harness.CaseFromID(c.ID, "", factory.DefaultSizeLimits())
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		fromDir, err := harness.CaseFromSuiteDir(dir, c.ID)
+		fromDir, err := harness.CaseFromSuiteDir(dir, c.ID, factory.DefaultSizeLimits())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -635,10 +636,10 @@ func TestCaseFromID(t *testing.T) {
 			}
 		}
 	}
-	if _, err := harness.CaseFromID("A3C9-1__centralized__rule__s2", "A5C12-1"); err == nil {
+	if _, err := harness.CaseFromID("A3C9-1__centralized__rule__s2", "A5C12-1", factory.DefaultSizeLimits()); err == nil {
 		t.Error("an --instance that does not match the id was accepted")
 	}
-	if _, err := harness.CaseFromSuiteDir(dir, "A3C9-1__centralized__rule__s2"); err == nil {
+	if _, err := harness.CaseFromSuiteDir(dir, "A3C9-1__centralized__rule__s2", factory.DefaultSizeLimits()); err == nil {
 		t.Error("a case of another controller was found in the suite")
 	}
 }
@@ -657,4 +658,28 @@ func BenchmarkSuite(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(s.Cases)), "cases/op")
 	b.ReportMetric(float64(len(s.Cases)*b.N)/b.Elapsed().Seconds(), "cases/s")
+}
+
+// TestSuitePlantLimits: a suite's instances are bounded by the default
+// plant limits unless the options raise them, before anything runs.
+func TestSuitePlantLimits(t *testing.T) {
+	opt := harness.SuiteOptions{Suite: "A3C9-1,gen:A2C5J100001", Paradigms: "centralized", Seeds: "1", Controllers: "rule"}
+	_, err := harness.ResolveSuite(opt)
+	var oe *opterr.Error
+	if !errors.As(err, &oe) || oe.Option != "Suite" || !strings.Contains(err.Error(), "100001 jobs: over the limit of 100000") {
+		t.Fatalf("got %v, want the Suite option refused over the jobs limit", err)
+	}
+	lim := factory.DefaultSizeLimits()
+	lim.Jobs = 100001
+	opt.PlantLimits = &lim
+	s, err := harness.ResolveSuite(opt)
+	if err != nil || len(s.Cases) != 2 {
+		t.Fatalf("raised limit: %v", err)
+	}
+	if _, err := harness.CaseFromID(s.Cases[1].ID, "", factory.DefaultSizeLimits()); err == nil {
+		t.Error("CaseFromID ignored the limits")
+	}
+	if _, err := harness.CaseFromID(s.Cases[1].ID, "", lim); err != nil {
+		t.Errorf("CaseFromID, raised limit: %v", err)
+	}
 }

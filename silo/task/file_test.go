@@ -190,6 +190,8 @@ func TestLoadFileMalformed(t *testing.T) {
 		{name: "unknown case", edit: func(m map[string]any) { m["case_id"] = "IV-31" }, field: "case_id"},
 		{name: "case id type", edit: func(m map[string]any) { m["case_id"] = 5 }, field: "case_id", msg: "want string"},
 		{name: "no name", edit: func(m map[string]any) { delete(m, "case_name") }, field: "case_name", msg: "missing"},
+		{name: "escape in name", edit: func(m map[string]any) { m["case_name"] = "x\x1b]0;pwned\x07" }, field: "case_name", msg: "U+001B, a control"},
+		{name: "bidi in paradigm", edit: func(m map[string]any) { m["paradigm"] = "a\u202eb" }, field: "paradigm", msg: "U+202E"},
 		{name: "num agents", edit: func(m map[string]any) { m["metadata"].(map[string]any)["num_agents"] = 3 }, field: "agent_configs", msg: "num_agents = 3"},
 		{name: "num agents type", edit: func(m map[string]any) { m["metadata"].(map[string]any)["num_agents"] = "2" }, field: "metadata.num_agents"},
 		{name: "segmented", edit: func(m map[string]any) { m["metadata"].(map[string]any)["is_segmented"] = true }, field: "metadata.is_segmented"},
