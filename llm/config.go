@@ -179,10 +179,15 @@ func normalizeBaseURL(raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", configError("BaseURL", "empty (want the API root, e.g. http://127.0.0.1:8000/v1)")
 	}
+	if !strings.Contains(raw, "://") {
+		// "127.0.0.1:8000/v1" does not parse, "localhost:8000/v1" parses
+		// with scheme "localhost": either way the scheme is missing.
+		return "", configError("BaseURL", "no scheme: give the API root with http:// or https:// in front, e.g. http://127.0.0.1:8000/v1")
+	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		// url errors quote the input; it may contain credentials, so do not wrap.
-		return "", configError("BaseURL", "does not parse as a URL")
+		return "", configError("BaseURL", "does not parse as a URL (want the API root, e.g. http://127.0.0.1:8000/v1)")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return "", configError("BaseURL", "scheme %q: want http or https", u.Scheme)

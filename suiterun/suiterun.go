@@ -18,16 +18,29 @@
 //   - Cases run on a pool of workers. When ctx is cancelled (the CLI's first
 //     Ctrl-C) no new case starts and the cases in flight finish; the CLI's
 //     second Ctrl-C kills the process, which the rules above make safe.
+//   - A directory that holds a suite of another configuration is refused
+//     (Layout.ConfigFile, Plan.Config): a rerun with other instances,
+//     controllers, models or limits would rewrite the summary without the
+//     earlier cases and replace those it shares. Options.Force replaces
+//     the earlier suite instead: its cases and failed cases are removed.
+//     A rerun that only selects other cases of the same suite (Plan.Selection)
+//     is the same suite.
 //   - Progress is reported from one goroutine, and the benchmark's summary
 //     files (Plan.End) are written, under the lock, for the cases that have
 //     an outcome, whether or not the suite was interrupted.
 package suiterun
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,14 +66,25 @@ type Layout struct {
 	// of suite (the other benchmark's cases or summary); Run refuses such
 	// a directory rather than mix two suites, and their failed cases, in it.
 	Foreign []string
+	// ConfigFile, if set, is the file in Dir that records the suite's
+	// configuration (Plan.Config).
+	ConfigFile string
 }
 
 // Plan is what the runner needs to know of a suite of n cases.
 type Plan[R any] struct {
 	// IDs are the case ids in suite order; each names its directory.
 	IDs []string
+	// Config, if set, is the suite's configuration, written to
+	// Layout.ConfigFile as indented JSON once the directory is locked and
+	// found to hold no suite of another configuration.
+	Config any
+	// Selection are the top-level keys of Config's JSON object that only
+	// select which of the suite's cases run (a limit, a list of case ids);
+	// a recorded configuration that differs in them only is the same suite.
+	Selection []string
 	// Begin, if set, runs with the directory locked and cleaned, before any
-	// case is looked at (to check and write the suite's configuration).
+	// case is looked at (to check what the suite's configuration does not).
 	Begin func() error
 	// Finished reports whether dir holds case i as finished by an earlier
 	// run of this configuration, and its result.
@@ -79,6 +103,9 @@ type Plan[R any] struct {
 type Options struct {
 	// Workers is the number of cases run at once (default runtime.NumCPU()).
 	Workers int
+	// Force lets a suite of another configuration replace the one in the
+	// directory: the earlier suite's cases and failed cases are removed.
+	Force bool
 	// Progress, if set, is called once before the first case (Last empty),
 	// then after every case that ends, always from the same goroutine.
 	Progress func(Progress)
@@ -174,6 +201,9 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 		if err := p.Begin(); err != nil {
 			return nil, err
 		}
+	}
+	if err := takeConfig(l, p.Config, p.Selection, opt.Force); err != nil {
+		return nil, err
 	}
 
 	rep := &Report[R]{Layout: l, Total: len(p.IDs)}
@@ -295,4 +325,79 @@ func runCase[R any](ctx context.Context, p Plan[R], i int, casesDir, failedDir s
 	// A success supersedes an earlier failure of the same case.
 	os.RemoveAll(filepath.Join(failedDir, id))
 	return o
+}
+
+// takeConfig records config in l.ConfigFile, unless the directory holds a
+// suite of another configuration: then it refuses, or with force removes
+// that suite's cases and failed cases first. Keys of selection may differ.
+func takeConfig(l Layout, config any, selection []string, force bool) error {
+	if l.ConfigFile == "" || config == nil {
+		return nil
+	}
+	path := filepath.Join(l.Dir, l.ConfigFile)
+	data := atomicfs.MarshalLine(config)
+	prev, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err == nil {
+		if diff := configDiff(prev, data, selection); len(diff) > 0 {
+			if !force {
+				return &opterr.Error{Option: "dir", See: []string{"Force"}, Err: fmt.Errorf(
+					"%s holds a suite of another configuration (%s differ from its %s): running this one there would drop or replace its results; use a new directory, rerun with the options recorded in %s, or force to replace that suite",
+					l.Dir, strings.Join(diff, ", "), l.ConfigFile, l.ConfigFile)}
+			}
+			for _, d := range []string{l.CasesDir, FailedDir} {
+				if err := removeContents(filepath.Join(l.Dir, d)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return atomicfs.WriteFile(path, TmpPrefix, data)
+}
+
+// configDiff lists the top-level keys whose values differ between two
+// JSON objects, leaving out ignore; an unreadable a differs as a whole.
+func configDiff(a, b []byte, ignore []string) []string {
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+		return []string{"the whole file"}
+	}
+	var diff []string
+	for _, m := range []map[string]json.RawMessage{ma, mb} {
+		for k := range m {
+			if !slices.Contains(ignore, k) && !slices.Contains(diff, k) && !bytes.Equal(compact(ma[k]), compact(mb[k])) {
+				diff = append(diff, k)
+			}
+		}
+	}
+	slices.Sort(diff)
+	return diff
+}
+
+// compact is raw without insignificant spaces (nil for an absent key).
+func compact(raw json.RawMessage) []byte {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// removeContents removes every entry of dir.
+func removeContents(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -216,3 +216,62 @@ func TestRunForeign(t *testing.T) {
 		t.Fatalf("the directory was changed: %d entries", len(ents))
 	}
 }
+
+// A suite of another configuration is refused in a directory, which it
+// leaves untouched; one that only selects other cases is the same suite;
+// Force replaces the earlier suite (issue 14: a rerun with another
+// configuration rewrote the configuration and orphaned the old cases).
+func TestRunOtherConfig(t *testing.T) {
+	dir := t.TempDir()
+	l := suiterun.Layout{Dir: dir, CasesDir: "cases", ConfigFile: "suite.json"}
+	type config struct {
+		Controllers []string `json:"controllers"`
+		Limit       int      `json:"limit,omitempty"`
+	}
+	var runs atomic.Int32
+	withConfig := func(n int, c config) suiterun.Plan[string] {
+		p := plan(n, nil, &runs)
+		p.Config, p.Selection = c, []string{"limit"}
+		return p
+	}
+	if _, err := suiterun.Run(context.Background(), l, withConfig(3, config{Controllers: []string{"rule"}}), suiterun.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// Another selection of the same suite: kept, nothing reruns.
+	if rep, err := suiterun.Run(context.Background(), l, withConfig(2, config{Controllers: []string{"rule"}, Limit: 2}), suiterun.Options{}); err != nil || rep.Skipped != 2 || runs.Load() != 3 {
+		t.Fatalf("another selection: %v, %d runs", err, runs.Load())
+	}
+	recorded := string(mustRead(t, filepath.Join(dir, "suite.json")))
+	other := withConfig(1, config{Controllers: []string{"greedy"}})
+	other.IDs = []string{"x00"}
+	_, err := suiterun.Run(context.Background(), l, other, suiterun.Options{})
+	if err == nil || !strings.Contains(err.Error(), "holds a suite of another configuration (controllers differ from its suite.json)") ||
+		!strings.Contains(err.Error(), "(see Force)") || runs.Load() != 3 {
+		t.Fatalf("another configuration: %v, %d runs", err, runs.Load())
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "cases")); len(ents) != 3 {
+		t.Errorf("the refused suite changed cases/: %d entries", len(ents))
+	}
+	if string(mustRead(t, filepath.Join(dir, "suite.json"))) != recorded {
+		t.Error("the refused suite rewrote suite.json")
+	}
+	rep, err := suiterun.Run(context.Background(), l, other, suiterun.Options{Force: true})
+	if err != nil || rep.Ran != 1 {
+		t.Fatalf("--force: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "cases")); len(ents) != 1 || ents[0].Name() != "x00" {
+		t.Errorf("after --force, cases/ holds %v, want only the new suite's case", ents)
+	}
+	if !strings.Contains(string(mustRead(t, filepath.Join(dir, "suite.json"))), "greedy") {
+		t.Error("--force did not record the new configuration")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

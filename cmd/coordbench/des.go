@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,8 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/des/policy"
 )
 
@@ -49,6 +53,7 @@ func desRunCmd() *cobra.Command {
 	var instance, paradigm, controller, out string
 	var files []string
 	var seed uint64
+	var force bool
 	var lf llmFlags
 	var lim *plantLimits
 	c := &cobra.Command{
@@ -61,45 +66,85 @@ error: the exit code is 0 and metrics.json says why it stopped. An LLM
 controller whose model calls fail (endpoint unreachable, key rejected,
 quota, replay-cache miss) --max-model-failures times in a row is not a
 result: the run stops with status aborted, its artifacts are written, and
-the exit code is 1. Model calls being retried are reported on stderr.`,
+the exit code is 1. Model calls being retried are reported on stderr.
+
+The run is written into a temporary directory next to --out and renamed
+to --out when it ends, so --out never holds a partial run. An --out that
+exists and is not empty is refused; --force replaces it. On Ctrl-C the
+episode stops before its next decision with status interrupted, its
+artifacts are written as usual (des validate re-checks them and says the
+run was interrupted), and the exit code is 1; a second Ctrl-C abandons
+the run and leaves --out untouched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lf.retries = cmd.ErrOrStderr()
 			if err := loadParadigmFiles(files); err != nil {
 				return err
 			}
-			p, mode, err := loadCase(instance, paradigm, lim)
+			instance, paradigm, controller = canon(instance, instanceNames()...), canon(paradigm, paradigmNames()...), canon(controller, controllerNames()...)
+			si, err := harness.LoadSuiteInstance(instance, lim.lim)
+			if err != nil {
+				return err
+			}
+			p := factory.Compile(si.Inst)
+			mode, err := coord.LookupAuthorityMode(paradigm)
 			if err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("seed") {
 				seed = p.Inst.Seeds.Test[0]
 			}
-			ctrl, closeCtrl, err := externalController(cmd, &lf, controller, p, mode, seed, &out)
-			if err != nil {
+			if err := lf.onlyWith(controller == "llm", "--controller is not llm"); err != nil {
 				return err
 			}
 			if out == "" {
-				out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, ctrl.Name(), seed))
+				out = filepath.Join("runs", runName(cmd, si.Token, mode.ID, controller, &lf, seed))
 			}
-			err = runEpisode(cmd, harness.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl}, out)
-			if cerr := closeCtrl(); err == nil {
-				err = cerr
+			ro, err := newRunOut(out, force)
+			if err != nil {
+				return err
 			}
-			return err
+			ctx, done := interruptibleRun(cmd)
+			defer done()
+			ctrl, closeCtrl, err := externalController(cmd, &lf, controller, p, mode, seed, ro.tmp)
+			if err != nil {
+				ro.discard()
+				return err
+			}
+			return runEpisode(cmd, ctx, harness.Episode{Plant: p, Seed: seed, Mode: mode, Controller: ctrl, Stop: ctx.Done()}, ro, closeCtrl)
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&instance, "instance", "A5C12-1", "reported instance name, instance file, or gen:A<areas>C<cells>")
 	f.StringVar(&paradigm, "paradigm", "centralized", "coordination paradigm (authority mode id)")
 	f.StringVar(&controller, "controller", "rule", "controller: "+strings.Join(policy.Names, ", ")+", or llm (see the --llm-* flags)")
-	f.Uint64Var(&seed, "seed", 0, "episode seed (default: the instance's first test seed)")
-	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>_s<seed>)")
+	f.Var((*seedValue)(&seed), "seed", "episode seed (default: the instance's first test seed)")
+	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>[_<model>]_s<seed>); refused if it exists and is not empty, unless --force")
+	f.BoolVar(&force, "force", false, "replace an existing --out")
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable); name it with --paradigm")
 	lim = addPlantLimits(f)
 	lf.register(f)
 	registerExternal(c)
 	return c
+}
+
+// runName is the default directory name of a des run: everything that
+// tells two runs apart, as in a suite's case id (harness.CaseID) but
+// joined by single underscores: instance, paradigm, controller, for an
+// LLM controller its models, framework and non-default reply parsing, and
+// the seed.
+func runName(cmd *cobra.Command, instanceToken, paradigm, controller string, lf *llmFlags, seed uint64) string {
+	model := ""
+	if command, _ := cmd.Flags().GetString("controller-command"); command != "" {
+		controller = extctl.Name
+	} else if controller == "llm" {
+		parsing := lf.replyParsing
+		if parsing == llmctl.ParsingPublished {
+			parsing = ""
+		}
+		model = "_" + harness.ModelToken(lf.model, lf.framework, parsing)
+	}
+	return fmt.Sprintf("%s_%s_%s%s_s%d", instanceToken, paradigm, controller, model, seed)
 }
 
 // loadParadigmFiles registers the custom paradigms of --paradigm-file.
@@ -112,24 +157,30 @@ func loadParadigmFiles(files []string) error {
 	return nil
 }
 
-// runEpisode runs one episode into out and prints its metrics. An
-// episode its controller aborted (a model that could not answer) is
+// runEpisode runs one episode into ro's temporary directory, closes its
+// controller (closeCtrl, which may write there too), moves the directory
+// into place and prints the metrics. An episode its controller aborted (a
+// model that could not answer) or that was interrupted is kept and
 // printed too, then its error is returned.
-func runEpisode(cmd *cobra.Command, ep harness.Episode, out string) error {
-	res, err := harness.RunToDir(cmd.Context(), ep, out)
-	if err != nil {
-		if res.Metrics.Status == string(factory.Aborted) {
-			printMetrics(cmd.OutOrStdout(), res.Metrics)
-			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
-		}
+func runEpisode(cmd *cobra.Command, ctx context.Context, ep harness.Episode, ro *runOut, closeCtrl func() error) error {
+	res, err := harness.RunToDir(ctx, ep, ro.tmp)
+	if cerr := closeCtrl(); err == nil {
+		err = cerr
+	}
+	if err != nil && res.Metrics.Status == "" { // the episode did not run: nothing to keep
+		ro.discard()
 		return err
 	}
+	if merr := ro.commit(); merr != nil {
+		return errors.Join(err, merr)
+	}
 	printMetrics(cmd.OutOrStdout(), res.Metrics)
-	fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", out)
-	return nil
+	fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s\n", ro.out)
+	if errors.Is(err, harness.ErrInterrupted) {
+		return fmt.Errorf("interrupted: the episode stopped after %d decisions; its artifacts, marked status interrupted, are in %s", res.Metrics.GDs, ro.out)
+	}
+	return err
 }
-
-func safeName(s string) string { return strings.NewReplacer(":", "-", "/", "-").Replace(s) }
 
 func printMetrics(w io.Writer, m harness.Metrics) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -153,7 +204,7 @@ capacities, machines, products, power figures and caps, with every default
 filled in, and the jobs (arrival and due times) one seed draws.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := loadPlant(args[0], lim)
+			p, err := loadPlant(canon(args[0], instanceNames()...), lim)
 			if err != nil {
 				return err
 			}
@@ -195,7 +246,7 @@ filled in, and the jobs (arrival and due times) one seed draws.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the resolved instance and its jobs as JSON")
-	c.Flags().Uint64Var(&seed, "seed", 0, "seed whose jobs to list (default: the first test seed)")
+	c.Flags().Var((*seedValue)(&seed), "seed", "seed whose jobs to list (default: the first test seed)")
 	lim = addPlantLimits(c.Flags())
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -50,11 +49,11 @@ func externalSession(cmd *cobra.Command, command string) (*extctl.Session, error
 
 // externalController builds the controller of des run: the external
 // runner when --controller-command is set, otherwise the built-in or LLM
-// controller named by --controller. For a runner it fixes the output
-// directory (*out) and starts the runner there. The closer runs once the
-// artifacts are written: for a runner, it ends it (extctl.Session.End),
-// prints its summary and returns its failure, which fails the command.
-func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factory.Plant, mode coord.AuthorityMode, seed uint64, out *string) (coord.Controller, func() error, error) {
+// controller named by --controller. A runner starts in dir, the run's
+// (temporary) output directory. The closer runs once the artifacts are
+// written: for a runner, it ends it (extctl.Session.End), prints its
+// summary and returns its failure, which fails the command.
+func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factory.Plant, mode coord.AuthorityMode, seed uint64, dir string) (coord.Controller, func() error, error) {
 	f := cmd.Flags()
 	command, _ := f.GetString("controller-command")
 	upstream, _ := f.GetString("llm-proxy-upstream")
@@ -81,10 +80,6 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 			Concurrency: lf.concurrency, RPM: lf.rpm, Timeout: lf.timeout, MaxAttempts: lf.maxAttempts, Endpoints: lf.endpoints}
 		cfg.CachePath = lf.cachePath
 	}
-	if *out == "" {
-		*out = filepath.Join("runs", fmt.Sprintf("%s_%s_%s_s%d", safeName(p.Inst.Name), mode.ID, extctl.Name, seed))
-	}
-	dir := *out
 	sess, err := extctl.OpenSession(cfg)
 	if err != nil {
 		return nil, nil, err

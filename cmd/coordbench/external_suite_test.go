@@ -49,7 +49,7 @@ func TestSuiteWithExternalRunner(t *testing.T) {
 		t.Errorf("resume reran cases: %v\n%s", err, out)
 	}
 	other := append(append([]string{}, args[:len(args)-4]...), "--controller-command", runner+" --unused", "--out", dir)
-	if _, err := run(t, other...); err == nil || !strings.HasPrefix(err.Error(), "--out: "+dir+" holds the results of") {
+	if _, err := run(t, other...); err == nil || !strings.HasPrefix(err.Error(), "--out: "+dir+" holds a suite of another configuration (controller_identities differ from its suite.json)") {
 		t.Errorf("another runner command into the same suite directory: %v", err)
 	}
 	id := "A3C9-1__holonic_hybrid__external__s12"

@@ -44,6 +44,8 @@ func optionFlags(option string) []string {
 		return []string{"--group-by"}
 	case "dir":
 		return []string{"--out"}
+	case "Force":
+		return []string{"--force"}
 	case "Levels":
 		return []string{"--levels"}
 	case "Tasks":

@@ -27,11 +27,26 @@ func TestErrorsNameFlags(t *testing.T) {
 		{[]string{"des", "suite", "--controller", "rule,oracle"}, `--controller: unknown controller "oracle"`},
 		{[]string{"des", "case", "--case-id", "file-mine__centralized__rule__s1"}, "give the instance file (--instance FILE) or the suite directory (--suite-dir DIR)"},
 		{[]string{"silo", "suite", "--mode", "official", "--agents", "3"}, "--agents: official instances exist for N in [2 5 10 20 50 100], not 3; seeded ones for any N (see --mode)"},
-		{[]string{"silo", "suite", "--seeds", "5-2"}, `--seeds: bad range "5-2"`},
+		{[]string{"silo", "suite", "--seeds", "5-2"}, `--seeds: "5-2" is not a seed range: want lo-hi with lo ≤ hi, e.g. 1-10`},
 		{[]string{"silo", "suite", "--levels", "IV"}, `--levels: unknown level "IV"`},
 		{[]string{"des", "run", "--controller", "llm", "--llm-model", "m", "--llm-base-url", "ftp://h/v1"}, `llm: config: --llm-base-url: scheme "ftp"`},
 		{[]string{"des", "run", "--controller", "llm", "--llm-model", "m", "--llm-base-url", "http://u:p@h/v1"}, "(see --llm-api-key-env)"},
 		{[]string{"silo", "suite", "--agent", "llm", "--llm-model", "m", "--llm-base-url", "http://h/v1", "--llm-cache-mode", "replay"}, `llm: config: --llm-cache: cache mode "replay" needs a cache`},
+		// Go-internal texts replaced by what to do (issue 14).
+		{[]string{"des", "run", "--seed", "-1"}, `invalid argument "-1" for "--seed" flag: "-1" is not a seed: seeds are whole numbers from 0 to 18446744073709551615`},
+		{[]string{"silo", "run", "--seed", "-1"}, `"-1" is not a seed: seeds are whole numbers`},
+		{[]string{"des", "suite", "--seeds", "1,-1"}, `--seeds: "-1" is not a seed: seeds are whole numbers`},
+		{[]string{"des", "run", "--controller", "llm", "--llm-model", "m", "--llm-base-url", "127.0.0.1:8089/v1"}, "--llm-base-url: no scheme: give the API root with http:// or https:// in front, e.g. http://127.0.0.1:8000/v1"},
+		{[]string{"des", "run", "--controller", "llm", "--llm-model", "m", "--llm-base-url", "localhost:8089/v1"}, "--llm-base-url: no scheme"},
+		{[]string{"silo", "run", "--agents", "0"}, "--agents: task I-01: 0 agents, want 1 … 1000"},
+		{[]string{"silo", "run", "--mode", "official", "--agents", "3"}, "--agents: official instances exist for N in [2 5 10 20 50 100], not 3; seeded ones for any N (see --mode)"},
+		{[]string{"silo", "run", "--max-rounds", "0"}, "--max-rounds must be at least 1 (got 0)"},
+		{[]string{"silo", "suite", "--max-rounds", "0"}, "--max-rounds must be at least 1 (got 0)"},
+		// Model flags without a model controller are refused in both benchmarks.
+		{[]string{"des", "run", "--llm-model", "m"}, "--llm-model/--llm-base-url given, but --controller is not llm"},
+		{[]string{"des", "suite", "--llm-model", "m", "--controller", "rule"}, "--llm-model/--llm-base-url given, but --controller does not include llm"},
+		{[]string{"des", "case", "--case-id", "A3C9-1__centralized__rule__s1", "--llm-base-url", "http://h/v1"}, "--llm-model/--llm-base-url given, but case A3C9-1__centralized__rule__s1's controller is rule"},
+		{[]string{"silo", "run", "--llm-model", "m"}, "--llm-model/--llm-base-url given, but --agent does not include llm"},
 	} {
 		_, err := run(t, append(tc.args, "--out", out)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -240,8 +240,9 @@ func llmStubCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stub",
 		Short: "Serve a stub model that answers coordbench payloads or plays SILO-BENCH (OpenAI chat completions)",
-		Long: `Serve the OpenAI chat-completions protocol on --addr (loopback by default)
-and answer from the prompt. For coordbench decision payloads: builtin (the
+		Long: `Serve the OpenAI chat-completions protocol on --addr (by default a free
+loopback port, so that two stubs never share one; the first line printed
+is the URL to give --llm-base-url) and answer from the prompt. For coordbench decision payloads: builtin (the
 rule controller's choice), random (a legal index from a hash of the prompt)
 or faults (a scripted mix of valid answers, prose, code fences, illegal
 indices, empty replies and transient 429/500 errors). For SILO-BENCH LLM
@@ -290,7 +291,7 @@ whole LLM pipeline before spending money.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "listen address (loopback unless you say otherwise)")
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (loopback unless you say otherwise; port 0: a free port, printed with the URL)")
 	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), or silo-gather (SILO-BENCH agents)")
 	return c
 }

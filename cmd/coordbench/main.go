@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -23,10 +24,41 @@ func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "coordbench",
 		Short:         "Benchmark how multi-agent systems coordinate",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("coordbench {{.Version}}\n")
 	root.AddCommand(desCmd(), siloCmd(), llmCmd())
 	inFlagTermsAll(root)
 	return root
+}
+
+// version is the module version and the VCS commit the binary was built
+// from (runtime/debug.ReadBuildInfo): "v1.2.0" for a tagged install,
+// "(devel) commit 1a2b3c4d5e6f (modified)" for a build from a checkout.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown: built without module information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (modified)"
+			}
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev[:min(12, len(rev))] + modified
+	}
+	return v
 }

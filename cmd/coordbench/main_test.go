@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -216,6 +217,22 @@ func TestRunWithStubModel(t *testing.T) {
 	} {
 		if _, err := run(t, args...); err == nil {
 			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// --version prints the module version (and, when the build recorded it,
+// the VCS commit) from the build information (issue 14).
+func TestVersionFlag(t *testing.T) {
+	out, err := run(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "coordbench ") || strings.TrimSpace(out) == "coordbench" {
+		t.Fatalf("--version: %v\n%q", err, out)
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && !strings.Contains(out, s.Value[:12]) {
+				t.Errorf("--version %q lacks the commit %s", out, s.Value)
+			}
 		}
 	}
 }

@@ -3,13 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/silo/llmagent"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/suite"
@@ -46,7 +45,7 @@ func siloInstance(taskID string, n int, mode string, seed uint64, file string) (
 	if file != "" {
 		return task.LoadFile(file)
 	}
-	switch mode {
+	switch canon(mode, task.ModeSeeded, task.ModeOfficial) {
 	case "official":
 		return task.Official(taskID, n)
 	case "seeded":
@@ -68,7 +67,8 @@ func (f *siloFlags) register(c *cobra.Command, fileHelp string) {
 	fs.StringVar(&f.taskID, "task", "I-01", "task id (coordbench silo tasks)")
 	fs.IntVar(&f.n, "agents", 2, "number of agents N (official mode: 2, 5, 10, 20, 50 or 100)")
 	fs.StringVar(&f.mode, "mode", "seeded", "official (the paper's instances) or seeded")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed (seeded mode)")
+	f.seed = 1
+	fs.Var((*seedValue)(&f.seed), "seed", "seed (seeded mode)")
 	if fileHelp != "" {
 		fs.StringVar(&f.file, "task-file", "", fileHelp)
 	}
@@ -127,6 +127,7 @@ func siloRunCmd() *cobra.Command {
 	var protocol, agent, out string
 	var lim suite.Limits
 	var msgFormat string
+	var force bool
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run one SILO-BENCH run and write result.json, the run database and the tool-call log",
@@ -139,13 +140,22 @@ tool-call log). Agents: scripted teams correct by construction: reference
 chain (relay along the agents); or llm, one model-backed agent per shard
 over any OpenAI-compatible endpoint (--llm-model, --llm-base-url; see
 docs/silo-llm.md), which also writes turns.jsonl (every prompt, reply,
-parsed call, result and token count) and timing.jsonl.`,
+parsed call, result and token count) and timing.jsonl.
+
+The run is written into a temporary directory next to --out and renamed
+to --out when it ends. An --out that exists and is not empty is refused;
+--force replaces it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in, err := siloInstance(f.taskID, f.n, f.mode, f.seed, f.file)
 			if err != nil {
 				return err
 			}
+			if err := atLeastOne("--max-rounds", lim.MaxRounds); err != nil {
+				return err
+			}
+			protocol, msgFormat = canon(protocol, "p2p", "broadcast", "sfs"), canon(msgFormat, "str", "json")
+			agent = canon(agent, slices.Concat(round.TeamNames, []string{suite.AgentLLM})...)
 			p := proto.Protocol(protocol)
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
@@ -165,16 +175,18 @@ parsed call, result and token count) and timing.jsonl.`,
 				}
 			}
 			if out == "" {
-				out = filepath.Join("runs", fmt.Sprintf("silo_%s_n%d_%s_%s_%s_s%d", in.Task.ID, in.N, protocol, players.Label(), in.Mode, in.Seed))
+				out = filepath.Join("runs", siloRunName(in, protocol, players, lim))
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			ro, err := newRunOut(out, force)
+			if err != nil {
 				return err
 			}
-			for _, name := range []string{suite.FileDB, suite.FileDB + "-wal", suite.FileDB + "-shm", llmagent.FileTurns, llmagent.FileTiming} {
-				os.Remove(filepath.Join(out, name)) // a rerun replaces the previous run
-			}
-			res, _, err := suite.RunInto(cmd.Context(), in, p, players, lim, out)
+			res, _, err := suite.RunInto(cmd.Context(), in, p, players, lim, ro.tmp)
 			if err != nil {
+				ro.discard()
+				return err
+			}
+			if err := ro.commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s, N=%d, %s, %s agents: S %.3f (success %v), P %.3f, %d rounds, %d tool calls, D %.4f\n",
@@ -196,9 +208,37 @@ parsed call, result and token count) and timing.jsonl.`,
 	c.Flags().IntVar(&lim.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
 	c.Flags().StringVar(&msgFormat, "message-format", string(proto.FormatStr), messageFormatUsage)
-	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<agent>_<mode>_s<seed>)")
+	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<agent>_<mode>_s<seed>, plus the non-default limits); refused if it exists and is not empty, unless --force")
+	c.Flags().BoolVar(&force, "force", false, "replace an existing --out")
 	lf.register(c.Flags())
 	return c
+}
+
+// siloRunName is the default directory name of a silo run: everything that
+// tells two runs apart: task, N, protocol, agents (with the model and its
+// settings: suite.Players.Label), mode, seed, and the limits that differ
+// from their defaults.
+func siloRunName(in *task.Instance, protocol string, players suite.Players, lim suite.Limits) string {
+	name := fmt.Sprintf("silo_%s_n%d_%s_%s_%s_s%d", in.Task.ID, in.N, protocol, players.Label(), in.Mode, in.Seed)
+	if lim.MaxRounds != round.DefaultMaxRounds {
+		name += fmt.Sprintf("_r%d", lim.MaxRounds)
+	}
+	if lim.MaxCallsPerTurn != round.DefaultMaxCallsPerTurn {
+		name += fmt.Sprintf("_c%d", lim.MaxCallsPerTurn)
+	}
+	if lim.MessageFormat != "" && lim.MessageFormat != proto.FormatStr {
+		name += "_" + string(lim.MessageFormat)
+	}
+	return name
+}
+
+// atLeastOne refuses a count flag below 1 (the library reads 0 as its
+// default, which the flag's help does not promise).
+func atLeastOne(flag string, v int) error {
+	if v < 1 {
+		return fmt.Errorf("%s must be at least 1 (got %d)", flag, v)
+	}
+	return nil
 }
 
 // messageFormatUsage is the help of --message-format (silo run, silo suite).

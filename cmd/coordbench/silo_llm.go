@@ -35,8 +35,8 @@ func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 // agent kinds) names llm; nil otherwise. The closer releases the cache.
 func (f *siloLLMFlags) agent(agents string) (*suite.LLMAgent, func(), error) {
 	if !slices.Contains(splitList(agents), suite.AgentLLM) {
-		if f.model != "" || f.baseURL != "" {
-			return nil, nil, fmt.Errorf("--llm-model/--llm-base-url given, but --agent does not include llm")
+		if err := f.onlyWith(false, "--agent does not include llm"); err != nil {
+			return nil, nil, err
 		}
 		return nil, func() {}, nil
 	}

@@ -14,6 +14,61 @@ import (
 	"github.com/coordbench/coordbench/silo/llmagent"
 )
 
+// startStub starts coordbench llm stub in-process with args and returns
+// the URL its banner gives, its further output lines and its end.
+func startStub(t *testing.T, ctx context.Context, args ...string) (url string, lines <-chan string, done <-chan error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	root := rootCmd()
+	root.SetOut(pw)
+	root.SetErr(pw)
+	root.SetArgs(append([]string{"llm", "stub"}, args...))
+	end := make(chan error, 1)
+	go func() {
+		end <- root.ExecuteContext(ctx)
+		pw.Close()
+	}()
+	out := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			out <- sc.Text()
+		}
+		close(out)
+	}()
+	select {
+	case l := <-out:
+		url = regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`).FindString(l)
+		if url == "" || !strings.Contains(l, "stub model") {
+			t.Fatalf("stub banner: %q", l)
+		}
+	case err := <-end:
+		t.Fatalf("stub ended: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("stub did not start")
+	}
+	return url, out, end
+}
+
+// Without --addr, each stub listens on a free loopback port of its own and
+// prints its URL: a second stub never leaves a run talking to the first
+// (issue 14).
+func TestStubDefaultsToAFreePort(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, _, doneA := startStub(t, ctx)
+	b, _, doneB := startStub(t, ctx, "--policy", "random")
+	if a == b {
+		t.Errorf("two stubs on %s", a)
+	}
+	cancel()
+	for _, d := range []<-chan error{doneA, doneB} {
+		if err := <-d; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestSiloRunAgainstGatherStub: coordbench llm stub --policy silo-gather,
 // started in-process on a free loopback port, serves an LLM team that
 // solves a task through silo run; the stub stops on cancel and reports
@@ -21,36 +76,7 @@ import (
 func TestSiloRunAgainstGatherStub(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	root := rootCmd()
-	root.SetOut(pw)
-	root.SetErr(pw)
-	root.SetArgs([]string{"llm", "stub", "--policy", "silo-gather", "--addr", "127.0.0.1:0"})
-	done := make(chan error, 1)
-	go func() {
-		done <- root.ExecuteContext(ctx)
-		pw.Close()
-	}()
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var url string
-	select {
-	case l := <-lines:
-		url = regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`).FindString(l)
-		if url == "" || !strings.Contains(l, "silo-gather") {
-			t.Fatalf("stub banner: %q", l)
-		}
-	case err := <-done:
-		t.Fatalf("stub ended: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("stub did not start")
-	}
+	url, lines, done := startStub(t, ctx, "--policy", "silo-gather", "--addr", "127.0.0.1:0")
 
 	dir := filepath.Join(t.TempDir(), "run")
 	out, err := run(t, "silo", "run", "--agent", "llm", "--llm-model", "stub", "--llm-base-url", url,

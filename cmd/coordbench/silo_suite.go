@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -11,12 +12,14 @@ import (
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/silo/task"
 )
 
 func siloSuiteCmd() *cobra.Command {
 	var opt suite.Options
 	var out string
 	var workers int
+	var force bool
 	var lf siloLLMFlags
 	c := &cobra.Command{
 		Use:   "suite",
@@ -24,6 +27,7 @@ func siloSuiteCmd() *cobra.Command {
 		Long: `Run every case (task × N × protocol × agent × seed) on a pool of workers
 and write, into --out:
 
+  silo_suite.json      the suite's configuration
   summary.csv          one row per run: ids, S, success, P, P_paper (the
                        published P rule) and its crash count, P_fine, rounds,
                        tool calls, messages, bytes, D, D_reads; for LLM
@@ -43,8 +47,9 @@ and write, into --out:
 
 Case ids read <task>__n<N>__<protocol>__<agent>__seeded-s<seed> (or
 __official), e.g. I-01__n10__p2p__reference__seeded-s1; LLM agents are
-labelled llm-<model>[+scaffold…][+native] (docs/silo-llm.md), so scaffold
-ablations share a suite directory and RCC compares a model with itself.
+labelled llm-<model>[+scaffold…][+native] (docs/silo-llm.md), so the runs
+of scaffold ablations never share an id and RCC compares a model with
+itself (each ablation is a suite of its own: give each its own --out).
 RCC = 1 − S(N)/S(baseline) compares each N with a single agent. The
 baseline (--baseline) is merged by default: for each N = k, one agent holds
 the merged data of the N = k instances (same mode and seeds; case ids end in
@@ -52,7 +57,10 @@ the merged data of the N = k instances (same mode and seeds; case ids end in
 official mode has none, so they come from --seeds), added when --agents
 lacks 1. --no-baseline adds none.
 Running the same command again resumes: finished runs whose manifest
-matches are kept. On Ctrl-C no new run starts, the summary of the finished
+matches are kept. The configuration is recorded in silo_suite.json; a
+suite of another configuration (other runs, limits or model settings) is
+refused in the same --out, which it would otherwise leave half replaced;
+--force replaces it. On Ctrl-C no new run starts, the summary of the finished
 runs is written, and the exit code is 1; a second Ctrl-C abandons the runs
 in flight.`,
 		Args: cobra.NoArgs,
@@ -60,6 +68,11 @@ in flight.`,
 			if workers < 1 {
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
+			if err := atLeastOne("--max-rounds", opt.MaxRounds); err != nil {
+				return err
+			}
+			opt.Agent, opt.Mode = canon(opt.Agent, slices.Concat(round.TeamNames, []string{suite.AgentLLM})...), canon(opt.Mode, task.ModeSeeded, task.ModeOfficial)
+			opt.Baseline, opt.MessageFormat = canon(opt.Baseline, suite.BaselineMerged, suite.BaselineSeeded), canon(opt.MessageFormat, "str", "json")
 			llmAgent, closer, err := lf.agent(opt.Agent)
 			if err != nil {
 				return err
@@ -76,7 +89,7 @@ in flight.`,
 			if out == "" {
 				out = filepath.Join("runs", "silo_suite")
 			}
-			return runSiloSuite(cmd, s, out, workers, lf.stats)
+			return runSiloSuite(cmd, s, out, suite.RunOptions{Workers: workers, Force: force}, lf.stats)
 		},
 	}
 	f := c.Flags()
@@ -94,6 +107,7 @@ in flight.`,
 	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 baseline runs (RCC stays empty)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", siloLLMWorkers))
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")
+	f.BoolVar(&force, "force", false, "replace a suite of another configuration in --out (its runs are removed)")
 	lf.register(f)
 	return c
 }
@@ -102,7 +116,7 @@ in flight.`,
 // their runs wait on the model, not on the CPU.
 const siloLLMWorkers = 8
 
-func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int, stats *llm.Stats) error {
+func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, opt suite.RunOptions, stats *llm.Stats) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, done := interruptible(cmd, "runs")
 	defer done()
@@ -110,8 +124,9 @@ func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, workers int, s
 	if stats != nil {
 		status = stats.String
 	}
-	p := newSuiteDisplay(stderr, "silo suite", "runs", workers, status)
-	rep, err := suite.Run(ctx, s, dir, suite.RunOptions{Workers: workers, Progress: p.update})
+	p := newSuiteDisplay(stderr, "silo suite", "runs", opt.Workers, status)
+	opt.Progress = p.update
+	rep, err := suite.Run(ctx, s, dir, opt)
 	p.finish()
 	if err != nil {
 		return err

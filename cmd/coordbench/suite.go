@@ -19,6 +19,7 @@ func desSuiteCmd() *cobra.Command {
 	var opt harness.SuiteOptions
 	var out, cases, groupBy string
 	var workers int
+	var force bool
 	var lf llmFlags
 	var lim *plantLimits
 	c := &cobra.Command{
@@ -36,7 +37,10 @@ pool of workers and write, into --out:
 
 Case ids read <instance>__<paradigm>__<controller>__s<seed>, e.g.
 A5C12-1__centralized__rule__s1. Running the same command again resumes:
-finished cases whose manifest matches are kept, the rest run. With an LLM
+finished cases whose manifest matches are kept, the rest run; --limit and
+--cases select cases of the same suite. A suite of another configuration
+(instances, paradigms, controllers, models, seeds) is refused in the same
+--out, which it would otherwise leave half replaced; --force replaces it. With an LLM
 controller, a model call that fails after its retries (endpoint
 unreachable, key rejected, quota, replay-cache miss) fails its case
 (status aborted in failed/<case_id>/), which the next run reruns. On Ctrl-C no
@@ -53,13 +57,19 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 			if workers < 1 {
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
-			keys, err := harness.ParseGroupBy(groupBy)
+			opt.Suite, opt.Controllers = canon(opt.Suite, instanceNames()...), canon(opt.Controllers, controllerNames()...)
+			opt.Paradigms, opt.Seeds = canon(opt.Paradigms, paradigmNames()...), canon(opt.Seeds, "test", "dev")
+			keys, err := harness.ParseGroupBy(canon(groupBy, harness.GroupKeys...))
 			if err != nil {
 				return err
 			}
 			opt.Cases = splitList(cases)
 			var status func() string
-			if slices.Contains(splitList(opt.Controllers), "llm") {
+			withLLM := slices.Contains(splitList(opt.Controllers), "llm")
+			if err := lf.onlyWith(withLLM, "--controller does not include llm"); err != nil {
+				return err
+			}
+			if withLLM {
 				lf.abortOnModelError = true // a model failure fails the case, which reruns next time
 				mk, closer, err := lf.maker()
 				if err != nil {
@@ -91,7 +101,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 			if out == "" {
 				out = filepath.Join("runs", "suite_"+suiteDirName(opt.Suite))
 			}
-			return runSuite(cmd, s, out, harness.SuiteRunOptions{Workers: workers, GroupBy: keys}, status)
+			return runSuite(cmd, s, out, harness.SuiteRunOptions{Workers: workers, GroupBy: keys, Force: force}, status)
 		},
 	}
 	f := c.Flags()
@@ -106,6 +116,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 	f.StringVar(&groupBy, "group-by", strings.Join(harness.GroupKeys, ","), "the aggregate's rows: a comma list of "+strings.Join(harness.GroupKeys, ", "))
 	f.StringVar(&out, "out", "", "suite directory (default runs/suite_<suite>)")
 	lim = addPlantLimits(f)
+	f.BoolVar(&force, "force", false, "replace a suite of another configuration in --out (its cases are removed)")
 	lf.register(f)
 	f.String("controller-command", "", "run an external controller (one process per case) and add it to the suite as controller \"external\" (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
@@ -161,6 +172,7 @@ func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, opt harness.Suit
 func desCaseCmd() *cobra.Command {
 	var id, out, suiteDir, instance string
 	var files []string
+	var force bool
 	var lf llmFlags
 	var lim *plantLimits
 	c := &cobra.Command{
@@ -193,6 +205,17 @@ the paradigm switches and instance recorded there.`,
 			if err != nil {
 				return err
 			}
+			if err := lf.onlyWith(cs.Controller == "llm", fmt.Sprintf("case %s's controller is %s", cs.ID, cs.Controller)); err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("runs", cs.ID)
+			}
+			ro, err := newRunOut(out, force)
+			if err != nil {
+				return err
+			}
+			defer ro.discard() // a no-op once moved into place
 			if cs.Controller == extctl.Name {
 				command, _ := cmd.Flags().GetString("controller-command")
 				if command == "" {
@@ -219,22 +242,20 @@ the paradigm switches and instance recorded there.`,
 					return err
 				}
 			}
-			if out == "" {
-				out = filepath.Join("runs", cs.ID)
-			}
-			ep, err := cs.EpisodeIn(cmd.Context(), out)
+			ctx, done := interruptibleRun(cmd)
+			defer done()
+			ep, err := cs.EpisodeIn(ctx, ro.tmp)
 			if err != nil {
 				return err
 			}
-			if err := runEpisode(cmd, ep, out); err != nil {
-				return err
-			}
-			return cs.EndIn(ep, out)
+			ep.Stop = ctx.Done()
+			return runEpisode(cmd, ctx, ep, ro, func() error { return cs.EndIn(ep, ro.tmp) })
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&id, "case-id", "", "case id, e.g. A5C12-1__centralized__rule__s1 (required)")
-	f.StringVar(&out, "out", "", "output directory (default runs/<case_id>)")
+	f.StringVar(&out, "out", "", "output directory (default runs/<case_id>); refused if it exists and is not empty, unless --force")
+	f.BoolVar(&force, "force", false, "replace an existing --out")
 	f.StringVar(&suiteDir, "suite-dir", "", "rebuild the case from this suite directory's suite.json")
 	f.StringVar(&instance, "instance", "", "the instance file of a file-<name> case id")
 	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable)")

@@ -183,6 +183,19 @@ func dirPath(elem ...string) string { return filepath.Join(elem...) + string(fil
 // (what names it: "cases", "runs"); a second Ctrl-C kills the process.
 // Call done when the suite has ended.
 func interruptible(cmd *cobra.Command, what string) (ctx context.Context, done func()) {
+	return onInterrupt(cmd, fmt.Sprintf("finishing the %s in flight (Ctrl-C again to abandon them)", what))
+}
+
+// interruptibleRun is interruptible for des run: the episode stops before
+// its next decision (harness.Episode.Stop) and its artifacts are written.
+func interruptibleRun(cmd *cobra.Command) (ctx context.Context, done func()) {
+	return onInterrupt(cmd, "stopping the episode before its next decision and writing its artifacts (Ctrl-C again to abandon the run)")
+}
+
+// onInterrupt returns a context that a first Ctrl-C (or SIGTERM) cancels,
+// telling the user what now happens (notice); a second Ctrl-C kills the
+// process. Call done when the work has ended.
+func onInterrupt(cmd *cobra.Command, notice string) (ctx context.Context, done func()) {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	finished := make(chan struct{})
 	go func() {
@@ -194,7 +207,7 @@ func interruptible(cmd *cobra.Command, what string) (ctx context.Context, done f
 			default:
 			}
 			stop() // restore the default: a second Ctrl-C kills the process
-			fmt.Fprintf(cmd.ErrOrStderr(), "\ninterrupted: finishing the %s in flight (Ctrl-C again to abandon them)\n", what)
+			fmt.Fprintf(cmd.ErrOrStderr(), "\ninterrupted: %s\n", notice)
 		case <-finished:
 		}
 	}()

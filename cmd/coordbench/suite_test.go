@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -95,6 +96,19 @@ func TestSuiteCommand(t *testing.T) {
 	if out, err := run(t, append(args, "--group-by", "paradigm,seed")...); err == nil ||
 		!strings.Contains(err.Error(), `--group-by: "seed" is not a group key`) {
 		t.Errorf("--group-by paradigm,seed: %v\n%s", err, out)
+	}
+	// Another configuration (other controllers: other cases) is refused in
+	// the same directory, which keeps its suite (issue 14: it rewrote
+	// suite.json and orphaned the earlier cases); --force replaces it.
+	config := string(mustRead(t, filepath.Join(dir, harness.FileSuiteConfig)))
+	other := []string{"des", "suite", "--suite", "A3C9-1", "--paradigm", modes[0].ID, "--seeds", "1", "--controller", "greedy", "--out", dir}
+	if _, err := run(t, other...); err == nil ||
+		!strings.Contains(err.Error(), "--out: "+dir+" holds a suite of another configuration (controllers, instances, paradigms, seeds, suite differ from its suite.json)") ||
+		!strings.Contains(err.Error(), "(see --force)") {
+		t.Errorf("another configuration: %v", err)
+	}
+	if string(mustRead(t, filepath.Join(dir, harness.FileSuiteConfig))) != config || len(summaryRows(t, dir)) != n {
+		t.Error("the refused suite rewrote suite.json or the summary")
 	}
 	// --limit and --cases select cases; the summary lists only those.
 	out, err = run(t, "des", "suite", "--suite", "A3C9-1,A5C12-1", "--seeds", "1,2", "--out", dir,
@@ -438,4 +452,18 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Seed ranges read the same in both benchmarks' suites (issue 14).
+func TestSuiteSeedRange(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "suite")
+	out, err := run(t, "des", "suite", "--suite", "A3C9-1", "--paradigm", "centralized", "--seeds", "2-4", "--out", dir)
+	if err != nil || !strings.Contains(out, "3 cases: 3 run now") {
+		t.Fatalf("--seeds 2-4: %v\n%s", err, out)
+	}
+	for i, r := range summaryRows(t, dir) {
+		if want := fmt.Sprintf("A3C9-1__centralized__rule__s%d", i+2); r[0] != want {
+			t.Errorf("row %d: %s, want %s", i, r[0], want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness/check"
 )
 
@@ -38,6 +39,9 @@ messages.jsonl and manifest.json. Exit 0 only if every check holds.`,
 					fmt.Fprintln(w, p)
 				}
 				s := rep.Stats
+				if s.Status == string(factory.Interrupted) {
+					fmt.Fprintln(w, "the run was interrupted (status interrupted): the user stopped it before its end; its metrics describe the state it had reached")
+				}
 				fmt.Fprintf(w, "%s seed %d: %d records, %d jobs (%d completed), %d decisions, %d messages: ",
 					s.Instance, s.Seed, s.Records, s.Jobs, s.Completed, s.Decisions, s.Messages)
 			}

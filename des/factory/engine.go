@@ -19,6 +19,9 @@ const (
 	// Aborted: the controller ended the episode with a fatal error
 	// (coord.ErrAbort: a model that could not be reached, say).
 	Aborted Status = "aborted"
+	// Interrupted: the user stopped the run (Ctrl-C in des run); the
+	// metrics describe the state reached.
+	Interrupted Status = "interrupted"
 )
 
 // Truncated reports whether the episode ended before all jobs completed.

@@ -85,3 +85,47 @@ func TestControllerAbortEndsTheEpisode(t *testing.T) {
 		t.Errorf("re-check: %v", rep.Problems)
 	}
 }
+
+// stoppingController answers like the rule controller and closes stop
+// after a few steps, as a Ctrl-C in the middle of an episode would.
+type stoppingController struct {
+	coord.Controller
+	steps int
+	stop  chan struct{}
+}
+
+func (c *stoppingController) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
+	if c.steps--; c.steps == 0 {
+		close(c.stop)
+	}
+	return c.Controller.Act(ctx, d)
+}
+
+// Episode.Stop ends the episode before its next decision: status
+// interrupted, Result.Err is ErrInterrupted, and the artifacts are
+// complete and pass the re-check, which reports the status.
+func TestStopInterruptsTheEpisode(t *testing.T) {
+	in, err := factory.Resolve("A3C9-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := policy.New("rule", 1)
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized,
+		Controller: &stoppingController{Controller: rule, steps: 4, stop: stop}, Stop: stop}
+	res, err := harness.RunToDir(context.Background(), ep, dir)
+	if !errors.Is(err, harness.ErrInterrupted) {
+		t.Fatalf("RunToDir error = %v, want ErrInterrupted", err)
+	}
+	if res.Metrics.Status != string(factory.Interrupted) || res.Metrics.GDs != 4 || res.Metrics.GTr != 1 {
+		t.Errorf("metrics: status %q, G_ds %d, G_tr %d; want interrupted after 4 steps, truncated", res.Metrics.Status, res.Metrics.GDs, res.Metrics.GTr)
+	}
+	rep, err := check.Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Stats.Status != "interrupted" {
+		t.Errorf("re-check: status %q, %v", rep.Stats.Status, rep.Problems)
+	}
+}

@@ -25,7 +25,15 @@ type Episode struct {
 	// Messages receives messages.jsonl; Timing receives timing.jsonl. Any
 	// may be nil.
 	Trace, Decisions, Messages, Timing io.Writer
+	// Stop, if set, interrupts the episode once closed: it ends before its
+	// next decision with status interrupted, and Result.Err is
+	// ErrInterrupted. (A cancelled ctx only cuts the controller's calls
+	// short: its answers fall back, the episode goes on.)
+	Stop <-chan struct{}
 }
+
+// ErrInterrupted is the error of an episode that Episode.Stop ended.
+var ErrInterrupted = errors.New("interrupted")
 
 // TimingLine is one line of timing.jsonl: the wall-clock side of one
 // audited answer that carried a controller note (model and external
@@ -90,6 +98,11 @@ func Run(ctx context.Context, ep Episode) Result {
 	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
 	for eng.Advance() {
+		if stopped(ep.Stop) {
+			stopErr = ErrInterrupted
+			eng.Truncate(factory.Interrupted)
+			break
+		}
 		d := in.Next()
 		if d == nil { // Advance stops only with a decision pending: the protocol failed
 			stopErr = in.Err()
@@ -176,6 +189,16 @@ type writeErrors struct{ first error }
 func (w *writeErrors) keep(artifact string, err error) {
 	if err != nil && w.first == nil {
 		w.first = fmt.Errorf("write %s: %w", artifact, err)
+	}
+}
+
+// stopped reports whether stop is closed (never, if nil).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
 }
 

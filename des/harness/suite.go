@@ -17,6 +17,7 @@ import (
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/internal/seeds"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -183,10 +184,7 @@ func (c *Case) UseMaker(mk ControllerMaker) error {
 		return fmt.Errorf("case %s: controller %q, not %q", c.ID, c.Controller, mk.Name())
 	}
 	rule, ruleToken := replyParsing(mk)
-	got := modelToken(mk.Model(), mk.Framework(), ruleToken)
-	if got != "" {
-		got = SafeToken(got)
-	}
+	got := ModelToken(mk.Model(), mk.Framework(), ruleToken)
 	if got != c.modelToken {
 		return fmt.Errorf("case %s was run with model, framework and reply parsing %q; this controller has %q", c.ID, c.modelToken, got)
 	}
@@ -458,6 +456,16 @@ func makerNamed(makers []ControllerMaker, name string) ControllerMaker {
 	return nil
 }
 
+// ModelToken is the model part of a case id, made safe (SafeToken): the
+// model names, framework and reply-parsing token (empty for the default
+// rule) of a model-backed controller; "" for none.
+func ModelToken(model, framework, replyParsing string) string {
+	if t := modelToken(model, framework, replyParsing); t != "" {
+		return SafeToken(t)
+	}
+	return ""
+}
+
 // modelToken is the model part of a case id: the models, the framework
 // when there is one, and the reply-parsing rule when it is not the
 // default ("gpt-5.4-graph", "gpt-5.4-graph-strict").
@@ -485,29 +493,20 @@ func replyParsing(mk ControllerMaker) (rule, token string) {
 }
 
 func resolveSeeds(spec string, si *SuiteInstance) ([]uint64, error) {
-	var seeds []uint64
-	for _, f := range splitList(spec) {
-		switch f {
+	out, err := seeds.ParseList(spec, func(w string) ([]uint64, bool) {
+		switch w {
 		case "test":
-			seeds = append(seeds, si.Inst.Seeds.Test...)
+			return si.Inst.Seeds.Test, true
 		case "dev":
-			seeds = append(seeds, si.Inst.Seeds.Dev...)
-		default:
-			s, err := strconv.ParseUint(f, 10, 64)
-			if err != nil {
-				return nil, opterr.New("Seeds", "%q is not a seed (want test, dev, or a comma list of non-negative integers such as 1,2,5)", f)
-			}
-			seeds = append(seeds, s)
+			return si.Inst.Seeds.Dev, true
 		}
+		return nil, false
+	})
+	if errors.Is(err, seeds.ErrNone) {
+		return nil, opterr.New("Seeds", "%w for instance %s", err, si.Label)
 	}
-	var out []uint64
-	for _, s := range seeds {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	if len(out) == 0 {
-		return nil, opterr.New("Seeds", "%q gives no seed for instance %s", spec, si.Label)
+	if err != nil {
+		return nil, opterr.New("Seeds", "%w (a list of test, dev, seeds and ranges, e.g. test or 1,2,5 or 1-10)", err)
 	}
 	return out, nil
 }

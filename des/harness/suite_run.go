@@ -6,12 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/internal/atomicfs"
-	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -22,6 +20,9 @@ type SuiteRunOptions struct {
 	GroupBy []string
 	// Workers is the number of cases run at once (default runtime.NumCPU()).
 	Workers int
+	// Force lets this suite replace a suite of another configuration in
+	// the directory (suiterun.Options.Force).
+	Force bool
 	// Progress, if set, is called once before the first case with the
 	// counts of the plan, then after every case that ends, always from the
 	// same goroutine.
@@ -93,17 +94,13 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	var rep *SuiteReport
 	plan := suiterun.Plan[CaseResult]{
 		IDs: ids,
-		Begin: func() error {
-			// A directory that holds an external runner's cases stays tied
-			// to that runner: their manifests cannot tell two commands apart.
-			var prev SuiteConfig
-			if atomicfs.ReadJSON(filepath.Join(dir, FileSuiteConfig), &prev) == nil && len(prev.ControllerIdentities) > 0 &&
-				len(s.Config.ControllerIdentities) > 0 && !slices.Equal(prev.ControllerIdentities, s.Config.ControllerIdentities) {
-				return opterr.New("dir", "%s holds the results of %v, not %v: use a new directory", dir, prev.ControllerIdentities, s.Config.ControllerIdentities)
-			}
-			return atomicfs.WriteFile(filepath.Join(dir, FileSuiteConfig), suiterun.TmpPrefix, atomicfs.MarshalLine(s.Config))
-		},
-		Finished: func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
+		// A directory holds one suite; a rerun may select other cases of it.
+		// An external runner's cases stay tied to that runner by its
+		// identity in the configuration: their manifests cannot tell two
+		// commands apart.
+		Config:    s.Config,
+		Selection: []string{"limit", "only_cases", "case_count"},
+		Finished:  func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
 		Run: func(ctx context.Context, i int, dir string) (CaseResult, error) {
 			return runCase(ctx, s.Cases[i], dir, run)
 		},
@@ -113,7 +110,8 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 		},
 	}
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
-	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, Foreign: []string{"runs", "summary.csv"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress})
+	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig,
+		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force})
 	return rep, err
 }
 

@@ -143,8 +143,9 @@ func TestLLMSuiteReplay(t *testing.T) {
 		t.Fatalf("replay: %v %+v", err, rep2.Failures)
 	}
 	a, b := files(t, live), files(t, replay)
-	// summary files, then per case result, calls, manifest (+ turns for llm)
-	if len(a) != len(b) || len(a) != 3+3*len(s.Cases)+len(s.Cases)/2 {
+	// configuration and summary files, then per case result, calls,
+	// manifest (+ turns for llm)
+	if len(a) != len(b) || len(a) != 4+3*len(s.Cases)+len(s.Cases)/2 {
 		t.Fatalf("%d files live, %d replayed", len(a), len(b))
 	}
 	for name, data := range a {
@@ -162,7 +163,12 @@ func TestLLMSuiteReplay(t *testing.T) {
 	if !strings.Contains(s3.Cases[0].ID, "llm-org-scripted-v1-2a5c3b+reminders") {
 		t.Errorf("scaffold case id %s", s3.Cases[0].ID)
 	}
-	rep3, err := Run(context.Background(), s3, replay, RunOptions{Workers: 4})
+	// Another suite: refused where the first one is, run in a directory
+	// of its own.
+	if _, err := Run(context.Background(), s3, replay, RunOptions{Workers: 4}); err == nil || !strings.Contains(err.Error(), "another configuration (cases, llm differ") {
+		t.Fatalf("a scaffold ablation into the first suite's directory: %v", err)
+	}
+	rep3, err := Run(context.Background(), s3, t.TempDir(), RunOptions{Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

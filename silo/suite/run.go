@@ -76,6 +76,37 @@ func sameManifest(a, b Manifest) bool {
 	return string(atomicfs.MarshalLine(la)) == string(atomicfs.MarshalLine(lb))
 }
 
+// Config is FileConfig: what makes a suite directory's runs one suite. A
+// suite of another configuration is refused in the same directory
+// (suiterun.Options.Force replaces it): the cases (by id), and what the
+// ids do not say: limits, message format and the LLM agents' settings.
+type Config struct {
+	Tool            string       `json:"tool"`
+	Version         string       `json:"version"`
+	MaxRounds       int          `json:"max_rounds"`
+	MaxCallsPerTurn int          `json:"max_calls_per_turn"`
+	MessageFormat   string       `json:"message_format"`
+	Baseline        string       `json:"baseline"`
+	LLM             *LLMManifest `json:"llm,omitempty"`
+	Cases           []string     `json:"cases"`
+}
+
+func configOf(s *Suite) Config {
+	o := s.Options
+	c := Config{Tool: "coordbench", Version: Version(), MaxRounds: o.MaxRounds, MaxCallsPerTurn: o.MaxCallsPerTurn,
+		MessageFormat: o.MessageFormat, Baseline: o.Baseline}
+	if o.NoBaseline {
+		c.Baseline = "none"
+	}
+	if o.LLM != nil {
+		c.LLM = o.LLM.manifest()
+	}
+	for _, cs := range s.Cases {
+		c.Cases = append(c.Cases, cs.ID)
+	}
+	return c
+}
+
 // RunOptions tune how a suite runs; none changes its results.
 type RunOptions = suiterun.Options
 
@@ -120,7 +151,8 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 	}
 	var rep *Report
 	plan := suiterun.Plan[*round.Result]{
-		IDs: ids,
+		IDs:    ids,
+		Config: configOf(s),
 		Finished: func(i int, dir string) (*round.Result, bool) {
 			r, ok := finishedCase(s.Cases[i], dir)
 			return r.Result, ok
@@ -134,7 +166,8 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 		},
 	}
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
-	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir, Foreign: []string{"cases", "suite.json", "suite_summary.csv"}}, plan, opt)
+	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir, ConfigFile: FileConfig,
+		Foreign: []string{"cases", "suite.json", "suite_summary.csv"}}, plan, opt)
 	return rep, err
 }
 

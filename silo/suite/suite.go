@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/internal/seeds"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
@@ -37,6 +38,8 @@ const (
 	// FailedDir holds failed runs with their partial files and error.txt
 	// (suiterun.ErrorFile); they run again on the next invocation.
 	FailedDir = suiterun.FailedDir
+	// FileConfig records the suite's configuration (Config).
+	FileConfig = "silo_suite.json"
 )
 
 // ErrNoModel: agent kind AgentLLM was asked for without a model
@@ -374,44 +377,10 @@ func resolveProtocols(spec string) ([]proto.Protocol, error) {
 	return out, nil
 }
 
-// maxSeeds bounds the seeds of one suite (ranges and lists together).
-const maxSeeds = 10000
-
 func resolveSeeds(spec string) ([]uint64, error) {
-	var out []uint64
-	seen := map[uint64]bool{}
-	add := func(s uint64) {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	for _, f := range split(spec) {
-		if a, b, ok := strings.Cut(f, "-"); ok {
-			lo, err1 := strconv.ParseUint(a, 10, 64)
-			hi, err2 := strconv.ParseUint(b, 10, 64)
-			if err1 != nil || err2 != nil || hi < lo || hi-lo > 10000 {
-				return nil, opterr.New("Seeds", "bad range %q", f)
-			}
-			for s := lo; s <= hi; s++ {
-				add(s)
-			}
-			if len(out) > maxSeeds {
-				break
-			}
-			continue
-		}
-		s, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			return nil, opterr.New("Seeds", "bad seed %q", f)
-		}
-		add(s)
-	}
-	if len(out) == 0 {
-		return nil, opterr.New("Seeds", "empty")
-	}
-	if len(out) > maxSeeds {
-		return nil, opterr.New("Seeds", "more than %d seeds", maxSeeds)
+	out, err := seeds.ParseList(spec, nil)
+	if err != nil {
+		return nil, opterr.New("Seeds", "%w (a list of seeds and ranges, e.g. 1,2,5 or 1-10)", err)
 	}
 	slices.Sort(out)
 	return out, nil

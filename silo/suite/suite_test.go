@@ -167,14 +167,19 @@ func TestSuite(t *testing.T) {
 	if string(resAfter) != string(resBefore) {
 		t.Error("rerun result.json differs")
 	}
-	// A changed round cap is a different configuration: the case reruns.
+	// A changed round cap is a different configuration: refused in the
+	// same directory (it would replace the earlier runs), and with Force
+	// it replaces the earlier suite.
 	s2, _ := Resolve(Options{Tasks: "I-01", Agents: "2", Protocols: "sfs", MaxRounds: 50, NoBaseline: true})
 	if len(s2.Cases) != 1 {
 		t.Fatalf("%d cases", len(s2.Cases))
 	}
-	rep, err = Run(context.Background(), s2, dir, RunOptions{})
+	if _, err = Run(context.Background(), s2, dir, RunOptions{}); err == nil || !strings.Contains(err.Error(), "another configuration (baseline, cases, max_rounds differ") {
+		t.Fatalf("changed config: %v", err)
+	}
+	rep, err = Run(context.Background(), s2, dir, RunOptions{Force: true})
 	if err != nil || rep.Ran != 1 {
-		t.Fatalf("changed config: %v, ran %d", err, rep.Ran)
+		t.Fatalf("changed config, forced: %v, ran %d", err, rep.Ran)
 	}
 }
 
@@ -238,6 +243,17 @@ func TestMessageFormatManifest(t *testing.T) {
 		s, err := Resolve(Options{Tasks: "I-01", Agents: "2", Protocols: "p2p,sfs", MessageFormat: f, NoBaseline: true})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if k == 1 {
+			// Another format is another configuration, refused in the same
+			// directory; without its silo_suite.json (a directory written
+			// before it existed) the manifests still tell the runs apart.
+			if _, err := Run(context.Background(), s, dir, RunOptions{}); err == nil || !strings.Contains(err.Error(), "message_format differ") {
+				t.Fatalf("another format: %v", err)
+			}
+			if err := os.Remove(filepath.Join(dir, FileConfig)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		rep, err := Run(context.Background(), s, dir, RunOptions{})
 		if err != nil {

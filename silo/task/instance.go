@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/silo/pyrand"
 	"github.com/coordbench/coordbench/silo/pyvalue"
 )
@@ -98,7 +99,8 @@ func Official(taskID string, n int) (*Instance, error) {
 		return nil, err
 	}
 	if !slices.Contains(OfficialCounts, n) {
-		return nil, fmt.Errorf("task: official instances exist for n in %v, not %d (use Seeded)", OfficialCounts, n)
+		return nil, &opterr.Error{Option: "Agents", See: []string{"Mode"},
+			Err: fmt.Errorf("official instances exist for N in %v, not %d; seeded ones for any N", OfficialCounts, n)}
 	}
 	officialOnce.Do(replayOfficial)
 	if officialErr != nil {
@@ -144,7 +146,9 @@ func Seeded(taskID string, n int, seed uint64) (*Instance, error) {
 		return nil, err
 	}
 	if n < 1 || n > t.MaxAgents() {
-		return nil, fmt.Errorf("task: %s: n = %d agents, want 1 … %d", t.ID, n, t.MaxAgents())
+		// Agents names the team size as the suites' options do, so that
+		// the CLI names its flag (--agents).
+		return nil, opterr.New("Agents", "task %s: %d agents, want 1 … %d", t.ID, n, t.MaxAgents())
 	}
 	r := pyrand.New(SeededStreamSeed(t.ID, n, seed))
 	shards, params := t.gen(r, n)

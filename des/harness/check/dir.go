@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
@@ -80,6 +81,31 @@ type messageLine struct {
 	Type string `json:"type"`
 }
 
+// complete reports an error unless dir is a directory holding every
+// artifact of a run. des run writes a run directory whole (a temporary
+// directory renamed into place), so a partial one was left by a run that
+// was killed or is still writing, or by another tool: say so, rather than
+// report the first missing file.
+func complete(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory: give a run directory (des run --out)", dir)
+	}
+	var missing []string
+	for _, name := range []string{fileInstance, fileManifest, fileMetrics, fileTrace, fileDecisions, fileMessages} {
+		if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s is an incomplete run directory (no %s): the run that wrote it was interrupted before it wrote its artifacts, or is still running; run it again", dir, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 // Dir checks the run directory dir. The error is set only when a file is
 // missing or unreadable or holds malformed JSON (reported as file:line);
 // every violated property is a Problem of the report.
@@ -90,6 +116,9 @@ func Dir(dir string) (*Report, error) {
 		rep.Problems = append(rep.Problems, Problem{Check: check, Msg: fmt.Sprintf(format, args...)})
 	}
 
+	if err := complete(dir); err != nil {
+		return rep, err
+	}
 	var inst factory.Instance
 	if _, err := readJSON(dir, fileInstance, &inst, sums); err != nil {
 		return rep, err

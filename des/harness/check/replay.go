@@ -400,7 +400,8 @@ func (c *checker) machineOf(ci int, p *int64) (m int, ok bool) {
 }
 
 var finalStatus = map[string]bool{"done": true, "deadlock": true, "no_progress": true, "time_limit": true,
-	"decision_limit": true, "controller_failed": true, "aborted": true}
+	"decision_limit": true, "controller_failed": true, "aborted": true,
+	"interrupted": true}
 
 // apply advances the clock to the record's instant and applies it.
 func (c *checker) apply(r *rec) {

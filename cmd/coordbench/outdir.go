@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/coordbench/coordbench/internal/atomicfs"
+)
+
+// One run's output directory (des run, des case, silo run) is written
+// whole: the run writes into a temporary directory next to --out
+// (.tmp-<name>-*), which is renamed to --out once the run has ended, so
+// --out is at every moment absent, the previous run, or the new run
+// complete. An existing --out that holds anything is refused unless
+// --force, which replaces it (atomicfs.MoveIntoPlace), never merges into
+// it. A run killed outright (a second Ctrl-C) leaves only the temporary
+// directory.
+
+// runOutPrefix starts the name of a run's temporary directory.
+const runOutPrefix = ".tmp-"
+
+// runOut is the output directory of one run and the temporary directory it
+// is written into.
+type runOut struct {
+	out, tmp string
+}
+
+// checkOut refuses to write a run into out if out holds anything, unless
+// force, and always if out is the working directory or holds it (it is
+// replaced by a rename).
+func checkOut(out string, force bool) error {
+	st, err := os.Lstat(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if wd, err := os.Getwd(); err == nil && (wd == abs || strings.HasPrefix(wd, abs+string(filepath.Separator))) {
+		return fmt.Errorf("--out %s is the working directory or holds it: give a directory inside it, e.g. --out runs/NAME", out)
+	}
+	if st.IsDir() {
+		if ents, err := os.ReadDir(out); err == nil && len(ents) == 0 {
+			return nil // an empty directory: nothing to lose
+		}
+	}
+	if !force {
+		return fmt.Errorf("--out %s already exists and is not empty: give another --out, or --force to replace it", out)
+	}
+	return nil
+}
+
+// newRunOut checks out (checkOut) and creates the temporary directory the
+// run writes into.
+func newRunOut(out string, force bool) (*runOut, error) {
+	if err := checkOut(out, force); err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, runOutPrefix+filepath.Base(out)+"-")
+	if err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	return &runOut{out: out, tmp: tmp}, nil
+}
+
+// commit renames the temporary directory to out, replacing what out held
+// (checkOut allowed it).
+func (r *runOut) commit() error {
+	if err := atomicfs.MoveIntoPlace(r.tmp, r.out, filepath.Dir(r.out), runOutPrefix); err != nil {
+		os.RemoveAll(r.tmp)
+		return fmt.Errorf("move the run into --out %s: %w", r.out, err)
+	}
+	return nil
+}
+
+// discard removes the temporary directory of a run that wrote nothing
+// worth keeping.
+func (r *runOut) discard() { os.RemoveAll(r.tmp) }
