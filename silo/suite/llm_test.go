@@ -216,6 +216,13 @@ func TestLLMSuiteModelFailure(t *testing.T) {
 		t.Errorf("a failed case left its directory: %v", err)
 	}
 	down.Store(false)
+	// The next run is a new process: a new client, whose circuit breaker
+	// has not seen the outage (the old one stays open for its cooldown).
+	opt = llmOptions(t, srv.URL, cache, "", llmagent.Scaffold{})
+	opt.Tasks, opt.Agents, opt.Protocols, opt.Agent, opt.Seeds = "I-01", "2", "p2p", "llm", "1"
+	if s, err = Resolve(opt); err != nil {
+		t.Fatal(err)
+	}
 	before := srv.Count()
 	rep, err = Run(context.Background(), s, dir, RunOptions{})
 	if err != nil || len(rep.Failures) != 0 || rep.Ran != 1 || rep.Skip != 1 {
