@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,7 +10,7 @@ import (
 )
 
 // ErrHTMLNotYet is the answer to format "html".
-var ErrHTMLNotYet = fmt.Errorf("format html is not built yet: planned in issue 15 (use md, csv or latex for the tables)")
+var ErrHTMLNotYet = errors.New("format html: not yet: planned in issue 15 (the self-contained HTML report with figures); use md, csv or latex for the tables")
 
 // Options choose what Write writes.
 type Options struct {
