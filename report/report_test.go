@@ -492,3 +492,27 @@ func FuzzSummary(f *testing.F) {
 		}
 	})
 }
+
+// TestSiloMalformed: a damaged aggregate.csv gives an error naming file
+// and line.
+func TestSiloMalformed(t *testing.T) {
+	_, silo := suites(t)
+	good, err := os.ReadFile(filepath.Join(silo, suite.FileAggregate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(good), "\n")
+	cases := []struct{ name, want, data string }{
+		{"bad level", "aggregate.csv:2: column level", lines[0] + strings.Replace(lines[1], ",I,", ",IV,", 1)},
+		{"bad S", "aggregate.csv:3: column S_mean", lines[0] + lines[1] + strings.Replace(lines[2], ",1.0000,", ",yes,", 1)},
+		{"no RCC column", `no column "RCC"`, strings.Replace(string(good), ",RCC,", ",rcc,", 1)},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, suite.FileConfig), []byte("{}"), 0o644)
+		os.WriteFile(filepath.Join(dir, suite.FileAggregate), []byte(c.data), 0o644)
+		if _, err := Build([]string{dir}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
