@@ -6,6 +6,8 @@ require github.com/schollz/progressbar/v3 v3.19.1
 
 require golang.org/x/net v0.60.0
 
+require gonum.org/v1/gonum v0.17.0
+
 require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect

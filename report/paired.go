@@ -1,0 +1,109 @@
+package report
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Paired statistics of a scheduling suite. Every paradigm of a suite runs
+// on the same seeds, and a seed fixes the exogenous trajectory (arrivals,
+// breakdowns) whatever the paradigm: common random numbers. The
+// difference between two paradigms is therefore measured seed by seed,
+// and the intervals are those of the mean of the paired differences.
+
+// Level is the confidence level of every interval.
+const Level = 0.95
+
+// Resamples is the number of bootstrap resamples.
+const Resamples = 10000
+
+// The bootstrap's random stream: a PCG (math/rand/v2) seeded afresh with
+// these two words for every comparison, so that an interval depends on its
+// differences alone, not on which other comparisons the report holds.
+const (
+	BootstrapSeed1 = 0x636f6f7264626e63 // "coordbnc"
+	BootstrapSeed2 = 0x7061697265643935 // "paired95"
+)
+
+// Interval is a two-sided interval; NaN bounds where it is undefined
+// (fewer than two differences).
+type Interval struct{ Lo, Hi float64 }
+
+// Excludes0 reports whether 0 lies outside the interval.
+func (iv Interval) Excludes0() bool { return iv.Lo > 0 || iv.Hi < 0 }
+
+// PairedStats summarise the paired differences d_i = a_i − b_i over seeds.
+type PairedStats struct {
+	N    int     // pairs (seeds where both cases finished)
+	Mean float64 // mean difference
+	SD   float64 // sample standard deviation of the differences
+	// T is the 95% Student t interval, mean ± t(0.975, N−1)·SD/√N; TQuantile
+	// is t(0.975, N−1).
+	T         Interval
+	TQuantile float64
+	// Boot is the 95% percentile bootstrap interval: the 2.5% and 97.5%
+	// empirical quantiles of the means of Resamples resamples of the
+	// differences drawn with replacement.
+	Boot Interval
+}
+
+// Distinguishable reports whether the t interval excludes 0: the two
+// paradigms differ on this metric beyond what the seeds' spread explains.
+func (p *PairedStats) Distinguishable() bool { return p.N >= 2 && p.T.Excludes0() }
+
+// Paired computes the statistics of the differences d.
+func Paired(d []float64) PairedStats {
+	nan := Interval{math.NaN(), math.NaN()}
+	p := PairedStats{N: len(d), Mean: math.NaN(), SD: math.NaN(), T: nan, TQuantile: math.NaN(), Boot: nan}
+	if len(d) == 0 {
+		return p
+	}
+	if len(d) == 1 {
+		p.Mean = d[0]
+		return p
+	}
+	p.Mean, p.SD = stat.MeanStdDev(d, nil)
+	n := float64(len(d))
+	p.TQuantile = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(1 - (1-Level)/2)
+	half := p.TQuantile * p.SD / math.Sqrt(n)
+	p.T = Interval{p.Mean - half, p.Mean + half}
+	p.Boot = bootstrap(d)
+	return p
+}
+
+// bootstrap is the percentile bootstrap interval of the mean of d.
+func bootstrap(d []float64) Interval {
+	rng := rand.NewPCG(BootstrapSeed1, BootstrapSeed2)
+	n := uint64(len(d))
+	means := make([]float64, Resamples)
+	for r := range means {
+		var s float64
+		for range d {
+			s += d[index(rng, n)]
+		}
+		means[r] = s / float64(n)
+	}
+	slices.Sort(means)
+	a := (1 - Level) / 2
+	return Interval{stat.Quantile(a, stat.Empirical, means, nil), stat.Quantile(1-a, stat.Empirical, means, nil)}
+}
+
+// index draws a uniform integer in [0, n) from the PCG's output by
+// Lemire's multiply-and-reject method. It is what rand.Rand.Uint64N does
+// on 64-bit machines, written out so that the stream is the same on every
+// machine and can be replayed elsewhere (testdata/paired_check.py).
+func index(src *rand.PCG, n uint64) uint64 {
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+	}
+	return hi
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/coordbench/coordbench/internal/inputfile"
+)
+
+// MaxFileBytes bounds every file the report reads: a suite of a few
+// hundred thousand cases fits; a larger file is refused, not read.
+const MaxFileBytes = 256 << 20
+
+// Kind is the benchmark that wrote a suite directory.
+type Kind string
+
+const (
+	KindDES  Kind = "des"  // coordbench des suite
+	KindSilo Kind = "silo" // coordbench silo suite
+)
+
+// The names that mark each kind of suite directory (des/harness and
+// silo/suite write them; suiterun refuses to mix them in one directory).
+var markers = map[Kind][]string{
+	KindDES:  {"suite.json", "suite_summary.csv", "cases"},
+	KindSilo: {"silo_suite.json", "summary.csv", "runs"},
+}
+
+// Detect tells which benchmark's suite dir holds, from the names in it.
+// A directory with the names of both, or of neither, is an error.
+func Detect(dir string) (Kind, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory (want a suite directory of des suite or silo suite)", dir)
+	}
+	found := map[Kind][]string{}
+	for _, k := range []Kind{KindDES, KindSilo} {
+		for _, name := range markers[k] {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				found[k] = append(found[k], name)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return "", err
+			}
+		}
+	}
+	switch {
+	case len(found[KindDES]) > 0 && len(found[KindSilo]) > 0:
+		return "", fmt.Errorf("%s holds files of both benchmarks (%s; %s): not one suite directory",
+			dir, strings.Join(found[KindDES], ", "), strings.Join(found[KindSilo], ", "))
+	case len(found[KindDES]) > 0:
+		return KindDES, nil
+	case len(found[KindSilo]) > 0:
+		return KindSilo, nil
+	}
+	return "", fmt.Errorf("%s is not a suite directory: it has none of %s (des suite) nor %s (silo suite)",
+		dir, strings.Join(markers[KindDES], ", "), strings.Join(markers[KindSilo], ", "))
+}
+
+// csvFile is a CSV file read whole: its header's columns by name and its
+// records with their line numbers.
+type csvFile struct {
+	path string
+	col  map[string]int
+	rows []csvRow
+}
+
+type csvRow struct {
+	line   int
+	fields []string
+}
+
+// readCSV reads the CSV file at path, which must have every column in
+// need. Errors name the file and line.
+func readCSV(path string, need []string) (*csvFile, error) {
+	b, err := inputfile.Read(path, "suite file", MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	r := csv.NewReader(bytes.NewReader(b))
+	r.ReuseRecord = false
+	head, err := r.Read()
+	if err != nil {
+		return nil, csvErr(path, err)
+	}
+	f := &csvFile{path: path, col: map[string]int{}}
+	for i, h := range head {
+		f.col[h] = i
+	}
+	for _, n := range need {
+		if _, ok := f.col[n]; !ok {
+			return nil, fmt.Errorf("%s:1: no column %q in the header (is this file from this version of coordbench?)", path, n)
+		}
+	}
+	for {
+		rec, err := r.Read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, csvErr(path, err)
+		}
+		line, _ := r.FieldPos(0)
+		f.rows = append(f.rows, csvRow{line, rec})
+	}
+	return f, nil
+}
+
+func csvErr(path string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s:%d: %v", path, pe.Line, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", path, err)
+}
+
+// get is the value of column name in row r.
+func (f *csvFile) get(r csvRow, name string) string { return r.fields[f.col[name]] }
+
+// float parses column name of row r; an empty cell is NaN when empty is
+// allowed.
+func (f *csvFile) float(r csvRow, name string, empty bool) (float64, error) {
+	s := f.get(r, name)
+	if s == "" && empty {
+		return math.NaN(), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("%s:%d: column %s: %q is not a number", f.path, r.line, name, s)
+	}
+	return v, nil
+}
+
+// readJSONFile reads a suite's JSON configuration, bounded.
+func readJSONFile(path string) ([]byte, error) {
+	return inputfile.Read(path, "suite configuration", MaxFileBytes)
+}

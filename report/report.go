@@ -1,0 +1,92 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// ErrHTMLNotYet is the answer to format "html".
+var ErrHTMLNotYet = errors.New("format html: not yet: planned in issue 15 (the self-contained HTML report with figures); use md, csv or latex for the tables")
+
+// Options choose what Write writes.
+type Options struct {
+	// Format is md, csv or latex.
+	Format string
+	// Tables, if set, keeps only these kinds of section (SectionKinds).
+	Tables []string
+}
+
+// Build reads each suite directory and returns its sections, in the order
+// of dirs: for a des suite the paradigm matrix and the paired differences,
+// for a silo suite its table.
+func Build(dirs []string) ([]Section, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("no suite directory given")
+	}
+	var out []Section
+	for _, dir := range dirs {
+		kind, err := Detect(dir)
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case KindDES:
+			s, err := readDES(dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s.matrixSection(), s.pairedSection())
+		case KindSilo:
+			rows, err := readSilo(dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, siloSection(dir, rows))
+		}
+	}
+	return out, nil
+}
+
+// Write builds the tables of dirs and writes them to w in opt.Format.
+// Nothing is written when a directory cannot be read.
+func Write(w io.Writer, dirs []string, opt Options) error {
+	if opt.Format == "html" {
+		return ErrHTMLNotYet
+	}
+	if !slices.Contains(Formats, opt.Format) {
+		return fmt.Errorf("format %q: want one of %s", opt.Format, strings.Join(Formats, ", "))
+	}
+	for _, k := range opt.Tables {
+		if !slices.Contains(SectionKinds, k) {
+			return fmt.Errorf("table %q: want one of %s", k, strings.Join(SectionKinds, ", "))
+		}
+	}
+	secs, err := Build(dirs)
+	if err != nil {
+		return err
+	}
+	if len(opt.Tables) > 0 {
+		secs = slices.DeleteFunc(secs, func(s Section) bool { return !slices.Contains(opt.Tables, s.Kind) })
+		if len(secs) == 0 {
+			return fmt.Errorf("none of the directories has a table of kind %s", strings.Join(opt.Tables, ", "))
+		}
+	}
+	var b bytes.Buffer
+	switch opt.Format {
+	case "md":
+		err = writeMarkdown(&b, secs)
+	case "csv":
+		err = writeCSV(&b, secs)
+	case "latex":
+		err = writeLaTeX(&b, secs)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
