@@ -69,6 +69,10 @@ type Experiment struct {
 	// Dir is the directory relative paths in the file (instance and
 	// paradigm files) are read from: the file's own directory.
 	Dir string `yaml:"-" json:"-"`
+
+	// lines are the lines of the file's keys by dotted path, to place the
+	// suites' errors (FieldError).
+	lines map[string]int
 }
 
 // List is a YAML list of scalars, or one scalar (which may itself be a
@@ -167,27 +171,9 @@ type Run struct {
 	Workers int `yaml:"workers,omitempty" json:"workers,omitempty"`
 }
 
-// Error is a problem in an experiment file: where, which field, what.
-type Error struct {
-	File  string
-	Line  int    // 0 if unknown
-	Field string // dotted path, e.g. des.seeds; "" for the whole file
-	Msg   string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		fmt.Fprintf(&b, "field %q: ", e.Field)
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// Error is a problem in an experiment file: where, which field (a dotted
+// path such as des.seeds), what.
+type Error = inputfile.Error
 
 // valueError is a List's decoding error, placed by Parse.
 type valueError struct {
@@ -245,14 +231,47 @@ func Parse(name string, data []byte) (*Experiment, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, &Error{File: name, Msg: "more than one YAML document: an experiment file holds one"}
 	}
+	e.lines = map[string]int{}
+	keyLines(root.Content[0], "", e.lines)
 	if err := e.check(); err != nil {
 		var fe *Error
 		if errors.As(err, &fe) {
-			fe.File, fe.Line = name, lineOf(root.Content[0], fe.Field)
+			fe.File, fe.Line = name, e.lineOf(fe.Field)
 		}
 		return nil, err
 	}
 	return &e, nil
+}
+
+// keyLines records in lines the line of every key under n, by dotted path.
+func keyLines(n *yaml.Node, path string, lines map[string]int) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		p := n.Content[i].Value
+		if path != "" {
+			p = path + "." + p
+		}
+		lines[p] = n.Content[i].Line
+		keyLines(n.Content[i+1], p, lines)
+	}
+}
+
+// lineOf is the line of the key at the dotted path, or of its nearest
+// parent key in the file (0 if none).
+func (e *Experiment) lineOf(path string) int {
+	for p := path; p != ""; {
+		if l, ok := e.lines[p]; ok {
+			return l
+		}
+		i := strings.LastIndex(p, ".")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return 0
 }
 
 // placed turns a yaml.v3 error into an *Error naming the file, line and,
@@ -327,25 +346,6 @@ func fieldAt(root *yaml.Node, line int) string {
 		return ""
 	}
 	return walk(root.Content[0], "")
-}
-
-// lineOf is the line of the key at the dotted path (or of the deepest
-// key found on the way), 0 if none.
-func lineOf(n *yaml.Node, path string) int {
-	line := 0
-	for _, key := range strings.Split(path, ".") {
-		if n == nil || n.Kind != yaml.MappingNode {
-			break
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				line, next = n.Content[i].Line, n.Content[i+1]
-			}
-		}
-		n = next
-	}
-	return line
 }
 
 // fieldErr is an *Error of field, placed by Parse.

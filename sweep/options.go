@@ -84,7 +84,10 @@ func orDefault(l List, def string) string {
 	return l.spec()
 }
 
-// path is p read from the experiment file's directory.
+// Path is p, a path in the experiment file, as read from the file's
+// directory (relative paths are relative to the file).
+func (e *Experiment) Path(p string) string { return e.path(p) }
+
 func (e *Experiment) path(p string) string {
 	if e.Dir == "" || filepath.IsAbs(p) {
 		return p
@@ -140,5 +143,5 @@ func (e *Experiment) FieldError(file string, err error) error {
 			msg += " (see " + g + ")"
 		}
 	}
-	return &Error{File: file, Field: f, Msg: msg}
+	return &Error{File: file, Line: e.lineOf(f), Field: f, Msg: msg}
 }

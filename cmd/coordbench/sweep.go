@@ -48,19 +48,12 @@ cases.`,
 			if show < 0 {
 				return fmt.Errorf("--show must not be negative (got %d)", show)
 			}
-			e, err := sweep.Load(args[0])
-			if err != nil {
-				return err
-			}
-			m, closer, err := sweepModels(e)
+			s, _, closer, err := loadSweep(args[0], sh)
 			if err != nil {
 				return err
 			}
 			defer closer()
-			s, err := sweep.Resolve(args[0], e, m.Models, sh)
-			if err != nil {
-				return err
-			}
+			e := s.Experiment
 			est, err := s.Estimate(cmd.Context())
 			if err != nil {
 				return err
@@ -124,24 +117,17 @@ directory, then merge them with sweep collect.`,
 			if err != nil {
 				return err
 			}
-			e, err := sweep.Load(args[0])
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("workers") {
-				workers = e.Run.Workers
-			}
 			if workers < 0 {
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
-			m, closer, err := sweepModels(e)
+			s, m, closer, err := loadSweep(args[0], sh)
 			if err != nil {
 				return err
 			}
 			defer closer()
-			s, err := sweep.Resolve(args[0], e, m.Models, sh)
-			if err != nil {
-				return err
+			e := s.Experiment
+			if !cmd.Flags().Changed("workers") {
+				workers = e.Run.Workers
 			}
 			if workers == 0 {
 				workers = runtime.NumCPU()
@@ -217,6 +203,25 @@ run and no model is called.`,
 	return c
 }
 
+// loadSweep reads the experiment file, builds its models and resolves
+// shard sh of it; the closer releases the models' response cache.
+func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweepModelSet, func(), error) {
+	e, err := sweep.Load(file)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, closer, err := sweepModels(e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := sweep.Resolve(file, e, m.Models, sh)
+	if err != nil {
+		closer()
+		return nil, nil, nil, err
+	}
+	return s, m, closer, nil
+}
+
 // sweepModelSet is an experiment's models, built with the suites' own
 // flag code.
 type sweepModelSet struct {
@@ -248,7 +253,11 @@ func sweepModels(e *sweep.Experiment) (*sweepModelSet, func(), error) {
 	} else {
 		sl.register(fs)
 	}
-	if err := setLLMFlags(fs, e.LLM); err != nil {
+	l := *e.LLM
+	if l.Cache != "" {
+		l.Cache = e.Path(l.Cache) // relative to the experiment file, as its other paths
+	}
+	if err := setLLMFlags(fs, &l); err != nil {
 		return nil, nil, err
 	}
 	if e.Benchmark == sweep.BenchmarkDes {

@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/llmctl"
 )
 
 // experiments are the example experiment files and the summary files a
@@ -145,9 +151,9 @@ func TestSweepBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	for _, c := range []struct{ exp, want string }{
 		{"benchmark: des\ndes:\n  instances: A3C9-1\n  seed: 1\n", `:4: field "des.seed": unknown field in des`},
-		{"benchmark: des\ndes:\n  instances: A3C9-1\n  seeds: x-y\n", `field "des.seeds"`},
+		{"benchmark: des\ndes:\n  instances: A3C9-1\n  seeds: x-y\n", `:4: field "des.seeds"`},
 		{"benchmark: des\ndes:\n  instances: A3C9-1\n  controllers: [llm]\n", "give its llm section"},
-		{"benchmark: silo\nsilo:\n  agents: 2\n  protocols: smoke\n", `field "silo.protocols": unknown protocol "smoke"`},
+		{"benchmark: silo\nsilo:\n  agents: 2\n  protocols: smoke\n", `:4: field "silo.protocols": unknown protocol "smoke"`},
 		{"benchmark: silo\nsilo:\n  agents: 2\n  max_rounds: many\n", `:4: field "silo.max_rounds"`},
 		{"benchmark: des\nsilo:\n  agents: 2\n", `field "silo": a des experiment takes a des section`},
 	} {
@@ -168,5 +174,65 @@ func TestSweepBadInput(t *testing.T) {
 		if _, err := run(t, args...); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+// TestSweepWithStubModel: a des experiment with the LLM controller against
+// the stub model, run in 2 shards (sharing the response cache) and
+// collected, gives the single run's summaries; sweep plan's estimate of
+// the model calls is the calls made, since the stub answers as the rule
+// controller does.
+func TestSweepWithStubModel(t *testing.T) {
+	stub, err := llmctl.NewStub("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stub)
+	defer srv.Close()
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "llm.yaml")
+	exp := "benchmark: des\ndes:\n  instances: A3C9-1\n  paradigms: [centralized, holonic_hybrid]\n  controllers: [llm, rule]\n  seeds: [11, 12]\n" +
+		"llm:\n  model: stub-m\n  base_url: " + srv.URL + "/v1\n  framework: relay\n  cache: cache.db\n"
+	if err := os.WriteFile(file, []byte(exp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := run(t, "sweep", "plan", file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, plan)
+	}
+	whole := filepath.Join(tmp, "whole")
+	if out, err := run(t, "sweep", "run", file, "--out", whole); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var shards []string
+	for i := range 2 {
+		dir := filepath.Join(tmp, fmt.Sprintf("shard-%d", i))
+		if out, err := run(t, "sweep", "run", file, "--out", dir, "--shard", fmt.Sprintf("%d/2", i)); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		shards = append(shards, dir)
+	}
+	merged := filepath.Join(tmp, "merged")
+	if out, err := run(t, append([]string{"sweep", "collect", "--out", merged}, shards...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, f := range experiments[0].files {
+		if a, b := mustRead(t, filepath.Join(whole, f)), mustRead(t, filepath.Join(merged, f)); !bytes.Equal(a, b) {
+			t.Errorf("%s differs:\n%s\n---\n%s", f, a, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "cache.db")); err != nil {
+		t.Errorf("the cache is not next to the experiment file: %v", err)
+	}
+	calls := 0
+	for _, r := range summaryRows(t, whole) {
+		n, err := strconv.Atoi(r[slices.Index(harness.SummaryHeader(), "llm_calls")])
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls += n
+	}
+	if want := fmt.Sprintf("model calls: 4 cases with a model-backed controller, about %d calls", calls); calls == 0 || !strings.Contains(plan, want) {
+		t.Errorf("plan does not say %q:\n%s", want, plan)
 	}
 }
