@@ -109,6 +109,33 @@ func TestSweepRefusesOtherExperiments(t *testing.T) {
 	if _, err := run(t, "sweep", "collect", "--out", filepath.Join(tmp, "m"), s0, s1); err == nil || !strings.Contains(err.Error(), "different experiments") {
 		t.Errorf("collect of two experiments: %v", err)
 	}
+	// A shard with a failed case is refused until its rerun retries it.
+	s0b := filepath.Join(tmp, "s0b")
+	if out, err := run(t, "sweep", "run", file, "--out", s0b, "--shard", "0/2"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(s0b, "failed", "A3C9-1__centralized__rule__s1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "sweep", "collect", "--out", filepath.Join(tmp, "m2"), s0b, s1); err == nil || !strings.Contains(err.Error(), "has 1 failed cases (A3C9-1__centralized__rule__s1): rerun its sweep run") {
+		t.Errorf("collect of a shard with a failed case: %v", err)
+	}
+	// A shard whose case directory was lost names the shard to rerun.
+	if err := os.RemoveAll(filepath.Join(s0b, "failed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(s0b, "cases", "A3C9-1__centralized__rule__s1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "sweep", "collect", "--out", filepath.Join(tmp, "m3"), s0b, s1); err == nil || !strings.Contains(err.Error(), "belongs to shard 0/2") {
+		t.Errorf("collect of a shard missing a case: %v", err)
+	}
+	if out, err := run(t, "sweep", "run", file, "--out", s0b, "--shard", "0/2"); err != nil || !strings.Contains(out, "1 run now") {
+		t.Fatalf("rerun of the shard: %v\n%s", err, out)
+	}
+	if out, err := run(t, "sweep", "collect", "--out", filepath.Join(tmp, "m4"), s0b, s1); err != nil {
+		t.Errorf("collect after the rerun: %v\n%s", err, out)
+	}
 	if _, err := run(t, "sweep", "run", file, "--out", filepath.Join(tmp, "s9"), "--shard", "9/10"); err == nil || !strings.Contains(err.Error(), "fewer than 10 shards") {
 		t.Errorf("more shards than cases: %v", err)
 	}
