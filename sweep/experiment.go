@@ -70,8 +70,9 @@ type Experiment struct {
 	// paradigm files) are read from: the file's own directory.
 	Dir string `yaml:"-" json:"-"`
 
-	// lines are the lines of the file's keys by dotted path, to place the
-	// suites' errors (FieldError).
+	// file and lines are the file's name and the lines of its keys by
+	// dotted path, to place the suites' errors (FieldError).
+	file  string
 	lines map[string]int
 }
 
@@ -231,7 +232,7 @@ func Parse(name string, data []byte) (*Experiment, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, &Error{File: name, Msg: "more than one YAML document: an experiment file holds one"}
 	}
-	e.lines = map[string]int{}
+	e.file, e.lines = name, map[string]int{}
 	keyLines(root.Content[0], "", e.lines)
 	if err := e.check(); err != nil {
 		var fe *Error

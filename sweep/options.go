@@ -36,7 +36,7 @@ func (e *Experiment) DesGroupBy() ([]string, error) {
 	}
 	keys, err := harness.ParseGroupBy(e.Des.GroupBy.spec())
 	if err != nil {
-		return nil, &Error{Field: "des.group_by", Msg: err.Error()}
+		return nil, &Error{File: e.file, Line: e.lineOf("des.group_by"), Field: "des.group_by", Msg: err.Error()}
 	}
 	return keys, nil
 }

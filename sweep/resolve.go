@@ -37,6 +37,9 @@ func Resolve(file string, e *Experiment, m Models, sh Shard) (*Suite, error) {
 	s := &Suite{Experiment: e, Shard: sh}
 	switch e.Benchmark {
 	case BenchmarkDes:
+		if _, err := e.DesGroupBy(); err != nil {
+			return nil, err
+		}
 		opt := e.DesOptions()
 		opt.Makers = m.DesMakers
 		full, err := harness.ResolveSuite(opt)

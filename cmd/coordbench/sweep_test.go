@@ -183,6 +183,7 @@ func TestSweepBadInput(t *testing.T) {
 		{"benchmark: silo\nsilo:\n  agents: 2\n  protocols: smoke\n", `:4: field "silo.protocols": unknown protocol "smoke"`},
 		{"benchmark: silo\nsilo:\n  agents: 2\n  max_rounds: many\n", `:4: field "silo.max_rounds"`},
 		{"benchmark: des\nsilo:\n  agents: 2\n", `field "silo": a des experiment takes a des section`},
+		{"benchmark: des\ndes:\n  instances: A3C9-1\n  group_by: [colour]\n", `e.yaml:4: field "des.group_by"`},
 	} {
 		file := filepath.Join(tmp, "e.yaml")
 		if err := os.WriteFile(file, []byte(c.exp), 0o644); err != nil {
