@@ -109,6 +109,12 @@ type Options struct {
 	// Progress, if set, is called once before the first case (Last empty),
 	// then after every case that ends, always from the same goroutine.
 	Progress func(Progress)
+	// RunNone runs no case: the cases finished in the directory are kept
+	// and the summary written for them; the others have no outcome, as if
+	// the suite had been interrupted before they started. Sweep collect
+	// uses it to summarise a suite assembled from the cases of its shards
+	// with the benchmark's own summary code.
+	RunNone bool
 }
 
 // Progress is the state of a running suite.
@@ -216,6 +222,9 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 		} else {
 			todo = append(todo, i)
 		}
+	}
+	if opt.RunNone {
+		todo = nil
 	}
 	prog := Progress{Total: len(p.IDs), Skipped: rep.Skipped, ToRun: len(todo)}
 	report := func(last *Outcome[R]) {

@@ -275,3 +275,32 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// RunNone runs nothing: the finished cases are reported, the others have
+// no outcome, and End still writes the summary of the finished ones.
+func TestRunNone(t *testing.T) {
+	dir := t.TempDir()
+	l := suiterun.Layout{Dir: dir, CasesDir: "cases"}
+	var runs atomic.Int32
+	p := plan(4, nil, &runs)
+	for _, id := range []string{"c01", "c03"} {
+		if err := os.MkdirAll(filepath.Join(dir, "cases", id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cases", id, "out.txt"), []byte(id), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ended *suiterun.Report[string]
+	p.End = func(r *suiterun.Report[string]) error { ended = r; return nil }
+	rep, err := suiterun.Run(context.Background(), l, p, suiterun.Options{RunNone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 0 || ended != rep || rep.Ran != 0 || rep.Skipped != 2 || len(rep.Outcomes) != 2 || !rep.Interrupted || rep.Complete() {
+		t.Fatalf("%d runs, report %+v", runs.Load(), rep)
+	}
+	if rep.Outcomes[0].ID != "c01" || rep.Outcomes[1].ID != "c03" {
+		t.Fatalf("outcomes %+v", rep.Outcomes)
+	}
+}

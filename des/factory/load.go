@@ -16,26 +16,7 @@ import (
 
 // InstanceError locates a fault in an instance file: the file, the line of
 // the offending key (0 if unknown), the field path and what is wrong.
-type InstanceError struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *InstanceError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Field != "" {
-		fmt.Fprintf(&b, ": field %q", e.Field)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Msg)
-	return b.String()
-}
+type InstanceError = inputfile.Error
 
 // MaxFileBytes bounds an instance file (docs/instance-format.md).
 const MaxFileBytes = 8 << 20

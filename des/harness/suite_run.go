@@ -27,6 +27,9 @@ type SuiteRunOptions struct {
 	// counts of the plan, then after every case that ends, always from the
 	// same goroutine.
 	Progress func(SuiteProgress)
+	// RunNone runs no case: only the cases finished in the directory are
+	// summarised (suiterun.Options.RunNone).
+	RunNone bool
 
 	// runEpisode replaces RunToDir in tests.
 	runEpisode func(context.Context, Episode, string) (Result, error)
@@ -111,7 +114,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	}
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
 	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig,
-		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force})
+		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force, RunNone: opt.RunNone})
 	return rep, err
 }
 

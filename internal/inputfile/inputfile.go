@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -114,4 +115,28 @@ func Items(data []byte) int {
 		}
 	}
 	return n
+}
+
+// Error locates a fault in an input file: the file, the line of the
+// offending key (0 if unknown), the field path ("" for the whole file)
+// and what is wrong, as file:line: field "x": msg.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %q", e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
 }

@@ -1,0 +1,208 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/silo/suite"
+)
+
+// Models are the model-backed controllers or agents of an experiment,
+// built by the caller from Experiment.LLM (the CLI shares its flag code).
+type Models struct {
+	DesMakers []harness.ControllerMaker
+	SiloLLM   *suite.LLMAgent
+}
+
+// Suite is an experiment resolved by its benchmark's suite: every case,
+// and the suite of one shard's cases.
+type Suite struct {
+	Experiment *Experiment
+	// IDs are the ids of every case of the experiment, in suite order.
+	IDs []string
+	// Shard and its suite: the cases it runs. Exactly one of Des and Silo
+	// is set.
+	Shard Shard
+	Des   *harness.Suite
+	Silo  *suite.Suite
+}
+
+// Resolve resolves e (read from file, named in errors) with its suite and
+// keeps the cases of shard sh. Errors of the matrix name the file's field.
+func Resolve(file string, e *Experiment, m Models, sh Shard) (*Suite, error) {
+	s := &Suite{Experiment: e, Shard: sh}
+	switch e.Benchmark {
+	case BenchmarkDes:
+		if _, err := e.DesGroupBy(); err != nil {
+			return nil, err
+		}
+		opt := e.DesOptions()
+		opt.Makers = m.DesMakers
+		full, err := harness.ResolveSuite(opt)
+		if err != nil {
+			return nil, e.FieldError(file, err)
+		}
+		for _, c := range full.Cases {
+			s.IDs = append(s.IDs, c.ID)
+		}
+		s.Des = full
+		if sh != Whole {
+			ids, err := sh.Select(s.IDs)
+			if err != nil {
+				return nil, err
+			}
+			opt.Cases = ids
+			if s.Des, err = harness.ResolveSuite(opt); err != nil {
+				return nil, e.FieldError(file, err)
+			}
+		}
+	case BenchmarkSilo:
+		opt := e.SiloOptions()
+		opt.LLM = m.SiloLLM
+		full, err := suite.Resolve(opt)
+		if err != nil {
+			return nil, e.FieldError(file, err)
+		}
+		for _, c := range full.Cases {
+			s.IDs = append(s.IDs, c.ID)
+		}
+		if sh != Whole {
+			if _, err := sh.Select(s.IDs); err != nil {
+				return nil, err
+			}
+			var kept []suite.Case
+			for k, c := range full.Cases {
+				if sh.Of(k) == sh.Index {
+					kept = append(kept, c)
+				}
+			}
+			full.Cases = kept
+		}
+		s.Silo = full
+	default:
+		return nil, &Error{File: file, Field: "benchmark", Msg: fmt.Sprintf("want des or silo (got %q)", e.Benchmark)}
+	}
+	return s, nil
+}
+
+// Cases is the number of cases the shard runs.
+func (s *Suite) Cases() int {
+	if s.Des != nil {
+		return len(s.Des.Cases)
+	}
+	return len(s.Silo.Cases)
+}
+
+// ShardIDs are the ids of the cases the shard runs.
+func (s *Suite) ShardIDs() []string {
+	var ids []string
+	if s.Des != nil {
+		for _, c := range s.Des.Cases {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
+	for _, c := range s.Silo.Cases {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// Estimate is what the model-backed cases of a shard will take, by
+// estimate: nothing here calls a model.
+type Estimate struct {
+	// ModelCases are the cases with a model-backed controller or agents.
+	ModelCases int
+	// Calls estimates their model calls: for des, one call per agent
+	// decision, as many as the rule controller takes on the same
+	// instance, paradigm and seed; for silo, an upper bound on the agent
+	// turns (N agents × the round cap), each at least one call.
+	Calls int64
+	// UpperBound: Calls is a bound, not an estimate (silo).
+	UpperBound bool
+}
+
+// Estimate estimates the model calls of the shard's cases. For des it
+// plays each distinct instance × paradigm × seed of a model-backed case
+// once with the rule controller (offline, in memory).
+func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
+	var est Estimate
+	if s.Silo != nil {
+		for _, c := range s.Silo.Cases {
+			if c.Players.Kind == suite.AgentLLM {
+				est.ModelCases++
+				est.Calls += int64(c.N) * int64(c.Limits.MaxRounds)
+			}
+		}
+		est.UpperBound = true
+		return est, nil
+	}
+	decisions := map[string]int{}
+	for _, c := range s.Des.Cases {
+		if c.Model == "" {
+			continue
+		}
+		est.ModelCases++
+		key := fmt.Sprintf("%s\x00%s\x00%d", c.Instance.Token, c.Paradigm.ID, c.Seed)
+		n, ok := decisions[key]
+		if !ok {
+			ctrl, err := policy.New("rule", c.Seed)
+			if err != nil {
+				return est, err
+			}
+			ep := harness.Episode{Plant: factory.Compile(c.Instance.Inst), Seed: c.Seed, Mode: c.Paradigm, Controller: ctrl}
+			n = harness.Run(ctx, ep).Metrics.Secondary.Decisions
+			decisions[key] = n
+		}
+		est.Calls += int64(n)
+	}
+	return est, nil
+}
+
+// Summarize writes, into out, the summaries of the whole experiment s
+// (resolved with Whole) from the cases Collect copied there, with the
+// suite's own code and runner (suiterun RunNone: nothing runs), and marks
+// out as the whole experiment. It returns the summary files' paths. Every
+// case must have been copied, and be finished as this tool writes it.
+func (c *Collected) Summarize(ctx context.Context, s *Suite, out string) ([]string, error) {
+	for k, id := range s.IDs {
+		if _, ok := c.From[id]; !ok {
+			return nil, fmt.Errorf("case %s is in none of the shards (it belongs to shard %d/%d, which has not finished it): rerun that shard's sweep run, then collect into a new directory", id, k%c.Shards, c.Shards)
+		}
+	}
+	if err := Mark(out, s.Experiment, Whole, len(s.IDs), len(s.IDs)); err != nil {
+		return nil, err
+	}
+	var complete bool
+	var files []string
+	if s.Des != nil {
+		keys, err := s.Experiment.DesGroupBy()
+		if err != nil {
+			return nil, err
+		}
+		rep, err := harness.RunSuite(ctx, s.Des, out, harness.SuiteRunOptions{GroupBy: keys, RunNone: true})
+		if err != nil {
+			return nil, err
+		}
+		complete = rep.Complete()
+		files = []string{harness.FileSuiteSummary, harness.FileSuiteAggregate, harness.FileSuiteAggregateMD}
+	} else {
+		rep, err := suite.Run(ctx, s.Silo, out, suite.RunOptions{RunNone: true})
+		if err != nil {
+			return nil, err
+		}
+		complete = rep.Complete()
+		files = []string{suite.FileSummary, suite.FileAggregate, suite.FileAggregateMD}
+	}
+	if !complete {
+		return nil, fmt.Errorf("some cases of the shards are not finished as this version of coordbench writes them (run by another version?): rerun their shards' sweep run, then collect into a new directory")
+	}
+	for i, f := range files {
+		files[i] = filepath.Join(out, f)
+	}
+	return files, nil
+}
