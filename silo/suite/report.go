@@ -132,12 +132,40 @@ func scope(rep *Report) string {
 	return s + "."
 }
 
+// aggregateLegend says, for each figure of the aggregate table, whether
+// higher (↑) or lower (↓) is better ("" for a descriptive figure,
+// neither) and what it is; the table's headers carry the same arrows.
+var aggregateLegend = []struct{ Col, Arrow, Meaning string }{
+	{"S", "↑", "mean fraction of agents whose answer is correct (the paper's S)"},
+	{"success", "↑", "fraction of runs in which every agent is correct"},
+	{"P", "↑", "partial correctness, our rule (docs/silo-rounds.md)"},
+	{"P_paper", "↑", "partial correctness, the published rule (the paper's tables)"},
+	{"P_paper_crashed", "", "runs the published P rule cannot score (scored 0)"},
+	{"D", "", "communication density as the published code counts it (descriptive)"},
+	{"D_reads", "", "the paper's sfs density, reads by others counted (descriptive)"},
+	{"RCC", "↓", "relative coordination cost 1 − S(N)/S(baseline)"},
+	{"RCC_success", "↓", "the same from the success rate"},
+	{"C", "↓", "output tokens per max round (the paper's token cost)"},
+	{"C_code", "↓", "(input + output tokens) per round run (the published code's)"},
+}
+
 // WriteAggregateTable writes the aggregate as an aligned Markdown table:
 // the columns of aggregate.csv under shorter names, "–" for an empty cell,
-// and without the token-cost columns when no agent calls a model.
+// and without the token-cost columns when no agent calls a model; the
+// figures' headers carry ↑ or ↓ (which way is better), and a legend
+// follows.
 func WriteAggregateTable(w io.Writer, aggs []Aggregate) {
 	head := []string{"agent", "level", "N", "merged_from", "protocol", "runs", "S", "success", "P", "P_paper", "P_paper_crashed",
 		"D", "D_reads", "RCC", "RCC_success", "rcc_baseline", "C", "C_code"}
+	arrows := map[string]string{}
+	for _, l := range aggregateLegend {
+		if l.Arrow != "" {
+			arrows[l.Col] = " " + l.Arrow
+		}
+	}
+	for i, h := range head {
+		head[i] = h + arrows[h]
+	}
 	withC := false
 	for i := range aggs {
 		withC = withC || aggs[i].HasC
@@ -157,4 +185,14 @@ func WriteAggregateTable(w io.Writer, aggs []Aggregate) {
 		rows[i] = r
 	}
 	mdtable.Write(w, head[:keep], rows, 0, 1, 4, 15)
+	var legend [][]string
+	for _, l := range aggregateLegend {
+		if !withC && (l.Col == "C" || l.Col == "C_code") {
+			continue
+		}
+		better := map[string]string{"↑": "↑ higher", "↓": "↓ lower", "": "–"}[l.Arrow]
+		legend = append(legend, []string{l.Col, better, l.Meaning})
+	}
+	fmt.Fprintf(w, "\nlegend\n")
+	mdtable.Write(w, []string{"figure", "better", "meaning"}, legend, 0, 1, 2)
 }
