@@ -95,6 +95,7 @@ func (e *Engine) Assign(j, c int) error {
 		e.admit(j)
 	} else {
 		jb.state, jb.since = jBlocked, e.now
+		e.nBlocked++
 		cs := &e.cells[c]
 		if stays {
 			k := 0 // the queue is in blocking order

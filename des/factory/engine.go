@@ -142,6 +142,7 @@ type Engine struct {
 	gainAt    []int64 // room epoch at which cell c last gained room
 	roomEpoch int64
 	blockSeq  uint64
+	nBlocked  int // jobs in the cells' admission queues
 
 	Acc Accounting
 }

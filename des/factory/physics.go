@@ -332,6 +332,7 @@ func (e *Engine) admitBlocked(c int) {
 	for len(cs.admitQ) > 0 && cs.occupancy < e.P.Cells[c].Buffer {
 		j := cs.admitQ[0]
 		cs.admitQ = cs.admitQ[:copy(cs.admitQ, cs.admitQ[1:])]
+		e.nBlocked--
 		jb := &e.jobs[j]
 		e.Acc.BlockingTime += e.now - jb.since
 		e.emitAt(EvBlockingRelease, j, c, -1)

@@ -73,8 +73,13 @@ func (e *Engine) rerouteEligible(j int) bool {
 }
 
 // offerReroute moves the oldest eligible blocked job back to routing. It
-// runs only when no work item awaits routing.
+// runs only when no work item awaits routing, and costs nothing while no
+// job is blocked (the room gains it skips then precede every later
+// block, which is all eligibility compares with).
 func (e *Engine) offerReroute() {
+	if e.nBlocked == 0 {
+		return
+	}
 	e.updateRoom()
 	best := -1
 	for c := range e.cells {
@@ -92,6 +97,7 @@ func (e *Engine) offerReroute() {
 	c := jb.dest
 	cs := &e.cells[c]
 	cs.admitQ = remove(cs.admitQ, j)
+	e.nBlocked--
 	e.Acc.BlockingTime += e.now - jb.since
 	e.Acc.Reroutes++
 	e.emitAt(EvBlockingRelease, j, c, -1)
