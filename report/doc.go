@@ -3,7 +3,7 @@
 // them: for the scheduling benchmark (des suite) the paradigm matrix in
 // the layout of the DESBench paper's Table 3 and the paired differences
 // between paradigms; for the information-silo benchmark (silo suite) S,
-// success, P, P_paper, D, D_reads and RCC by level × N × protocol × agent.
+// success, P, P_paper, D, D_reads, RCC and RCC_success by level × N × protocol × agent.
 //
 // It reads only what the suites write (suite.json and suite_summary.csv;
 // silo_suite.json and aggregate.csv), recognises which benchmark wrote a

@@ -348,7 +348,7 @@ func TestSilo(t *testing.T) {
 	if len(s.CSVRows) != len(agg) || len(s.Tables[0].Rows) != len(agg) {
 		t.Fatalf("%d rows, aggregate.csv has %d", len(s.CSVRows), len(agg))
 	}
-	if want := []string{"level", "N", "baseline of", "protocol", "agent", "runs", "S ↑", "success ↑", "P ↑", "P_paper ↑", "D", "D_reads", "RCC ↓", "RCC baseline"}; !slices.Equal(s.Tables[0].Head, want) {
+	if want := []string{"level", "N", "baseline of", "protocol", "agent", "runs", "S ↑", "success ↑", "P ↑", "P_paper ↑", "D", "D_reads", "RCC ↓", "RCC_success ↓", "RCC baseline"}; !slices.Equal(s.Tables[0].Head, want) {
 		t.Errorf("head %v", s.Tables[0].Head)
 	}
 	scol := map[string]int{}
@@ -369,8 +369,10 @@ func TestSilo(t *testing.T) {
 		if num(t, r[scol["S"]]) != num(t, a[col["S_mean"]]) {
 			t.Errorf("row %v: S %s", a, r[scol["S"]])
 		}
-		if (a[col["RCC"]] == "") != (r[scol["RCC"]] == "") || a[col["RCC"]] != "" && num(t, r[scol["RCC"]]) != num(t, a[col["RCC"]]) {
-			t.Errorf("row %v: RCC %q", a, r[scol["RCC"]])
+		for _, k := range []string{"RCC", "RCC_success"} {
+			if (a[col[k]] == "") != (r[scol[k]] == "") || a[col[k]] != "" && num(t, r[scol[k]]) != num(t, a[col[k]]) {
+				t.Errorf("row %v: %s %q", a, k, r[scol[k]])
+			}
 		}
 	}
 	for i := 1; i < len(s.CSVRows); i++ {

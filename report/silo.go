@@ -29,6 +29,7 @@ var siloCols = []siloCol{
 	{"D_mean", "D", ""},
 	{"D_reads_mean", "D_reads", ""},
 	{"RCC", "RCC", "↓"},
+	{"RCC_success", "RCC_success", "↓"},
 }
 
 // levels orders the task levels.
@@ -107,7 +108,7 @@ func siloSection(dir string, rows []siloRow) Section {
 		Caption: "Means over the runs of each row, from the suite's aggregate.csv. S: mean fraction of agents with a correct answer; " +
 			"success: fraction of runs with S = 1; P: partial correctness (ours), P_paper: the published rule; " +
 			"D: the published code's communication density, D_reads: the paper's sfs density (reads by others); " +
-			"RCC = 1 − S(N)/S(baseline), against the baseline named in the last column. " +
+			"RCC = 1 − S(N)/S(baseline) (the paper's, S the mean fraction correct), RCC_success the same from the success rate, against the baseline named in the last column. " +
 			"Rows with \"baseline of k\" are the merged N = 1 baseline runs of N = k. ↑ higher is better, ↓ lower; D has no direction. " +
 			"docs/cli.md (silo suite) defines each column.",
 		Head: []string{"level", "N", "baseline of", "protocol", "agent", "runs"},
