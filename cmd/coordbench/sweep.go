@@ -22,7 +22,7 @@ func sweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Run an experiment file, on one machine or in shards (docs/experiments.md)",
 	}
-	c.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepCollectCmd())
+	c.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepCollectCmd(), sweepServeCmd(), sweepStatusDistCmd())
 	return c
 }
 
