@@ -72,3 +72,7 @@ func checkCaseID(id string) error {
 	}
 	return nil
 }
+
+// EventSubject is the core NATS subject on which workers announce the
+// cases they start (Event) for experiment id.
+func EventSubject(id string) string { return names{id: id}.eventSubject() }

@@ -44,7 +44,7 @@ type Status struct {
 	DeadLetter   int    `json:"dead_letter"`
 	// Deliveries counts results received (a case redelivered after its
 	// worker died and finished twice counts here twice, in Done once).
-	Deliveries int               `json:"deliveries"`
+	Deliveries  int               `json:"deliveries"`
 	FailedCases map[string]string `json:"failed_cases,omitempty"`
 	DeadCases   []string          `json:"dead_cases,omitempty"`
 	// Workers are the workers that started a case, by name.
