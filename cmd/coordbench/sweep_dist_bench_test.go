@@ -68,7 +68,7 @@ func BenchmarkSweepWorkers(b *testing.B) {
 // requests per minute (llm.rpm, which each worker would also enforce on
 // its own): the stub's arrival times must never show more than the limit
 // allows in any 1-second or 5-second window (10/s, plus the burst of 1
-// and 1 of arrival jitter), where each worker's own limiter alone would
+// and 2 of arrival jitter), where each worker's own limiter alone would
 // let 4 times as many through. Reports the busiest windows and the rate
 // over the sweep.
 func BenchmarkSweepWorkersRPM(b *testing.B) {
@@ -83,9 +83,9 @@ func BenchmarkSweepWorkersRPM(b *testing.B) {
 		times := stub.times
 		stub.mu.Unlock()
 		// Arrivals at the stub trail the permits by a varying network and
-		// scheduling delay: allow one request of jitter per window.
+		// scheduling delay: allow two requests of jitter per window.
 		busy1, busy5 := busiest(times, time.Second), busiest(times, 5*time.Second)
-		if busy1 > 12 || busy5 > 52 {
+		if busy1 > 13 || busy5 > 53 {
 			b.Errorf("%d requests within 1 s, %d within 5 s: the global limit of 600 rpm (10/s, burst 1) did not hold", busy1, busy5)
 		}
 		b.ReportMetric(float64(busy1), "max_req/1s")

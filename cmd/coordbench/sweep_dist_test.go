@@ -238,7 +238,43 @@ func TestDistWorkerPanicDoesNotStopSweep(t *testing.T) {
 	if err := wait(t, ws, "worker"); err != nil {
 		t.Fatal(err)
 	}
+	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 8 || st.Deliveries != 1 {
+		t.Errorf("status of the second serve: %+v; want 8 done, 1 result (only the failed case rerun)", st)
+	}
 	sameSummaries(t, out, whole, x.files)
+}
+
+// TestDistServeResumes: serve interrupted before any worker came leaves
+// its queue; serving again publishes nothing twice (each case is run and
+// reported once) and finishes the sweep.
+func TestDistServeResumes(t *testing.T) {
+	x := experiments[1] // silo-small
+	tmp := t.TempDir()
+	emb := startNATS(t)
+	out := filepath.Join(tmp, "dist")
+	ctx, cancel := context.WithCancel(context.Background())
+	serve := served(t, ctx, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	for st, _ := dist.ReadStatus(out); st == nil || st.Pending != 8; st, _ = dist.ReadStatus(out) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := wait(t, serve, "serve"); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("serve: %v; want interrupted", err)
+	}
+	bg := context.Background()
+	serve = served(t, bg, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	ws := workers(bg, 2, workerConfig{natsURL: emb.URL(), slots: 1, name: "r", scratch: t.TempDir(), experimentDir: "."}, nil)
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := wait(t, ws, "worker"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 8 || st.Deliveries != 8 {
+		t.Errorf("status: %+v; want 8 done from 8 results", st)
+	}
 }
 
 // startEvents collects the start events of experiment file's cases.

@@ -82,7 +82,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	if err != nil {
 		return err
 	}
-	s, _, closer, err := loadSweep(cfg.file, sweep.Whole)
+	s, closer, err := serveSuite(cfg.file)
 	if err != nil {
 		return err
 	}
@@ -153,6 +153,43 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// serveSuite reads and resolves the experiment file for serve, which
+// calls no model: its model clients are built in replay mode on an empty
+// scratch cache, so that serve needs no API key (only workers do).
+func serveSuite(file string) (*sweep.Suite, func(), error) {
+	e, err := sweep.Load(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	planned := *e
+	var tmp string
+	if e.WithLLM() && e.LLM != nil {
+		if tmp, err = os.MkdirTemp("", "coordbench-serve-"); err != nil {
+			return nil, nil, err
+		}
+		l := *e.LLM
+		l.Cache, l.CacheMode = filepath.Join(tmp, "none.db"), llm.CacheReplay
+		planned.LLM = &l
+	}
+	cleanup := func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}
+	m, closer, err := sweepModels(&planned)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	s, err := sweep.Resolve(file, e, m.Models, sweep.Whole)
+	if err != nil {
+		closer()
+		cleanup()
+		return nil, nil, err
+	}
+	return s, func() { closer(); cleanup() }, nil
 }
 
 // serveNATS connects to --nats, or starts the embedded server (its store
