@@ -77,7 +77,7 @@ func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) err
 			return err
 		}
 	}
-	return moveDirIntoPlace(caseDir, filepath.Join(s.dir, s.casesDir), id)
+	return moveDirIntoPlace(caseDir, filepath.Join(s.dir, s.casesDir), id, s.spec.MaxCaseBytes)
 }
 
 // putFailed records a failed case in the shared directory's failed/ (its
@@ -87,12 +87,12 @@ func (s *store) putFailed(id, failedDir, msg string) error {
 	if s.obj != nil {
 		return nil
 	}
-	return writeFailed(s.dir, id, failedDir, msg)
+	return writeFailed(s.dir, id, failedDir, msg, s.spec.MaxCaseBytes)
 }
 
-// writeFailed puts failed/<id>/ (a copy of failedDir, if it exists, and
-// error.txt) into the experiment directory dir.
-func writeFailed(dir, id, failedDir, msg string) error {
+// writeFailed puts failed/<id>/ (a copy of failedDir, if it exists and
+// is at most max bytes, and error.txt) into the experiment directory dir.
+func writeFailed(dir, id, failedDir, msg string, max int64) error {
 	base := filepath.Join(dir, suiterun.FailedDir)
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return err
@@ -103,8 +103,13 @@ func writeFailed(dir, id, failedDir, msg string) error {
 	}
 	defer os.RemoveAll(tmp)
 	if failedDir != "" && fileExists(failedDir) {
-		if err := copyTree(failedDir, tmp, 1<<62); err != nil {
-			return err
+		if err := copyTree(failedDir, tmp, max); err != nil {
+			// Keep the error alone rather than lose the outcome.
+			os.RemoveAll(tmp)
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				return err
+			}
+			msg += " (its partial artifacts were not kept: " + err.Error() + ")"
 		}
 	}
 	if err := os.WriteFile(filepath.Join(tmp, suiterun.ErrorFile), []byte(msg+"\n"), 0o644); err != nil {
@@ -150,12 +155,13 @@ func (s *store) fetch(ctx context.Context, dir, id string) error {
 			return err
 		}
 	}
-	return moveDirIntoPlace(filepath.Join(tmp, strings.TrimSuffix(tarCase, "/")), casesDir, id)
+	return moveDirIntoPlace(filepath.Join(tmp, strings.TrimSuffix(tarCase, "/")), casesDir, id, s.spec.MaxCaseBytes)
 }
 
-// moveDirIntoPlace copies src into parent/<name> through a temporary
-// directory and a rename; an existing parent/<name> is kept.
-func moveDirIntoPlace(src, parent, name string) error {
+// moveDirIntoPlace copies src (at most max bytes) into parent/<name>
+// through a temporary directory and a rename; an existing parent/<name>
+// is kept.
+func moveDirIntoPlace(src, parent, name string, max int64) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
@@ -168,7 +174,7 @@ func moveDirIntoPlace(src, parent, name string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyTree(src, tmp, 1<<62); err != nil {
+	if err := copyTree(src, tmp, max); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dst); err != nil {

@@ -216,7 +216,9 @@ func (c *coordinator) publish(ctx context.Context, js jetstream.JetStream) error
 		return err
 	}
 	if info.State.Msgs > 0 {
-		for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		// Acked messages leave gaps: stop once every message left is seen.
+		found := uint64(0)
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && found < info.State.Msgs; seq++ {
 			m, err := c.st.cases.GetMsg(ctx, seq)
 			if errors.Is(err, jetstream.ErrMsgNotFound) {
 				continue
@@ -224,6 +226,7 @@ func (c *coordinator) publish(ctx context.Context, js jetstream.JetStream) error
 			if err != nil {
 				return err
 			}
+			found++
 			queued[m.Header.Get(caseHeader)] = true
 		}
 	}
@@ -314,7 +317,7 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		}
 		msg := truncate(r.Err, 4000)
 		if c.store.obj != nil {
-			if err := writeFailed(c.opt.Dir, r.Case, "", msg); err != nil {
+			if err := writeFailed(c.opt.Dir, r.Case, "", msg, c.opt.Spec.MaxCaseBytes); err != nil {
 				c.logf("recording failed case %s: %v", r.Case, err)
 			}
 		}
