@@ -24,9 +24,11 @@ import (
 // serveConfig are the flags of sweep serve.
 type serveConfig struct {
 	file, out, natsURL, listen, store string
-	ackWait                           time.Duration
-	maxDeliver                        int
-	maxCaseBytes                      int64
+	// log, if set, gets a line per case outcome.
+	log          io.Writer
+	ackWait      time.Duration
+	maxDeliver   int
+	maxCaseBytes int64
 }
 
 func sweepServeCmd() *cobra.Command {
@@ -53,6 +55,7 @@ finished), and names them.`,
 			cfg.file = args[0]
 			ctx, done := onInterrupt(cmd, "stopping; the queued cases stay in the stream (serve again to resume)")
 			defer done()
+			cfg.log = cmd.ErrOrStderr()
 			return runServe(ctx, cfg, cmd.OutOrStdout(), nil)
 		},
 	}
@@ -116,7 +119,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	}
 	spec := &dist.Spec{ID: e.ID(), Benchmark: e.Benchmark, FileName: filepath.Base(cfg.file), File: data, Store: cfg.store,
 		AckWait: cfg.ackWait, MaxDeliver: cfg.maxDeliver, MaxCaseBytes: cfg.maxCaseBytes, Cases: len(s.IDs), Limits: limits}
-	out, err := dist.Serve(ctx, nc, dist.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: nil})
+	out, err := dist.Serve(ctx, nc, dist.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: the queued cases stay in the stream; run sweep serve again with --out %s to resume", cfg.out)

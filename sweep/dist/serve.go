@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -310,7 +311,7 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		}
 		c.state[r.Case] = StatusDone
 		delete(c.failed, r.Case)
-		c.logf("done %s (worker %s)", r.Case, r.Worker)
+		c.logf("done %s (worker %s; %s)", r.Case, r.Worker, c.progress())
 	case StatusFailed:
 		if prev != "" {
 			return
@@ -328,7 +329,23 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 func (c *coordinator) fail(id, msg string) {
 	c.state[id] = StatusFailed
 	c.failed[id] = msg
-	c.logf("failed %s: %s", id, msg)
+	c.logf("failed %s: %s (%s)", id, firstLine(msg), c.progress())
+}
+
+// progress is how many cases have an outcome, for log lines.
+func (c *coordinator) progress() string {
+	n := 0
+	for _, st := range c.state {
+		if st != "" {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d/%d", n, len(c.state))
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // onDead records a dead-lettered case: the server's advisory names the
