@@ -48,7 +48,9 @@ type PermitServer struct {
 	mu     sync.Mutex
 	next   uint64
 	leases map[string]*lease
-	done   chan struct{}
+	closed bool
+	ctx    context.Context // ended by Close: requests waiting give up
+	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// granted counts permits handed out (for tests and status).
 	granted uint64
@@ -70,7 +72,8 @@ func StartPermits(nc *nats.Conn, id string, limits []EndpointLimit) (*PermitServ
 	if err != nil {
 		return nil, err
 	}
-	p := &PermitServer{n: n, limits: map[string]*endpointPermits{}, leases: map[string]*lease{}, done: make(chan struct{})}
+	p := &PermitServer{n: n, limits: map[string]*endpointPermits{}, leases: map[string]*lease{}}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, l := range limits {
 		ep := &endpointPermits{sem: make(chan struct{}, l.Concurrency)}
 		if l.RPM > 0 {
@@ -98,12 +101,16 @@ func StartPermits(nc *nats.Conn, id string, limits []EndpointLimit) (*PermitServ
 	return p, nil
 }
 
-// Close stops serving permits.
+// Close stops serving permits; requests still waiting get no answer
+// (their askers retry, and find no coordinator).
 func (p *PermitServer) Close() {
 	for _, s := range p.subs {
 		s.Unsubscribe()
 	}
-	close(p.done)
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
 	p.wg.Wait()
 }
 
@@ -126,21 +133,28 @@ func (p *PermitServer) onAcquire(m *nats.Msg) {
 	}
 	// Each request waits in its own goroutine (nats.go delivers one
 	// subscription's messages in order).
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	p.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), permitWait)
+		ctx, cancel := context.WithTimeout(p.ctx, permitWait)
 		defer cancel()
 		select {
 		case ep.sem <- struct{}{}:
 		case <-ctx.Done():
-			m.Respond(encode(permitReply{Retry: true}))
-			return
-		case <-p.done:
+			if p.ctx.Err() == nil {
+				m.Respond(encode(permitReply{Retry: true}))
+			}
 			return
 		}
 		if ep.limiter != nil {
 			if err := ep.limiter.Wait(ctx); err != nil {
 				<-ep.sem
-				m.Respond(encode(permitReply{Retry: true}))
+				if p.ctx.Err() == nil {
+					m.Respond(encode(permitReply{Retry: true}))
+				}
 				return
 			}
 		}
@@ -196,7 +210,7 @@ func (p *PermitServer) reap() {
 	defer t.Stop()
 	for {
 		select {
-		case <-p.done:
+		case <-p.ctx.Done():
 			return
 		case now := <-t.C:
 			var expired []string
