@@ -191,6 +191,9 @@ run and no model is called.`,
 			if err != nil {
 				return err
 			}
+			if _, err := collectCaches(cmd.Context(), dirs, out); err != nil { // distributed runs' response caches
+				return err
+			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "collected %d cases from %d shards into %s\n", len(s.IDs), col.Shards, out)
 			for _, f := range files {

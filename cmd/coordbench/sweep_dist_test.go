@@ -380,8 +380,13 @@ func TestDistWorkerKilledMidCase(t *testing.T) {
 	if err := os.MkdirAll(rdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// sweep collect carries the served directory's cache along.
+	collected := filepath.Join(tmp, "collected")
+	if o, err := run(t, "sweep", "collect", out, "--out", collected); err != nil {
+		t.Fatalf("collect: %v\n%s", err, o)
+	}
 	replay := llmExperiment(t, rdir, stub.URL, "1, 2, 3",
-		fmt.Sprintf("  cache: %s\n  cache_mode: replay\n", filepath.Join(out, mergedCache)))
+		fmt.Sprintf("  cache: %s\n  cache_mode: replay\n", filepath.Join(collected, mergedCache)))
 	rout := filepath.Join(tmp, "replayed")
 	if o, err := run(t, "sweep", "run", replay, "--out", rout); err != nil {
 		t.Fatalf("replay: %v\n%s", err, o)

@@ -250,12 +250,43 @@ const mergedCache = "llm_cache.db"
 // mergeCaches merges the per-case caches in dir/caches into
 // dir/llm_cache.db, and returns how many there were.
 func mergeCaches(ctx context.Context, dir string) (int, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, dist.CachesDir))
-	if errors.Is(err, os.ErrNotExist) {
+	files, err := caseCaches(dir)
+	if err != nil || len(files) == 0 {
+		return 0, err
+	}
+	return len(files), mergeInto(ctx, filepath.Join(dir, mergedCache), files)
+}
+
+// collectCaches merges into out/llm_cache.db the response caches of the
+// directories sweep collect merges (a served directory's merged cache and
+// per-case caches), so that the collected experiment replays offline;
+// it returns how many cache files it merged.
+func collectCaches(ctx context.Context, dirs []string, out string) (int, error) {
+	var files []string
+	for _, d := range dirs {
+		if m := filepath.Join(d, mergedCache); fileExists(m) {
+			files = append(files, m)
+		}
+		fs, err := caseCaches(d)
+		if err != nil {
+			return 0, err
+		}
+		files = append(files, fs...)
+	}
+	if len(files) == 0 {
 		return 0, nil
 	}
+	return len(files), mergeInto(ctx, filepath.Join(out, mergedCache), files)
+}
+
+// caseCaches are the per-case cache files of a served directory.
+func caseCaches(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, dist.CachesDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var files []string
 	for _, e := range ents {
@@ -263,18 +294,25 @@ func mergeCaches(ctx context.Context, dir string) (int, error) {
 			files = append(files, filepath.Join(dir, dist.CachesDir, e.Name()))
 		}
 	}
-	if len(files) == 0 {
-		return 0, nil
-	}
-	c, err := llm.OpenCache(filepath.Join(dir, mergedCache))
+	return files, nil
+}
+
+// mergeInto merges the cache files into the cache at dst.
+func mergeInto(ctx context.Context, dst string, files []string) error {
+	c, err := llm.OpenCache(dst)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer c.Close()
 	for _, f := range files {
 		if _, err := c.Merge(ctx, f); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return len(files), nil
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
