@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/coordbench/coordbench/suiterun"
+	"github.com/coordbench/coordbench/sweep"
 )
 
 // Layout of a case's stored artifacts in the experiment directory: the
@@ -103,7 +104,7 @@ func writeFailed(dir, id, failedDir, msg string, max int64) error {
 	}
 	defer os.RemoveAll(tmp)
 	if failedDir != "" && fileExists(failedDir) {
-		if err := copyTree(failedDir, tmp, max); err != nil {
+		if err := sweep.CopyTree(failedDir, tmp, max); err != nil {
 			// Keep the error alone rather than lose the outcome.
 			os.RemoveAll(tmp)
 			if err := os.Mkdir(tmp, 0o755); err != nil {
@@ -174,7 +175,7 @@ func moveDirIntoPlace(src, parent, name string, max int64) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyTree(src, tmp, max); err != nil {
+	if err := sweep.CopyTree(src, tmp, max); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
@@ -193,7 +194,8 @@ func copyIntoPlace(src, dst string) error {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(dst), suiterun.TmpPrefix+filepath.Base(dst))
-	if err := copyFile(src, tmp); err != nil {
+	os.Remove(tmp) // left by a killed worker
+	if err := sweep.CopyFile(src, tmp); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -203,53 +205,6 @@ func copyIntoPlace(src, dst string) error {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// copyTree copies the regular files and directories under src into dst
-// (which exists), at most max bytes.
-func copyTree(src, dst string, max int64) error {
-	var total int64
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil || rel == "." {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			if total += fi.Size(); total > max {
-				return fmt.Errorf("%s: more than %d bytes", src, max)
-			}
-			return copyFile(p, target)
-		}
-		return fmt.Errorf("%s is not a regular file or a directory", p)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // writeTar writes to path a tar of caseDir (under case/) and, if
