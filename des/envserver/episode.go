@@ -53,6 +53,7 @@ type episode struct {
 	timeout  time.Duration // for each decision's actions
 	// agents are the agent ids the paradigm may activate (Status.Agents).
 	agents []string
+	layout []AreaLayout // set before the episode is shared
 	// tally is written by the run goroutine only (as a tracer); Act and
 	// finish copy it out.
 	tally *tally

@@ -223,6 +223,24 @@ type CreateRequest struct {
 	Seed *uint64 `json:"seed"`
 }
 
+// AreaLayout is one area and its cells.
+type AreaLayout struct {
+	Area  string   `json:"area"`
+	Cells []string `json:"cells"`
+}
+
+// layout is the plant's areas and cells.
+func layout(p *factory.Plant) []AreaLayout {
+	out := make([]AreaLayout, len(p.Areas))
+	for i, a := range p.Areas {
+		out[i].Area = a.ID
+		for _, c := range a.Cells {
+			out[i].Cells = append(out[i].Cells, p.Cells[c].ID)
+		}
+	}
+	return out
+}
+
 // Status describes an episode (POST /v1/episodes, GET /v1/episodes/{id}).
 type Status struct {
 	ID       string `json:"id"`
@@ -240,6 +258,9 @@ type Status struct {
 	// in a fixed order: plant, then areas, then cells, as the instance
 	// lists them.
 	Agents []string `json:"agents"`
+	// Layout lists the plant's areas and their cells, in instance order
+	// (the order of the plant observation's areas and of an area's cells).
+	Layout []AreaLayout `json:"layout"`
 	// Progress is the tally at the pending decision, or at the end.
 	Progress *Progress `json:"progress,omitempty"`
 	// Metrics is metrics.json, once the episode is done.
@@ -251,7 +272,7 @@ func (e *episode) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{ID: e.id, Instance: e.instance, Paradigm: e.paradigm, Seed: e.seed, State: e.state,
-		Reason: e.reason, Decisions: e.decisions, Answered: e.answered, Agents: e.agents}
+		Reason: e.reason, Decisions: e.decisions, Answered: e.answered, Agents: e.agents, Layout: e.layout}
 	if e.pend != nil {
 		step := e.pend.step
 		st.PendingStep = &step
@@ -360,6 +381,7 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 		return nil, tooMany
 	}
 	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout, agentIDs(plant, mode))
+	e.layout = layout(plant)
 	s.eps[id] = e
 	s.wg.Add(1)
 	s.mu.Unlock()
