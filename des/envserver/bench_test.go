@@ -14,8 +14,8 @@ import (
 
 // BenchmarkSteps measures decision steps per second through the server on
 // A3C9-1 (centralized, rule policy): one client doing GET decision + POST
-// actions, 16 such clients at once, and one client stepping 16 episodes
-// per POST /v1/batch/step.
+// actions, 16 such clients at once, and one client stepping 1 or 16
+// episodes per POST /v1/batch/step (one round trip per step of all).
 //
 //	go test -run '^$' -bench Steps -benchtime 3000x ./des/envserver/
 func BenchmarkSteps(b *testing.B) {
@@ -48,46 +48,50 @@ func BenchmarkSteps(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 		})
 	}
-	b.Run("batch=16", func(b *testing.B) {
-		_, hs := newServer(b, Config{})
-		c := &client{t: b, base: hs.URL}
-		const n = 16
-		b.ResetTimer()
-		steps := 0
-		for steps < b.N {
-			seed := uint64(1)
-			creates := make([]CreateRequest, n)
-			for i := range creates {
-				creates[i] = CreateRequest{Instance: testInstance, Paradigm: "centralized", Seed: &seed}
-			}
-			ids := make([]string, n)
-			live := map[string]*coord.Decision{}
-			for i, r := range c.batch("create", BatchCreateRequest{Episodes: creates}) {
-				ids[i] = r.ID
-				live[r.ID] = decode(b, r.Decision)
-			}
-			for len(live) > 0 && steps < b.N {
-				items := make([]BatchStepItem, 0, len(live))
-				for id, d := range live {
-					acts, _ := policy.Rule{}.Act(context.Background(), d)
-					step := d.Step
-					it := BatchStepItem{ID: id, ActionsRequest: ActionsRequest{Step: &step, Actions: map[string]json.RawMessage{}}}
-					for a, v := range acts {
-						it.Actions[a] = json.RawMessage(fmt.Sprint(v))
-					}
-					items = append(items, it)
-				}
-				steps += len(items)
-				for _, r := range c.batch("step", BatchStepRequest{Items: items}) {
-					if r.Done {
-						delete(live, r.ID)
-					} else {
-						live[r.ID] = decode(b, r.Decision)
-					}
-				}
-			}
-			c.batch("delete", BatchDeleteRequest{IDs: ids})
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) { benchBatch(b, n) })
+	}
+}
+
+// benchBatch steps n episodes per POST /v1/batch/step.
+func benchBatch(b *testing.B, n int) {
+	_, hs := newServer(b, Config{})
+	c := &client{t: b, base: hs.URL}
+	b.ResetTimer()
+	steps := 0
+	for steps < b.N {
+		seed := uint64(1)
+		creates := make([]CreateRequest, n)
+		for i := range creates {
+			creates[i] = CreateRequest{Instance: testInstance, Paradigm: "centralized", Seed: &seed}
 		}
-		b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
-	})
+		ids := make([]string, n)
+		live := map[string]*coord.Decision{}
+		for i, r := range c.batch("create", BatchCreateRequest{Episodes: creates}) {
+			ids[i] = r.ID
+			live[r.ID] = decode(b, r.Decision)
+		}
+		for len(live) > 0 && steps < b.N {
+			items := make([]BatchStepItem, 0, len(live))
+			for id, d := range live {
+				acts, _ := policy.Rule{}.Act(context.Background(), d)
+				step := d.Step
+				it := BatchStepItem{ID: id, ActionsRequest: ActionsRequest{Step: &step, Actions: map[string]json.RawMessage{}}}
+				for a, v := range acts {
+					it.Actions[a] = json.RawMessage(fmt.Sprint(v))
+				}
+				items = append(items, it)
+			}
+			steps += len(items)
+			for _, r := range c.batch("step", BatchStepRequest{Items: items}) {
+				if r.Done {
+					delete(live, r.ID)
+				} else {
+					live[r.ID] = decode(b, r.Decision)
+				}
+			}
+		}
+		c.batch("delete", BatchDeleteRequest{IDs: ids})
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
 }

@@ -1,7 +1,7 @@
 """n parallel environments stepped through the batched endpoints: one
 HTTP request per call, whatever n."""
 
-from .client import Client
+from .client import Client, ItemError
 from .reward import Reward
 from .session import Session
 
@@ -45,7 +45,15 @@ class VectorEnv:
         self.close()
         items = [s.create_item(None if seed is None else seed + i) for i, s in enumerate(self.sessions)]
         results = self.client.batch_create(items)
-        out = [s.on_created(r) for s, r in zip(self.sessions, results)]
+        out, failed = [], None
+        for s, r in zip(self.sessions, results):
+            try:
+                out.append(s.on_created(r))
+            except ItemError as err:
+                failed = failed or err
+        if failed is not None:  # free what was created, then say why
+            self.close()
+            raise failed
         return [o for o, _ in out], [i for _, i in out]
 
     def step(self, actions):
