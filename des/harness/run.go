@@ -30,6 +30,10 @@ type Episode struct {
 	// ErrInterrupted. (A cancelled ctx only cuts the controller's calls
 	// short: its answers fall back, the episode goes on.)
 	Stop <-chan struct{}
+	// Observer, if set, receives every engine record as well, after the
+	// trace writer and before the interpreter (an environment server
+	// tallies per-step progress with it). It must not keep the record.
+	Observer factory.Tracer
 }
 
 // ErrInterrupted is the error of an episode that Episode.Stop ended.
@@ -71,6 +75,9 @@ func Run(ctx context.Context, ep Episode) Result {
 	if ep.Trace != nil {
 		tw = NewTraceWriter(ep.Trace, ep.Plant)
 		mux = append(mux, tw)
+	}
+	if ep.Observer != nil {
+		mux = append(mux, ep.Observer)
 	}
 	eng := factory.NewEngine(ep.Plant, ep.Seed, &mux)
 	var sel coord.ModeSelector = ep.Mode
