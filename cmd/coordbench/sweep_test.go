@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,7 +161,7 @@ func TestSweepPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = run(t, "sweep", "plan", file)
-	if err != nil || !strings.Contains(out, "model calls: 1 cases with a model-backed controller, about ") {
+	if err != nil || !strings.Contains(out, "model calls: 1 cases with a model-backed controller; estimate") {
 		t.Errorf("%v\n%s", err, out)
 	}
 	silo := "benchmark: silo\nsilo:\n  tasks: I-01\n  agents: 2\n  protocols: p2p\n  agent_kinds: llm\n  baseline: none\n  max_rounds: 7\nllm:\n  model: m\n  base_url: http://127.0.0.1:1/v1\n"
@@ -168,7 +169,7 @@ func TestSweepPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = run(t, "sweep", "plan", file)
-	if err != nil || !strings.Contains(out, "at most 14 agent turns") {
+	if err != nil || !strings.Contains(out, "≤14 calls") || !strings.Contains(out, "an upper bound on calls") {
 		t.Errorf("%v\n%s", err, out)
 	}
 }
@@ -179,7 +180,7 @@ func TestSweepBadInput(t *testing.T) {
 	for _, c := range []struct{ exp, want string }{
 		{"benchmark: des\ndes:\n  instances: A3C9-1\n  seed: 1\n", `:4: field "des.seed": unknown field in des`},
 		{"benchmark: des\ndes:\n  instances: A3C9-1\n  seeds: x-y\n", `:4: field "des.seeds"`},
-		{"benchmark: des\ndes:\n  instances: A3C9-1\n  controllers: [llm]\n", "give its llm section"},
+		{"benchmark: des\ndes:\n  instances: A3C9-1\n  controllers: [llm]\n", "give its models"},
 		{"benchmark: silo\nsilo:\n  agents: 2\n  protocols: smoke\n", `:4: field "silo.protocols": unknown protocol "smoke"`},
 		{"benchmark: silo\nsilo:\n  agents: 2\n  max_rounds: many\n", `:4: field "silo.max_rounds"`},
 		{"benchmark: des\nsilo:\n  agents: 2\n", `field "silo": a des experiment takes a des section`},
@@ -260,7 +261,8 @@ func TestSweepWithStubModel(t *testing.T) {
 		}
 		calls += n
 	}
-	if want := fmt.Sprintf("model calls: 4 cases with a model-backed controller, about %d calls", calls); calls == 0 || !strings.Contains(plan, want) {
-		t.Errorf("plan does not say %q:\n%s", want, plan)
+	want := regexp.MustCompile(fmt.Sprintf(`(?m)^  total +4 +%d +`, calls))
+	if calls == 0 || !strings.Contains(plan, "model calls: 4 cases with a model-backed controller") || !want.MatchString(plan) {
+		t.Errorf("plan does not estimate %d calls:\n%s", calls, plan)
 	}
 }

@@ -88,7 +88,10 @@ type Config struct {
 	MessageFormat   string       `json:"message_format"`
 	Baseline        string       `json:"baseline"`
 	LLM             *LLMManifest `json:"llm,omitempty"`
-	Cases           []string     `json:"cases"`
+	// LLMs are the models' settings when there are several
+	// (Options.LLMs); LLM is then unset.
+	LLMs  []*LLMManifest `json:"llms,omitempty"`
+	Cases []string       `json:"cases"`
 }
 
 func configOf(s *Suite) Config {
@@ -98,8 +101,12 @@ func configOf(s *Suite) Config {
 	if o.NoBaseline {
 		c.Baseline = "none"
 	}
-	if o.LLM != nil {
-		c.LLM = o.LLM.manifest()
+	if ms := o.llms(); len(ms) == 1 {
+		c.LLM = ms[0].manifest()
+	} else {
+		for _, l := range ms {
+			c.LLMs = append(c.LLMs, l.manifest())
+		}
 	}
 	for _, cs := range s.Cases {
 		c.Cases = append(c.Cases, cs.ID)
