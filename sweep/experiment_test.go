@@ -139,7 +139,8 @@ func TestID(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"benchmark: des\ndes:\n  instances: A3C9-1\n", "benchmark: silo\nsilo: {agents: [2, 3]}\nllm: {model: m, base_url: u}\n"} {
+	for _, s := range []string{"benchmark: des\ndes:\n  instances: A3C9-1\n", "benchmark: silo\nsilo: {agents: [2, 3]}\nllm: {model: m, base_url: u}\n",
+		"benchmark: des\ndes: {instances: a, frameworks: [graph]}\nmodels:\n  - {name: a, model: m, base_url: u, limits: {rpm: 1}, price: {input: 1}}\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
