@@ -5,11 +5,19 @@
 // of its suites: for des the instances, paradigms, controllers and seeds
 // (harness.SuiteOptions); for silo the tasks or levels, team sizes,
 // protocols, agent kinds, seeds, mode, baseline and message format
-// (suite.Options); the model settings of model-backed controllers or
-// agents; and run settings, which never change results. A suite command
-// is a one-line experiment: this package only maps the file onto the
-// suites' own options, and the suites' own runner (package suiterun) runs
-// the cases.
+// (suite.Options); the models of model-backed controllers or agents, each
+// with its endpoint, key variable, limits and price (models.go), crossed
+// with the matrix, and for des the LLM controller's frameworks; and run
+// settings, which never change results. A suite command is a one-line
+// experiment: this package only maps the file onto the suites' own
+// options, and the suites' own runner (package suiterun) runs the cases.
+//
+// Cost: Suite.Estimate estimates each case's model calls, tokens and cost
+// before anything runs (cost_estimate.go); ReadCosts prices the usage the
+// finished cases' logs record and Costs.Write writes cost.csv and
+// cost_summary.csv (cost.go); a Budget keeps a run within a cost limit
+// (cost_limit.go); StatusOf and Status.Render tell an experiment's
+// progress (status.go, status_render.go).
 //
 // A sweep can be cut into N static shards (Shard): shard i runs the
 // cases whose position in suite order is i modulo N, into a directory of

@@ -10,15 +10,14 @@ import (
 	"github.com/coordbench/coordbench/suiterun"
 )
 
-// Status is the progress of an experiment from the directories it runs
-// into (a single-machine run's, or its shards'): which cases are done,
-// failed or not started, per model, the money spent and, by estimate,
-// the money the rest will take.
+// Status is the progress of an experiment: which cases are done, failed
+// or not started, per model, the money spent and, by estimate, the money
+// the rest will take.
 type Status struct {
 	ExperimentID, Benchmark string
-	// Dirs are the directories read; Shards the shards they hold
-	// ("0/2", ...), in the order given.
-	Dirs, Shards []string
+	// Sources name where the progress was read (Progress.Sources): the
+	// directories and the shards they hold.
+	Sources []string
 	// Total is the planned cases; Done, Failed and NotStarted partition it
 	// (a case that failed and then finished is done).
 	Total, Done, Failed, NotStarted int
@@ -40,26 +39,70 @@ type ModelStatus struct {
 	Calls, CachedCalls, InputTok, OutputTok int64
 }
 
-// StatusOf computes the status of the whole experiment s (resolved with
-// Whole) with the estimate est of its cases, from the directories dirs,
-// each a sweep run's --out of this experiment (checked by the caller).
-func StatusOf(s *Suite, est Estimate, dirs []string) (*Status, error) {
-	e := s.Experiment
-	st := &Status{ExperimentID: e.ID(), Benchmark: e.Benchmark, Dirs: dirs, Total: len(est.Cases)}
-	for _, d := range dirs {
-		m, err := ReadMarker(d)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d, err)
-		}
-		st.Shards = append(st.Shards, m.Shard.String())
+// CaseState is where a case of an experiment stands.
+type CaseState int
+
+// Case states.
+const (
+	NotStarted CaseState = iota
+	Done
+	Failed
+)
+
+// Progress tells where the cases of an experiment stand. DirProgress
+// reads run and shard directories; a distributed sweep can answer from
+// its own records.
+type Progress interface {
+	// Case is the state of case id and, if it ran, the directory of its
+	// logs (the model usage is read from them).
+	Case(id string) (CaseState, string)
+	// Sources name where the progress comes from, for people.
+	Sources() []string
+}
+
+// DirProgress is the progress recorded in sweep run directories (a
+// single-machine run's, or shards' of one experiment): a case is done if
+// one of them holds it finished, failed if one holds it failed.
+type DirProgress struct {
+	Benchmark string
+	Dirs      []string
+}
+
+// Case implements Progress.
+func (p DirProgress) Case(id string) (CaseState, string) {
+	if d := find(p.Dirs, CasesDir(p.Benchmark), id); d != "" {
+		return Done, d
 	}
+	if d := find(p.Dirs, suiterun.FailedDir, id); d != "" {
+		return Failed, d
+	}
+	return NotStarted, ""
+}
+
+// Sources implements Progress: each directory with the shard it holds.
+func (p DirProgress) Sources() []string {
+	var out []string
+	for _, d := range p.Dirs {
+		if m, err := ReadMarker(d); err == nil {
+			out = append(out, fmt.Sprintf("%s (shard %s)", d, m.Shard))
+		} else {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// StatusOf computes the status of the whole experiment s (resolved with
+// Whole) with the estimate est of its cases, from the progress p.
+func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
+	e := s.Experiment
+	st := &Status{ExperimentID: e.ID(), Benchmark: e.Benchmark, Sources: p.Sources(), Total: len(est.Cases)}
 	prices := e.modelOf()
 	idx := map[string]int{}
 	for _, m := range e.ModelList() {
 		idx[m.Label()] = len(st.Models)
 		st.Models = append(st.Models, ModelStatus{Model: m.Label()})
 	}
-	casesDir := CasesDir(e.Benchmark)
 	for _, c := range est.Cases {
 		k, ok := idx[c.Model]
 		if !ok {
@@ -69,13 +112,9 @@ func StatusOf(s *Suite, est Estimate, dirs []string) (*Status, error) {
 		}
 		ms := &st.Models[k]
 		ms.Planned++
-		done, failed := find(dirs, casesDir, c.ID), ""
-		if done == "" {
-			failed = find(dirs, suiterun.FailedDir, c.ID)
-		}
-		spentIn := done + failed
-		if spentIn != "" && c.Model != "" {
-			u, err := ReadUsage(e.Benchmark, spentIn)
+		state, dir := p.Case(c.ID)
+		if dir != "" && c.Model != "" {
+			u, err := ReadUsage(e.Benchmark, dir)
 			if err != nil {
 				return nil, err
 			}
@@ -87,12 +126,12 @@ func StatusOf(s *Suite, est Estimate, dirs []string) (*Status, error) {
 			ms.InputTok += u.InputTokens
 			ms.OutputTok += u.OutputTokens
 		}
-		switch {
-		case done != "":
+		switch state {
+		case Done:
 			ms.Done++
 			st.Done++
 			continue
-		case failed != "":
+		case Failed:
 			ms.Failed++
 			st.Failed++
 		default:

@@ -10,8 +10,7 @@ import (
 // Render writes the status for people: the counts, one line per model,
 // and the money spent and, by estimate, still to spend.
 func (st *Status) Render(w io.Writer) error {
-	fmt.Fprintf(w, "experiment %s (%s), %d directories (shards %s)\n", short(st.ExperimentID), st.Benchmark,
-		len(st.Dirs), strings.Join(st.Shards, ", "))
+	fmt.Fprintf(w, "experiment %s (%s), from %s\n", short(st.ExperimentID), st.Benchmark, strings.Join(st.Sources, ", "))
 	fmt.Fprintf(w, "cases: %d planned, %d done, %d failed, %d not started\n", st.Total, st.Done, st.Failed, st.NotStarted)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tplanned\tdone\tfailed\tnot started\tcalls\tcached calls\tspent USD\tremaining USD (estimate)")

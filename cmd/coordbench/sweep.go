@@ -344,7 +344,7 @@ not-started cases will take. Nothing is run and no model is called.`,
 			if err != nil {
 				return err
 			}
-			st, err := sweep.StatusOf(s, est, dirs)
+			st, err := sweep.StatusOf(s, est, sweep.DirProgress{Benchmark: e.Benchmark, Dirs: dirs})
 			if err != nil {
 				return err
 			}

@@ -163,7 +163,7 @@ func TestSweepTwoModelsCost(t *testing.T) {
 		}
 	}
 	st, err = run(t, append([]string{"sweep", "status"}, shards...)...)
-	if err != nil || !strings.Contains(st, "cases: 3 planned, 3 done, 0 failed, 0 not started") || !strings.Contains(st, "shards 0/2, 1/2") {
+	if err != nil || !strings.Contains(st, "cases: 3 planned, 3 done, 0 failed, 0 not started") || !strings.Contains(st, "shard-1 (shard 1/2)") {
 		t.Errorf("status of shards: %v\n%s", err, st)
 	}
 }

@@ -246,7 +246,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 		}
 	}
 	s := &Suite{Config: cfg}
-	seen := map[string]ControllerMaker{}
+	seen := map[string]int{} // case id → the position of its maker in mks (duplicate seeds give one id twice)
 	for _, si := range cfg.Instances {
 		for _, m := range cfg.Paradigms {
 			for _, ctrl := range cfg.Controllers {
@@ -254,7 +254,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 				if len(mks) == 0 {
 					mks = []ControllerMaker{nil} // built in
 				}
-				for _, mk := range mks {
+				for k, mk := range mks {
 					model, fw, rule, ruleToken := "", "", "", ""
 					if mk != nil {
 						model, fw = mk.Model(), mk.Framework()
@@ -262,10 +262,10 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 					}
 					for _, seed := range si.Seeds {
 						id := CaseID(si.Token, m.ID, ctrl, modelToken(model, fw, ruleToken), seed)
-						if prev, ok := seen[id]; ok && prev != mk {
+						if prev, ok := seen[id]; ok && prev != k {
 							return nil, opterr.New("Controllers", "two %s controllers share the case-id part %q: give their models different names", ctrl, modelToken(model, fw, ruleToken))
 						}
-						seen[id] = mk
+						seen[id] = k
 						s.Cases = append(s.Cases, Case{
 							ID:       id,
 							Instance: si, Paradigm: m, Controller: ctrl, Model: model, Framework: fw, ReplyParsing: rule, Seed: seed, maker: mk,
