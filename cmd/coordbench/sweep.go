@@ -274,16 +274,11 @@ run and no model is called.`,
 			if err != nil {
 				return err
 			}
-			e := col.Experiment
-			m, closer, err := sweepModels(e)
+			s, closer, err := resolveRecorded(col.Experiment, dirs[0])
 			if err != nil {
 				return err
 			}
 			defer closer()
-			s, err := sweep.Resolve(filepath.Join(dirs[0], sweep.MarkerFile), e, m.Models, sweep.Whole)
-			if err != nil {
-				return err
-			}
 			files, err := col.Summarize(cmd.Context(), s, out)
 			if err != nil {
 				return err
@@ -331,15 +326,11 @@ not-started cases will take. Nothing is run and no model is called.`,
 			if err != nil {
 				return err
 			}
-			m, closer, err := sweepModels(e)
+			s, closer, err := resolveRecorded(e, dirs[0])
 			if err != nil {
 				return err
 			}
 			defer closer()
-			s, err := sweep.Resolve(filepath.Join(dirs[0], sweep.MarkerFile), e, m.Models, sweep.Whole)
-			if err != nil {
-				return err
-			}
 			est, err := s.Estimate(cmd.Context())
 			if err != nil {
 				return err
@@ -352,6 +343,22 @@ not-started cases will take. Nothing is run and no model is called.`,
 		},
 	}
 	return c
+}
+
+// resolveRecorded resolves the whole experiment e recorded in the sweep
+// directory dir (its marker names errors); the closer releases the
+// models' response cache.
+func resolveRecorded(e *sweep.Experiment, dir string) (*sweep.Suite, func(), error) {
+	m, closer, err := sweepModels(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := sweep.Resolve(filepath.Join(dir, sweep.MarkerFile), e, m.Models, sweep.Whole)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return s, closer, nil
 }
 
 // loadSweep reads the experiment file, builds its models and resolves

@@ -20,6 +20,37 @@ import (
 	"github.com/coordbench/coordbench/sweep"
 )
 
+// desStub serves the stub model that answers as the rule controller, on
+// loopback, until the test ends.
+func desStub(t *testing.T) *httptest.Server {
+	t.Helper()
+	stub, err := llmctl.NewStub("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stub)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// runShardsAndCollect runs the n shards of the experiment file into tmp
+// and collects them; it returns the shard directories and the merged one.
+func runShardsAndCollect(t *testing.T, file, tmp string, n int) (shards []string, merged string) {
+	t.Helper()
+	for i := range n {
+		dir := filepath.Join(tmp, fmt.Sprintf("shard-%d", i))
+		if out, err := run(t, "sweep", "run", file, "--out", dir, "--shard", fmt.Sprintf("%d/%d", i, n)); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		shards = append(shards, dir)
+	}
+	merged = filepath.Join(tmp, "merged")
+	if out, err := run(t, append([]string{"sweep", "collect", "--out", merged}, shards...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return shards, merged
+}
+
 // csvRows reads a CSV file, header included.
 func csvRows(t *testing.T, path string) [][]string {
 	t.Helper()
@@ -65,12 +96,7 @@ func twoModelDes(url string) string {
 // cost files byte-identical to an unlimited run's, and to its shards
 // collected; sweep status counts the cases.
 func TestSweepTwoModelsCost(t *testing.T) {
-	stub, err := llmctl.NewStub("builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(stub)
-	defer srv.Close()
+	srv := desStub(t)
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "two.yaml")
 	if err := os.WriteFile(file, []byte(twoModelDes(srv.URL+"/v1")), 0o644); err != nil {
@@ -141,19 +167,7 @@ func TestSweepTwoModelsCost(t *testing.T) {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
 
-	// Shards, collected.
-	var shards []string
-	for i := range 2 {
-		dir := filepath.Join(tmp, fmt.Sprintf("shard-%d", i))
-		if out, err := run(t, "sweep", "run", file, "--out", dir, "--shard", fmt.Sprintf("%d/2", i)); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		shards = append(shards, dir)
-	}
-	merged := filepath.Join(tmp, "merged")
-	if out, err := run(t, append([]string{"sweep", "collect", "--out", merged}, shards...)...); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	shards, merged := runShardsAndCollect(t, file, tmp, 2)
 	for _, f := range []string{harness.FileSuiteSummary, harness.FileSuiteAggregate, sweep.FileCost, sweep.FileCostSummary} {
 		a := mustRead(t, filepath.Join(whole, f))
 		for _, d := range []string{limited, merged} {
@@ -210,12 +224,7 @@ func TestSweepSiloTwoModelsCost(t *testing.T) {
 // new directory, answered from the response cache, costs nothing: its
 // calls and tokens are counted apart as cached.
 func TestSweepCachedCallsCostNothing(t *testing.T) {
-	stub, err := llmctl.NewStub("builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(stub)
-	defer srv.Close()
+	srv := desStub(t)
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "c.yaml")
 	exp := "benchmark: des\ndes:\n  instances: gen:A2C4\n  paradigms: centralized\n  controllers: llm\n  seeds: 1\n" +

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
 )
 
 // experiments are the example experiment files and the summary files a
@@ -212,12 +210,7 @@ func TestSweepBadInput(t *testing.T) {
 // the model calls is the calls made, since the stub answers as the rule
 // controller does.
 func TestSweepWithStubModel(t *testing.T) {
-	stub, err := llmctl.NewStub("builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(stub)
-	defer srv.Close()
+	srv := desStub(t)
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "llm.yaml")
 	exp := "benchmark: des\ndes:\n  instances: A3C9-1\n  paradigms: [centralized, holonic_hybrid]\n  controllers: [llm, rule]\n  seeds: [11, 12]\n" +
@@ -233,18 +226,7 @@ func TestSweepWithStubModel(t *testing.T) {
 	if out, err := run(t, "sweep", "run", file, "--out", whole); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	var shards []string
-	for i := range 2 {
-		dir := filepath.Join(tmp, fmt.Sprintf("shard-%d", i))
-		if out, err := run(t, "sweep", "run", file, "--out", dir, "--shard", fmt.Sprintf("%d/2", i)); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		shards = append(shards, dir)
-	}
-	merged := filepath.Join(tmp, "merged")
-	if out, err := run(t, append([]string{"sweep", "collect", "--out", merged}, shards...)...); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	_, merged := runShardsAndCollect(t, file, tmp, 2)
 	for _, f := range experiments[0].files {
 		if a, b := mustRead(t, filepath.Join(whole, f)), mustRead(t, filepath.Join(merged, f)); !bytes.Equal(a, b) {
 			t.Errorf("%s differs:\n%s\n---\n%s", f, a, b)
