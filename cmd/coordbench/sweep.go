@@ -487,8 +487,11 @@ func sweepModels(e *sweep.Experiment) (*sweepModelSet, func(), error) {
 }
 
 // writeCost writes the cost files of the finished cases of s in dir and
-// prints them: per model and in total.
+// prints their totals, per model and in all, if the experiment has models.
 func writeCost(w io.Writer, s *sweep.Suite, dir string) error {
+	if len(s.Experiment.ModelList()) == 0 {
+		return nil // no model, no cost: no cost files
+	}
 	costs, err := s.ReadCosts(dir)
 	if err != nil {
 		return err
@@ -496,9 +499,6 @@ func writeCost(w io.Writer, s *sweep.Suite, dir string) error {
 	files, err := costs.Write(dir)
 	if err != nil {
 		return err
-	}
-	if len(costs.Models) == 0 {
-		return nil
 	}
 	for _, m := range append(slices.Clone(costs.Models), "") {
 		n, u, v := costs.ModelTotal(m)
