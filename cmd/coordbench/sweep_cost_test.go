@@ -185,7 +185,8 @@ func TestSweepTwoModelsCost(t *testing.T) {
 // TestSweepSiloTwoModelsCost: a silo experiment with two models (two
 // entries of one stub model, named apart) runs each case once per model,
 // told apart by the agent label in ids and summaries; cost.csv prices the
-// tokens of each run's turn log.
+// tokens of each run's turn log; its shards collected give the same
+// summaries and cost files.
 func TestSweepSiloTwoModelsCost(t *testing.T) {
 	srv := stubmodel.NewServer(gather.Model{Solve: gather.PromptSolver}.Handle)
 	defer srv.Close()
@@ -216,6 +217,12 @@ func TestSweepSiloTwoModelsCost(t *testing.T) {
 		if c[0] != r[0] || !strings.Contains(r[0], "__"+agent+"__") || in == 0 ||
 			col(t, costs[0], c, "cost_usd") != wantCost(in, out, prices[agent][0], prices[agent][1]) {
 			t.Errorf("case %s (%s, %d in, %d out): cost row %v", r[0], agent, in, out, c)
+		}
+	}
+	_, merged := runShardsAndCollect(t, file, tmp, 2)
+	for _, f := range []string{suite.FileSummary, suite.FileAggregate, sweep.FileCost, sweep.FileCostSummary} {
+		if a, b := mustRead(t, filepath.Join(dir, f)), mustRead(t, filepath.Join(merged, f)); !bytes.Equal(a, b) {
+			t.Errorf("%s of the collected shards differs:\n%s\n---\n%s", f, a, b)
 		}
 	}
 }
