@@ -7,15 +7,18 @@ import (
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/silo/llmagent"
 	"github.com/coordbench/coordbench/silo/suite"
 )
 
 // Tokens per model call of a silo LLM agent, by estimate. They are a
 // documented figure, not a measurement of each task: a turn's prompt holds
-// the task prompt, the agent's shard and its history so far, so it grows
-// over a run; 3,000 input tokens is a middle value for the published tasks
-// with the default context budget, and 300 output tokens a reply with a
-// few tool calls. Output is bounded by the model's max_tokens when set.
+// the system prompt, the task prompt with the agent's shard and its
+// history so far, so it grows over a run; 3,000 input tokens is a middle
+// value for the published tasks with the default context budget, and 300
+// output tokens a reply with a few tool calls. A case whose agents' first
+// prompts are longer on average is estimated at that average instead
+// (siloFirstPrompt). Output is bounded by the model's max_tokens when set.
 const (
 	SiloInputTokensPerCall  = 3000
 	SiloOutputTokensPerCall = 300
@@ -145,7 +148,8 @@ func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
 				m := models[labelOf(c.Players.LLM)]
 				ce.Model = m.Label()
 				ce.Calls, ce.Bound = int64(c.N)*int64(c.Limits.MaxRounds), true
-				ce.InputTokens, ce.OutputTokens = ce.Calls*SiloInputTokensPerCall, ce.Calls*SiloOutputTokensPerCall
+				perCall := max(int64(SiloInputTokensPerCall), siloFirstPrompt(c))
+				ce.InputTokens, ce.OutputTokens = ce.Calls*perCall, ce.Calls*SiloOutputTokensPerCall
 				if m.MaxTokens > 0 {
 					ce.MaxOutputTokens = ce.Calls * int64(m.MaxTokens)
 					ce.OutputTokens = min(ce.OutputTokens, ce.MaxOutputTokens)
@@ -191,6 +195,23 @@ func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
 		est.Cases = append(est.Cases, ce)
 	}
 	return est, nil
+}
+
+// siloFirstPrompt is the mean size, in tokens (one per 4 bytes), of the
+// first prompt of the LLM agents of case c: system prompt, task prompt
+// and shard; 0 if the instance cannot be built.
+func siloFirstPrompt(c suite.Case) int64 {
+	in, err := suite.InstanceOf(c)
+	if err != nil || in.N == 0 {
+		return 0
+	}
+	cfg := c.Players.LLM.Config
+	var total int64
+	for id := range in.N {
+		total += tokens(len(llmagent.SystemPrompt(c.Protocol, id, in.N, cfg.Native, cfg.Scaffold)) +
+			len(in.Prompt(id, !cfg.Scaffold.NoTopologyHint)))
+	}
+	return total / int64(in.N)
 }
 
 // labelOf is an LLM agent's model label: its name, else its model.

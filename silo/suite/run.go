@@ -246,7 +246,7 @@ func (l Limits) format() proto.MessageFormat {
 
 // runCase runs one case into dir and writes its manifest.
 func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
-	in, err := instanceOf(c)
+	in, err := InstanceOf(c)
 	if err != nil {
 		return nil, err
 	}
@@ -268,9 +268,9 @@ func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 	return res, nil
 }
 
-// instanceOf builds the instance of case c: official or seeded, and for a
+// InstanceOf builds the instance of case c: official or seeded, and for a
 // merged baseline the merged data of the N = MergedFrom instance.
-func instanceOf(c Case) (*task.Instance, error) {
+func InstanceOf(c Case) (*task.Instance, error) {
 	n := c.N
 	if c.MergedFrom > 0 {
 		n = c.MergedFrom
