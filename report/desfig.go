@@ -1,0 +1,84 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/coordbench/coordbench/des/harness"
+)
+
+// The per-case figures of a scheduling run and the table of its metrics.
+
+// figures are the Gantt chart, power against the cap, the decision-source
+// audit and the message counts of the run; id prefixes the figure ids.
+func (r *desRun) figures(id string) []Figure {
+	var out []Figure
+	gc := "Each machine's state over time, replayed from trace.jsonl (idle is blank), and the jobs in flight to each cell (→ cell)."
+	if r.spansLeft > 0 {
+		gc += fmt.Sprintf(" Only the first %d spans are drawn; %d more are left out.", maxSpans, r.spansLeft)
+	}
+	out = append(out, Gantt{Title: "Machines and transports", XTitle: "time", Rows: r.rows, Kinds: ganttKinds, Spans: r.spans, End: r.end}.Figure(id+"-gantt", gc))
+	pc := "Plant power (power_change records of trace.jsonl, a step function) against the power cap (power_cap_kw of episode_start)."
+	if r.powerLeft > 0 {
+		pc += fmt.Sprintf(" Only the first %d power changes are drawn; %d more are left out.", maxPowerPoints, r.powerLeft)
+	}
+	out = append(out, LineChart{Title: "Plant power against the cap", XTitle: "time", YTitle: "kW", XMin: 0, XMax: max(r.end, 1),
+		Lines: []Line{{Name: "power", X: r.powerT, Y: r.powerKW, Step: true}, {Name: "cap", X: []float64{0, r.end}, Y: []float64{r.cap, r.cap}, Dashed: true, Step: true}},
+	}.Figure(id+"-power", pc))
+	var lines []Line
+	width := r.end / auditBins
+	for i, s := range r.sources {
+		l := Line{Name: sourceLabel(s), Step: true}
+		for b, v := range r.audit[i] {
+			l.X, l.Y = append(l.X, float64(b)*width), append(l.Y, v)
+		}
+		lines = append(lines, l)
+	}
+	ac := fmt.Sprintf("Decisions committed so far, by source (decisions.jsonl, %d in all, in %d time bins): builtin = a built-in agent, llm = the model, external = an external controller, fallback = the harness replaced an illegal or missing answer.", r.decisions, auditBins)
+	out = append(out, LineChart{Title: "Decision sources over time", XTitle: "time", YTitle: "decisions (cumulative)", XMin: 0, XMax: max(r.end, 1), Lines: lines}.Figure(id+"-audit", ac))
+	mc := "Protocol messages by type (secondary.messages_by_type of metrics.json = the lines of messages.jsonl by type)."
+	if len(r.msgTypes) == 0 {
+		mc += " This run sent none."
+	}
+	out = append(out, BarChart{Title: "Messages by type", YTitle: "messages", Groups: r.msgTypes, Series: []Bars{{Name: "messages", Values: r.msgCounts}}}.Figure(id+"-messages", mc))
+	return out
+}
+
+func sourceLabel(s string) string {
+	switch s {
+	case "builtin":
+		return "builtin (agent)"
+	case "llm":
+		return "llm (model)"
+	case "fallback":
+		return "fallback (harness)"
+	}
+	return s
+}
+
+// metricsTable is the run's 15 metrics from metrics.json.
+func (r *desRun) metricsTable() Table {
+	t := Table{Title: "Metrics", Head: []string{"metric", "value", "better", "meaning"}, Left: []int{0, 2, 3}}
+	for _, m := range harness.SuiteMetrics {
+		v := "–"
+		if raw, ok := r.metrics[m.Key]; ok {
+			var f float64
+			if json.Unmarshal(raw, &f) == nil {
+				v = fnum(f, m.Digits)
+			}
+		}
+		better := "↓ lower"
+		if m.HigherBetter {
+			better = "↑ higher"
+		}
+		t.Rows = append(t.Rows, []Cell{{Text: m.Key}, {Text: v}, {Text: better}, {Text: m.Meaning}})
+	}
+	return t
+}
+
+// summary is the line under a case's heading.
+func (r *desRun) summary() string {
+	return "instance " + r.instance + ", seed " + r.seed + ", status " + r.status + ", end time " + strconv.FormatFloat(r.end, 'f', 1, 64) +
+		", power cap " + strconv.FormatFloat(r.cap, 'f', -1, 64) + " kW"
+}
