@@ -58,8 +58,13 @@ func compareTable(sec *Section, title, caption string, groupHead []string, rows 
 	}
 	t.Left = append(t.Left, len(t.Head)-1)
 	sec.CSVHead = append(slices.Clone(groupHead), "metric", "n", "mean_diff", "sd_diff", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0")
-	for _, r := range rows {
-		st := Paired(r.diffs)
+	diffs := make([][]float64, len(rows))
+	for i, r := range rows {
+		diffs[i] = r.diffs
+	}
+	stats := pairedAll(diffs)
+	for i, r := range rows {
+		st := stats[i]
 		d := r.digits + 1
 		iv := func(v Interval) string {
 			if math.IsNaN(v.Lo) {

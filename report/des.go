@@ -338,8 +338,22 @@ func (c *Comparison) allZero() bool {
 }
 
 // comparisons are every paired comparison of the suite, in table order:
-// block, paradigm a, paradigm b, metric.
+// block, paradigm a, paradigm b, metric; their statistics are computed on
+// every core (pairedAll).
 func (s *desSuite) comparisons() []Comparison {
+	out := s.pairs()
+	diffs := make([][]float64, len(out))
+	for i := range out {
+		diffs[i] = out[i].Diffs
+	}
+	for i, st := range pairedAll(diffs) {
+		out[i].Stats = st
+	}
+	return out
+}
+
+// pairs are the comparisons with their differences, without statistics.
+func (s *desSuite) pairs() []Comparison {
 	var out []Comparison
 	for _, blk := range s.blocks() {
 		for i, ga := range blk {
@@ -358,7 +372,6 @@ func (s *desSuite) comparisons() []Comparison {
 						c.Seeds = append(c.Seeds, ca.seed)
 						c.Diffs = append(c.Diffs, ca.values[k]-vb)
 					}
-					c.Stats = Paired(c.Diffs)
 					out = append(out, c)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"math"
 	"os"
@@ -99,18 +100,17 @@ type traceRec struct {
 // scanLines calls fn with each line of the file at path, each at most
 // maxLine bytes; errors name the file and line.
 func scanLines(path string, maxLine int, fn func(line []byte, no int) error) error {
+	// Stat first: opening a FIFO for reading would block.
+	if st, err := os.Stat(path); err != nil {
+		return err
+	} else if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	no := 0
@@ -245,7 +245,7 @@ func (r *desRun) readTrace(path string) error {
 	})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%s: no trace (is %s a des run directory?)", path, filepath.Dir(path))
+			return fmt.Errorf("%s: no trace (is %s a des run directory?): %w", path, filepath.Dir(path), fs.ErrNotExist)
 		}
 		return err
 	}

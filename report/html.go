@@ -300,6 +300,9 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 	for i, c := range pick {
 		cd := filepath.Join(dir, "cases", c.id)
 		k, err := desCaseBlock(fmt.Sprintf("%s-case%d", id, i+1), cd, c.id)
+		if errors.Is(err, fs.ErrNotExist) {
+			k, err = missingBlock(fmt.Sprintf("%s-case%d", id, i+1), cd, c.id), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -308,6 +311,12 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 	}
 	b.Children = append(b.Children, cb)
 	return b, nil
+}
+
+// missingBlock stands for a case whose directory is gone (a suite kept
+// only its summary): the page says so instead of failing.
+func missingBlock(id, dir, name string) *block {
+	return &block{ID: id, Heading: name, Level: 4, Collapsed: true, Paras: []string{"The directory " + dir + " of this case is missing: no figures."}}
 }
 
 // desCaseBlock is the section of one scheduling run directory.
@@ -377,7 +386,11 @@ func siloSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*b
 	}
 	cb := &block{ID: id + "-runs", Heading: "Runs", Level: 3, Paras: []string{casesNote(choice, len(pick), len(runs), "run")}}
 	for i, r := range pick {
-		k, err := siloRunBlock(fmt.Sprintf("%s-run%d", id, i+1), filepath.Join(dir, "runs", r.caseID), r.caseID)
+		rd := filepath.Join(dir, "runs", r.caseID)
+		k, err := siloRunBlock(fmt.Sprintf("%s-run%d", id, i+1), rd, r.caseID)
+		if errors.Is(err, fs.ErrNotExist) {
+			k, err = missingBlock(fmt.Sprintf("%s-run%d", id, i+1), rd, r.caseID), nil
+		}
 		if err != nil {
 			return nil, err
 		}

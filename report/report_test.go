@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func suites(t *testing.T) (string, string) {
+func suites(t testing.TB) (string, string) {
 	t.Helper()
 	suitesOnce.Do(func() {
 		if suitesRoot, suitesErr = os.MkdirTemp("", "report-test-"); suitesErr != nil {
