@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/coordbench/coordbench/des/harness"
@@ -75,6 +76,58 @@ func (r *desRun) metricsTable() Table {
 		t.Rows = append(t.Rows, []Cell{{Text: m.Key}, {Text: v}, {Text: better}, {Text: m.Meaning}})
 	}
 	return t
+}
+
+// familyFigures are, for one instance, a bar chart per metric family and
+// block (controller × model × framework): a series per paradigm, a group
+// per metric, each mean divided by the largest absolute mean of that
+// metric in the block.
+func (s *desSuite) familyFigures(id, instance string) []Figure {
+	var out []Figure
+	for bi, blk := range s.blocks() {
+		if blk[0].block[0] != instance {
+			continue
+		}
+		label := ""
+		for _, k := range s.shownBlockKeys() {
+			if k > 0 {
+				label += ", " + blk[0].block[k]
+			}
+		}
+		for fi, fam := range harness.MetricFamilies {
+			c := BarChart{Title: fam + label, YTitle: "mean / largest mean"}
+			var ks []int
+			for k, m := range harness.SuiteMetrics {
+				if m.Family == fam {
+					ks = append(ks, k)
+					c.Groups = append(c.Groups, m.Key+" "+m.Arrow())
+				}
+			}
+			for _, g := range blk {
+				c.Series = append(c.Series, Bars{Name: g.paradigm})
+			}
+			for _, k := range ks {
+				top := 0.0
+				for _, g := range blk {
+					if v, _, n := g.meanStd(k); n > 0 {
+						top = max(top, math.Abs(v))
+					}
+				}
+				for gi, g := range blk {
+					v, _, n := g.meanStd(k)
+					switch {
+					case n == 0:
+						v = math.NaN()
+					case top > 0:
+						v = math.Abs(v) / top
+					}
+					c.Series[gi].Values = append(c.Series[gi].Values, v)
+				}
+			}
+			out = append(out, c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), ""))
+		}
+	}
+	return out
 }
 
 // summary is the line under a case's heading.

@@ -235,11 +235,6 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 	b := &block{ID: id, Heading: desTitle(dir), Level: 2}
 	b.Paras = append(b.Paras, fmt.Sprintf("%d cases (%d failed) in %d rows: instances × controllers × models × frameworks × paradigms, from suite_summary.csv.", s.cases, s.failed, len(s.groups)))
 	matrix, paired := s.matrixSection(), s.pairedSection()
-	mb := &block{ID: id + "-matrix", Heading: "Paradigm matrix (Table 3 layout)", Level: 3, Side: false}
-	for _, t := range matrix.Tables {
-		mb.Tables = append(mb.Tables, htmlTable(t))
-	}
-	b.Children = append(b.Children, mb)
 	// The four families side by side, one instance at a time.
 	var instances []string
 	for _, g := range s.groups {
@@ -248,9 +243,10 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 		}
 	}
 	fb := &block{ID: id + "-families", Heading: "The four metric families side by side, per instance", Level: 3,
-		Paras: []string{"No single score: each family is read on its own. Bold marks the best mean of its column within its block, as in the matrix."}}
+		Paras: []string{"No single score: each family is read on its own. The bars put each paradigm's mean of a metric over the largest mean of that metric among the paradigms of its block (so 1 is the largest, whichever way is better: mind the arrows); the tables give the values, bold marking the best mean of its column within its block, as in the matrix."}}
 	for ii, inst := range instances {
-		ib := &block{ID: fmt.Sprintf("%s-families-%d", id, ii), Heading: "Instance " + inst, Level: 4, Side: true}
+		ib := &block{ID: fmt.Sprintf("%s-families-%d", id, ii), Heading: "Instance " + inst, Level: 4, Side: true,
+			Figures: s.familyFigures(fmt.Sprintf("%s-fam%d", id, ii), inst)}
 		for _, t := range matrix.Tables[:len(harness.MetricFamilies)] {
 			t2 := t
 			t2.Caption, t2.Rows = "", nil
@@ -265,6 +261,11 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 		fb.Children = append(fb.Children, ib)
 	}
 	b.Children = append(b.Children, fb)
+	mb := &block{ID: id + "-matrix", Heading: "Paradigm matrix (Table 3 layout)", Level: 3, Side: false}
+	for _, t := range matrix.Tables {
+		mb.Tables = append(mb.Tables, htmlTable(t))
+	}
+	b.Children = append(b.Children, mb)
 	pb := &block{ID: id + "-paired", Heading: "Paired differences between paradigms", Level: 3,
 		Paras: []string{"Each paradigm ran on the same seeds (common random numbers), so paradigms are compared seed by seed; ≠ 0 marks a 95% t interval that excludes 0 (docs/report.md says what this assumes)."}}
 	for _, t := range paired.Tables {
