@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/coordbench/coordbench/des/harness"
@@ -124,7 +125,13 @@ func (s *desSuite) familyFigures(id, instance string) []Figure {
 					c.Series[gi].Values = append(c.Series[gi].Values, v)
 				}
 			}
-			out = append(out, c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), ""))
+			caption := ""
+			if !slices.ContainsFunc(c.Series, func(b Bars) bool {
+				return slices.ContainsFunc(b.Values, func(v float64) bool { return v != 0 && !math.IsNaN(v) })
+			}) {
+				caption = "Every mean of this family is 0 in this block: no bars."
+			}
+			out = append(out, c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), caption))
 		}
 	}
 	return out

@@ -348,6 +348,11 @@ func siloSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*b
 		tb.Tables = append(tb.Tables, htmlTable(t))
 	}
 	b.Children = append(b.Children, tb)
+	pb := &block{ID: id + "-paired", Heading: "Paired differences between protocols", Level: 3}
+	for _, t := range siloPairedSection(dir, runs).Tables {
+		pb.Tables = append(pb.Tables, htmlTable(t))
+	}
+	b.Children = append(b.Children, pb)
 	var pick []siloRunRow
 	switch {
 	case choice.all:

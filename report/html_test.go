@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"html"
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -363,5 +365,67 @@ func TestCompare(t *testing.T) {
 	}
 	if err := Write(&bytes.Buffer{}, []string{desA}, Options{Format: "md", Compare: true}); err == nil {
 		t.Error("--compare with one directory accepted")
+	}
+}
+
+// TestSiloProtocolsPaired checks the protocol comparison of the silo
+// suite against its summary.csv, read here on its own.
+func TestSiloProtocolsPaired(t *testing.T) {
+	_, silo := suites(t)
+	runs, err := readSiloRuns(silo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := siloPairedSection(silo, runs)
+	// 2 levels × 2 N × 1 agent, one pair (p2p, sfs), 4 metrics.
+	if len(sec.CSVRows) != 16 {
+		t.Fatalf("%d rows, want 16", len(sec.CSVRows))
+	}
+	col, rows := readAll(t, filepath.Join(silo, suite.FileSummary))
+	d := map[string]float64{} // seed → D(p2p) − D(sfs) of I-01 at N = 5
+	for _, r := range rows {
+		if r[col["task"]] == "I-01" && r[col["N"]] == "5" {
+			sign := 1.0
+			if r[col["protocol"]] == "sfs" {
+				sign = -1
+			}
+			d[r[col["seed"]]] += sign * num(t, r[col["D"]])
+		}
+	}
+	want := Paired([]float64{d["1"], d["2"]})
+	h := map[string]int{}
+	for i, c := range sec.CSVHead {
+		h[c] = i
+	}
+	found := false
+	for _, r := range sec.CSVRows {
+		if r[h["level"]] == "I" && r[h["N"]] == "5" && r[h["metric"]] == "D" {
+			found = true
+			if r[h["A"]] != "p2p" || r[h["B"]] != "sfs" || r[h["n"]] != "2" || math.Abs(num(t, r[h["mean_diff"]])-want.Mean) > 1e-12 {
+				t.Errorf("row %v, want p2p − sfs over 2 seeds, mean %v", r, want.Mean)
+			}
+		}
+	}
+	if !found {
+		t.Error("no row for level I, N = 5, D")
+	}
+}
+
+// TestBootstrapDraws: the bootstrap's indices are rand.Rand.Uint64N's on
+// the same PCG stream when n is not a power of two (the bootstrap uses
+// Lemire's method for every n, as testdata/paired_check.py does).
+func TestBootstrapDraws(t *testing.T) {
+	for _, n := range []uint64{3, 7, 150, 1<<63 + 5} { // Uint64N masks a power of two instead
+		ours := rand.NewPCG(BootstrapSeed1, BootstrapSeed2)
+		std := rand.New(rand.NewPCG(BootstrapSeed1, BootstrapSeed2))
+		for range 2000 {
+			hi, lo := bits.Mul64(ours.Uint64(), n)
+			if lo < n {
+				hi = indexReject(ours, n, hi, lo)
+			}
+			if want := std.Uint64N(n); hi != want {
+				t.Fatalf("n = %d: index %d, Uint64N %d", n, hi, want)
+			}
+		}
 	}
 }

@@ -116,7 +116,12 @@ func bootstrap(d []float64) Interval {
 	for r := range means {
 		var s float64
 		for range d {
-			s += d[index(rng, n)]
+			// a uniform index in [0, n), Lemire's method (indexReject)
+			hi, lo := bits.Mul64(rng.Uint64(), n)
+			if lo < n {
+				hi = indexReject(rng, n, hi, lo)
+			}
+			s += d[hi]
 		}
 		means[r] = s / float64(n)
 	}
@@ -125,17 +130,18 @@ func bootstrap(d []float64) Interval {
 	return Interval{stat.Quantile(a, stat.Empirical, means, nil), stat.Quantile(1-a, stat.Empirical, means, nil)}
 }
 
-// index draws a uniform integer in [0, n) from the PCG's output by
-// Lemire's multiply-and-reject method. It is what rand.Rand.Uint64N does
-// on 64-bit machines, written out so that the stream is the same on every
-// machine and can be replayed elsewhere (testdata/paired_check.py).
-func index(src *rand.PCG, n uint64) uint64 {
-	hi, lo := bits.Mul64(src.Uint64(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(src.Uint64(), n)
-		}
+// The bootstrap draws a uniform index in [0, n) from the PCG's output by
+// Lemire's multiply-and-reject method: the high word of the 128-bit
+// product of a draw and n, drawing again while the low word is below
+// 2^64 mod n. It is what rand.Rand.Uint64N does on 64-bit machines for
+// an n that is not a power of two (Uint64N masks those),
+// written out so that the stream is the same on every machine and can be
+// replayed elsewhere (testdata/paired_check.py). The common case (low word
+// ≥ n) is inlined in bootstrap; indexReject finishes the rare other one.
+func indexReject(src *rand.PCG, n, hi, lo uint64) uint64 {
+	thresh := -n % n
+	for lo < thresh {
+		hi, lo = bits.Mul64(src.Uint64(), n)
 	}
 	return hi
 }

@@ -52,7 +52,11 @@ func Build(dirs []string) ([]Section, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, siloSection(dir, rows))
+			runs, err := readSiloRuns(dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, siloSection(dir, rows), siloPairedSection(dir, runs))
 		}
 	}
 	return out, nil

@@ -339,7 +339,7 @@ func TestSilo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(secs) != 1 || secs[0].Kind != SectionSilo {
+	if len(secs) != 2 || secs[0].Kind != SectionSilo || secs[1].Kind != SectionSiloPaired {
 		t.Fatalf("%d sections", len(secs))
 	}
 	s := secs[0]

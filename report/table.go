@@ -51,7 +51,7 @@ const (
 )
 
 // SectionKinds are the kinds a caller can select (Options.Tables).
-var SectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionCompare}
+var SectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionSiloPaired, SectionCompare}
 
 // writeMarkdown writes the sections as Markdown.
 func writeMarkdown(w io.Writer, secs []Section) error {
