@@ -429,3 +429,17 @@ func TestBootstrapDraws(t *testing.T) {
 		}
 	}
 }
+
+func TestCapWriterKeepsWholeRunes(t *testing.T) {
+	w := &capWriter{max: 5}
+	w.Write([]byte("abcd"))
+	w.Write([]byte("é€x"))
+	if w.String() != "abcd\xc3" || w.dropped != 5 {
+		t.Fatalf("kept %q, dropped %d", w.String(), w.dropped)
+	}
+	for in, want := range map[string]string{"abcd\xc3": "abcd", "ab€": "ab€", "ab\xe2\x82": "ab", "abc": "abc", "": ""} {
+		if got := trimPartialRune(in); got != want {
+			t.Errorf("trimPartialRune(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

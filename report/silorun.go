@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/silo/round"
@@ -69,21 +70,49 @@ func readSiloRun(dir string) (*siloRun, error) {
 		}
 		r.callsErr = "no " + transcript.FileCalls + " in this run directory: no communication graph"
 	}
-	var buf bytes.Buffer
-	if err := transcript.Write(&buf, dir, transcript.Options{Agent: transcript.AllAgents}); err != nil {
+	w := &capWriter{max: maxTranscript}
+	if err := transcript.Write(w, dir, transcript.Options{Agent: transcript.AllAgents}); err != nil {
 		r.transcript = "transcript: " + err.Error()
 	} else {
-		r.transcript = buf.String()
-	}
-	if len(r.transcript) > maxTranscript {
-		cut := maxTranscript
-		for cut > 0 && (r.transcript[cut]&0xC0) == 0x80 { // keep UTF-8 whole
-			cut--
+		r.transcript = w.String()
+		r.clipped = w.dropped
+		if r.clipped > 0 {
+			whole := trimPartialRune(r.transcript)
+			r.clipped += len(r.transcript) - len(whole)
+			r.transcript = whole
 		}
-		r.clipped = len(r.transcript) - cut
-		r.transcript = r.transcript[:cut]
 	}
 	return r, nil
+}
+
+// trimPartialRune drops the bytes of a UTF-8 sequence cut at the end of s
+// (at most 3).
+func trimPartialRune(s string) string {
+	for i := 1; i <= 3 && i <= len(s); i++ {
+		c := s[len(s)-i]
+		if utf8.RuneStart(c) {
+			if !utf8.FullRuneInString(s[len(s)-i:]) {
+				return s[:len(s)-i]
+			}
+			return s
+		}
+	}
+	return s
+}
+
+// capWriter keeps the first max bytes written to it and counts the rest,
+// so that a long transcript costs no more memory than it shows.
+type capWriter struct {
+	bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	keep := min(len(p), max(w.max-w.Len(), 0))
+	w.Buffer.Write(p[:keep])
+	w.dropped += len(p) - keep
+	return len(p), nil
 }
 
 // files is the node index of the shared file system in the graphs.
