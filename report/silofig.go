@@ -265,7 +265,7 @@ func nAxis(c LineChart) LineChart {
 		}
 	}
 	slices.Sort(ns)
-	c.XTicks = ns
+	c.XTicks, c.Dodge = ns, true
 	if len(ns) > 0 && ns[0] > 0 && ns[len(ns)-1]/ns[0] >= 10 {
 		c.LogX = true
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Inline SVG figures for the HTML report, drawn in Go so that the page
@@ -175,16 +176,23 @@ type LineChart struct {
 	YMin, YMax            float64 // fixed y range when YMax > YMin
 	XMin, XMax            float64 // fixed x range when XMax > XMin
 	// XTicks, if set, are the x axis ticks (e.g. the team sizes run);
-	// LogX draws x on a log scale (every x must be > 0).
+	// LogX draws x on a log scale (every x must be > 0); Dodge shifts
+	// each series a few pixels sideways, so that equal points stay apart.
 	XTicks        []float64
 	LogX          bool
+	Dodge         bool
 	Width, Height int
 }
 
 // Figure draws the chart.
 func (c LineChart) Figure(id, caption string) Figure {
-	w, h := orInt(c.Width, 560), orInt(c.Height, 260)
-	fr := frame{x0: 56, y0: 12, w: float64(w) - 56 - 150, h: float64(h) - 12 - 40, xTitle: c.XTitle, yTitle: c.YTitle}
+	var names []string
+	for _, l := range c.Lines {
+		names = append(names, l.Name)
+	}
+	lw := legendWidth(names)
+	w, h := orInt(c.Width, 410+lw), orInt(c.Height, 260)
+	fr := frame{x0: 56, y0: 12, w: float64(w) - 56 - float64(lw), h: float64(h) - 12 - 40, xTitle: c.XTitle, yTitle: c.YTitle}
 	fr.xlo, fr.xhi, fr.ylo, fr.yhi = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, l := range c.Lines {
 		for i := range l.X {
@@ -230,10 +238,14 @@ func (c LineChart) Figure(id, caption string) Figure {
 	var b svgBuf
 	b.open(w, h, c.Title)
 	fr.axes(&b)
-	var names []string
 	var dashed []bool
 	for i, l := range c.Lines {
-		names, dashed = append(names, l.Name), append(dashed, l.Dashed)
+		dashed = append(dashed, l.Dashed)
+		// Dodge: shift series sideways a little so that equal values stay visible.
+		dx := 0.0
+		if c.Dodge && !l.Step {
+			dx = (float64(i) - float64(len(c.Lines)-1)/2) * 3
+		}
 		dash := ""
 		if l.Dashed {
 			dash = ` stroke-dasharray="4 2"`
@@ -254,7 +266,7 @@ func (c LineChart) Figure(id, caption string) Figure {
 			if l.Step && d.Len() > 0 {
 				fmt.Fprintf(&d, "H%s", n(fr.px(l.X[j])))
 			}
-			fmt.Fprintf(&d, "%s%s %s", cmd, n(fr.px(l.X[j])), n(fr.py(l.Y[j])))
+			fmt.Fprintf(&d, "%s%s %s", cmd, n(fr.px(l.X[j])+dx), n(fr.py(l.Y[j])))
 		}
 		if l.Step && len(l.X) > 0 {
 			fmt.Fprintf(&d, "H%s", n(fr.px(fr.xhi)))
@@ -265,7 +277,7 @@ func (c LineChart) Figure(id, caption string) Figure {
 				if math.IsNaN(l.Y[j]) {
 					continue
 				}
-				x, y := fr.px(l.X[j]), fr.py(l.Y[j])
+				x, y := fr.px(l.X[j])+dx, fr.py(l.Y[j])
 				if l.Err != nil && l.Err[j] > 0 {
 					y1, y2 := fr.py(l.Y[j]-l.Err[j]), fr.py(l.Y[j]+l.Err[j])
 					b.f(`<path d="M%s %sV%sM%s %sh6M%s %sh6" stroke-width="1"/>`, n(x), n(y1), n(y2), n(x-3), n(y1), n(x-3), n(y2))
@@ -296,9 +308,14 @@ type BarChart struct {
 
 // Figure draws the chart.
 func (c BarChart) Figure(id, caption string) Figure {
-	w := orInt(c.Width, max(380, 80+180+len(c.Groups)*(12*len(c.Series)+14)))
+	var names []string
+	for _, sr := range c.Series {
+		names = append(names, sr.Name)
+	}
+	lw := legendWidth(names)
+	w := orInt(c.Width, max(380, 80+lw+len(c.Groups)*(12*len(c.Series)+14)))
 	h := orInt(c.Height, 290)
-	fr := frame{x0: 56, y0: 12, w: float64(w) - 56 - 180, h: float64(h) - 12 - 80, yTitle: c.YTitle}
+	fr := frame{x0: 56, y0: 12, w: float64(w) - 56 - float64(lw), h: float64(h) - 12 - 80, yTitle: c.YTitle}
 	fr.xlo, fr.xhi, fr.ylo, fr.yhi = -0.5, float64(len(c.Groups))-0.5, 0, 0
 	for _, s := range c.Series {
 		for _, v := range s.Values {
@@ -321,9 +338,7 @@ func (c BarChart) Figure(id, caption string) Figure {
 	fr.axes(&b)
 	slot := fr.w / math.Max(1, float64(len(c.Groups)))
 	bw := (slot - 8) / math.Max(1, float64(len(c.Series)))
-	var names []string
 	for si, s := range c.Series {
-		names = append(names, s.Name)
 		b.f(`<g data-series="%s" fill="%s">`, esc(s.Name), colour(si))
 		for gi, v := range s.Values {
 			if math.IsNaN(v) {
@@ -497,6 +512,16 @@ func (g Graph) Figure(id, caption string) Figure {
 	legendItems(&b, float64(size)+8, 16, g.Kinds, nil)
 	b.f(`</svg>`)
 	return Figure{ID: id, Title: g.Title, Caption: caption, Series: len(g.Kinds), SVG: template.HTML(b.String())}
+}
+
+// legendWidth is the room a legend of these names needs beside a plot
+// (about 6.5 px per character at 11 px), within [110, 240].
+func legendWidth(names []string) int {
+	longest := 0
+	for _, s := range names {
+		longest = max(longest, utf8.RuneCountInString(s))
+	}
+	return min(max(110, 40+longest*13/2), 240)
 }
 
 func orInt(v, d int) int {
