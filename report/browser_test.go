@@ -80,8 +80,11 @@ func TestReportInChromium(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "runs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.Symlink(des, filepath.Join(root, "runs", "a3c9"))
-	os.Symlink(silo, filepath.Join(root, "runs", "silo"))
+	for name, target := range map[string]string{"a3c9": des, "silo": silo} {
+		if err := os.Symlink(target, filepath.Join(root, "runs", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Chdir(root)
 	html := htmlPage(t, []string{"runs/a3c9", "runs/silo"}, Options{})
 	file := filepath.Join(root, "report.html")

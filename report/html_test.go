@@ -443,3 +443,29 @@ func TestCapWriterKeepsWholeRunes(t *testing.T) {
 		}
 	}
 }
+
+func TestSiloRunMalformed(t *testing.T) {
+	_, silo := suites(t)
+	src := filepath.Join(silo, "runs", "I-01__n2__p2p__reference__seeded-s1")
+	res, err := os.ReadFile(filepath.Join(src, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		result, calls, want string
+	}{
+		"result not json": {"{", "", "result.json"},
+		"no team":         {`{"n": 0}`, "", "not a team size"},
+		"calls not json":  {string(res), "{\"round\":1,\n", "calls.jsonl:1: not a call record"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "result.json"), []byte(c.result), 0o644)
+		os.WriteFile(filepath.Join(dir, "calls.jsonl"), []byte(c.calls), 0o644)
+		if _, err := readSiloRun(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+	if _, err := readSiloRun(t.TempDir()); err == nil || !strings.Contains(err.Error(), "needs its result.json") {
+		t.Errorf("empty directory: %v", err)
+	}
+}
