@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -467,5 +468,86 @@ func TestSiloRunMalformed(t *testing.T) {
 	}
 	if _, err := readSiloRun(t.TempDir()); err == nil || !strings.Contains(err.Error(), "needs its result.json") {
 		t.Errorf("empty directory: %v", err)
+	}
+}
+
+// pythonPaired runs testdata/paired_check.py (Python's standard library
+// alone) on the lists of differences.
+func pythonPaired(t *testing.T, sets [][]float64) []map[string]float64 {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is needed for this check")
+		}
+		t.Skip("no python3")
+	}
+	req, _ := json.Marshal(map[string]any{"level": Level, "resamples": Resamples, "seed1": uint64(BootstrapSeed1), "seed2": uint64(BootstrapSeed2), "diffs": sets})
+	cmd := exec.Command(py, "testdata/paired_check.py")
+	cmd.Stdin = bytes.NewReader(req)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("paired_check.py: %v\n%s", err, stderr.String())
+	}
+	var res []map[string]float64
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(sets) {
+		t.Fatalf("paired_check.py: %d results for %d sets (%v)", len(res), len(sets), err)
+	}
+	return res
+}
+
+// TestCompareAgainstPython checks the intervals of --compare, as written
+// in its CSV, against Python on the differences read here from the two
+// summaries.
+func TestCompareAgainstPython(t *testing.T) {
+	desA, _ := suites(t)
+	desB, _ := compareSuites(t)
+	var b bytes.Buffer
+	if err := Write(&b, []string{desA, desB}, Options{Format: "csv", Compare: true}); err != nil {
+		t.Fatal(err)
+	}
+	col, rows := func() (map[string]int, [][]string) {
+		p := filepath.Join(t.TempDir(), "c.csv")
+		os.WriteFile(p, b.Bytes(), 0o644)
+		return readAll(t, p)
+	}()
+	values := func(dir string) map[string]map[string]string { // paradigm/seed → metric → value
+		c, rs := readAll(t, filepath.Join(dir, harness.FileSuiteSummary))
+		out := map[string]map[string]string{}
+		for _, r := range rs {
+			m := map[string]string{}
+			for _, k := range metricKeys() {
+				m[k] = r[c[k]]
+			}
+			out[r[c["paradigm"]]+"/"+r[c["seed"]]] = m
+		}
+		return out
+	}
+	va, vb := values(desA), values(desB)
+	var sets [][]float64
+	var csvRows [][]string
+	for _, r := range rows {
+		var d []float64
+		for _, s := range []string{"1", "2", "3"} {
+			k := r[col["paradigm"]] + "/" + s
+			d = append(d, num(t, va[k][r[col["metric"]]])-num(t, vb[k][r[col["metric"]]]))
+		}
+		if sampleSD(d) > 0 && len(sets) < 8 {
+			sets, csvRows = append(sets, d), append(csvRows, r)
+		}
+	}
+	if len(sets) == 0 {
+		t.Fatal("no compared metric with spread")
+	}
+	want := pythonPaired(t, sets)
+	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+	for i, r := range csvRows {
+		for _, c := range [][2]string{{"mean_diff", "mean"}, {"t_lo", "t_lo"}, {"t_hi", "t_hi"}, {"boot_lo", "boot_lo"}, {"boot_hi", "boot_hi"}} {
+			if got := num(t, r[col[c[0]]]); !close(got, want[i][c[1]]) {
+				t.Errorf("%s %s: %s = %v, Python %v", r[col["paradigm"]], r[col["metric"]], c[0], got, want[i][c[1]])
+			}
+		}
 	}
 }
