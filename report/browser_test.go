@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,7 +62,10 @@ const figureScript = `(() => {
   });
 })()`
 
-func TestReportInChromium(t *testing.T) {
+// chromiumPath is the browser, or the test's end: fatal in CI, a skip
+// elsewhere.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -69,6 +73,94 @@ func TestReportInChromium(t *testing.T) {
 		}
 		t.Skip("no chromium")
 	}
+	return bin
+}
+
+// visit is what a page did in the browser.
+type visit struct {
+	problems, requests []string
+	figures            []figureCheck
+	shot               []byte
+}
+
+// openInChromium opens the file in headless Chromium and records the
+// console errors and warnings, uncaught exceptions, browser log errors
+// and requests of the page, then its figures and a screenshot.
+func openInChromium(t *testing.T, bin, file string) *visit {
+	t.Helper()
+	v := &visit{}
+	var mu sync.Mutex
+	listen := func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert || e.Type == runtime.ConsoleAPICalledTypeWarning {
+				v.problems = append(v.problems, "console "+string(e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			v.problems = append(v.problems, "uncaught exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				v.problems = append(v.problems, "browser log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		case *network.EventRequestWillBeSent:
+			v.requests = append(v.requests, e.Request.URL)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir())}, chromiumFlags...)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithListener(listen))
+	defer bcancel()
+	url := "file://" + filepath.ToSlash(file)
+	if err := chromedp.Do(bctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s in chromium: %v", url, err)
+	}
+	shot, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := chromedp.Run(bctx, chromedp.Evaluate[[]figureCheck](figureScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The listener may still run while the browser closes: hand out copies.
+	mu.Lock()
+	defer mu.Unlock()
+	return &visit{problems: slices.Clone(v.problems), requests: slices.Clone(v.requests), figures: figs, shot: shot}
+}
+
+// TestBrowserCheckCatchesProblems: the checks of TestReportInChromium see
+// what they look for, on a page that does everything the report must not
+// (a script error, a console error, a request to a closed loopback port).
+func TestBrowserCheckCatchesProblems(t *testing.T) {
+	bin := chromiumPath(t)
+	file := filepath.Join(t.TempDir(), "bad.html")
+	bad := `<!DOCTYPE html><html><body><figure data-figure="f" data-series-count="2"><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g data-series="a"><rect width="5" height="5"/></g></svg></figure>` +
+		`<img src="http://127.0.0.1:1/x.png"><script>console.error("boom"); undefinedFunction();</script></body></html>`
+	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := openInChromium(t, bin, file)
+	joined := strings.Join(v.problems, "\n")
+	for _, want := range []string{"console error", "uncaught exception"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("no %q among the problems seen: %q", want, v.problems)
+		}
+	}
+	if !slices.Contains(v.requests, "http://127.0.0.1:1/x.png") {
+		t.Errorf("the image request was not seen: %q", v.requests)
+	}
+	if len(v.figures) != 1 || v.figures[0].Series != 1 || v.figures[0].Declared != 2 {
+		t.Errorf("figures %+v, want one with 1 series drawn of 2 declared", v.figures)
+	}
+}
+
+func TestReportInChromium(t *testing.T) {
+	bin := chromiumPath(t)
 	docs, err := filepath.Abs(filepath.Join("..", "docs"))
 	if err != nil {
 		t.Fatal(err)
@@ -92,50 +184,11 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "file://" + filepath.ToSlash(file)
-
-	var mu sync.Mutex
-	var problems, requests []string
-	listen := func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert || e.Type == runtime.ConsoleAPICalledTypeWarning {
-				problems = append(problems, "console "+string(e.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "uncaught exception: "+e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				problems = append(problems, "browser log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, e.Request.URL)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir())}, chromiumFlags...)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	defer bcancel()
-	if err := chromedp.Do(bctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("open %s in chromium: %v", url, err)
-	}
-	shot, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	figs, err := chromedp.Run(bctx, chromedp.Evaluate[[]figureCheck](figureScript))
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := openInChromium(t, bin, file)
+	problems, requests, figs, shot := v.problems, v.requests, v.figures, v.shot
 	if err := os.WriteFile(filepath.Join(t.TempDir(), "report.png"), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for _, p := range problems {
 		t.Errorf("the page logged a problem: %s", p)
 	}
