@@ -16,9 +16,12 @@ import (
 // audit and the message counts of the run; id prefixes the figure ids.
 func (r *desRun) figures(id string) []Figure {
 	var out []Figure
-	gc := "Each machine's state over time, replayed from trace.jsonl (idle is blank), and the jobs in flight to each cell (→ cell)."
+	gc := "Each machine's state over time (every machine of instance.json), replayed from trace.jsonl (idle is blank), and the jobs in flight to each cell (→ cell)."
 	if r.spansLeft > 0 {
 		gc += fmt.Sprintf(" Only the first %d spans are drawn; %d more are left out.", maxSpans, r.spansLeft)
+	}
+	if r.rowsLeft > 0 {
+		gc += fmt.Sprintf(" Only the first %d rows are drawn; %d more (machines or transport rows) are left out.", maxGanttRows, r.rowsLeft)
 	}
 	out = append(out, Gantt{Title: "Machines and transports", XTitle: "time", Rows: r.rows, Kinds: ganttKinds, Spans: r.spans, End: r.end}.Figure(id+"-gantt", gc))
 	pc := "Plant power (power_change records of trace.jsonl, a step function) against the power cap (power_cap_kw of episode_start)."

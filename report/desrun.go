@@ -31,6 +31,7 @@ const (
 	fileDecisions = "decisions.jsonl"
 	fileMetrics   = "metrics.json"
 	fileManifest  = "manifest.json"
+	fileInstance  = "instance.json"
 )
 
 // Bounds on what one run directory contributes to the page.
@@ -39,6 +40,7 @@ const (
 	maxDecisionLine = 64 << 20 // one decisions.jsonl record (payload and raw reply included)
 	maxSpans        = 20000    // Gantt spans drawn per case
 	maxPowerPoints  = 20000    // power_change records drawn per case
+	maxGanttRows    = 400      // Gantt rows (machines, then transports) per case
 	auditBins       = 200      // time bins of the decision-source audit
 )
 
@@ -63,6 +65,7 @@ type desRun struct {
 	rows             []string // Gantt rows: machines, then transports by destination
 	spans            []Span
 	spansLeft        int // spans not drawn (over maxSpans)
+	rowsLeft         int // rows not drawn (over maxGanttRows)
 	powerT, powerKW  []float64
 	powerLeft        int
 	sources          []string    // decision sources, sorted
@@ -135,7 +138,11 @@ func scanLines(path string, maxLine int, fn func(line []byte, no int) error) err
 // readDESRun reads the run directory dir.
 func readDESRun(dir string) (*desRun, error) {
 	r := &desRun{dir: dir}
-	if err := r.readTrace(filepath.Join(dir, fileTrace)); err != nil {
+	machines, err := instanceMachines(filepath.Join(dir, fileInstance))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.readTrace(filepath.Join(dir, fileTrace), machines); err != nil {
 		return nil, err
 	}
 	if err := r.readDecisions(filepath.Join(dir, fileDecisions)); err != nil {
@@ -147,7 +154,7 @@ func readDESRun(dir string) (*desRun, error) {
 	return r, nil
 }
 
-func (r *desRun) readTrace(path string) error {
+func (r *desRun) readTrace(path string, known []cellMachines) error {
 	machines := map[string]*machineState{}
 	transportRow := map[string]int{}
 	var machineKeys []string
@@ -175,6 +182,11 @@ func (r *desRun) readTrace(path string) error {
 			machineKeys = append(machineKeys, k)
 		}
 		return s
+	}
+	for _, c := range known { // every machine of the instance gets a row, idle or not
+		for m := range c.Machines {
+			get(c.ID, m)
+		}
 	}
 	var last float64
 	started, ended := false, false
@@ -299,7 +311,53 @@ func (r *desRun) readTrace(path string) error {
 	for _, tr := range transports {
 		addSpan(transportRow[tr.cell], tr.start, math.Min(tr.end, math.Max(r.end, tr.start)), kTransport)
 	}
+	if len(r.rows) > maxGanttRows {
+		r.rowsLeft = len(r.rows) - maxGanttRows
+		r.rows = r.rows[:maxGanttRows]
+		r.spans = slices.DeleteFunc(r.spans, func(s Span) bool { return s.Row >= maxGanttRows })
+	}
 	return nil
+}
+
+// cellMachines is a cell of instance.json and its machine count.
+type cellMachines struct {
+	ID       string `json:"id"`
+	Machines int    `json:"machines"`
+}
+
+// instanceMachines lists the cells of the run's instance.json, so that
+// machines that never worked still get their (empty) Gantt row; none
+// when the file is missing.
+func instanceMachines(path string) ([]cellMachines, error) {
+	b, err := inputfile.Read(path, "run instance", MaxFileBytes)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var inst struct {
+		Areas []struct {
+			Cells []cellMachines `json:"cells"`
+		} `json:"areas"`
+	}
+	if err := json.Unmarshal(b, &inst); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	var out []cellMachines
+	total := 0
+	for _, a := range inst.Areas {
+		for _, c := range a.Cells {
+			if c.Machines < 0 || c.Machines > 1<<16 {
+				return nil, fmt.Errorf("%s: cell %s: %d machines", path, c.ID, c.Machines)
+			}
+			if total += c.Machines; total > 1<<20 {
+				return nil, fmt.Errorf("%s: more than %d machines", path, 1<<20)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // move closes the machine's current state at t (a span, unless idle) and

@@ -212,15 +212,17 @@ func TestDESRunReplay(t *testing.T) {
 `
 	os.WriteFile(filepath.Join(dir, fileTrace), []byte(trace), 0o644)
 	os.WriteFile(filepath.Join(dir, fileDecisions), []byte(`{"time":0,"source":"builtin"}`+"\n"+`{"time":11,"source":"fallback"}`+"\n"), 0o644)
+	// Machines that never work still get a row.
+	os.WriteFile(filepath.Join(dir, fileInstance), []byte(`{"areas":[{"id":"A1","cells":[{"id":"C1","machines":2},{"id":"C2","machines":1}]}]}`), 0o644)
 	r, err := readDESRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRows := []string{"C1 m0", "→ C1", "→ C2"}
+	wantRows := []string{"C1 m0", "C1 m1", "C2 m0", "→ C1", "→ C2"}
 	if strings.Join(r.rows, "|") != strings.Join(wantRows, "|") {
 		t.Errorf("rows %v, want %v", r.rows, wantRows)
 	}
-	want := []Span{{0, 3, 4, kSetup}, {0, 4, 5, kBusy}, {0, 5, 6, kDown}, {0, 6, 8, kBusy}, {0, 8, 9, kBlocked}, {1, 1, 3, kTransport}, {2, 9, 10, kTransport}}
+	want := []Span{{0, 3, 4, kSetup}, {0, 4, 5, kBusy}, {0, 5, 6, kDown}, {0, 6, 8, kBusy}, {0, 8, 9, kBlocked}, {3, 1, 3, kTransport}, {4, 9, 10, kTransport}}
 	if len(r.spans) != len(want) {
 		t.Fatalf("spans %v, want %v", r.spans, want)
 	}
@@ -234,6 +236,28 @@ func TestDESRunReplay(t *testing.T) {
 	}
 	if len(r.sources) != 2 || r.audit[0][auditBins-1] != 1 || r.audit[1][auditBins-1] != 1 || r.audit[1][0] != 0 {
 		t.Errorf("audit %v %v", r.sources, r.audit)
+	}
+}
+
+// TestGanttRowsCapped: a plant of thousands of machines draws the first
+// maxGanttRows rows and says how many it left out.
+func TestGanttRowsCapped(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, fileTrace), []byte(`{"t":0,"ev":"episode_start"}`+"\n"+`{"t":5,"ev":"process_start","cell":"C9","machine":499}`+"\n"+`{"t":9,"ev":"episode_end","status":"done"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, fileInstance), []byte(`{"areas":[{"cells":[{"id":"C9","machines":500}]}]}`), 0o644)
+	r, err := readDESRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.rows) != maxGanttRows || r.rowsLeft != 500-maxGanttRows || len(r.spans) != 0 {
+		t.Errorf("%d rows, %d left, %d spans", len(r.rows), r.rowsLeft, len(r.spans))
+	}
+	if f := r.figures("x")[0]; !strings.Contains(f.Caption, "100 more") {
+		t.Errorf("caption %q", f.Caption)
+	}
+	os.WriteFile(filepath.Join(dir, fileInstance), []byte(`{"areas":[{"cells":[{"id":"C9","machines":-1}]}]}`), 0o644)
+	if _, err := readDESRun(dir); err == nil || !strings.Contains(err.Error(), "instance.json") {
+		t.Errorf("a negative machine count: %v", err)
 	}
 }
 
