@@ -6,7 +6,13 @@ require github.com/schollz/progressbar/v3 v3.19.1
 
 require golang.org/x/net v0.60.0
 
-require gonum.org/v1/gonum v0.17.0
+require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
+	gonum.org/v1/gonum v0.17.0
+)
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect
