@@ -45,6 +45,7 @@ type Interpreter struct {
 	ids       []string
 	chosen    map[string]int
 	remembers []byte
+	audits    []Audit
 
 	cellAgents []string // agent id by cell index ("cell:C01")
 	areaAgents []string // agent id by area index ("area:A1")
@@ -163,6 +164,10 @@ func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ct
 // ApplyNotes is Apply with the controller's per-agent notes (raw replies,
 // tokens, latency), which go into the audits; a note's Error is the reason
 // recorded when that agent falls back.
+//
+// The audits' storage belongs to the interpreter, like the decision's
+// (their payloads are its views): the next Apply reuses it, so a caller
+// that keeps audits past that must copy them.
 func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
 	ids := in.ids[:0]
 	for id := range d.ActiveAgents {
@@ -170,7 +175,7 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 	}
 	slices.Sort(ids)
 	in.ids = ids
-	audits := make([]Audit, 0, len(ids))
+	audits := in.audits[:0]
 	chosen := in.chosen
 	clear(chosen)
 	for _, id := range ids {
@@ -213,6 +218,7 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		audits = append(audits, a)
 	}
 	clear(in.stepMsgs)
+	in.audits = audits
 	if err := in.commit(d, chosen); err != nil {
 		return audits, fmt.Errorf("step %d: %w", d.Step, err)
 	}
@@ -228,6 +234,7 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		audits[0].Messages += n
 	}
 	in.step++
+	in.audits = audits
 	return audits, nil
 }
 
