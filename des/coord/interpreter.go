@@ -42,6 +42,7 @@ type Interpreter struct {
 	cellGen   []uint64
 	plantGen  uint64 // plantObs is valid if plantGen == gen
 	untried   []int  // untriedCells's result, reused
+	cellReads int    // cells summarized so far (tests check that local views stay local)
 	ids       []string
 	chosen    map[string]int
 	remembers []byte
@@ -269,6 +270,7 @@ func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
 	if in.cellGen[c] != in.gen {
 		in.cells[c] = in.eng.Cell(c)
 		in.cellGen[c] = in.gen
+		in.cellReads++
 	}
 	return &in.cells[c]
 }
