@@ -232,6 +232,7 @@ func (m *tracerMux) Emit(r *factory.Record) {
 type TraceWriter struct {
 	w   io.Writer
 	p   *factory.Plant
+	enc factory.TraceEncoder
 	buf []byte
 	err error
 }
@@ -246,7 +247,7 @@ func NewTraceWriter(w io.Writer, p *factory.Plant) *TraceWriter {
 
 // Emit implements factory.Tracer.
 func (t *TraceWriter) Emit(r *factory.Record) {
-	t.buf = r.AppendJSON(t.buf, t.p)
+	t.buf = t.enc.Append(t.buf, r, t.p)
 	t.buf = append(t.buf, '\n')
 	if len(t.buf) >= traceChunk {
 		t.flush()
