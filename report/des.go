@@ -15,6 +15,7 @@ import (
 
 // desCase is one finished or failed case of suite_summary.csv.
 type desCase struct {
+	id       string    // case_id: the directory under cases/
 	block    [4]string // instance, controller, model, framework
 	paradigm string
 	seed     uint64
@@ -67,7 +68,7 @@ func readDES(dir string) (*desSuite, error) {
 		return nil, fmt.Errorf("%s: %v", cfgPath, err)
 	}
 	sumPath := filepath.Join(dir, harness.FileSuiteSummary)
-	need := append([]string{"instance", "paradigm", "controller", "model", "framework", "seed", "status"}, metricKeys()...)
+	need := append([]string{"case_id", "instance", "paradigm", "controller", "model", "framework", "seed", "status"}, metricKeys()...)
 	f, err := readCSV(sumPath, need)
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func readDES(dir string) (*desSuite, error) {
 	seen := map[string]int{} // case identity → line
 	index := map[string]*desGroup{}
 	for _, r := range f.rows {
-		c := &desCase{paradigm: f.get(r, "paradigm")}
+		c := &desCase{paradigm: f.get(r, "paradigm"), id: f.get(r, "case_id")}
 		for i, k := range blockKeys {
 			c.block[i] = f.get(r, k)
 			add(i, c.block[i])
@@ -337,8 +338,22 @@ func (c *Comparison) allZero() bool {
 }
 
 // comparisons are every paired comparison of the suite, in table order:
-// block, paradigm a, paradigm b, metric.
+// block, paradigm a, paradigm b, metric; their statistics are computed on
+// every core (pairedAll).
 func (s *desSuite) comparisons() []Comparison {
+	out := s.pairs()
+	diffs := make([][]float64, len(out))
+	for i := range out {
+		diffs[i] = out[i].Diffs
+	}
+	for i, st := range pairedAll(diffs) {
+		out[i].Stats = st
+	}
+	return out
+}
+
+// pairs are the comparisons with their differences, without statistics.
+func (s *desSuite) pairs() []Comparison {
 	var out []Comparison
 	for _, blk := range s.blocks() {
 		for i, ga := range blk {
@@ -357,7 +372,6 @@ func (s *desSuite) comparisons() []Comparison {
 						c.Seeds = append(c.Seeds, ca.seed)
 						c.Diffs = append(c.Diffs, ca.values[k]-vb)
 					}
-					c.Stats = Paired(c.Diffs)
 					out = append(out, c)
 				}
 			}

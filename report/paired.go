@@ -4,7 +4,10 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -76,15 +79,49 @@ func Paired(d []float64) PairedStats {
 	return p
 }
 
-// bootstrap is the percentile bootstrap interval of the mean of d.
+// pairedAll is Paired of each list of differences, computed on every core
+// (the bootstrap is most of a large suite's report time). Each result
+// depends on its own differences alone, so the order of work does not
+// change any number.
+func pairedAll(ds [][]float64) []PairedStats {
+	out := make([]PairedStats, len(ds))
+	workers := min(runtime.GOMAXPROCS(0), len(ds))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(ds) {
+					return
+				}
+				out[i] = Paired(ds[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// bootstrap is the percentile bootstrap interval of the mean of d. When
+// every difference is 0 every resample mean is 0: the interval is [0, 0]
+// without drawing.
 func bootstrap(d []float64) Interval {
+	if !slices.ContainsFunc(d, func(x float64) bool { return x != 0 }) {
+		return Interval{0, 0}
+	}
 	rng := rand.NewPCG(BootstrapSeed1, BootstrapSeed2)
 	n := uint64(len(d))
 	means := make([]float64, Resamples)
 	for r := range means {
 		var s float64
 		for range d {
-			s += d[index(rng, n)]
+			// a uniform index in [0, n), Lemire's method (indexReject)
+			hi, lo := bits.Mul64(rng.Uint64(), n)
+			if lo < n {
+				hi = indexReject(rng, n, hi, lo)
+			}
+			s += d[hi]
 		}
 		means[r] = s / float64(n)
 	}
@@ -93,17 +130,18 @@ func bootstrap(d []float64) Interval {
 	return Interval{stat.Quantile(a, stat.Empirical, means, nil), stat.Quantile(1-a, stat.Empirical, means, nil)}
 }
 
-// index draws a uniform integer in [0, n) from the PCG's output by
-// Lemire's multiply-and-reject method. It is what rand.Rand.Uint64N does
-// on 64-bit machines, written out so that the stream is the same on every
-// machine and can be replayed elsewhere (testdata/paired_check.py).
-func index(src *rand.PCG, n uint64) uint64 {
-	hi, lo := bits.Mul64(src.Uint64(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(src.Uint64(), n)
-		}
+// The bootstrap draws a uniform index in [0, n) from the PCG's output by
+// Lemire's multiply-and-reject method: the high word of the 128-bit
+// product of a draw and n, drawing again while the low word is below
+// 2^64 mod n. It is what rand.Rand.Uint64N does on 64-bit machines for
+// an n that is not a power of two (Uint64N masks those),
+// written out so that the stream is the same on every machine and can be
+// replayed elsewhere (testdata/paired_check.py). The common case (low word
+// ≥ n) is inlined in bootstrap; indexReject finishes the rare other one.
+func indexReject(src *rand.PCG, n, hi, lo uint64) uint64 {
+	thresh := -n % n
+	for lo < thresh {
+		hi, lo = bits.Mul64(src.Uint64(), n)
 	}
 	return hi
 }

@@ -146,3 +146,33 @@ func (f *csvFile) float(r csvRow, name string, empty bool) (float64, error) {
 func readJSONFile(path string) ([]byte, error) {
 	return inputfile.Read(path, "suite configuration", MaxFileBytes)
 }
+
+// Input kinds beyond the suites: single run directories.
+const (
+	KindDESRun  Kind = "des-run"
+	KindSiloRun Kind = "silo-run"
+)
+
+// DetectInput tells what dir is: a suite directory of either benchmark
+// (Detect) or a single run directory (trace.jsonl: des; result.json:
+// silo).
+func DetectInput(dir string) (Kind, error) {
+	k, err := Detect(dir)
+	if err == nil {
+		return k, nil
+	}
+	if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+		return "", err
+	}
+	for _, c := range []struct {
+		file string
+		kind Kind
+	}{{fileTrace, KindDESRun}, {"result.json", KindSiloRun}} {
+		if _, serr := os.Lstat(filepath.Join(dir, c.file)); serr == nil {
+			return c.kind, nil
+		} else if !errors.Is(serr, fs.ErrNotExist) {
+			return "", serr
+		}
+	}
+	return "", fmt.Errorf("%v; nor a run directory (no trace.jsonl of des run, no result.json of silo run)", err)
+}

@@ -2,22 +2,26 @@ package report
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 )
 
-// ErrHTMLNotYet is the answer to format "html".
-var ErrHTMLNotYet = errors.New("format html: not yet: planned in issue 15 (the self-contained HTML report with figures); use md, csv or latex for the tables")
-
 // Options choose what Write writes.
 type Options struct {
-	// Format is md, csv or latex.
+	// Format is html, md, csv or latex.
 	Format string
-	// Tables, if set, keeps only these kinds of section (SectionKinds).
+	// Tables, if set, keeps only these kinds of section (SectionKinds);
+	// md, csv and latex only.
 	Tables []string
+	// Cases names the cases (des case ids, silo run case ids) that get a
+	// section of their own in the HTML page; "all" or "none"; empty for
+	// the default (DefaultCases).
+	Cases []string
+	// Compare reads the two directories as suites A and B to compare,
+	// paired case by case.
+	Compare bool
 }
 
 // Build reads each suite directory and returns its sections, in the order
@@ -31,6 +35,9 @@ func Build(dirs []string) ([]Section, error) {
 	for _, dir := range dirs {
 		kind, err := Detect(dir)
 		if err != nil {
+			if k, rerr := DetectInput(dir); rerr == nil && (k == KindDESRun || k == KindSiloRun) {
+				return nil, fmt.Errorf("%s is a run directory: it has figures, not tables; its page is in the HTML report (--format html, or --out FILE.html)", dir)
+			}
 			return nil, err
 		}
 		switch kind {
@@ -45,7 +52,11 @@ func Build(dirs []string) ([]Section, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, siloSection(dir, rows))
+			runs, err := readSiloRuns(dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, siloSection(dir, rows), siloPairedSection(dir, runs))
 		}
 	}
 	return out, nil
@@ -55,7 +66,7 @@ func Build(dirs []string) ([]Section, error) {
 // Nothing is written when a directory cannot be read.
 func Write(w io.Writer, dirs []string, opt Options) error {
 	if opt.Format == "html" {
-		return ErrHTMLNotYet
+		return writeHTML(w, dirs, opt)
 	}
 	if !slices.Contains(Formats, opt.Format) {
 		return fmt.Errorf("format %q: want one of %s", opt.Format, strings.Join(Formats, ", "))
@@ -65,7 +76,19 @@ func Write(w io.Writer, dirs []string, opt Options) error {
 			return fmt.Errorf("table %q: want one of %s", k, strings.Join(SectionKinds, ", "))
 		}
 	}
-	secs, err := Build(dirs)
+	if len(opt.Cases) > 0 {
+		return fmt.Errorf("--cases chooses the per-case sections of the HTML report (--format html)")
+	}
+	var secs []Section
+	var err error
+	if opt.Compare {
+		if len(dirs) != 2 {
+			return fmt.Errorf("--compare takes exactly two suite directories, A and B (got %d)", len(dirs))
+		}
+		secs, err = compareSections(dirs[0], dirs[1])
+	} else {
+		secs, err = Build(dirs)
+	}
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -39,7 +38,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func suites(t *testing.T) (string, string) {
+func suites(t testing.TB) (string, string) {
 	t.Helper()
 	suitesOnce.Do(func() {
 		if suitesRoot, suitesErr = os.MkdirTemp("", "report-test-"); suitesErr != nil {
@@ -340,7 +339,7 @@ func TestSilo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(secs) != 1 || secs[0].Kind != SectionSilo {
+	if len(secs) != 2 || secs[0].Kind != SectionSilo || secs[1].Kind != SectionSiloPaired {
 		t.Fatalf("%d sections", len(secs))
 	}
 	s := secs[0]
@@ -413,8 +412,12 @@ func TestDeterministic(t *testing.T) {
 
 func TestFormats(t *testing.T) {
 	des, _ := suites(t)
-	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "html"}); !errors.Is(err, ErrHTMLNotYet) || !strings.Contains(err.Error(), "issue 15") {
-		t.Errorf("html: %v", err)
+	run := filepath.Join(des, "cases", "A3C9-1__centralized__rule__s1")
+	if err := Write(&bytes.Buffer{}, []string{run}, Options{Format: "md"}); err == nil || !strings.Contains(err.Error(), "run directory") {
+		t.Errorf("md of a run directory: %v", err)
+	}
+	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "md", Cases: []string{"all"}}); err == nil {
+		t.Error("--cases accepted with md")
 	}
 	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "pdf"}); err == nil {
 		t.Error("format pdf accepted")

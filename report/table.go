@@ -13,7 +13,7 @@ import (
 )
 
 // Formats are the output formats of Write.
-var Formats = []string{"md", "csv", "latex"}
+var Formats = []string{"html", "md", "csv", "latex"}
 
 // Cell is one cell of a displayed table.
 type Cell struct {
@@ -51,7 +51,7 @@ const (
 )
 
 // SectionKinds are the kinds a caller can select (Options.Tables).
-var SectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo}
+var SectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionSiloPaired, SectionCompare}
 
 // writeMarkdown writes the sections as Markdown.
 func writeMarkdown(w io.Writer, secs []Section) error {

@@ -115,6 +115,15 @@ type Options struct {
 	// uses it to summarise a suite assembled from the cases of its shards
 	// with the benchmark's own summary code.
 	RunNone bool
+	// Admit, if set, is asked by the worker about to start case i (a
+	// position in Plan.IDs); false leaves the case without an outcome,
+	// as an interruption would (a sweep's cost limit). It is called from
+	// the workers' goroutines.
+	Admit func(i int) bool
+	// Ended, if set, is told by the worker that ran case i, before it
+	// takes another, where the case ended: its directory under
+	// Layout.CasesDir, or under FailedDir when failed.
+	Ended func(i int, dir string, failed bool)
 }
 
 // Progress is the state of a running suite.
@@ -240,8 +249,19 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 	report(nil)
 
 	runCtx := context.WithoutCancel(ctx) // cases in flight finish
-	for o := range pool(ctx, todo, opt.Workers, func(i int) Outcome[R] {
-		return runCase(runCtx, p, i, casesDir, failedDir)
+	for o := range pool(ctx, todo, opt.Workers, func(i int) (Outcome[R], bool) {
+		if opt.Admit != nil && !opt.Admit(i) {
+			return Outcome[R]{}, false
+		}
+		o := runCase(runCtx, p, i, casesDir, failedDir)
+		if opt.Ended != nil {
+			if o.Failed() {
+				opt.Ended(i, filepath.Join(failedDir, o.ID), true)
+			} else {
+				opt.Ended(i, filepath.Join(casesDir, o.ID), false)
+			}
+		}
+		return o, true
 	}) {
 		outcomes[o.Index] = &o
 		prog.Done++
@@ -268,8 +288,8 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 // pool runs do on each of todo with up to workers goroutines and sends the
 // outcomes, in the order they end, on the returned channel, which is closed
 // once every started case has ended. Once ctx is cancelled no new case
-// starts.
-func pool[R any](ctx context.Context, todo []int, workers int, do func(int) Outcome[R]) <-chan Outcome[R] {
+// starts. A case do declines (false) has no outcome.
+func pool[R any](ctx context.Context, todo []int, workers int, do func(int) (Outcome[R], bool)) <-chan Outcome[R] {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
@@ -281,7 +301,9 @@ func pool[R any](ctx context.Context, todo []int, workers int, do func(int) Outc
 				if ctx.Err() != nil {
 					continue // handed out just as the suite was stopped
 				}
-				out <- do(i)
+				if o, ok := do(i); ok {
+					out <- o
+				}
 			}
 		})
 	}

@@ -5,11 +5,19 @@
 // of its suites: for des the instances, paradigms, controllers and seeds
 // (harness.SuiteOptions); for silo the tasks or levels, team sizes,
 // protocols, agent kinds, seeds, mode, baseline and message format
-// (suite.Options); the model settings of model-backed controllers or
-// agents; and run settings, which never change results. A suite command
-// is a one-line experiment: this package only maps the file onto the
-// suites' own options, and the suites' own runner (package suiterun) runs
-// the cases.
+// (suite.Options); the models of model-backed controllers or agents, each
+// with its endpoint, key variable, limits and price (models.go), crossed
+// with the matrix, and for des the LLM controller's frameworks; and run
+// settings, which never change results. A suite command is a one-line
+// experiment: this package only maps the file onto the suites' own
+// options, and the suites' own runner (package suiterun) runs the cases.
+//
+// Cost: Suite.Estimate estimates each case's model calls, tokens and cost
+// before anything runs (cost_estimate.go); ReadCosts prices the usage the
+// finished cases' logs record and Costs.Write writes cost.csv and
+// cost_summary.csv (cost.go); a Budget keeps a run within a cost limit
+// (cost_limit.go); StatusOf and Status.Render tell an experiment's
+// progress (status.go, status_render.go).
 //
 // A sweep can be cut into N static shards (Shard): shard i runs the
 // cases whose position in suite order is i modulo N, into a directory of
@@ -62,6 +70,11 @@ type Experiment struct {
 	// LLM configures the model-backed controller (des controller llm) or
 	// agents (silo agent kind llm).
 	LLM *LLM `yaml:"llm,omitempty" json:"llm,omitempty"`
+	// Models are the models every model-backed case runs with, each with
+	// its endpoint, key variable, limits and price (models.go). Without
+	// it, the llm section names one model; with it, the llm section holds
+	// only the settings the models share.
+	Models []Model `yaml:"models,omitempty" json:"models,omitempty"`
 	// Run are settings that change how fast, not what: they are not part
 	// of the experiment's identity (ID).
 	Run Run `yaml:"run,omitempty" json:"-"`
@@ -119,6 +132,9 @@ type Des struct {
 	Seeds List `yaml:"seeds,omitempty" json:"seeds,omitempty"`
 	// GroupBy are the aggregate's group keys (default: the paper's).
 	GroupBy List `yaml:"group_by,omitempty" json:"group_by,omitempty"`
+	// Frameworks are the LLM controller's frameworks (graph, relay), each
+	// crossed with every model; default llm.framework, else graph.
+	Frameworks List `yaml:"frameworks,omitempty" json:"frameworks,omitempty"`
 }
 
 // Silo is the matrix of a silo experiment: every task × N × protocol ×
@@ -141,8 +157,10 @@ type Silo struct {
 // Operational settings (cache, concurrency, rpm, timeout, attempts) do not
 // change replies and are left out of the experiment's identity.
 type LLM struct {
-	Model       string   `yaml:"model" json:"model"`
-	BaseURL     string   `yaml:"base_url" json:"base_url"`
+	// Name labels the model in case ids and summaries (default: Model).
+	Name        string   `yaml:"name,omitempty" json:"name,omitempty"`
+	Model       string   `yaml:"model,omitempty" json:"model"`
+	BaseURL     string   `yaml:"base_url,omitempty" json:"base_url"`
 	APIKeyEnv   string   `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
 	Temperature float64  `yaml:"temperature,omitempty" json:"temperature,omitempty"`
 	MaxTokens   int      `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
@@ -153,6 +171,9 @@ type LLM struct {
 	CacheMode   string   `yaml:"cache_mode,omitempty" json:"-"`
 	Timeout     Duration `yaml:"timeout,omitempty" json:"-"`
 	MaxAttempts int      `yaml:"max_attempts,omitempty" json:"-"`
+	// Price of the one model (USD per million tokens); with a models
+	// list, each model has its own.
+	Price Price `yaml:"price,omitempty" json:"-"`
 	// des only: the LLM controller's framework and reply parsing.
 	Framework    string `yaml:"framework,omitempty" json:"framework,omitempty"`
 	ReplyParsing string `yaml:"reply_parsing,omitempty" json:"reply_parsing,omitempty"`
@@ -255,7 +276,15 @@ func keyLines(n *yaml.Node, path string, lines map[string]int) {
 			p = path + "." + p
 		}
 		lines[p] = n.Content[i].Line
-		keyLines(n.Content[i+1], p, lines)
+		v := n.Content[i+1]
+		keyLines(v, p, lines)
+		if v.Kind == yaml.SequenceNode {
+			for j, c := range v.Content {
+				q := p + "[" + strconv.Itoa(j) + "]"
+				lines[q] = c.Line
+				keyLines(c, q, lines)
+			}
+		}
 	}
 }
 
@@ -337,7 +366,11 @@ func fieldAt(root *yaml.Node, line int) string {
 				return f
 			}
 			if v.Kind == yaml.SequenceNode {
-				for _, c := range v.Content {
+				for j, c := range v.Content {
+					q := p + "[" + strconv.Itoa(j) + "]"
+					if f := walk(c, q); f != "" {
+						return f
+					}
 					if c.Line == line {
 						return p
 					}
@@ -396,11 +429,14 @@ func (e *Experiment) check() error {
 	if e.Run.Workers < 0 {
 		return fieldErr("run.workers", "want a positive number of cases at once (got %d)", e.Run.Workers)
 	}
+	if e.Des != nil && len(e.Des.Frameworks) > 0 && e.Benchmark != BenchmarkDes {
+		return fieldErr("des.frameworks", "not a setting of %s experiments", e.Benchmark)
+	}
 	if l := e.LLM; l != nil {
-		if l.Model == "" {
-			return fieldErr("llm.model", "required with an llm section")
+		if len(e.Models) == 0 && l.Model == "" {
+			return fieldErr("llm.model", "required with an llm section (or give a models list)")
 		}
-		if l.BaseURL == "" {
+		if len(e.Models) == 0 && l.BaseURL == "" {
 			return fieldErr("llm.base_url", "required with an llm section (try a stub: coordbench llm stub)")
 		}
 		des := map[string]bool{"framework": l.Framework != "", "reply_parsing": l.ReplyParsing != ""}
@@ -410,7 +446,7 @@ func (e *Experiment) check() error {
 		if e.Benchmark == BenchmarkSilo {
 			other = des
 		}
-		for _, k := range slices.Sorted(maps.Keys(other)) {
+		for _, k := range sortedKeys(other) {
 			if other[k] {
 				return fieldErr("llm."+k, "not a setting of %s experiments", e.Benchmark)
 			}
@@ -423,14 +459,17 @@ func (e *Experiment) check() error {
 		}
 		counts := map[string]float64{"concurrency": float64(l.Concurrency), "rpm": l.RPM, "max_tokens": float64(l.MaxTokens),
 			"max_attempts": float64(l.MaxAttempts), "context_budget": float64(l.ContextBudget), "reply_reserve": float64(l.ReplyReserve)}
-		for _, k := range slices.Sorted(maps.Keys(counts)) {
+		for _, k := range sortedKeys(counts) {
 			if v := counts[k]; v < 0 {
 				return fieldErr("llm."+k, "must not be negative (got %v)", v)
 			}
 		}
 	}
-	return nil
+	return e.checkModels()
 }
+
+// sortedKeys are m's keys in order (to check fields in a fixed order).
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // ID identifies the experiment: the SHA-256 of its canonical JSON, which
 // holds what changes results (the matrix and the model settings that

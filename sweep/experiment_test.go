@@ -86,6 +86,11 @@ func TestExamplesValidate(t *testing.T) {
 		"benchmark: silo\nsilo:\n  agents: 2\nllm:\n  model: m\n",
 		"benchmark: des\ndes:\n  instances: A3C9-1\nrun:\n  workers: -1\n",
 		"benchmark: chess\n",
+		"benchmark: des\ndes:\n  instances: A3C9-1\nmodels:\n  - {model: m, base_url: u, price: {inptu: 1}}\n",
+		"benchmark: des\ndes:\n  instances: A3C9-1\nmodels:\n  - {model: m, base_url: u, limits: {rpm: -1}}\n",
+		"benchmark: des\ndes:\n  instances: A3C9-1\nmodels:\n  - {model: m}\n",
+		"benchmark: des\ndes:\n  instances: A3C9-1\nmodels:\n  - {name: 'a b', model: m, base_url: u}\n",
+		"benchmark: des\ndes:\n  instances: A3C9-1\nmodels:\n  - {model: m, base_url: u}\nllm:\n  base_url: v\n",
 	} {
 		if err := sch.Validate(asJSON(t, []byte(bad))); err == nil {
 			t.Errorf("schema accepts %q", bad)
@@ -139,7 +144,8 @@ func TestID(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"benchmark: des\ndes:\n  instances: A3C9-1\n", "benchmark: silo\nsilo: {agents: [2, 3]}\nllm: {model: m, base_url: u}\n"} {
+	for _, s := range []string{"benchmark: des\ndes:\n  instances: A3C9-1\n", "benchmark: silo\nsilo: {agents: [2, 3]}\nllm: {model: m, base_url: u}\n",
+		"benchmark: des\ndes: {instances: a, frameworks: [graph]}\nmodels:\n  - {name: a, model: m, base_url: u, limits: {rpm: 1}, price: {input: 1}}\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

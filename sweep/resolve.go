@@ -5,17 +5,17 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/silo/suite"
 )
 
 // Models are the model-backed controllers or agents of an experiment,
-// built by the caller from Experiment.LLM (the CLI shares its flag code).
+// built by the caller from Experiment.ModelList and the llm section (the
+// CLI shares its flag code): des, one maker per model and framework;
+// silo, one LLM agent configuration per model.
 type Models struct {
 	DesMakers []harness.ControllerMaker
-	SiloLLM   *suite.LLMAgent
+	SiloLLMs  []*suite.LLMAgent
 }
 
 // Suite is an experiment resolved by its benchmark's suite: every case,
@@ -62,7 +62,7 @@ func Resolve(file string, e *Experiment, m Models, sh Shard) (*Suite, error) {
 		}
 	case BenchmarkSilo:
 		opt := e.SiloOptions()
-		opt.LLM = m.SiloLLM
+		opt.LLMs = m.SiloLLMs
 		full, err := suite.Resolve(opt)
 		if err != nil {
 			return nil, e.FieldError(file, err)
@@ -110,57 +110,6 @@ func (s *Suite) ShardIDs() []string {
 		ids = append(ids, c.ID)
 	}
 	return ids
-}
-
-// Estimate is what the model-backed cases of a shard will take, by
-// estimate: nothing here calls a model.
-type Estimate struct {
-	// ModelCases are the cases with a model-backed controller or agents.
-	ModelCases int
-	// Calls estimates their model calls: for des, one call per agent
-	// decision, as many as the rule controller takes on the same
-	// instance, paradigm and seed; for silo, an upper bound on the agent
-	// turns (N agents × the round cap), each at least one call.
-	Calls int64
-	// UpperBound: Calls is a bound, not an estimate (silo).
-	UpperBound bool
-}
-
-// Estimate estimates the model calls of the shard's cases. For des it
-// plays each distinct instance × paradigm × seed of a model-backed case
-// once with the rule controller (offline, in memory).
-func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
-	var est Estimate
-	if s.Silo != nil {
-		for _, c := range s.Silo.Cases {
-			if c.Players.Kind == suite.AgentLLM {
-				est.ModelCases++
-				est.Calls += int64(c.N) * int64(c.Limits.MaxRounds)
-			}
-		}
-		est.UpperBound = true
-		return est, nil
-	}
-	decisions := map[string]int{}
-	for _, c := range s.Des.Cases {
-		if c.Model == "" {
-			continue
-		}
-		est.ModelCases++
-		key := fmt.Sprintf("%s\x00%s\x00%d", c.Instance.Token, c.Paradigm.ID, c.Seed)
-		n, ok := decisions[key]
-		if !ok {
-			ctrl, err := policy.New("rule", c.Seed)
-			if err != nil {
-				return est, err
-			}
-			ep := harness.Episode{Plant: factory.Compile(c.Instance.Inst), Seed: c.Seed, Mode: c.Paradigm, Controller: ctrl}
-			n = harness.Run(ctx, ep).Metrics.Secondary.Decisions
-			decisions[key] = n
-		}
-		est.Calls += int64(n)
-	}
-	return est, nil
 }
 
 // Summarize writes, into out, the summaries of the whole experiment s

@@ -80,6 +80,9 @@ type Marker struct {
 	// Cases are the shard's cases; TotalCases the experiment's.
 	Cases      int `json:"cases"`
 	TotalCases int `json:"total_cases"`
+	// Prices are the models' prices by label (not part of the identity:
+	// sweep collect and sweep status price the cases with them).
+	Prices map[string]Price `json:"prices,omitempty"`
 }
 
 // Mark records in dir that it holds shard sh of e, with cases of total
@@ -88,6 +91,14 @@ type Marker struct {
 func Mark(dir string, e *Experiment, sh Shard, cases, total int) error {
 	m := Marker{Tool: "coordbench", Benchmark: e.Benchmark, ExperimentID: e.ID(), Experiment: e.Canonical(),
 		ExperimentDir: e.Dir, Shard: sh, Cases: cases, TotalCases: total}
+	for _, x := range e.ModelList() {
+		if x.Price != (Price{}) {
+			if m.Prices == nil {
+				m.Prices = map[string]Price{}
+			}
+			m.Prices[x.Label()] = x.Price
+		}
+	}
 	prev, err := ReadMarker(dir)
 	switch {
 	case err == nil:
@@ -147,6 +158,7 @@ func (m *Marker) ExperimentOf() (*Experiment, error) {
 		return nil, fmt.Errorf("sweep marker: the experiment does not match its id %s (written by another version of coordbench?)", short(m.ExperimentID))
 	}
 	e.Dir = m.ExperimentDir
+	e.setPrices(m.Prices)
 	return &e, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net"
@@ -42,6 +43,9 @@ type modelFlags struct {
 	// limiter, if set, hands out permits shared with other processes (a
 	// distributed sweep's worker: its coordinator's limits).
 	limiter llm.Limiter
+	// sharedCache, if set, is the response cache to use instead of opening
+	// --llm-cache (an experiment's models share one).
+	sharedCache *llm.Cache
 }
 
 // register adds the flags; modelHelp and maxTokens are the command's help
@@ -65,6 +69,9 @@ func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int
 
 // openCache opens --llm-cache (if set); the closer releases it.
 func (f *modelFlags) openCache() (*llm.Cache, func(), error) {
+	if f.sharedCache != nil {
+		return f.sharedCache, func() {}, nil
+	}
 	if f.cachePath == "" {
 		return nil, func() {}, nil
 	}
@@ -157,6 +164,7 @@ func (f *llmFlags) controller(name string, seed uint64) (coord.Controller, func(
 // memory) per case.
 type llmMaker struct {
 	model             string
+	label             string // the models' name in case ids and summaries, if not model (experiment files)
 	framework         string
 	parsing           string
 	models            map[string]llmctl.Model
@@ -166,7 +174,7 @@ type llmMaker struct {
 }
 
 func (m *llmMaker) Name() string                { return "llm" }
-func (m *llmMaker) Model() string               { return m.model }
+func (m *llmMaker) Model() string               { return cmp.Or(m.label, m.model) }
 func (m *llmMaker) Framework() string           { return m.framework }
 func (m *llmMaker) ReplyParsing() string        { return m.parsing }
 func (m *llmMaker) DefaultReplyParsing() string { return llmctl.ParsingPublished }
@@ -179,6 +187,9 @@ func (m *llmMaker) New(uint64) (coord.Controller, error) {
 		return nil, err
 	}
 	c.MaxModelFailures, c.AbortOnModelError = m.maxModelFailures, m.abortOnModelError
+	if m.label != m.model {
+		c.Label = m.label
+	}
 	return c, nil
 }
 

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,31 +14,98 @@ import (
 
 func reportCmd() *cobra.Command {
 	var opt report.Options
+	var out string
 	c := &cobra.Command{
 		Use:   "report DIR...",
-		Short: "Tables of one or more suite directories, with paired statistics",
+		Short: "One self-contained HTML report (or the tables alone) of suite and run directories, with paired statistics",
 		Long: `Read one or more suite directories of either benchmark (written by
-"des suite" or "silo suite"; which one is told from the files in each) and
-write their tables to standard output:
+"des suite" or "silo suite") or single run directories ("des run --out",
+"silo run --out", or a suite's cases/<id>/ and runs/<id>/); which one is
+told from the files in each.
 
-  des suite    the paradigm matrix (the DESBench paper's Table 3 layout:
-               a row per instance × controller × model × framework ×
-               paradigm, the 15 metrics in their four families, mean ±
-               std, the best value per column marked) and the paired
-               differences between paradigms on the same seeds, with 95%
-               t and bootstrap intervals
-  silo suite   S, success, P, P_paper, D, D_reads and RCC by level × N ×
-               protocol × agent
+With --out FILE.html (or --format html) it writes one self-contained HTML
+page: figures as inline SVG, nothing fetched from a network, the same
+bytes for the same inputs.
 
---format csv writes the same data at full precision, one CSV block per
-table kind and directory (--table to get one). The HTML report with
-figures is planned in issue 15; --format html says so. See docs/report.md.`,
+  des suite    the paradigm matrix (the DESBench paper's Table 3 layout,
+               best value per column marked, ↑/↓ directions), the four
+               metric families side by side per instance, the paired
+               differences between paradigms with 95% t and bootstrap
+               intervals, and per case (--cases) a Gantt chart of every
+               machine, the plant's power against its cap, the decision
+               sources over time and the messages by type
+  silo suite   success and partial correctness against N per level and
+               protocol (error bars over seeds), RCC and RCC_success
+               against N, density and tokens against N, failure modes and
+               their co-occurrence, the table, and per run (--cases) the
+               communication graph round by round and the transcript as
+               "silo show" prints it with each agent's answer and score
+  run dir      the per-case section of that run
+
+--compare A B pairs two suites of the same benchmark case by case (the
+key whose values differ, e.g. the controller, is the compared one) and
+gives per-metric paired differences A − B with their intervals.
+
+--format md|csv|latex write the tables alone to standard output (or
+--out): csv at full precision, one CSV block per table kind and directory
+(--table to get one). See docs/report.md.`,
+		Example: `  coordbench report runs/suite_A5C12-1 --out report.html
+  coordbench report runs/a3c9 runs/silo --out report.html --cases all
+  coordbench report --compare runs/rule runs/greedy --format md`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return report.Write(cmd.OutOrStdout(), args, opt)
+			if opt.Format == "" {
+				opt.Format = "md"
+				if strings.HasSuffix(strings.ToLower(out), ".html") {
+					opt.Format = "html"
+				}
+			}
+			if out == "" {
+				return report.Write(cmd.OutOrStdout(), args, opt)
+			}
+			var b bytes.Buffer
+			if err := report.Write(&b, args, opt); err != nil {
+				return err
+			}
+			if err := writeFileAtomic(out, b.Bytes()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d bytes)\n", out, b.Len())
+			return nil
 		},
 	}
-	c.Flags().StringVar(&opt.Format, "format", "md", "output format: "+strings.Join(report.Formats, ", ")+" (html: not yet, planned in issue 15)")
-	c.Flags().StringSliceVar(&opt.Tables, "table", nil, "write only these tables (comma list of "+strings.Join(report.SectionKinds, ", ")+"; default all)")
+	c.Flags().StringVar(&opt.Format, "format", "", "output format: "+strings.Join(report.Formats, ", ")+" (default html when --out ends in .html, else md)")
+	c.Flags().StringVar(&out, "out", "", "write to this file instead of standard output (a name ending in .html selects --format html)")
+	c.Flags().StringSliceVar(&opt.Tables, "table", nil, "md, csv, latex: write only these tables (comma list of "+strings.Join(report.SectionKinds, ", ")+"; default all)")
+	c.Flags().StringSliceVar(&opt.Cases, "cases", nil, fmt.Sprintf("html: the cases (des case ids, silo run ids) with a section of their own: a comma list, all or none (default: the first seed of each group, at most %d)", report.DefaultCases))
+	c.Flags().BoolVar(&opt.Compare, "compare", false, "compare two suites A B of the same benchmark, paired case by case")
 	return c
+}
+
+// writeFileAtomic writes data to path through a temporary file in the
+// same directory, so that a failed write leaves no half file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }

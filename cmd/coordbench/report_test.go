@@ -1,14 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestReportCommand: a suite run by the CLI reads back through report,
-// in every format, and html is refused as not yet built.
+// in every format, HTML to a file named by --out.
 func TestReportCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "suite")
 	if out, err := run(t, "des", "suite", "--suite", "A3C9-1", "--seeds", "1,2", "--paradigm", "centralized,holonic_hybrid", "--out", dir); err != nil {
@@ -27,8 +29,15 @@ func TestReportCommand(t *testing.T) {
 			t.Errorf("--format %s: %v\n%s", f, err, out)
 		}
 	}
-	if _, err := run(t, "report", dir, "--format", "html"); err == nil || !strings.Contains(err.Error(), "not yet: planned in issue 15") {
-		t.Errorf("--format html: %v", err)
+	page := filepath.Join(t.TempDir(), "report.html")
+	if _, err := run(t, "report", dir, "--out", page); err != nil {
+		t.Fatalf("--out report.html: %v", err)
+	}
+	if b, err := os.ReadFile(page); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) || !bytes.Contains(b, []byte("data-series")) {
+		t.Errorf("--out report.html did not write an HTML page with figures (%v)", err)
+	}
+	if out, err := run(t, "report", dir, "--format", "html", "--cases", "none"); err != nil || !strings.Contains(out, "--cases none") {
+		t.Errorf("--format html to standard output: %v", err)
 	}
 	if _, err := run(t, "report", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a suite directory") {
 		t.Errorf("an empty directory: %v", err)

@@ -18,7 +18,7 @@ import (
 func desServeCmd() *cobra.Command {
 	var addr, data, tokenEnv string
 	var keep, allowRemote bool
-	var maxEpisodes, maxConns int
+	var maxEpisodes, maxConns, maxBatch int
 	var maxBody int64
 	var decisionTimeout, longPoll, bodyTimeout time.Duration
 	c := &cobra.Command{
@@ -27,7 +27,9 @@ func desServeCmd() *cobra.Command {
 		Long: `Host many concurrent episodes over an HTTP/JSON API: create an episode
 (instance, paradigm, seed), poll its pending decision payload, post one
 action index per active agent, read the metrics and artifacts, delete it.
-See docs/http-server.md and docs/openapi.yaml.
+POST /v1/batch/{create,step,delete} act on up to --max-batch episodes in
+one request (vectorized environments; python/coordbench_env uses them).
+See docs/http-server.md, docs/openapi.yaml and docs/python-env.md.
 
 The server binds to loopback only unless --allow-remote. With --token-env
 VAR, every request must carry "Authorization: Bearer $VAR"; a request
@@ -58,7 +60,7 @@ within the default plant limits, which clients cannot raise.`,
 				}
 			}
 			srv, err := envserver.New(envserver.Config{DataDir: data, Keep: keep, Token: token, MaxEpisodes: maxEpisodes,
-				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll, BodyTimeout: bodyTimeout, MaxConns: maxConns})
+				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll, BodyTimeout: bodyTimeout, MaxConns: maxConns, MaxBatch: maxBatch})
 			if err != nil {
 				return err
 			}
@@ -104,6 +106,7 @@ within the default plant limits, which clients cannot raise.`,
 	f.DurationVar(&longPoll, "long-poll", envserver.DefaultLongPoll, "longest wait of GET .../decision?wait=1")
 	f.DurationVar(&bodyTimeout, "body-timeout", envserver.DefaultBodyTimeout, "time a client has to send a request body, after its headers")
 	f.IntVar(&maxConns, "max-connections", envserver.DefaultMaxConns, "connections open at once; more wait, unaccepted")
+	f.IntVar(&maxBatch, "max-batch", envserver.DefaultMaxBatch, "items of one POST /v1/batch/* request (vectorized environments)")
 	return c
 }
 

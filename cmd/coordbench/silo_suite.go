@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/suite"
@@ -89,7 +88,11 @@ in flight.`,
 			if out == "" {
 				out = filepath.Join("runs", "silo_suite")
 			}
-			return runSiloSuite(cmd, s, out, suite.RunOptions{Workers: workers, Force: force}, lf.stats)
+			var status func() string
+			if lf.stats != nil {
+				status = lf.stats.String
+			}
+			return runSiloSuite(cmd, s, out, suite.RunOptions{Workers: workers, Force: force}, status)
 		},
 	}
 	f := c.Flags()
@@ -116,14 +119,10 @@ in flight.`,
 // their runs wait on the model, not on the CPU.
 const siloLLMWorkers = 8
 
-func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, opt suite.RunOptions, stats *llm.Stats) error {
+func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, opt suite.RunOptions, status func() string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, done := interruptible(cmd, "runs")
 	defer done()
-	var status func() string
-	if stats != nil {
-		status = stats.String
-	}
 	p := newSuiteDisplay(stderr, "silo suite", "runs", opt.Workers, status)
 	opt.Progress = p.update
 	rep, err := suite.Run(ctx, s, dir, opt)

@@ -3,10 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -22,7 +27,7 @@ func sweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Run an experiment file, on one machine or in shards (docs/experiments.md)",
 	}
-	c.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepCollectCmd(), sweepServeCmd(), sweepStatusDistCmd())
+	c.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepCollectCmd(), sweepServeCmd(), sweepStatusCmd())
 	return c
 }
 
@@ -31,14 +36,18 @@ func sweepPlanCmd() *cobra.Command {
 	var show int
 	c := &cobra.Command{
 		Use:   "plan FILE",
-		Short: "Print an experiment's cases and, for model-backed ones, an estimate of their model calls",
+		Short: "Print an experiment's cases and an estimate of their model calls, tokens and cost",
 		Long: `Read the experiment file, resolve its cases as its suite would, and print
-how many there are, the first --show case ids and, for cases with a
-model-backed controller (des controller llm) or agents (silo agent kind
-llm), an estimate of their model calls. Nothing is run and no model is
-called; for des the estimate plays each instance × paradigm × seed once
-with the rule controller, in memory. With --shard, only that shard's
-cases.`,
+how many there are, the first --show case ids with their estimates, and,
+per model and in total, an estimate of the model calls, input and output
+tokens and cost of the cases with a model-backed controller (des
+controller llm) or agents (silo agent kind llm). Nothing is run and no
+model is called. For des the estimate plays each instance × paradigm ×
+seed × framework once, in memory, with the LLM controller against a model
+that answers as the rule controller does, counting one token per 4 bytes;
+for silo it is an upper bound on the calls (N agents × the round cap) at a
+documented number of tokens per call (docs/experiments.md, "Cost"). With
+--shard, only that shard's cases.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sh, err := sweep.ParseShard(shardSpec)
@@ -53,37 +62,11 @@ cases.`,
 				return err
 			}
 			defer closer()
-			e := s.Experiment
 			est, err := s.Estimate(cmd.Context())
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			name := e.Name
-			if name == "" {
-				name = filepath.Base(args[0])
-			}
-			fmt.Fprintf(w, "experiment %s (%s), id %s\n", name, e.Benchmark, e.ID()[:12])
-			if sh == sweep.Whole {
-				fmt.Fprintf(w, "cases: %d\n", len(s.IDs))
-			} else {
-				fmt.Fprintf(w, "cases: %d, of which shard %s runs %d\n", len(s.IDs), sh, s.Cases())
-			}
-			ids := s.ShardIDs()
-			if n := min(show, len(ids)); n > 0 {
-				fmt.Fprintf(w, "first %d:\n", n)
-				for _, id := range ids[:n] {
-					fmt.Fprintf(w, "  %s\n", id)
-				}
-			}
-			switch {
-			case est.ModelCases == 0:
-				fmt.Fprintln(w, "model calls: none (no model-backed controller or agents)")
-			case est.UpperBound:
-				fmt.Fprintf(w, "model calls: %d cases with LLM agents, at most %d agent turns (N × max rounds per run), each one model call or more\n", est.ModelCases, est.Calls)
-			default:
-				fmt.Fprintf(w, "model calls: %d cases with a model-backed controller, about %d calls (one per agent decision, as many as the rule controller takes)\n", est.ModelCases, est.Calls)
-			}
+			printPlan(cmd.OutOrStdout(), args[0], s, sh, est, show)
 			return nil
 		},
 	}
@@ -92,9 +75,83 @@ cases.`,
 	return c
 }
 
+// printPlan prints the plan of shard sh of s with its estimate.
+func printPlan(w io.Writer, file string, s *sweep.Suite, sh sweep.Shard, est sweep.Estimate, show int) {
+	e := s.Experiment
+	name := e.Name
+	if name == "" {
+		name = filepath.Base(file)
+	}
+	fmt.Fprintf(w, "experiment %s (%s), id %s\n", name, e.Benchmark, e.ID()[:12])
+	if sh == sweep.Whole {
+		fmt.Fprintf(w, "cases: %d\n", len(s.IDs))
+	} else {
+		fmt.Fprintf(w, "cases: %d, of which shard %s runs %d\n", len(s.IDs), sh, s.Cases())
+	}
+	if n := min(show, len(est.Cases)); n > 0 {
+		if est.ModelCases() > 0 {
+			fmt.Fprintf(w, "first %d (estimated calls, input and output tokens, cost):\n", n)
+		} else {
+			fmt.Fprintf(w, "first %d:\n", n)
+		}
+		for _, c := range est.Cases[:n] {
+			if c.Model == "" {
+				fmt.Fprintf(w, "  %s\n", c.ID)
+				continue
+			}
+			fmt.Fprintf(w, "  %s  %s%d calls, %d in, %d out, $%s\n", c.ID, atMost(c.Bound), c.Calls, c.InputTokens, c.OutputTokens, usd(c.CostUSD))
+		}
+	}
+	if est.ModelCases() == 0 {
+		fmt.Fprintln(w, "model calls: none (no model-backed controller or agents)")
+		return
+	}
+	if e.Benchmark == sweep.BenchmarkSilo {
+		fmt.Fprintf(w, "model calls: %d cases with LLM agents; estimate (an upper bound on calls: N agents × the round cap, one call per agent turn; %d input and %d output tokens per call):\n",
+			est.ModelCases(), sweep.SiloInputTokensPerCall, sweep.SiloOutputTokensPerCall)
+	} else {
+		fmt.Fprintf(w, "model calls: %d cases with a model-backed controller; estimate (one call per agent decision, as the rule controller plays the episode; 1 token per 4 bytes of prompt and reply):\n", est.ModelCases())
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  model\tcases\tcalls\tinput tokens\toutput tokens\toutput bound (max_tokens)\tprice in/out USD per 1M\testimated cost USD")
+	rows := append(slices.Clone(e.ModelList()), sweep.Model{})
+	for _, m := range rows {
+		t := est.Total(m.Label())
+		n := 0
+		for _, c := range est.Cases {
+			if c.Model != "" && (m.Label() == "" || c.Model == m.Label()) {
+				n++
+			}
+		}
+		label, prices := m.Label(), fmt.Sprintf("%s/%s", price(m.Price.Input), price(m.Price.Output))
+		if label == "" {
+			label, prices = "total", ""
+		}
+		bound := "-"
+		if t.MaxOutputTokens > 0 {
+			bound = strconv.FormatInt(t.MaxOutputTokens, 10)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s%d\t%d\t%d\t%s\t%s\t%s\n", label, n, atMost(t.Bound), t.Calls, t.InputTokens, t.OutputTokens, bound, prices, usd(t.CostUSD))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "these are estimates: real replies differ (cached replies cost nothing); sweep run writes the real cost to cost.csv and cost_summary.csv")
+}
+
+// atMost marks an upper bound.
+func atMost(bound bool) string {
+	if bound {
+		return "≤"
+	}
+	return ""
+}
+
+func usd(v float64) string   { return strconv.FormatFloat(v, 'f', 6, 64) }
+func price(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
 func sweepRunCmd() *cobra.Command {
 	var out, shardSpec string
 	var workers int
+	var costLimit float64
 	c := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run an experiment file's cases, or one shard's, into a suite directory",
@@ -107,7 +164,16 @@ keeps the finished cases and reruns the failed ones.
 
 --shard i/N runs only the cases whose position in suite order is i modulo N
 (i from 0 to N-1): run the N shards anywhere, each into its own
-directory, then merge them with sweep collect.`,
+directory, then merge them with sweep collect.
+
+The cost of the model calls, at each model's price in the file, goes to
+cost.csv (per case) and cost_summary.csv (per model, and the total) beside
+the summaries; replies replayed from the response cache cost nothing and
+are counted apart. --cost-limit USD starts no case once the money spent in
+the directory (earlier runs included) plus the estimates of the cases
+running plus that case's estimate (as sweep plan prints it) would exceed
+the limit: the cases running finish, the command names the cases not
+started and exits with an error; rerun with a higher limit to resume.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -135,23 +201,54 @@ directory, then merge them with sweep collect.`,
 					workers = max(workers, m.concurrency)
 				}
 			}
+			if costLimit < 0 || math.IsNaN(costLimit) || math.IsInf(costLimit, 0) {
+				return fmt.Errorf("--cost-limit: want an amount of US dollars from 0 (got %v)", costLimit)
+			}
 			if err := sweep.Mark(out, e, sh, s.Cases(), len(s.IDs)); err != nil {
 				return err
 			}
+			var budget *sweep.Budget
+			if cmd.Flags().Changed("cost-limit") {
+				est, err := s.Estimate(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if budget, err = s.NewBudget(costLimit, est, out); err != nil {
+					return err
+				}
+			}
+			var runErr error
 			if s.Des != nil {
 				keys, err := e.DesGroupBy()
 				if err != nil {
 					return err
 				}
-				return runSuite(cmd, s.Des, out, harness.SuiteRunOptions{Workers: workers, GroupBy: keys}, m.status)
+				opt := harness.SuiteRunOptions{Workers: workers, GroupBy: keys}
+				if budget != nil {
+					opt.Admit, opt.Ended = budget.Admit, budget.Ended
+				}
+				runErr = runSuite(cmd, s.Des, out, opt, m.status)
+			} else {
+				opt := suite.RunOptions{Workers: workers}
+				if budget != nil {
+					opt.Admit, opt.Ended = budget.Admit, budget.Ended
+				}
+				runErr = runSiloSuite(cmd, s.Silo, out, opt, m.status)
 			}
-			return runSiloSuite(cmd, s.Silo, out, suite.RunOptions{Workers: workers}, m.siloStats)
+			if err := writeCost(cmd.OutOrStdout(), s, out); err != nil {
+				return err
+			}
+			if budget != nil && budget.Stopped() {
+				return costLimitError(cmd.ErrOrStderr(), budget)
+			}
+			return runErr
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&out, "out", "", "suite directory of this run or shard (required)")
 	f.StringVar(&shardSpec, "shard", "", "run only shard i/N: the cases at positions i, i+N, i+2N, … (i from 0 to N-1)")
 	f.IntVar(&workers, "workers", 0, "cases run at once (default: the file's run.workers, else the number of CPUs)")
+	f.Float64Var(&costLimit, "cost-limit", 0, "US dollars: start no case once the money spent in --out plus the estimates of the running cases and of that case would exceed it (unset: no limit)")
 	return c
 }
 
@@ -177,16 +274,11 @@ run and no model is called.`,
 			if err != nil {
 				return err
 			}
-			e := col.Experiment
-			m, closer, err := sweepModels(e)
+			s, closer, err := resolveRecorded(col.Experiment, dirs[0])
 			if err != nil {
 				return err
 			}
 			defer closer()
-			s, err := sweep.Resolve(filepath.Join(dirs[0], sweep.MarkerFile), e, m.Models, sweep.Whole)
-			if err != nil {
-				return err
-			}
 			files, err := col.Summarize(cmd.Context(), s, out)
 			if err != nil {
 				return err
@@ -199,11 +291,92 @@ run and no model is called.`,
 			for _, f := range files {
 				fmt.Fprintf(w, "  %s\n", f)
 			}
-			return nil
+			return writeCost(w, s, out)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "the merged suite directory, new or empty (required)")
 	return c
+}
+
+func sweepStatusCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "status DIR...",
+		Short: "Print an experiment's progress from its run or shard directories: cases, per model, cost",
+		Long: `Read the directories of one experiment (the --out of sweep run, one or
+several shards; give every shard for the whole picture) and print how many
+of its cases are planned, done, failed and not started, per model and in
+total, the money spent on model calls (cached replies cost nothing) and,
+by estimate (as sweep plan prints it), the money the failed and
+not-started cases will take. For the directory of a distributed sweep
+(sweep serve, whose coordinator rewrites DIR/dist_status.json as results
+come in) it first prints its state and how many cases are pending, running
+on a worker, done, failed and dead-lettered. Nothing is run and no model
+is called.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			served := false
+			for _, d := range dirs {
+				found, err := distStatus(cmd.OutOrStdout(), d)
+				if err != nil {
+					return err
+				}
+				served = served || found
+			}
+			var first *sweep.Marker
+			for _, d := range dirs {
+				m, err := sweep.ReadMarker(d)
+				if errors.Is(err, os.ErrNotExist) && served {
+					return nil // a serve directory before its first case is stored
+				}
+				if errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("%s is not a sweep directory (no %s): give the --out directories of sweep run", d, sweep.MarkerFile)
+				}
+				if err != nil {
+					return err
+				}
+				if first == nil {
+					first = m
+				} else if m.ExperimentID != first.ExperimentID {
+					return fmt.Errorf("%s and %s hold different experiments: give the directories of one experiment", dirs[0], d)
+				}
+			}
+			e, err := first.ExperimentOf()
+			if err != nil {
+				return err
+			}
+			s, closer, err := resolveRecorded(e, dirs[0])
+			if err != nil {
+				return err
+			}
+			defer closer()
+			est, err := s.Estimate(cmd.Context())
+			if err != nil {
+				return err
+			}
+			st, err := sweep.StatusOf(s, est, sweep.DirProgress{Benchmark: e.Benchmark, Dirs: dirs})
+			if err != nil {
+				return err
+			}
+			return st.Render(cmd.OutOrStdout())
+		},
+	}
+	return c
+}
+
+// resolveRecorded resolves the whole experiment e recorded in the sweep
+// directory dir (its marker names errors); the closer releases the
+// models' response cache.
+func resolveRecorded(e *sweep.Experiment, dir string) (*sweep.Suite, func(), error) {
+	m, closer, err := sweepModels(e, modelOpts{})
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := sweep.Resolve(filepath.Join(dir, sweep.MarkerFile), e, m.Models, sweep.Whole)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return s, closer, nil
 }
 
 // loadSweep reads the experiment file, builds its models and resolves
@@ -213,7 +386,7 @@ func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweepModelSet, func(
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, closer, err := sweepModels(e)
+	m, closer, err := sweepModels(e, modelOpts{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -231,58 +404,169 @@ type sweepModelSet struct {
 	sweep.Models
 	concurrency int
 	status      func() string
-	siloStats   *llm.Stats
 }
 
-// sweepModels builds the model-backed controllers or agents of e from its
-// llm section, through the --llm-* flags of the suites (so defaults and
-// checks are theirs); the closer releases the response cache.
-func sweepModels(e *sweep.Experiment) (*sweepModelSet, func(), error) {
+// modelOpts are what a process other than sweep run changes in the models
+// it builds: the zero value is sweep run's.
+type modelOpts struct {
+	// override: cache and cacheMode replace the experiment's llm.cache and
+	// llm.cache_mode (a worker's per-case cache; serve's empty replay
+	// cache, so that serve needs no key).
+	override         bool
+	cache, cacheMode string
+	// limiter, if set, hands out the coordinator's global permits (a
+	// distributed sweep's worker); each model entry asks under its own key
+	// (entryLimiter).
+	limiter llm.Limiter
+}
+
+// sweepModels builds the model-backed controllers or agents of e, one per
+// model of its models list (or of its llm section) and, for des, per
+// framework, through the --llm-* flags of the suites (so defaults and
+// checks are theirs). The models share one response cache; the closer
+// releases it.
+func sweepModels(e *sweep.Experiment, o modelOpts) (*sweepModelSet, func(), error) {
 	set := &sweepModelSet{}
+	models := e.ModelList()
 	if !e.WithLLM() {
-		if e.LLM != nil {
-			return nil, nil, fmt.Errorf("the experiment has an llm section but no model-backed controller or agents (des controllers: llm; silo agent_kinds: llm)")
+		if len(models) > 0 {
+			return nil, nil, fmt.Errorf("the experiment names models but has no model-backed controller or agents (des controllers: llm; silo agent_kinds: llm)")
 		}
 		return set, func() {}, nil
 	}
-	if e.LLM == nil {
-		return nil, nil, errors.New("the experiment runs llm controllers or agents: give its llm section (model, base_url, ...; docs/experiments.md)")
+	if len(models) == 0 {
+		return nil, nil, errors.New("the experiment runs llm controllers or agents: give its models (a models list, or model and base_url in the llm section; docs/experiments.md)")
 	}
-	fs := pflag.NewFlagSet("llm", pflag.ContinueOnError)
-	var dl llmFlags
-	var sl siloLLMFlags
-	if e.Benchmark == sweep.BenchmarkDes {
-		dl.register(fs)
-	} else {
-		sl.register(fs)
+	shared := sweep.LLM{}
+	if e.LLM != nil {
+		shared = *e.LLM
 	}
-	l := *e.LLM
-	if l.Cache != "" {
-		l.Cache = e.Path(l.Cache) // relative to the experiment file, as its other paths
+	if o.override {
+		shared.Cache, shared.CacheMode = o.cache, o.cacheMode
 	}
-	if err := setLLMFlags(fs, &l); err != nil {
+	var cache *llm.Cache
+	closer := func() {}
+	if shared.Cache != "" {
+		c, err := llm.OpenCache(e.Path(shared.Cache)) // relative to the experiment file, as its other paths
+		if err != nil {
+			return nil, nil, err
+		}
+		cache, closer = c, func() { c.Close() }
+	}
+	fail := func(err error) (*sweepModelSet, func(), error) {
+		closer()
 		return nil, nil, err
 	}
-	if e.Benchmark == sweep.BenchmarkDes {
-		dl.abortOnModelError = true // a model failure fails the case, which reruns next time
-		mk, closer, err := dl.maker()
-		if err != nil {
-			return nil, nil, fmt.Errorf("experiment llm section: %w", err)
+	var statuses []func() string
+	for i, m := range models {
+		field := "llm"
+		if len(e.Models) > 0 {
+			field = fmt.Sprintf("models[%d]", i)
 		}
-		set.DesMakers, set.status, set.concurrency = []harness.ControllerMaker{mk}, mk.Status, dl.concurrency
-		return set, closer, nil
+		l := shared
+		l.Model, l.BaseURL, l.APIKeyEnv, l.Temperature, l.MaxTokens, l.Seed = m.Model, m.BaseURL, m.APIKeyEnv, m.Temperature, m.MaxTokens, m.Seed
+		l.Concurrency, l.RPM, l.Cache = m.Limits.Concurrency, m.Limits.RPM, ""
+		label := ""
+		if m.Name != "" && m.Name != m.Model {
+			label = m.Name
+		}
+		fs := pflag.NewFlagSet("llm", pflag.ContinueOnError)
+		if e.Benchmark == sweep.BenchmarkDes {
+			var dl llmFlags
+			dl.register(fs)
+			if err := setLLMFlags(fs, &l, field); err != nil {
+				return fail(err)
+			}
+			dl.sharedCache, dl.abortOnModelError = cache, true // a model failure fails the case, which reruns next time
+			dl.limiter = entryLimiter(o.limiter, m.Label())
+			for _, fw := range e.Frameworks() {
+				if fw != "" {
+					dl.framework = fw
+				}
+				mk, _, err := dl.maker()
+				if err != nil {
+					return fail(fmt.Errorf("experiment %s: %w", field, err))
+				}
+				mk.label = label
+				set.DesMakers = append(set.DesMakers, mk)
+			}
+			statuses = append(statuses, set.DesMakers[len(set.DesMakers)-1].(*llmMaker).Status)
+			set.concurrency += dl.concurrency
+			continue
+		}
+		var sl siloLLMFlags
+		sl.register(fs)
+		if err := setLLMFlags(fs, &l, field); err != nil {
+			return fail(err)
+		}
+		sl.sharedCache = cache
+		sl.limiter = entryLimiter(o.limiter, m.Label())
+		agent, _, err := sl.agent(e.SiloOptions().Agent)
+		if err != nil {
+			return fail(fmt.Errorf("experiment %s: %w", field, err))
+		}
+		agent.Name = label
+		set.SiloLLMs = append(set.SiloLLMs, agent)
+		statuses = append(statuses, sl.stats.String)
+		set.concurrency += max(sl.concurrency, siloLLMWorkers)
 	}
-	agent, closer, err := sl.agent(e.SiloOptions().Agent)
-	if err != nil {
-		return nil, nil, fmt.Errorf("experiment llm section: %w", err)
+	set.status = func() string {
+		var parts []string
+		for i, st := range statuses {
+			parts = append(parts, models[i].Label()+": "+st())
+		}
+		return strings.Join(parts, "; ")
 	}
-	set.SiloLLM, set.siloStats, set.concurrency = agent, sl.stats, max(sl.concurrency, siloLLMWorkers)
+	if len(statuses) == 1 {
+		set.status = statuses[0]
+	}
 	return set, closer, nil
+}
+
+// writeCost writes the cost files of the finished cases of s in dir and
+// prints their totals, per model and in all, if the experiment has models.
+func writeCost(w io.Writer, s *sweep.Suite, dir string) error {
+	if len(s.Experiment.ModelList()) == 0 {
+		return nil // no model, no cost: no cost files
+	}
+	costs, err := s.ReadCosts(dir)
+	if err != nil {
+		return err
+	}
+	files, err := costs.Write(dir)
+	if err != nil {
+		return err
+	}
+	for _, m := range append(slices.Clone(costs.Models), "") {
+		n, u, v := costs.ModelTotal(m)
+		label := m
+		if m == "" {
+			label = "total"
+		}
+		fmt.Fprintf(w, "cost %s: $%s for %d cases, %d calls (%d input, %d output tokens); %d cached calls, free\n",
+			label, usd(v), n, u.Calls, u.InputTokens, u.OutputTokens, u.CachedCalls)
+	}
+	fmt.Fprintf(w, "%-10s %s (and %s)\n", "cost:", files[0], filepath.Base(files[1]))
+	return nil
+}
+
+// costLimitError says which cases the cost limit kept from starting.
+func costLimitError(w io.Writer, b *sweep.Budget) error {
+	ids := b.NotStarted()
+	fmt.Fprintf(w, "cost limit: %d cases not started:\n", len(ids))
+	for _, id := range ids[:min(len(ids), 20)] {
+		fmt.Fprintf(w, "  %s\n", id)
+	}
+	if len(ids) > 20 {
+		fmt.Fprintf(w, "  … and %d more\n", len(ids)-20)
+	}
+	return fmt.Errorf("cost limit $%s reached: $%s spent so far, %d cases not started; rerun with a higher --cost-limit to resume",
+		usd(b.Limit), usd(b.Spent()), len(ids))
 }
 
 // setLLMFlags sets the --llm-* flags of fs from an experiment's llm
 // section; an error names the field.
-func setLLMFlags(fs *pflag.FlagSet, l *sweep.LLM) error {
+func setLLMFlags(fs *pflag.FlagSet, l *sweep.LLM, section string) error {
 	type set struct {
 		field, flag, value string
 		given              bool
@@ -315,10 +599,10 @@ func setLLMFlags(fs *pflag.FlagSet, l *sweep.LLM) error {
 			continue
 		}
 		if fs.Lookup(s.flag) == nil {
-			return fmt.Errorf("experiment field \"llm.%s\": not a setting of this benchmark", s.field)
+			return fmt.Errorf("experiment field \"%s.%s\": not a setting of this benchmark", section, s.field)
 		}
 		if err := fs.Set(s.flag, s.value); err != nil {
-			return fmt.Errorf("experiment field \"llm.%s\": %v", s.field, err)
+			return fmt.Errorf("experiment field \"%s.%s\": %v", section, s.field, err)
 		}
 	}
 	return nil

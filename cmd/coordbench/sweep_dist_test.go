@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -430,5 +431,68 @@ func TestDistDeadLetter(t *testing.T) {
 	}
 	if st, _ := dist.ReadStatus(out); st == nil || st.DeadLetter != 1 || st.Done != 0 {
 		t.Errorf("status: %+v", st)
+	}
+}
+
+// TestDistTwoModelsLikeOneRun: an experiment with a models list (two
+// priced entries at one endpoint, each with its own global limit) served
+// to two workers gives the summaries and the cost files of a
+// single-machine sweep run, and every model call asked the coordinator
+// for a permit under its entry's key.
+func TestDistTwoModelsLikeOneRun(t *testing.T) {
+	stub := newSlowStub(t, 0)
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "two.yaml")
+	body := fmt.Sprintf(`benchmark: des
+des:
+  instances: ["gen:A1C6J1"]
+  paradigms: [centralized]
+  controllers: [llm]
+  seeds: [1, 2]
+models:
+  - name: small
+    model: stub-small
+    base_url: %[1]s/v1
+    limits: {concurrency: 1}
+    price: {input: 0.15, output: 0.60}
+  - name: large
+    model: stub-large
+    base_url: %[1]s/v1
+    limits: {concurrency: 2, rpm: 6000}
+    price: {input: 2.5, output: 10}
+`, stub.URL)
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := sweep.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits, err := experimentLimits(e)
+	if err != nil || len(limits) != 2 || limits[0].Endpoint == limits[1].Endpoint || limits[0].Concurrency != 1 || limits[1].RPM != 6000 {
+		t.Fatalf("limits %+v, %v: want one per entry, keyed apart", limits, err)
+	}
+	whole := filepath.Join(tmp, "whole")
+	if out, err := run(t, "sweep", "run", file, "--out", whole); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	calls := stub.n.Load()
+	emb := startNATS(t)
+	ctx := context.Background()
+	out := filepath.Join(tmp, "dist")
+	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL()})
+	waitMarker(t, out)
+	ws := workers(ctx, 2, workerConfig{natsURL: emb.URL(), out: out, slots: 2, name: "w", scratch: t.TempDir(), experimentDir: "."}, nil)
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := wait(t, ws, "worker"); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	sameSummaries(t, out, whole, append(slices.Clone(experiments[0].files), "cost.csv", "cost_summary.csv"))
+	if served := stub.n.Load() - calls; served != calls {
+		t.Errorf("the served sweep made %d model calls, the single-machine run %d", served, calls)
 	}
 }

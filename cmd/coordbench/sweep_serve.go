@@ -140,6 +140,9 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	for _, f := range files {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
+	if err := writeCost(w, s, cfg.out); err != nil {
+		return err
+	}
 	if len(out.Failed) == 0 && len(out.Dead) == 0 {
 		return nil
 	}
@@ -166,22 +169,20 @@ func serveSuite(file string) (*sweep.Suite, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	planned := *e
 	var tmp string
-	if e.WithLLM() && e.LLM != nil {
+	o := modelOpts{}
+	if e.WithLLM() {
 		if tmp, err = os.MkdirTemp("", "coordbench-serve-"); err != nil {
 			return nil, nil, err
 		}
-		l := *e.LLM
-		l.Cache, l.CacheMode = filepath.Join(tmp, "none.db"), llm.CacheReplay
-		planned.LLM = &l
+		o = modelOpts{override: true, cache: filepath.Join(tmp, "none.db"), cacheMode: llm.CacheReplay}
 	}
 	cleanup := func() {
 		if tmp != "" {
 			os.RemoveAll(tmp)
 		}
 	}
-	m, closer, err := sweepModels(&planned)
+	m, closer, err := sweepModels(e, o)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -225,23 +226,29 @@ func serveNATS(cfg serveConfig) (*nats.Conn, string, func(), error) {
 	}, nil
 }
 
-// experimentLimits are the experiment's model endpoint limits, which the
-// coordinator makes global: llm.concurrency (default llm's) and llm.rpm.
+// experimentLimits are the experiment's model limits, which the
+// coordinator makes global: per entry of its models list (or its llm
+// section), limits.concurrency (default llm's) and limits.rpm, keyed as
+// the workers' clients ask for them (permitKey).
 func experimentLimits(e *sweep.Experiment) ([]dist.EndpointLimit, error) {
-	if !e.WithLLM() || e.LLM == nil {
+	if !e.WithLLM() {
 		return nil, nil
 	}
-	// A client normalises the base URL as the workers' clients will (no
-	// key is read: only the name is given to none).
-	c, err := llm.New(llm.Config{BaseURL: e.LLM.BaseURL, Model: e.LLM.Model})
-	if err != nil {
-		return nil, fmt.Errorf("experiment llm section: %w", err)
+	var out []dist.EndpointLimit
+	for _, m := range e.ModelList() {
+		// A client normalises the base URL as the workers' clients will
+		// (no key is read).
+		c, err := llm.New(llm.Config{BaseURL: m.BaseURL, Model: m.Model})
+		if err != nil {
+			return nil, fmt.Errorf("experiment model %s: %w", m.Label(), err)
+		}
+		conc := m.Limits.Concurrency
+		if conc == 0 {
+			conc = llm.DefaultConcurrency
+		}
+		out = append(out, dist.EndpointLimit{Endpoint: permitKey(m.Label(), c.Config().BaseURL), Concurrency: conc, RPM: m.Limits.RPM})
 	}
-	conc := e.LLM.Concurrency
-	if conc == 0 {
-		conc = llm.DefaultConcurrency
-	}
-	return []dist.EndpointLimit{{Endpoint: c.Config().BaseURL, Concurrency: conc, RPM: e.LLM.RPM}}, nil
+	return out, nil
 }
 
 // mergedCache is the response cache serve merges the cases' caches into.

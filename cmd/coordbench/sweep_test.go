@@ -3,16 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
 )
 
 // experiments are the example experiment files and the summary files a
@@ -160,7 +159,7 @@ func TestSweepPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = run(t, "sweep", "plan", file)
-	if err != nil || !strings.Contains(out, "model calls: 1 cases with a model-backed controller, about ") {
+	if err != nil || !strings.Contains(out, "model calls: 1 cases with a model-backed controller; estimate") {
 		t.Errorf("%v\n%s", err, out)
 	}
 	silo := "benchmark: silo\nsilo:\n  tasks: I-01\n  agents: 2\n  protocols: p2p\n  agent_kinds: llm\n  baseline: none\n  max_rounds: 7\nllm:\n  model: m\n  base_url: http://127.0.0.1:1/v1\n"
@@ -168,7 +167,7 @@ func TestSweepPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = run(t, "sweep", "plan", file)
-	if err != nil || !strings.Contains(out, "at most 14 agent turns") {
+	if err != nil || !strings.Contains(out, "≤14 calls") || !strings.Contains(out, "an upper bound on calls") {
 		t.Errorf("%v\n%s", err, out)
 	}
 }
@@ -179,7 +178,7 @@ func TestSweepBadInput(t *testing.T) {
 	for _, c := range []struct{ exp, want string }{
 		{"benchmark: des\ndes:\n  instances: A3C9-1\n  seed: 1\n", `:4: field "des.seed": unknown field in des`},
 		{"benchmark: des\ndes:\n  instances: A3C9-1\n  seeds: x-y\n", `:4: field "des.seeds"`},
-		{"benchmark: des\ndes:\n  instances: A3C9-1\n  controllers: [llm]\n", "give its llm section"},
+		{"benchmark: des\ndes:\n  instances: A3C9-1\n  controllers: [llm]\n", "give its models"},
 		{"benchmark: silo\nsilo:\n  agents: 2\n  protocols: smoke\n", `:4: field "silo.protocols": unknown protocol "smoke"`},
 		{"benchmark: silo\nsilo:\n  agents: 2\n  max_rounds: many\n", `:4: field "silo.max_rounds"`},
 		{"benchmark: des\nsilo:\n  agents: 2\n", `field "silo": a des experiment takes a des section`},
@@ -211,12 +210,7 @@ func TestSweepBadInput(t *testing.T) {
 // the model calls is the calls made, since the stub answers as the rule
 // controller does.
 func TestSweepWithStubModel(t *testing.T) {
-	stub, err := llmctl.NewStub("builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(stub)
-	defer srv.Close()
+	srv := desStub(t)
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "llm.yaml")
 	exp := "benchmark: des\ndes:\n  instances: A3C9-1\n  paradigms: [centralized, holonic_hybrid]\n  controllers: [llm, rule]\n  seeds: [11, 12]\n" +
@@ -232,18 +226,7 @@ func TestSweepWithStubModel(t *testing.T) {
 	if out, err := run(t, "sweep", "run", file, "--out", whole); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	var shards []string
-	for i := range 2 {
-		dir := filepath.Join(tmp, fmt.Sprintf("shard-%d", i))
-		if out, err := run(t, "sweep", "run", file, "--out", dir, "--shard", fmt.Sprintf("%d/2", i)); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		shards = append(shards, dir)
-	}
-	merged := filepath.Join(tmp, "merged")
-	if out, err := run(t, append([]string{"sweep", "collect", "--out", merged}, shards...)...); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	_, merged := runShardsAndCollect(t, file, tmp, 2)
 	for _, f := range experiments[0].files {
 		if a, b := mustRead(t, filepath.Join(whole, f)), mustRead(t, filepath.Join(merged, f)); !bytes.Equal(a, b) {
 			t.Errorf("%s differs:\n%s\n---\n%s", f, a, b)
@@ -260,7 +243,8 @@ func TestSweepWithStubModel(t *testing.T) {
 		}
 		calls += n
 	}
-	if want := fmt.Sprintf("model calls: 4 cases with a model-backed controller, about %d calls", calls); calls == 0 || !strings.Contains(plan, want) {
-		t.Errorf("plan does not say %q:\n%s", want, plan)
+	want := regexp.MustCompile(fmt.Sprintf(`(?m)^  total +4 +%d +`, calls))
+	if calls == 0 || !strings.Contains(plan, "model calls: 4 cases with a model-backed controller") || !want.MatchString(plan) {
+		t.Errorf("plan does not estimate %d calls:\n%s", calls, plan)
 	}
 }

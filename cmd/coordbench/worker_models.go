@@ -1,62 +1,59 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"fmt"
 
-	"github.com/spf13/pflag"
-
-	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/sweep"
 )
 
 // workerModels builds the model-backed controllers or agents of e for one
-// case on a distributed sweep's worker, as sweepModels does for sweep run,
-// with two differences: responses go to the case's own cache file (cache,
-// read-write, so that it travels with the case and serve merges it), and
-// every model attempt first asks limiter (the coordinator's global
-// limits; nil: none). The closer releases the cache.
+// case on a distributed sweep's worker, with sweep run's code
+// (sweepModels), with two differences: responses go to the case's own
+// cache file (cache, read-write, so that it travels with the case and
+// serve merges it), and every model attempt first asks limiter (the
+// coordinator's global limits; nil: none). The closer releases the cache.
 func workerModels(e *sweep.Experiment, cache string, limiter llm.Limiter) (sweep.Models, func(), error) {
 	if !e.WithLLM() {
 		return sweep.Models{}, func() {}, nil
 	}
-	if e.LLM == nil {
-		return sweep.Models{}, nil, errors.New("the experiment runs llm controllers or agents: give its llm section (model, base_url, ...; docs/experiments.md)")
+	o := modelOpts{override: true, cache: cache, cacheMode: llm.CacheReadWrite, limiter: limiter}
+	if e.LLM != nil {
+		switch e.LLM.CacheMode {
+		case llm.CacheReplay:
+			return sweep.Models{}, nil, errors.New("experiment llm.cache_mode replay: replay on one machine with sweep run (workers record responses; serve merges them into DIR/llm_cache.db)")
+		case llm.CacheOff:
+			o.cache, o.cacheMode = "", llm.CacheOff
+		}
 	}
-	l := *e.LLM
-	switch l.CacheMode {
-	case llm.CacheReplay:
-		return sweep.Models{}, nil, errors.New("experiment llm.cache_mode replay: replay on one machine with sweep run (workers record responses; serve merges them into DIR/llm_cache.db)")
-	case llm.CacheOff:
-		l.Cache = ""
-	default:
-		l.Cache, l.CacheMode = cache, llm.CacheReadWrite
-	}
-	fs := pflag.NewFlagSet("llm", pflag.ContinueOnError)
-	var dl llmFlags
-	var sl siloLLMFlags
-	if e.Benchmark == sweep.BenchmarkDes {
-		dl.register(fs)
-		dl.limiter = limiter
-	} else {
-		sl.register(fs)
-		sl.limiter = limiter
-	}
-	if err := setLLMFlags(fs, &l); err != nil {
+	set, closer, err := sweepModels(e, o)
+	if err != nil {
 		return sweep.Models{}, nil, err
 	}
-	if e.Benchmark == sweep.BenchmarkDes {
-		dl.abortOnModelError = true // a model failure fails the case
-		mk, closer, err := dl.maker()
-		if err != nil {
-			return sweep.Models{}, nil, fmt.Errorf("experiment llm section: %w", err)
-		}
-		return sweep.Models{DesMakers: []harness.ControllerMaker{mk}}, closer, nil
-	}
-	agent, closer, err := sl.agent(e.SiloOptions().Agent)
-	if err != nil {
-		return sweep.Models{}, nil, fmt.Errorf("experiment llm section: %w", err)
-	}
-	return sweep.Models{SiloLLM: agent}, closer, nil
+	return set.Models, closer, nil
 }
+
+// entryLimiter asks l for permits under the model entry's own key
+// (permitKey): limits belong to an entry of the experiment's models list,
+// as on one machine, where each entry has its own limits even when two
+// entries share a base URL. nil when l is nil.
+func entryLimiter(l llm.Limiter, entry string) llm.Limiter {
+	if l == nil {
+		return nil
+	}
+	return keyedLimiter{l: l, entry: entry}
+}
+
+type keyedLimiter struct {
+	l     llm.Limiter
+	entry string
+}
+
+func (k keyedLimiter) Acquire(ctx context.Context, endpoint string) (func(), error) {
+	return k.l.Acquire(ctx, permitKey(k.entry, endpoint))
+}
+
+// permitKey names the global limit of one model entry at one endpoint
+// (its normalised base URL).
+func permitKey(entry, endpoint string) string { return entry + " " + endpoint }

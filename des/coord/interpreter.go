@@ -2,7 +2,6 @@ package coord
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -32,8 +31,22 @@ type Interpreter struct {
 	nRecent  int
 	memory   map[string][]string
 	feedback map[string]string
-	cells    []factory.CellInfo // per-decision snapshot of every cell
-	item     itemState          // the work item whose protocol is running
+	item     itemState // the work item whose protocol is running
+
+	// Per-decision snapshots, taken lazily so that a decision costs what
+	// its views show: an area or cell agent's payload reads only its own
+	// cells, never the whole plant. A snapshot belongs to decision gen
+	// when its stamp equals gen; Next starts a new gen.
+	gen       uint64
+	cells     []factory.CellInfo // cell c's summary, valid if cellGen[c] == gen
+	cellGen   []uint64
+	plantGen  uint64 // plantObs is valid if plantGen == gen
+	untried   []int  // untriedCells's result, reused
+	cellReads int    // cells summarized so far (tests check that local views stay local)
+	ids       []string
+	chosen    map[string]int
+	remembers []byte
+	audits    []Audit
 
 	cellAgents []string // agent id by cell index ("cell:C01")
 	areaAgents []string // agent id by area index ("area:A1")
@@ -50,7 +63,7 @@ type Interpreter struct {
 
 	// Reused payload storage (see Next).
 	decision Decision
-	views    map[string]*View
+	views    map[string]*agentSlot
 	work     WorkItem
 	jobOpts  []JobOption
 	cellOpts []CellOption
@@ -67,7 +80,8 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 		}
 	}
 	in := &Interpreter{eng: eng, sel: sel, memory: map[string][]string{}, feedback: map[string]string{},
-		agentCell: map[string]int{}, views: map[string]*View{}, stepMsgs: map[string]int{}}
+		agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
+		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells))}
 	for c, cell := range eng.P.Cells {
 		id := RoleCell + ":" + cell.ID
 		in.cellAgents = append(in.cellAgents, id)
@@ -108,11 +122,7 @@ func (in *Interpreter) Next() *Decision {
 	if in.err != nil || !in.item.active && len(e.RouteQueue()) == 0 && !e.ReleasePending() {
 		return nil
 	}
-	in.cells = in.cells[:0]
-	for c := range e.P.Cells {
-		in.cells = append(in.cells, e.Cell(c))
-	}
-	in.fillPlantObservation()
+	in.gen++ // the engine may have moved: every snapshot is stale
 	d := &in.decision
 	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents}
 	if d.ActiveAgents == nil {
@@ -155,16 +165,27 @@ func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ct
 // ApplyNotes is Apply with the controller's per-agent notes (raw replies,
 // tokens, latency), which go into the audits; a note's Error is the reason
 // recorded when that agent falls back.
+//
+// The audits' storage belongs to the interpreter, like the decision's
+// (their payloads are its views): the next Apply reuses it, so a caller
+// that keeps audits past that must copy them.
 func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
-	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
-	audits := make([]Audit, 0, len(ids))
-	chosen := make(map[string]int, len(ids))
+	ids := in.ids[:0]
+	for id := range d.ActiveAgents {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	in.ids = ids
+	audits := in.audits[:0]
+	chosen := in.chosen
+	clear(chosen)
 	for _, id := range ids {
 		v := d.ActiveAgents[id]
 		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
 		note, noted := notes[id]
 		if noted {
-			a.AgentNote = &note
+			n := note // only noted answers pay for a copy on the heap
+			a.AgentNote = &n
 		}
 		act, ok := actions[id]
 		switch {
@@ -198,6 +219,7 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		audits = append(audits, a)
 	}
 	clear(in.stepMsgs)
+	in.audits = audits
 	if err := in.commit(d, chosen); err != nil {
 		return audits, fmt.Errorf("step %d: %w", d.Step, err)
 	}
@@ -213,6 +235,7 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		audits[0].Messages += n
 	}
 	in.step++
+	in.audits = audits
 	return audits, nil
 }
 
@@ -225,10 +248,10 @@ func (in *Interpreter) commit(d *Decision, chosen map[string]int) error {
 		}
 		opt := v.Options[chosen[RolePlant]]
 		if opt.Action == ActDefer {
-			in.remember(RolePlant, fmt.Sprintf("t=%.1f defer", d.Time))
+			in.rememberf(RolePlant, d.Time, -1, 0, "defer")
 			return in.eng.Defer()
 		}
-		in.remember(RolePlant, fmt.Sprintf("t=%.1f release job %d", d.Time, opt.Job.Job))
+		in.rememberf(RolePlant, d.Time, -1, 0, "release job ", strconv.Itoa(opt.Job.Job))
 		return in.eng.Release(opt.Job.Job)
 	}
 	return in.advance(d, chosen)
@@ -241,12 +264,56 @@ func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 	in.stepMsgs[cause]++
 }
 
-func (in *Interpreter) remember(agent, s string) {
-	m := append(in.memory[agent], s)
-	if len(m) > MemorySize {
-		m = m[len(m)-MemorySize:]
+// cellInfo is cell c's summary for the current decision, taken from the
+// engine the first time the decision needs it.
+func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
+	if in.cellGen[c] != in.gen {
+		in.cells[c] = in.eng.Cell(c)
+		in.cellGen[c] = in.gen
+		in.cellReads++
 	}
-	in.memory[agent] = m
+	return &in.cells[c]
+}
+
+// plantObservation is the plant's observation for the current decision,
+// filled the first time the decision needs it (a plant view, or a mode
+// selector other than a static mode).
+func (in *Interpreter) plantObservation() *PlantObservation {
+	if in.plantGen != in.gen {
+		in.fillPlantObservation()
+		in.plantGen = in.gen
+	}
+	return &in.plantObs
+}
+
+// rememberf adds "t=<t> job <job> op <op>: <what>" to agent's memory, or
+// "t=<t> <what>" when job < 0: the text of fmt's "t=%.1f job %d op %d: ",
+// built without fmt.
+func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...string) {
+	b := append(in.remembers[:0], "t="...)
+	b = strconv.AppendFloat(b, t, 'f', 1, 64)
+	b = append(b, ' ')
+	if job >= 0 {
+		b = append(b, "job "...)
+		b = strconv.AppendInt(b, int64(job), 10)
+		b = append(b, " op "...)
+		b = strconv.AppendInt(b, int64(op), 10)
+		b = append(b, ": "...)
+	}
+	for _, w := range what {
+		b = append(b, w...)
+	}
+	in.remembers = b
+	in.remember(agent, string(b))
+}
+
+func (in *Interpreter) remember(agent, s string) {
+	m := in.memory[agent]
+	if len(m) >= MemorySize { // full: drop the oldest, in place (views hold copies)
+		copy(m, m[len(m)-MemorySize+1:])
+		m = m[:MemorySize-1]
+	}
+	in.memory[agent] = append(m, s)
 }
 
 // round2 rounds a payload figure to two decimals: payloads are read by

@@ -63,7 +63,11 @@ func (in *Interpreter) startItem(j int) error {
 	}
 	it.op, _, _ = e.CurrentOp(j)
 	in.fillWorkItem()
-	it.mode = in.sel.ModeFor(&in.work, &in.plantObs)
+	if m, ok := in.sel.(AuthorityMode); ok {
+		it.mode = m // a static mode reads no observation
+	} else {
+		it.mode = in.sel.ModeFor(&in.work, in.plantObservation())
+	}
 	if err := it.mode.Validate(); err != nil {
 		return fmt.Errorf("mode selector for job %d: %w", j, err)
 	}
@@ -100,7 +104,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
-		in.remember(RolePlant, fmt.Sprintf("t=%.1f job %d op %d: fallback placement on %s", d.Time, it.job, in.work.Op, opt.Cell.Cell))
+		in.rememberf(RolePlant, d.Time, it.job, in.work.Op, "fallback placement on ", opt.Cell.Cell)
 		in.Messages = append(in.Messages,
 			Message{Step: d.Step, Time: d.Time, Type: MsgAssign, Sender: RolePlant, Receiver: in.cellAgents[c], Job: it.job, Op: in.work.Op, Forced: true},
 			Message{Step: d.Step, Time: d.Time, Type: MsgAccept, Sender: in.cellAgents[c], Receiver: RolePlant, Job: it.job, Op: in.work.Op, Forced: true})
@@ -114,7 +118,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		}
 		opt := v.Options[chosen[it.decider]]
 		if opt.Action == ActEscalate {
-			in.remember(it.decider, fmt.Sprintf("t=%.1f job %d op %d: escalated", d.Time, it.job, in.work.Op))
+			in.rememberf(it.decider, d.Time, it.job, in.work.Op, "escalated")
 			if err := in.escalate(d, it.decider); err != nil {
 				return err
 			}
@@ -125,7 +129,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
 		typ := map[stage]string{stPlantCell: MsgAssign, stAreaCell: MsgAssign, stAward: MsgAward, stReroute: MsgReroute}[it.stage]
-		in.remember(it.decider, fmt.Sprintf("t=%.1f job %d op %d: %s %s", d.Time, it.job, in.work.Op, typ, opt.Cell.Cell))
+		in.rememberf(it.decider, d.Time, it.job, in.work.Op, typ, " ", opt.Cell.Cell)
 		in.send(d, it.decider, typ, it.decider, in.cellAgents[c])
 		if err := in.propose(d, it.decider, c); err != nil {
 			return err
@@ -136,7 +140,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		if a < 0 {
 			return fmt.Errorf("no area %q", opt.Area.Area)
 		}
-		in.remember(RolePlant, fmt.Sprintf("t=%.1f job %d op %d: allocate %s", d.Time, it.job, in.work.Op, opt.Area.Area))
+		in.rememberf(RolePlant, d.Time, it.job, in.work.Op, "allocate ", opt.Area.Area)
 		in.send(d, RolePlant, MsgAllocate, RolePlant, in.areaAgents[a])
 		it.area, it.decider, it.trigger = a, in.areaAgents[a], "allocation"
 		if it.mode.MediatedBidRoundEnabled {
@@ -154,11 +158,11 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 				it.bids = append(it.bids, c)
 				it.bidClass[c] = opt.Bid
 				in.send(d, id, MsgBid, id, it.decider)
-				in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: bid %s", d.Time, it.job, in.work.Op, opt.Bid))
+				in.rememberf(id, d.Time, it.job, in.work.Op, "bid ", opt.Bid)
 			} else {
 				it.bidClass[c] = ""
 				in.send(d, id, MsgDecline, id, it.decider)
-				in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: declined", d.Time, it.job, in.work.Op))
+				in.rememberf(id, d.Time, it.job, in.work.Op, "declined")
 			}
 		}
 		if len(it.bids) == 0 {
@@ -169,11 +173,11 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		id := in.cellAgents[it.cell]
 		opt := d.ActiveAgents[id].Options[chosen[id]]
 		if opt.Action == ActAccept {
-			in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: accepted", d.Time, it.job, in.work.Op))
+			in.rememberf(id, d.Time, it.job, in.work.Op, "accepted")
 			in.send(d, id, MsgAccept, id, it.decider)
 			return in.settle(d, id, it.cell)
 		}
-		in.remember(id, fmt.Sprintf("t=%.1f job %d op %d: rejected", d.Time, it.job, in.work.Op))
+		in.rememberf(id, d.Time, it.job, in.work.Op, "rejected")
 		in.send(d, id, MsgReject, id, it.decider)
 		it.excludedCell[it.cell] = true
 		it.rejected = append(it.rejected, in.eng.P.Cells[it.cell].ID)
@@ -222,7 +226,7 @@ func (in *Interpreter) refused(d *Decision, cause string) error {
 		return nil
 	}
 	if it.area >= 0 {
-		if it.mode.AreaLocalRerouteEnabled && len(in.untriedCells(it.area)) > 0 {
+		if it.mode.AreaLocalRerouteEnabled && in.hasUntried(it.area) {
 			it.stage, it.trigger, it.bidRound = stReroute, "rejection", false
 			return nil
 		}
@@ -230,7 +234,7 @@ func (in *Interpreter) refused(d *Decision, cause string) error {
 	}
 	if it.bidRound { // plant-mediated contract net: announce again
 		it.round++
-		if it.round < MaxBidRounds && len(in.untriedCells(-1)) > 0 {
+		if it.round < MaxBidRounds && in.hasUntried(-1) {
 			in.startBids(RolePlant)
 			it.trigger = "reannouncement"
 			return nil
@@ -262,7 +266,7 @@ func (in *Interpreter) plantFailure(d *Decision, cause, trigger string) error {
 				it.stage = stPlantArea
 				return nil
 			}
-		} else if len(in.untriedCells(-1)) > 0 {
+		} else if in.hasUntried(-1) {
 			it.stage = stPlantCell
 			return nil
 		}
@@ -295,23 +299,41 @@ func (in *Interpreter) startBids(decider string) {
 
 // untriedCells lists capable cells not yet refused for this item, in area
 // a (all areas when a < 0).
+// The result is reused by the next call: copy it to keep it.
+//
+// An area's cells are listed from the area's own cell list (Compile numbers
+// an area's cells consecutively, so that is cell index order), so an area
+// agent's options cost O(cells of the area).
 func (in *Interpreter) untriedCells(a int) []int {
 	it := &in.item
 	p := in.eng.P
-	var out []int
-	for c := range p.Cells {
-		if p.Capable(c, it.op) && !it.excludedCell[c] && (a < 0 || p.Cells[c].Area == a) {
-			out = append(out, c)
+	out := in.untried[:0]
+	if a >= 0 {
+		for _, c := range p.Areas[a].Cells {
+			if p.Capable(c, it.op) && !it.excludedCell[c] {
+				out = append(out, c)
+			}
+		}
+	} else {
+		for c := range p.Cells {
+			if p.Capable(c, it.op) && !it.excludedCell[c] {
+				out = append(out, c)
+			}
 		}
 	}
+	in.untried = out
 	return out
 }
+
+// hasUntried reports whether area a (all areas when a < 0) has an untried
+// capable cell.
+func (in *Interpreter) hasUntried(a int) bool { return len(in.untriedCells(a)) > 0 }
 
 // candidateAreas lists areas not escalated with an untried capable cell.
 func (in *Interpreter) candidateAreas() []int {
 	var out []int
 	for a := range in.eng.P.Areas {
-		if !in.item.excludedArea[a] && len(in.untriedCells(a)) > 0 {
+		if !in.item.excludedArea[a] && in.hasUntried(a) {
 			out = append(out, a)
 		}
 	}

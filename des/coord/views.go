@@ -72,7 +72,7 @@ func (in *Interpreter) fillPlantObservation() {
 		s := AreaSummary{Area: area.ID, Cells: len(area.Cells)}
 		var w int64
 		for _, c := range area.Cells {
-			ci := &in.cells[c]
+			ci := in.cellInfo(c)
 			s.Machines += p.Cells[c].Machines
 			s.Busy += ci.Busy + ci.Setup
 			s.Down += ci.Down
@@ -91,11 +91,12 @@ func (in *Interpreter) fillPlantObservation() {
 // observation (power headroom, alarms) and its protocol context (recent
 // events, working memory, feedback) filled in.
 func (in *Interpreter) view(id, role, trigger string) *View {
-	v := in.views[id]
-	if v == nil {
-		v = &View{}
-		in.views[id] = v
+	slot := in.views[id]
+	if slot == nil {
+		slot = &agentSlot{}
+		in.views[id] = slot
 	}
+	v := &slot.view
 	old := v.Observation
 	*v = View{
 		AgentID: id, Role: role,
@@ -105,11 +106,11 @@ func (in *Interpreter) view(id, role, trigger string) *View {
 		LegalActions: v.LegalActions[:0],
 		ActionMask:   v.ActionMask[:0],
 	}
-	po := &in.plantObs
-	v.Observation.HeadroomKW = round2(po.CapKW - po.PowerKW)
+	capKW := in.eng.P.CapKW()
+	v.Observation.HeadroomKW = round2(capKW - in.eng.PowerKW())
 	switch role {
 	case RolePlant:
-		v.Observation.Plant = po
+		v.Observation.Plant = in.plantObservation()
 	case RoleArea:
 		v.Observation.Area = old.Area
 		if v.Observation.Area == nil {
@@ -124,7 +125,7 @@ func (in *Interpreter) view(id, role, trigger string) *View {
 	switch h := v.Observation.HeadroomKW; {
 	case h < 0:
 		v.Context.Alarms = append(v.Context.Alarms, "power_over_cap")
-	case h < 0.1*po.CapKW:
+	case h < 0.1*capKW:
 		v.Context.Alarms = append(v.Context.Alarms, "power_near_cap")
 	}
 	n := min(in.nRecent, RecentEvents)
@@ -245,10 +246,20 @@ func (in *Interpreter) itemViews(d *Decision) {
 	}
 }
 
-// contract describes the running item's protocol state to agent `to`.
+// agentSlot is the reused payload storage of one agent: its view and the
+// contract the view points to.
+type agentSlot struct {
+	view     View
+	contract Contract
+}
+
+// contract describes the running item's protocol state to agent `to`, in
+// to's reused contract storage (valid until to's next view).
 func (in *Interpreter) contract(to string) *Contract {
 	it := &in.item
-	return &Contract{From: it.decider, Round: min(it.round+1, MaxBidRounds), Rejected: it.rejected, Escalated: it.escalated}
+	ct := &in.views[to].contract
+	*ct = Contract{From: it.decider, Round: min(it.round+1, MaxBidRounds), Rejected: it.rejected, Escalated: it.escalated}
+	return ct
 }
 
 func (in *Interpreter) areaView(a int) *View {
@@ -260,7 +271,7 @@ func (in *Interpreter) areaView(a int) *View {
 	*o = AreaObservation{Area: p.Areas[a].ID, Cells: o.Cells[:0]}
 	var w int64
 	for _, c := range p.Areas[a].Cells {
-		ci := &in.cells[c]
+		ci := in.cellInfo(c)
 		o.Cells = append(o.Cells, CellSummary{Cell: p.Cells[c].ID, Machines: p.Cells[c].Machines, Idle: ci.Idle,
 			Busy: ci.Busy + ci.Setup, Blocked: ci.Blocked, Down: ci.Down, Waiting: ci.Waiting, FreeSlots: ci.FreeSlots,
 			Backlog: round2(ci.Backlog), PowerKW: float64(ci.PowerW) / 1000})
@@ -277,7 +288,7 @@ func (in *Interpreter) cellView(c int) *View {
 	p := e.P
 	it := &in.item
 	v := in.view(in.cellAgents[c], RoleCell, it.trigger)
-	ci := &in.cells[c]
+	ci := in.cellInfo(c)
 	o := v.Observation.Cell
 	*o = CellObservation{Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: o.Machines[:0],
 		Waiting: ci.Waiting, Incoming: ci.Occupancy - ci.Waiting, Buffer: p.Cells[c].Buffer, FreeSlots: ci.FreeSlots,
@@ -304,7 +315,7 @@ func (in *Interpreter) cellView(c int) *View {
 // pointer is valid until the next Next.
 func (in *Interpreter) cellOption(c int) *CellOption {
 	p := in.eng.P
-	ci := &in.cells[c]
+	ci := in.cellInfo(c)
 	in.cellOpts = append(in.cellOpts, CellOption{
 		Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: p.Cells[c].Machines,
 		ProcTime: round2(p.ProcTime(c, in.item.op, in.work.Base)), TransportTime: p.TransportTime(in.eng.JobLocation(in.item.job), c),
@@ -320,7 +331,7 @@ func (in *Interpreter) areaOption(a int) AreaOption {
 	o := AreaOption{Area: p.Areas[a].ID}
 	from := in.eng.JobLocation(in.item.job)
 	for i, c := range in.untriedCells(a) {
-		ci := &in.cells[c]
+		ci := in.cellInfo(c)
 		pt := round2(p.ProcTime(c, in.item.op, in.work.Base))
 		tt := p.TransportTime(from, c)
 		if i == 0 || pt < o.MinProcTime {

@@ -29,10 +29,12 @@ const ControllerName = "http"
 type pending struct {
 	step    int
 	payload []byte // the Decision's JSON, marshalled when published
-	ids     []string
-	masks   map[string][]bool
-	start   time.Time
-	reply   chan reply // buffered (1); written once by the actions handler
+	// progress is the tally when the decision was published.
+	progress Progress
+	ids      []string
+	masks    map[string][]bool
+	start    time.Time
+	reply    chan reply // buffered (1); written once by the actions handler
 }
 
 type reply struct {
@@ -49,6 +51,12 @@ type episode struct {
 	seed     uint64
 	dir      string
 	timeout  time.Duration // for each decision's actions
+	// agents are the agent ids the paradigm may activate (Status.Agents).
+	agents []string
+	layout []AreaLayout // set before the episode is shared
+	// tally is written by the run goroutine only (as a tracer); Act and
+	// finish copy it out.
+	tally *tally
 
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by close(): every later decision falls back
@@ -62,13 +70,14 @@ type episode struct {
 	decisions int           // decisions published
 	answered  int           // decisions answered through the API
 	result    *harness.Result
+	final     Progress // once done
 	runErr    error
 	notes     map[string]coord.AgentNote // of the last decision (Annotator)
 }
 
-func newEpisode(id, instance, paradigm string, seed uint64, dir string, timeout time.Duration) *episode {
+func newEpisode(id, instance, paradigm string, seed uint64, dir string, timeout time.Duration, agents []string) *episode {
 	return &episode{id: id, instance: instance, paradigm: paradigm, seed: seed, dir: dir, timeout: timeout,
-		closeCh: make(chan struct{}), doneCh: make(chan struct{}), state: StateRunning, changed: make(chan struct{})}
+		agents: agents, tally: newTally(), closeCh: make(chan struct{}), doneCh: make(chan struct{}), state: StateRunning, changed: make(chan struct{})}
 }
 
 // signal wakes long-polls; e.mu must be held.
@@ -92,8 +101,9 @@ func (e *episode) close(reason string) {
 
 // finish records the result of the run.
 func (e *episode) finish(res harness.Result, err error) {
+	final := e.tally.at(res.Metrics.GMk)
 	e.mu.Lock()
-	e.state, e.result, e.runErr, e.pend = StateDone, &res, err, nil
+	e.state, e.result, e.runErr, e.pend, e.final = StateDone, &res, err, nil, final
 	e.signal()
 	e.mu.Unlock()
 	close(e.doneCh)
@@ -132,7 +142,7 @@ func (c controller) Act(ctx context.Context, d *coord.Decision) (map[string]int,
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode the payload: %w", err)
 	}
-	p := &pending{step: d.Step, payload: b, ids: ids, masks: masks, start: time.Now(), reply: make(chan reply, 1)}
+	p := &pending{step: d.Step, payload: b, progress: e.tally.at(d.Time), ids: ids, masks: masks, start: time.Now(), reply: make(chan reply, 1)}
 	e.mu.Lock()
 	e.notes = nil
 	if e.state != StateRunning {
@@ -205,6 +215,12 @@ func (e *episode) submit(body []byte) (*ActionsResponse, *apiError) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, &apiError{code: 400, msg: "invalid JSON: " + err.Error()}
 	}
+	return e.deliver(&req, body)
+}
+
+// deliver is submit once the body is parsed; raw is the body as the
+// audits record it.
+func (e *episode) deliver(req *ActionsRequest, raw []byte) (*ActionsResponse, *apiError) {
 	if req.Actions == nil {
 		return nil, &apiError{code: 400, msg: `no "actions" object in the body`}
 	}
@@ -231,7 +247,7 @@ func (e *episode) submit(body []byte) (*ActionsResponse, *apiError) {
 
 	lat := float64(time.Since(p.start).Microseconds()) / 1000
 	base := coord.AgentNote{LatencyMS: lat} // what every agent's note starts from
-	base.SetRaw(string(body))
+	base.SetRaw(string(raw))
 	var unknown []string
 	for id := range req.Actions {
 		if _, ok := p.masks[id]; !ok {
@@ -291,4 +307,55 @@ func trunc(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// next is what an episode offers a client: its pending decision, its end,
+// or nothing yet.
+type next struct {
+	payload  []byte // the pending Decision, if any
+	progress Progress
+	done     bool
+	status   string // metrics.json "status", once done
+	metrics  *harness.Metrics
+}
+
+// next waits until a decision later than step after is pending or the
+// episode has ended, at most until deadline (the zero time: no wait) or
+// ctx's end; ok is false when neither happened.
+func (e *episode) next(ctx context.Context, after int, deadline time.Time) (n next, ok bool) {
+	var timer <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timer = t.C
+	}
+	for {
+		e.mu.Lock()
+		p, state, ch := e.pend, e.state, e.changed
+		switch {
+		case p != nil && p.step > after:
+			n = next{payload: p.payload, progress: p.progress}
+			e.mu.Unlock()
+			return n, true
+		case state == StateDone:
+			n = next{done: true, progress: e.final}
+			if e.result != nil {
+				m := e.result.Metrics
+				n.status, n.metrics = m.Status, &m
+			}
+			e.mu.Unlock()
+			return n, true
+		}
+		e.mu.Unlock()
+		if timer == nil {
+			return next{}, false
+		}
+		select {
+		case <-ch:
+		case <-timer:
+			return next{}, false
+		case <-ctx.Done():
+			return next{}, false
+		}
+	}
 }

@@ -39,6 +39,7 @@ const (
 	DefaultLongPoll        = 30 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
 	DefaultMaxConns        = 256
+	DefaultMaxBatch        = 64
 )
 
 // Fixed timeouts of HTTPServer: the request line and headers, and an idle
@@ -73,6 +74,8 @@ type Config struct {
 	// MaxConns bounds the connections open at once (Listener); more wait
 	// in the listen queue, unaccepted.
 	MaxConns int
+	// MaxBatch bounds the items of one /v1/batch/* request.
+	MaxBatch int
 }
 
 // Server hosts episodes. Use Handler to serve it and Close to stop it.
@@ -109,6 +112,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
 	return &Server{cfg: cfg, eps: map[string]*episode{}}, nil
 }
 
@@ -144,6 +150,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/episodes/{id}/decision", s.decision)
 	mux.HandleFunc("POST /v1/episodes/{id}/actions", s.actions)
 	mux.HandleFunc("GET /v1/episodes/{id}/artifacts/{name}", s.artifact)
+	mux.HandleFunc("POST /v1/batch/create", s.batchCreate)
+	mux.HandleFunc("POST /v1/batch/step", s.batchStep)
+	mux.HandleFunc("POST /v1/batch/delete", s.batchDelete)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -214,6 +223,24 @@ type CreateRequest struct {
 	Seed *uint64 `json:"seed"`
 }
 
+// AreaLayout is one area and its cells.
+type AreaLayout struct {
+	Area  string   `json:"area"`
+	Cells []string `json:"cells"`
+}
+
+// layout is the plant's areas and cells.
+func layout(p *factory.Plant) []AreaLayout {
+	out := make([]AreaLayout, len(p.Areas))
+	for i, a := range p.Areas {
+		out[i].Area = a.ID
+		for _, c := range a.Cells {
+			out[i].Cells = append(out[i].Cells, p.Cells[c].ID)
+		}
+	}
+	return out
+}
+
 // Status describes an episode (POST /v1/episodes, GET /v1/episodes/{id}).
 type Status struct {
 	ID       string `json:"id"`
@@ -227,6 +254,15 @@ type Status struct {
 	PendingStep *int `json:"pending_step,omitempty"`
 	Decisions   int  `json:"decisions"`
 	Answered    int  `json:"answered"`
+	// Agents are the agent ids the paradigm may activate on this plant,
+	// in a fixed order: plant, then areas, then cells, as the instance
+	// lists them.
+	Agents []string `json:"agents"`
+	// Layout lists the plant's areas and their cells, in instance order
+	// (the order of the plant observation's areas and of an area's cells).
+	Layout []AreaLayout `json:"layout"`
+	// Progress is the tally at the pending decision, or at the end.
+	Progress *Progress `json:"progress,omitempty"`
 	// Metrics is metrics.json, once the episode is done.
 	Metrics *harness.Metrics `json:"metrics,omitempty"`
 	Error   string           `json:"error,omitempty"`
@@ -236,10 +272,16 @@ func (e *episode) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{ID: e.id, Instance: e.instance, Paradigm: e.paradigm, Seed: e.seed, State: e.state,
-		Reason: e.reason, Decisions: e.decisions, Answered: e.answered}
+		Reason: e.reason, Decisions: e.decisions, Answered: e.answered, Agents: e.agents, Layout: e.layout}
 	if e.pend != nil {
 		step := e.pend.step
 		st.PendingStep = &step
+		pr := e.pend.progress
+		st.Progress = &pr
+	}
+	if e.state == StateDone {
+		pr := e.final
+		st.Progress = &pr
 	}
 	if e.result != nil {
 		m := e.result.Metrics
@@ -255,7 +297,7 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	n := len(s.eps)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "episodes": n, "max_episodes": s.cfg.MaxEpisodes,
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "episodes": n, "max_episodes": s.cfg.MaxEpisodes, "max_batch": s.cfg.MaxBatch,
 		"payload_version": coord.PayloadVersion, "version": harness.Version()})
 }
 
@@ -292,29 +334,35 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
 		return
 	}
-	// Only reported instances and generated ones: never a server-side file.
-	if !strings.HasPrefix(req.Instance, "gen:") && !slices.Contains(factory.BuiltinNames(), req.Instance) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown instance %q (a reported instance: %s; or gen:A<areas>C<cells>)",
-			req.Instance, strings.Join(factory.BuiltinNames(), ", ")))
+	e, aerr := s.start(req)
+	if aerr != nil {
+		writeError(w, aerr.code, aerr.msg)
 		return
 	}
+	writeJSON(w, http.StatusCreated, e.status())
+}
+
+// start creates an episode and starts its run.
+func (s *Server) start(req CreateRequest) (*episode, *apiError) {
+	// Only reported instances and generated ones: never a server-side file.
+	if !strings.HasPrefix(req.Instance, "gen:") && !slices.Contains(factory.BuiltinNames(), req.Instance) {
+		return nil, &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf("unknown instance %q (a reported instance: %s; or gen:A<areas>C<cells>)",
+			req.Instance, strings.Join(factory.BuiltinNames(), ", "))}
+	}
 	if req.Paradigm == "" {
-		writeError(w, http.StatusBadRequest, `no "paradigm"`)
-		return
+		return nil, &apiError{code: http.StatusBadRequest, msg: `no "paradigm"`}
 	}
 	mode, err := coord.LookupAuthorityMode(req.Paradigm)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, &apiError{code: http.StatusBadRequest, msg: err.Error()}
 	}
+	tooMany := &apiError{code: http.StatusTooManyRequests, msg: fmt.Sprintf("%d episodes held already (the maximum); DELETE some", s.cfg.MaxEpisodes)}
 	if s.full() {
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d episodes held already (the maximum); DELETE some", s.cfg.MaxEpisodes))
-		return
+		return nil, tooMany
 	}
 	in, err := PlantLimits().Resolve(req.Instance)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, &apiError{code: http.StatusBadRequest, msg: err.Error()}
 	}
 	plant := factory.Compile(in)
 	seed := uint64(0)
@@ -330,10 +378,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if len(s.eps) >= s.cfg.MaxEpisodes { // checked again: others may have been created meanwhile
 		s.mu.Unlock()
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%d episodes held already (the maximum); DELETE some", s.cfg.MaxEpisodes))
-		return
+		return nil, tooMany
 	}
-	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout)
+	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout, agentIDs(plant, mode))
+	e.layout = layout(plant)
 	s.eps[id] = e
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -342,10 +390,29 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		defer s.wg.Done()
 		// The run outlives the request that created it: DELETE, the
 		// decision timeout and Close end it, through the episode.
-		res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: plant, Seed: seed, Mode: mode, Controller: controller{e}}, e.dir)
+		res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: plant, Seed: seed, Mode: mode,
+			Controller: controller{e}, Observer: e.tally}, e.dir)
 		e.finish(res, err)
 	}()
-	writeJSON(w, http.StatusCreated, e.status())
+	return e, nil
+}
+
+// agentIDs lists the agents mode may activate on plant: the plant; the
+// areas when the plant delegates to them; the cells when they bid or may
+// reject (payload.md, "Agents and roles").
+func agentIDs(p *factory.Plant, m coord.AuthorityMode) []string {
+	ids := []string{"plant"}
+	if m.RoutingAuthorityMode == coord.RoutingHierarchical || m.RoutingAuthorityMode == coord.RoutingHolonic {
+		for _, a := range p.Areas {
+			ids = append(ids, "area:"+a.ID)
+		}
+	}
+	if m.MediatedBidRoundEnabled || m.CellContractActions == coord.AcceptReject || m.RoutingAuthorityMode == coord.RoutingCNP {
+		for _, c := range p.Cells {
+			ids = append(ids, "cell:"+c.ID)
+		}
+	}
+	return ids
 }
 
 // full reports whether MaxEpisodes are held, so that a create is refused
@@ -401,42 +468,20 @@ func (s *Server) decision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wait := r.URL.Query().Get("wait")
-	long := wait != "" && wait != "0" && wait != "false"
-	var deadline <-chan time.Time
-	if long {
-		t := time.NewTimer(s.cfg.LongPoll)
-		defer t.Stop()
-		deadline = t.C
+	var deadline time.Time
+	if wait != "" && wait != "0" && wait != "false" {
+		deadline = time.Now().Add(s.cfg.LongPoll)
 	}
-	for {
-		e.mu.Lock()
-		p, state, ch := e.pend, e.state, e.changed
-		var status string
-		if e.result != nil {
-			status = e.result.Metrics.Status
-		}
-		e.mu.Unlock()
-		switch {
-		case p != nil:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			w.Write(p.payload)
-			return
-		case state == StateDone:
-			writeJSON(w, http.StatusOK, Done{Done: true, Status: status})
-			return
-		case !long:
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			w.WriteHeader(http.StatusNoContent)
-			return
-		case <-r.Context().Done():
-			return
-		}
+	n, ok := e.next(r.Context(), -1, deadline)
+	switch {
+	case !ok:
+		w.WriteHeader(http.StatusNoContent)
+	case n.done:
+		writeJSON(w, http.StatusOK, Done{Done: true, Status: n.status})
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(n.payload)
 	}
 }
 
@@ -493,13 +538,21 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		return
 	}
+	if st, ok := s.remove(r.Context(), e); ok {
+		writeJSON(w, http.StatusOK, st)
+	}
+}
+
+// remove closes e, waits for its end (or ctx's), frees it and returns its
+// final status; ok is false when ctx ended first.
+func (s *Server) remove(ctx context.Context, e *episode) (st Status, ok bool) {
 	e.close("closed by the client")
 	select {
 	case <-e.doneCh:
-	case <-r.Context().Done():
-		return
+	case <-ctx.Done():
+		return Status{}, false
 	}
-	st := e.status()
+	st = e.status()
 	s.mu.Lock()
 	if s.eps[e.id] == e {
 		delete(s.eps, e.id)
@@ -508,7 +561,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	if !s.cfg.Keep {
 		os.RemoveAll(e.dir)
 	}
-	writeJSON(w, http.StatusOK, st)
+	return st, true
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -89,6 +89,38 @@ type Tracer interface {
 func (r *Record) AppendJSON(b []byte, p *Plant) []byte {
 	b = append(b, `{"t":`...)
 	b = AppendFloat(b, r.T)
+	return r.appendFields(b, p)
+}
+
+// TraceEncoder writes records as AppendJSON does, remembering the last
+// time it formatted: the records of one instant (often several in a row)
+// share its bytes. The zero value is ready to use; it is owned by one
+// writer (an episode's trace), never shared.
+type TraceEncoder struct {
+	t    uint64 // bits of the last formatted time
+	tLen int
+	tBuf [32]byte // its JSON text (at most 24 bytes)
+	ok   bool
+}
+
+// Append appends r as one JSON object (no newline), byte for byte what
+// r.AppendJSON(b, p) appends.
+func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
+	b = append(b, `{"t":`...)
+	if bits := math.Float64bits(r.T); !enc.ok || bits != enc.t {
+		n := len(b)
+		b = AppendFloat(b, r.T)
+		if l := len(b) - n; l <= len(enc.tBuf) {
+			enc.t, enc.tLen, enc.ok = bits, copy(enc.tBuf[:], b[n:]), true
+		}
+	} else {
+		b = append(b, enc.tBuf[:enc.tLen]...)
+	}
+	return r.appendFields(b, p)
+}
+
+// appendFields appends what follows the time in r's JSON object.
+func (r *Record) appendFields(b []byte, p *Plant) []byte {
 	b = append(b, `,"ev":"`...)
 	b = append(b, eventNames[r.Ev]...)
 	b = append(b, '"')
@@ -171,7 +203,14 @@ func (r *Record) AppendJSON(b []byte, p *Plant) []byte {
 
 // AppendFloat formats like encoding/json: the shortest representation that
 // parses back to the same float64, so traces round-trip exactly.
+//
+// Trace times and durations are mostly integers or short decimals; those
+// take a fast path (appendShortDecimal) that writes the same bytes as
+// strconv without its general shortest-digits search.
 func AppendFloat(b []byte, f float64) []byte {
+	if out, ok := appendShortDecimal(b, f); ok {
+		return out
+	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
@@ -180,4 +219,64 @@ func AppendFloat(b []byte, f float64) []byte {
 		return strconv.AppendFloat(b, f, 'e', -1, 64)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+// pow10 holds the powers of ten that appendShortDecimal tries, all exact
+// in float64 and in uint64.
+var (
+	pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4}
+	pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4}
+)
+
+// appendShortDecimal writes f as strconv.AppendFloat(b, f, 'f', -1, 64)
+// does when f has a round-tripping decimal form with at most 4 fraction
+// digits and fewer than 2^52 units of its last digit; it reports false
+// (writing nothing) otherwise, and for zero, NaN, infinities and the
+// magnitudes AppendFloat writes in exponent form. (Four digits cover the
+// instance's figures and the power draws; simulation times with long
+// tails fail after four cheap tries and go to strconv.)
+//
+// Why the bytes are the same: for the smallest k with a decimal c/10^k
+// (c an integer) that parses back to |f|, that decimal is the shortest
+// representation, since fewer fraction digits mean fewer significant
+// digits at a given magnitude. It is the only one with k fraction digits,
+// because |f|*10^k < 2^52 makes the spacing of float64 around |f| smaller
+// than 10^-k, so strconv has no other candidate to prefer. c/10^k parses
+// back to |f| exactly when the correctly rounded division c/10^k equals
+// |f| (c and 10^k are exact). The candidates for c are the floor of the
+// rounded product |f|*10^k and the next integer: the product's rounding
+// error is under 0.25 below 2^52. TestAppendFloatMatchesStrconv and
+// FuzzAppendFloat compare the two on random, decimal and edge values.
+func appendShortDecimal(b []byte, f float64) ([]byte, bool) {
+	a := math.Abs(f)
+	if !(a >= 1e-6 && a < 1<<52) {
+		return b, false
+	}
+	for k := range pow10f {
+		x := a * pow10f[k]
+		if x >= 1<<52 {
+			return b, false
+		}
+		c := math.Floor(x)
+		if c/pow10f[k] != a {
+			if c++; c/pow10f[k] != a {
+				continue
+			}
+		}
+		if f < 0 {
+			b = append(b, '-')
+		}
+		u := uint64(c)
+		b = strconv.AppendUint(b, u/pow10u[k], 10)
+		if k > 0 {
+			frac := u % pow10u[k]
+			b = append(b, '.')
+			for p := pow10u[k] / 10; p > frac && p > 1; p /= 10 {
+				b = append(b, '0')
+			}
+			b = strconv.AppendUint(b, frac, 10)
+		}
+		return b, true
+	}
+	return b, false
 }

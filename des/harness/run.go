@@ -30,6 +30,10 @@ type Episode struct {
 	// ErrInterrupted. (A cancelled ctx only cuts the controller's calls
 	// short: its answers fall back, the episode goes on.)
 	Stop <-chan struct{}
+	// Observer, if set, receives every engine record as well, after the
+	// trace writer and before the interpreter (an environment server
+	// tallies per-step progress with it). It must not keep the record.
+	Observer factory.Tracer
 }
 
 // ErrInterrupted is the error of an episode that Episode.Stop ended.
@@ -71,6 +75,9 @@ func Run(ctx context.Context, ep Episode) Result {
 	if ep.Trace != nil {
 		tw = NewTraceWriter(ep.Trace, ep.Plant)
 		mux = append(mux, tw)
+	}
+	if ep.Observer != nil {
+		mux = append(mux, ep.Observer)
 	}
 	eng := factory.NewEngine(ep.Plant, ep.Seed, &mux)
 	var sel coord.ModeSelector = ep.Mode
@@ -225,6 +232,7 @@ func (m *tracerMux) Emit(r *factory.Record) {
 type TraceWriter struct {
 	w   io.Writer
 	p   *factory.Plant
+	enc factory.TraceEncoder
 	buf []byte
 	err error
 }
@@ -239,7 +247,7 @@ func NewTraceWriter(w io.Writer, p *factory.Plant) *TraceWriter {
 
 // Emit implements factory.Tracer.
 func (t *TraceWriter) Emit(r *factory.Record) {
-	t.buf = r.AppendJSON(t.buf, t.p)
+	t.buf = t.enc.Append(t.buf, r, t.p)
 	t.buf = append(t.buf, '\n')
 	if len(t.buf) >= traceChunk {
 		t.flush()

@@ -66,7 +66,10 @@ type SuiteOptions struct {
 	// of the names of Makers.
 	Controllers string
 	// Makers build the controllers that are not built in (an LLM
-	// controller, an external process), one per case.
+	// controller, an external process), one per case. Several makers of
+	// one name (an LLM controller per model and framework) are crossed
+	// with the other dimensions, in the order given: their model parts of
+	// case ids (ModelToken) must differ.
 	Makers []ControllerMaker
 	// Limit keeps only the first Limit cases (0: all).
 	Limit int
@@ -231,8 +234,10 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 		return nil, err
 	}
 	for _, name := range cfg.Controllers {
-		if dm, ok := makerNamed(opt.Makers, name).(DirControllerMaker); ok {
-			cfg.ControllerIdentities = append(cfg.ControllerIdentities, name+": "+dm.Identity())
+		for _, mk := range makersNamed(opt.Makers, name) {
+			if dm, ok := mk.(DirControllerMaker); ok {
+				cfg.ControllerIdentities = append(cfg.ControllerIdentities, name+": "+dm.Identity())
+			}
 		}
 	}
 	for _, si := range cfg.Instances {
@@ -241,20 +246,31 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 		}
 	}
 	s := &Suite{Config: cfg}
+	seen := map[string]int{} // case id → the position of its maker in mks (duplicate seeds give one id twice)
 	for _, si := range cfg.Instances {
 		for _, m := range cfg.Paradigms {
 			for _, ctrl := range cfg.Controllers {
-				mk := makerNamed(opt.Makers, ctrl)
-				model, fw, rule, ruleToken := "", "", "", ""
-				if mk != nil {
-					model, fw = mk.Model(), mk.Framework()
-					rule, ruleToken = replyParsing(mk)
+				mks := makersNamed(opt.Makers, ctrl)
+				if len(mks) == 0 {
+					mks = []ControllerMaker{nil} // built in
 				}
-				for _, seed := range si.Seeds {
-					s.Cases = append(s.Cases, Case{
-						ID:       CaseID(si.Token, m.ID, ctrl, modelToken(model, fw, ruleToken), seed),
-						Instance: si, Paradigm: m, Controller: ctrl, Model: model, Framework: fw, ReplyParsing: rule, Seed: seed, maker: mk,
-					})
+				for k, mk := range mks {
+					model, fw, rule, ruleToken := "", "", "", ""
+					if mk != nil {
+						model, fw = mk.Model(), mk.Framework()
+						rule, ruleToken = replyParsing(mk)
+					}
+					for _, seed := range si.Seeds {
+						id := CaseID(si.Token, m.ID, ctrl, modelToken(model, fw, ruleToken), seed)
+						if prev, ok := seen[id]; ok && prev != k {
+							return nil, opterr.New("Controllers", "two %s controllers share the case-id part %q: give their models different names", ctrl, modelToken(model, fw, ruleToken))
+						}
+						seen[id] = k
+						s.Cases = append(s.Cases, Case{
+							ID:       id,
+							Instance: si, Paradigm: m, Controller: ctrl, Model: model, Framework: fw, ReplyParsing: rule, Seed: seed, maker: mk,
+						})
+					}
 				}
 			}
 		}
@@ -454,6 +470,17 @@ func makerNamed(makers []ControllerMaker, name string) ControllerMaker {
 		}
 	}
 	return nil
+}
+
+// makersNamed are the makers of controller name, in order.
+func makersNamed(makers []ControllerMaker, name string) []ControllerMaker {
+	var out []ControllerMaker
+	for _, mk := range makers {
+		if mk.Name() == name {
+			out = append(out, mk)
+		}
+	}
+	return out
 }
 
 // ModelToken is the model part of a case id, made safe (SafeToken): the

@@ -30,6 +30,11 @@ type SuiteRunOptions struct {
 	// RunNone runs no case: only the cases finished in the directory are
 	// summarised (suiterun.Options.RunNone).
 	RunNone bool
+	// Admit and Ended are suiterun.Options': a say over starting each
+	// case (by its position in the suite's cases) and word of where it
+	// ended (a sweep's cost limit).
+	Admit func(i int) bool
+	Ended func(i int, dir string, failed bool)
 
 	// runEpisode replaces RunToDir in tests.
 	runEpisode func(context.Context, Episode, string) (Result, error)
@@ -114,7 +119,8 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	}
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
 	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig,
-		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force, RunNone: opt.RunNone})
+		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force, RunNone: opt.RunNone,
+		Admit: opt.Admit, Ended: opt.Ended})
 	return rep, err
 }
 

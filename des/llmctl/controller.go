@@ -57,6 +57,11 @@ type Controller struct {
 	// suites do: a case is never scored after an endpoint failure; it
 	// fails and reruns on resume, replaying its good calls from the cache.
 	AbortOnModelError bool
+	// Label, if set, names the controller's models in manifests, metrics
+	// and summaries instead of ModelNames' list (an experiment's model
+	// entry named apart from its model, say two entries of one model at
+	// two endpoints).
+	Label string
 
 	framework string
 	models    map[string]Model // by role; "" is the default
@@ -100,6 +105,9 @@ func (c *Controller) Framework() string { return c.framework }
 // ModelNames lists the models by role, as "role=name" (or just the name
 // when one model serves every role).
 func (c *Controller) ModelNames() string {
+	if c.Label != "" {
+		return c.Label
+	}
 	if len(c.models) == 1 {
 		for _, m := range c.models {
 			return m.Name

@@ -242,23 +242,70 @@ func BenchmarkHoldClustered(b *testing.B) {
 	b.Run("typed_heap4", func(b *testing.B) { benchHeap4(b, clusteredDelay) })
 }
 
-// BenchmarkHoldSize runs the calendar hold model at other queue sizes.
+// BenchmarkHoldSize runs the hold model (Exp(1) increments) at pending-set
+// sizes from 10 to 100,000 on the calendar and on the container/heap
+// callback kernel, side by side: compare the two events/s of one size from
+// the same run (docs/performance.md).
 func BenchmarkHoldSize(b *testing.B) {
-	for _, n := range []int{10, 100, 10000, 100000} {
-		b.Run(itoa(n), func(b *testing.B) {
-			c := NewCalendar(n)
-			rng := NewStream(1, "hold")
-			for i := 0; i < n; i++ {
-				c.Schedule(rng.Exp(1), 0, 0, 0, 0, 0)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				e, _ := c.Next()
-				c.Schedule(e.Time+rng.Exp(1), 0, 0, 0, 0, 0)
-			}
-			reportRate(b)
-		})
+	for _, n := range []int{10, 100, 1000, 10000, 100000} {
+		b.Run(itoa(n)+"/calendar", func(b *testing.B) { benchCalendarN(b, n, holdDelay) })
+		b.Run(itoa(n)+"/container_heap", func(b *testing.B) { benchContainerHeapN(b, n, holdDelay) })
 	}
+}
+
+// BenchmarkHoldSkewed runs the hold model (1000 pending) on the skewed
+// increments of the ordering tests, on the calendar and the container/heap
+// kernel: heavy-tail and bimodal defeat any single bucket width, and
+// dense-ahead sends the calendar to its fallback heap, so that path is
+// measured too.
+func BenchmarkHoldSkewed(b *testing.B) {
+	for _, name := range []string{"clustered", "heavy-tail", "bimodal", "dense-ahead", "scale-shift"} {
+		gen := timeGens[name]
+		k := 0
+		delay := func(s *Stream, now float64) (float64, uint8) {
+			k++
+			return gen(s, now, k) - now, 0
+		}
+		b.Run(name+"/calendar", func(b *testing.B) { k = 0; benchCalendarN(b, holdN, delay) })
+		b.Run(name+"/container_heap", func(b *testing.B) { k = 0; benchContainerHeapN(b, holdN, delay) })
+	}
+}
+
+func benchCalendarN(b *testing.B, n int, delay func(*Stream, float64) (float64, uint8)) {
+	c := NewCalendar(n)
+	rng := NewStream(1, "hold")
+	for i := 0; i < n; i++ {
+		d, cl := delay(&rng, 0)
+		c.Schedule(d, cl, 0, int32(i), 0, 0)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, _ := c.Next()
+		d, cl := delay(&rng, e.Time)
+		c.Schedule(max(e.Time, e.Time+d), cl, 0, e.A, 0, 0)
+	}
+	reportRate(b)
+}
+
+func benchContainerHeapN(b *testing.B, n int, delay func(*Stream, float64) (float64, uint8)) {
+	k := &cbKernel{}
+	rng := NewStream(1, "hold")
+	var proc func()
+	proc = func() {
+		d, _ := delay(&rng, k.now)
+		k.At(max(k.now, k.now+d), proc)
+	}
+	for i := 0; i < n; i++ {
+		d, _ := delay(&rng, 0)
+		k.At(d, proc)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k.Step()
+	}
+	reportRate(b)
 }
 
 func itoa(n int) string {

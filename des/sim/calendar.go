@@ -100,8 +100,9 @@ type Calendar struct {
 // stored whole so that Next and Peek copy it in one block.
 type node struct {
 	ev    Event
-	next  int32 // next node in the bucket (or in the free list), or 0
-	glast int32 // on the first node of a tie group: the group's last node
+	next  int32  // next node in the bucket (or in the free list), or 0
+	glast int32  // on the first node of a tie group: the group's last node
+	vb    uint64 // virtual bucket of ev.Time under the current width (bucket mode)
 }
 
 // hent is an entry of the fallback heap.
@@ -184,6 +185,7 @@ func (c *Calendar) Schedule(t float64, class, kind uint8, a, b, cc int32) (uint6
 
 	// Link x into its bucket after every event that precedes it.
 	v := c.vb(t)
+	x.vb = v
 	if v < c.cur {
 		c.cur = v // only after a Peek that moved cur past an empty bucket
 	}
@@ -240,7 +242,7 @@ func (c *Calendar) Next() (Event, bool) {
 	// Fast path of locate: the current bucket holds the next event.
 	b := c.cur & c.mask
 	h := c.heads[b]
-	if h == 0 || c.vb(nodes[h].ev.Time) != c.cur {
+	if h == 0 || nodes[h].vb != c.cur {
 		h, b = c.locate()
 	}
 	x := &nodes[h]
@@ -336,7 +338,7 @@ func (c *Calendar) locate() (int32, uint64) {
 	cur := c.cur
 	for skipped := 0; skipped <= len(heads); skipped++ {
 		b := cur & mask
-		if h := heads[b]; h != 0 && c.vb(nodes[h].ev.Time) == cur {
+		if h := heads[b]; h != 0 && nodes[h].vb == cur {
 			c.cur = cur
 			c.skip += skipped
 			return h, b
@@ -350,7 +352,7 @@ func (c *Calendar) locate() (int32, uint64) {
 			best, bb = h, uint64(b)
 		}
 	}
-	c.cur = c.vb(nodes[best].ev.Time)
+	c.cur = nodes[best].vb
 	if c.skip += 2 * len(heads); c.skip > c.workBudget {
 		c.ops = checkEvery - 1 // check at the end of this pop
 	}
@@ -529,7 +531,8 @@ func (c *Calendar) rebuild(nb int, estimate bool) {
 	gfirst := int32(0)
 	for _, i := range s {
 		x := &nodes[i]
-		b := c.vb(x.ev.Time) & c.mask
+		x.vb = c.vb(x.ev.Time)
+		b := x.vb & c.mask
 		if tails[b] == 0 {
 			heads[b] = i
 		} else {
@@ -545,7 +548,7 @@ func (c *Calendar) rebuild(nb int, estimate bool) {
 		}
 	}
 	if len(s) > 0 {
-		c.cur = c.vb(nodes[s[0]].ev.Time)
+		c.cur = nodes[s[0]].vb
 	} else {
 		c.cur = c.vb(c.now)
 	}

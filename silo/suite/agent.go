@@ -20,6 +20,9 @@ const AgentLLM = "llm"
 // never mixes runs of different models or settings).
 type LLMAgent struct {
 	Config llmagent.Config // Config.Model is the client
+	// Name, if set, replaces Model in the agents' label (an experiment's
+	// model entry named apart from its model).
+	Name string
 	// Model is the model name; BaseURL, Temperature, MaxTokens and Seed
 	// are the client settings that change replies.
 	Model       string
@@ -31,6 +34,7 @@ type LLMAgent struct {
 
 // LLMManifest is the LLM part of a run's manifest.
 type LLMManifest struct {
+	Name          string            `json:"name,omitempty"`
 	Model         string            `json:"model"`
 	BaseURL       string            `json:"base_url"`
 	Temperature   float64           `json:"temperature"`
@@ -47,7 +51,7 @@ func (l *LLMAgent) manifest() *LLMManifest {
 	if c.ReplyReserve == 0 {
 		c.ReplyReserve = llmagent.DefaultReplyReserve
 	}
-	return &LLMManifest{Model: l.Model, BaseURL: l.BaseURL, Temperature: l.Temperature, MaxTokens: l.MaxTokens,
+	return &LLMManifest{Name: l.Name, Model: l.Model, BaseURL: l.BaseURL, Temperature: l.Temperature, MaxTokens: l.MaxTokens,
 		Seed: l.Seed, ToolFormat: l.toolFormat(), Scaffold: c.Scaffold, ContextBudget: c.ContextBudget,
 		ReplyReserve: c.ReplyReserve}
 }
@@ -69,7 +73,11 @@ func (l *LLMAgent) Label() string {
 	var b strings.Builder
 	b.WriteString(AgentLLM + "-")
 	changed := false
-	for _, r := range l.Model {
+	name := l.Model
+	if l.Name != "" {
+		name = l.Name
+	}
+	for _, r := range name {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
 			b.WriteRune(r)
@@ -80,7 +88,7 @@ func (l *LLMAgent) Label() string {
 	}
 	if changed {
 		h := fnv.New32a()
-		h.Write([]byte(l.Model))
+		h.Write([]byte(name))
 		fmt.Fprintf(&b, "-%06x", h.Sum32()&0xffffff)
 	}
 	if sc := l.Config.Scaffold.String(); sc != "none" {

@@ -88,7 +88,10 @@ type Config struct {
 	MessageFormat   string       `json:"message_format"`
 	Baseline        string       `json:"baseline"`
 	LLM             *LLMManifest `json:"llm,omitempty"`
-	Cases           []string     `json:"cases"`
+	// LLMs are the models' settings when there are several
+	// (Options.LLMs); LLM is then unset.
+	LLMs  []*LLMManifest `json:"llms,omitempty"`
+	Cases []string       `json:"cases"`
 }
 
 func configOf(s *Suite) Config {
@@ -98,8 +101,12 @@ func configOf(s *Suite) Config {
 	if o.NoBaseline {
 		c.Baseline = "none"
 	}
-	if o.LLM != nil {
-		c.LLM = o.LLM.manifest()
+	if ms := o.llms(); len(ms) == 1 {
+		c.LLM = ms[0].manifest()
+	} else {
+		for _, l := range ms {
+			c.LLMs = append(c.LLMs, l.manifest())
+		}
 	}
 	for _, cs := range s.Cases {
 		c.Cases = append(c.Cases, cs.ID)
@@ -239,7 +246,7 @@ func (l Limits) format() proto.MessageFormat {
 
 // runCase runs one case into dir and writes its manifest.
 func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
-	in, err := instanceOf(c)
+	in, err := InstanceOf(c)
 	if err != nil {
 		return nil, err
 	}
@@ -261,9 +268,9 @@ func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 	return res, nil
 }
 
-// instanceOf builds the instance of case c: official or seeded, and for a
+// InstanceOf builds the instance of case c: official or seeded, and for a
 // merged baseline the merged data of the N = MergedFrom instance.
-func instanceOf(c Case) (*task.Instance, error) {
+func InstanceOf(c Case) (*task.Instance, error) {
 	n := c.N
 	if c.MergedFrom > 0 {
 		n = c.MergedFrom

@@ -81,6 +81,9 @@ type Options struct {
 	NoBaseline bool
 	// LLM configures agent kind "llm" (required when Agent lists it).
 	LLM *LLMAgent
+	// LLMs, if set, replace LLM: agent kind "llm" runs once per entry, in
+	// order (an experiment's models). Their labels must differ.
+	LLMs []*LLMAgent
 }
 
 // Baselines of RCC (Options.Baseline).
@@ -229,8 +232,21 @@ func Resolve(opt Options) (*Suite, error) {
 		if !slices.Contains(Agents, a) && a != AgentLLM {
 			return nil, opterr.New("Agent", "want %s or %s (got %q)", strings.Join(Agents, ", "), AgentLLM, a)
 		}
-		if a == AgentLLM && (opt.LLM == nil || opt.LLM.Config.Model == nil) {
-			return nil, &opterr.Error{Option: "Agent", Err: ErrNoModel, See: []string{"LLM"}}
+		if a == AgentLLM {
+			models := opt.llms()
+			if len(models) == 0 {
+				return nil, &opterr.Error{Option: "Agent", Err: ErrNoModel, See: []string{"LLM"}}
+			}
+			labels := map[string]bool{}
+			for _, l := range models {
+				if l == nil || l.Config.Model == nil {
+					return nil, &opterr.Error{Option: "Agent", Err: ErrNoModel, See: []string{"LLM"}}
+				}
+				if labels[l.Label()] {
+					return nil, opterr.New("LLM", "two models share the agent label %q: give them different names", l.Label())
+				}
+				labels[l.Label()] = true
+			}
 		}
 		if !slices.Contains(agents, a) {
 			agents = append(agents, a)
@@ -266,17 +282,22 @@ func Resolve(opt Options) (*Suite, error) {
 		mode, nSeeds := modeOf(size)
 		for _, p := range protos {
 			for _, a := range agents {
-				pl := Players{Kind: a}
+				players := []Players{{Kind: a}}
 				if a == AgentLLM {
-					pl.LLM = opt.LLM
+					players = nil
+					for _, l := range opt.llms() {
+						players = append(players, Players{Kind: a, LLM: l})
+					}
 				}
-				for _, seed := range nSeeds {
-					s.Cases = append(s.Cases, Case{
-						ID: CaseID(t.ID, n, p, pl.Label(), mode, seed, mergedFrom), Task: t, N: n, Protocol: p,
-						Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
-						Limits:     Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
-						MergedFrom: mergedFrom,
-					})
+				for _, pl := range players {
+					for _, seed := range nSeeds {
+						s.Cases = append(s.Cases, Case{
+							ID: CaseID(t.ID, n, p, pl.Label(), mode, seed, mergedFrom), Task: t, N: n, Protocol: p,
+							Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
+							Limits:     Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
+							MergedFrom: mergedFrom,
+						})
+					}
 				}
 			}
 		}
@@ -290,6 +311,17 @@ func Resolve(opt Options) (*Suite, error) {
 		}
 	}
 	return s, nil
+}
+
+// llms are the models of agent kind "llm": LLMs, else LLM.
+func (o Options) llms() []*LLMAgent {
+	if len(o.LLMs) > 0 {
+		return o.LLMs
+	}
+	if o.LLM != nil {
+		return []*LLMAgent{o.LLM}
+	}
+	return nil
 }
 
 func resolveTasks(levels, ids string) ([]*task.Task, error) {

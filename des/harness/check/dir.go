@@ -18,6 +18,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/inputfile"
 )
 
 // Artifact file names.
@@ -175,10 +176,17 @@ func Dir(dir string) (*Report, error) {
 	return rep, nil
 }
 
-// readJSON reads one JSON document, records its hash, and reports a
-// syntax error as file:line.
+// maxJSONFile bounds each JSON document of a run directory the check
+// reads whole (instance.json, manifest.json, metrics.json): far above what
+// a run within the plant limits writes, low enough that a hostile
+// directory cannot exhaust memory.
+const maxJSONFile = 256 << 20
+
+// readJSON reads one JSON document (a regular file of at most
+// maxJSONFile bytes), records its hash, and reports a syntax error as
+// file:line.
 func readJSON(dir, name string, v any, sums map[string]string) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	b, err := inputfile.Read(filepath.Join(dir, name), name, maxJSONFile)
 	if err != nil {
 		return nil, err
 	}

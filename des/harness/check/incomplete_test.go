@@ -30,3 +30,22 @@ func TestDirIncomplete(t *testing.T) {
 		t.Errorf("a file given as the directory: %v", err)
 	}
 }
+
+// A run directory whose JSON documents are not plain files (a directory,
+// and on Unix a FIFO, which would block a plain read) is refused with the
+// file named, never read.
+func TestDirRefusesNonRegularJSON(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{fileManifest, fileMetrics, fileTrace, fileDecisions, fileMessages} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, fileInstance), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Dir(dir)
+	if err == nil || !strings.Contains(err.Error(), "instance.json") || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("Dir with a directory as instance.json: %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+// Command holdcg runs the hold model on the calendar (des/sim) or on a
+// container/heap callback kernel, for instruction counting under
+// valgrind, where `go test` binaries do not run (bench/callgrind.sh):
+//
+//	holdcg calendar|heap N M [skew]
+//
+// N events pending, M events processed, Exp(1) increments (with skew: the
+// dense-ahead workload of the calendar's tests, three in four events in a
+// dense burst of distinct times far ahead, which sends the calendar to
+// its fallback heap). It prints the final time.
+package main
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+
+	"github.com/coordbench/coordbench/des/sim"
+)
+
+type cbEvent struct {
+	t   float64
+	seq uint64
+	fn  func()
+}
+type cbHeap []*cbEvent
+
+func (h cbHeap) Len() int { return len(h) }
+func (h cbHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h cbHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cbHeap) Push(x any)   { *h = append(*h, x.(*cbEvent)) }
+func (h *cbHeap) Pop() any {
+	old := *h
+	n := len(old)
+	x := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	return x
+}
+
+func main() {
+	if len(os.Args) < 4 {
+		fmt.Fprintln(os.Stderr, "usage: holdcg calendar|heap N M [skew]")
+		os.Exit(2)
+	}
+	kind := os.Args[1]
+	n, _ := strconv.Atoi(os.Args[2])
+	m, _ := strconv.Atoi(os.Args[3])
+	skew := len(os.Args) > 4
+	rng := sim.NewStream(1, "hold")
+	delay := func(now float64) float64 {
+		if skew && rng.Intn(4) != 0 { // dense-ahead: a burst of distinct times far ahead
+			return 1e4*(math.Floor(now/1e4)+1) + rng.Float64()*1e-3 - now
+		}
+		return rng.Exp(1)
+	}
+	if kind == "heap" {
+		var h cbHeap
+		var now float64
+		var seq uint64
+		var proc func()
+		proc = func() { seq++; heap.Push(&h, &cbEvent{t: now + delay(now), seq: seq, fn: proc}) }
+		for i := 0; i < n; i++ {
+			seq++
+			heap.Push(&h, &cbEvent{t: delay(0), seq: seq, fn: proc})
+		}
+		for k := 0; k < m; k++ {
+			e := heap.Pop(&h).(*cbEvent)
+			now = e.t
+			e.fn()
+		}
+		fmt.Println(now)
+		return
+	}
+	c := sim.NewCalendar(n)
+	for i := 0; i < n; i++ {
+		c.Schedule(delay(0), 0, 0, int32(i), 0, 0)
+	}
+	for k := 0; k < m; k++ {
+		e, _ := c.Next()
+		c.Schedule(e.Time+delay(e.Time), 0, 0, e.A, 0, 0)
+	}
+	fmt.Println(c.Now())
+}

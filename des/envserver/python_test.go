@@ -1,0 +1,58 @@
+package envserver
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPythonEnv runs the Python package's tests (python/tests) against a
+// real server on 127.0.0.1 (a random port and token): the PettingZoo- and
+// Gymnasium-shaped API contract of python/coordbench_env. It is skipped
+// when python3 is missing, and fails then in CI (CI set).
+func TestPythonEnv(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("python3 is required in CI: %v", err)
+		}
+		t.Skipf("python3 not found: %v", err)
+	}
+	var tb [16]byte
+	rand.Read(tb[:])
+	token := hex.EncodeToString(tb[:])
+	s, err := New(Config{DataDir: t.TempDir(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := s.HTTPServer()
+	go hs.Serve(s.Listener(ln))
+	t.Cleanup(func() { hs.Close(); s.Close() })
+
+	root, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-v")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
+		"COORDBENCH_URL=http://"+ln.Addr().String(), "COORDBENCH_TOKEN="+token)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("python tests: %v", time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("python3 -m unittest: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "skipped") {
+		t.Fatalf("python tests were skipped:\n%s", out)
+	}
+}

@@ -1,0 +1,27 @@
+"""coordbench_env: the DESBench factory-scheduling benchmark as a learning
+environment, over the HTTP server ``coordbench des serve``.
+
+Standard library only (NumPy arrays are added when NumPy imports). Put
+the repository's python/ directory on PYTHONPATH and start a server:
+
+    coordbench des serve --token-env CB_TOKEN
+    PYTHONPATH=python python3 -c 'import coordbench_env as ce; \\
+        env = ce.parallel_env(base_url="http://127.0.0.1:8765", token=..., paradigm="holonic_hybrid")'
+
+parallel_env has the PettingZoo Parallel API shape, gym_env the
+Gymnasium single-agent shape (centralized paradigm), vector_env steps n
+episodes per HTTP request. docs/python-env.md documents the agents,
+observations, reward, masks and seeding.
+"""
+
+from .client import Client, ItemError, ServerError
+from .parallel import ParallelEnv, parallel_env
+from .reward import DEFAULT_WEIGHTS, Reward
+from .session import PRIMARY_METRICS, numpy_available
+from .single import GymEnv, gym_env
+from .spaces import Box, Dict, Discrete
+from .vector import VectorEnv, vector_env
+
+__all__ = ["Box", "Client", "DEFAULT_WEIGHTS", "Dict", "Discrete", "GymEnv", "ItemError",
+           "PRIMARY_METRICS", "ParallelEnv", "Reward", "ServerError", "VectorEnv", "gym_env", "numpy_available",
+           "parallel_env", "vector_env"]

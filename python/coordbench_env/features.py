@@ -1,0 +1,138 @@
+"""The flat numeric observation: a fixed-length vector per agent, built
+from the agent's view (docs/payload.md). The feature list is in
+docs/python-env.md ("Observation features"); its length depends only on
+the agent's role and the plant's layout, never on the decision.
+
+Every value is a raw figure from the payload (time units, kW, counts), not
+normalized; an inactive agent's vector is all zeros.
+"""
+
+KINDS = ("release", "select_area", "select_cell", "award", "reroute", "plant_fallback", "bid", "commit")
+ACTIONS = ("release", "defer", "allocate", "assign", "bid", "decline", "accept", "reject", "escalate")
+BID_LEVEL = {"high": 3.0, "medium": 2.0, "low": 1.0}
+
+COMMON = len(KINDS) + 4  # kind one-hot, active, time, power_headroom_kw, legal count
+WORK_ITEM = 6  # present, op, ops, base_time, slack, due - time
+PLANT = 8  # power_kw, power_cap_kw, wip, wip_cap, backlog, completed, jobs, in_transit
+PLANT_AREA = 6  # busy, down, blocked, free_slots, backlog, power_kw
+AREA = 1  # power_kw
+AREA_CELL = 9  # machines, idle, busy, blocked, down, waiting, free_slots, backlog, power_kw
+CELL = 13  # machines, waiting, incoming, buffer, free_slots, blocked_for_admission, backlog,
+# power_kw, then machines idle, setup, busy, blocked, down
+OPTION = 7  # legal, action code, f1 … f5 (option_features)
+MACHINE_STATES = ("idle", "setup", "busy", "blocked", "down")
+
+
+def role_of(agent):
+    return agent.split(":", 1)[0]
+
+
+def action_count(agent, layout):
+    """The size of the agent's action space: the most options its role can
+    be offered on this plant (payload.md, "Decision kinds")."""
+    role = role_of(agent)
+    if role == "plant":
+        cells = sum(len(a["cells"]) for a in layout)
+        return max(9, cells + 1, len(layout))  # 8 jobs + defer; every cell + decline
+    if role == "area":
+        return len(area_cells(agent, layout)) + 1  # its cells + escalate
+    return 4  # bid high/medium/low/decline; accept/reject
+
+
+def area_cells(agent, layout):
+    name = agent.split(":", 1)[1]
+    for a in layout:
+        if a["area"] == name:
+            return a["cells"]
+    raise KeyError(f"no area {name!r} in the plant layout")
+
+
+def vector_length(agent, layout):
+    role = role_of(agent)
+    n = COMMON + WORK_ITEM + OPTION * action_count(agent, layout)
+    if role == "plant":
+        return n + PLANT + PLANT_AREA * len(layout)
+    if role == "area":
+        return n + AREA + AREA_CELL * len(area_cells(agent, layout))
+    return n + CELL
+
+
+def option_features(option, now):
+    """Five numbers describing one option; their meaning depends on the
+    option's action (docs/python-env.md):
+
+    release   work, due - now, 0, 0, 0
+    allocate  min_proc_time, transport_time, free_slots, backlog, down
+    assign    proc_time, transport_time, free_slots, backlog, bid level (award: 3/2/1, else 0)
+    bid       bid level (high 3, medium 2, low 1), 0, 0, 0, 0
+    other     0, 0, 0, 0, 0
+    """
+    act = option.get("action")
+    if act == "release":
+        j = option.get("job") or {}
+        return [_f(j.get("work")), _f(j.get("due")) - now, 0.0, 0.0, 0.0]
+    if act == "allocate":
+        a = option.get("area") or {}
+        return [_f(a.get("min_proc_time")), _f(a.get("transport_time")), _f(a.get("free_slots")),
+                _f(a.get("backlog")), _f(a.get("down"))]
+    if act == "assign":
+        c = option.get("cell") or {}
+        return [_f(c.get("proc_time")), _f(c.get("transport_time")), _f(c.get("free_slots")),
+                _f(c.get("backlog")), BID_LEVEL.get(c.get("bid"), 0.0)]
+    if act == "bid":
+        return [BID_LEVEL.get(option.get("bid"), 0.0), 0.0, 0.0, 0.0, 0.0]
+    return [0.0] * 5
+
+
+def _f(x):
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
+
+
+def encode(agent, view, now, layout):
+    """The agent's vector; view None (inactive) gives zeros."""
+    length = vector_length(agent, layout)
+    if view is None:
+        return [0.0] * length
+    n = action_count(agent, layout)
+    out = [1.0 if view.get("kind") == k else 0.0 for k in KINDS]
+    legal = set(view.get("legal_actions") or ())
+    obs = view.get("observation") or {}
+    out += [1.0, _f(now), _f(obs.get("power_headroom_kw")), float(len(legal))]
+    wi = (view.get("context") or {}).get("work_item")
+    if wi:
+        out += [1.0, _f(wi.get("op")), _f(wi.get("ops")), _f(wi.get("base_time")), _f(wi.get("slack")),
+                _f(wi.get("due")) - now]
+    else:
+        out += [0.0] * WORK_ITEM
+    role = role_of(agent)
+    if role == "plant":
+        p = obs.get("plant") or {}
+        out += [_f(p.get(k)) for k in ("power_kw", "power_cap_kw", "wip", "wip_cap", "backlog", "completed",
+                                       "jobs", "in_transit")]
+        by_id = {a.get("area"): a for a in p.get("areas") or ()}
+        for a in layout:
+            s = by_id.get(a["area"], {})
+            out += [_f(s.get(k)) for k in ("busy", "down", "blocked", "free_slots", "backlog", "power_kw")]
+    elif role == "area":
+        a = obs.get("area") or {}
+        out.append(_f(a.get("power_kw")))
+        by_id = {c.get("cell"): c for c in a.get("cells") or ()}
+        for cid in area_cells(agent, layout):
+            s = by_id.get(cid, {})
+            out += [_f(s.get(k)) for k in ("machines", "idle", "busy", "blocked", "down", "waiting",
+                                           "free_slots", "backlog", "power_kw")]
+    else:
+        c = obs.get("cell") or {}
+        ms = c.get("machines") or []
+        out += [float(len(ms))] + [_f(c.get(k)) for k in ("waiting", "incoming", "buffer", "free_slots",
+                                                        "blocked_for_admission", "backlog", "power_kw")]
+        out += [float(sum(1 for m in ms if m.get("state") == s)) for s in MACHINE_STATES]
+    options = view.get("options") or []
+    for i in range(n):
+        if i < len(options):
+            o = options[i]
+            code = float(ACTIONS.index(o["action"]) + 1) if o.get("action") in ACTIONS else 0.0
+            out += [1.0 if i in legal else 0.0, code] + option_features(o, now)
+        else:
+            out += [0.0] * OPTION
+    return out

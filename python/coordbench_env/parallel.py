@@ -1,0 +1,145 @@
+"""The PettingZoo Parallel API shape over one episode of des serve
+(without importing PettingZoo)."""
+
+from . import features, spaces
+from .client import Client
+from .reward import Reward
+from .session import Session
+
+
+class ParallelEnv:
+    """A multi-agent environment: one DESBench episode hosted by
+    ``coordbench des serve``.
+
+    possible_agents are the agents the paradigm may activate (plant,
+    area:<id>, cell:<id>; the server's "agents"), fixed once the first
+    reset has talked to the server. At each step only the agents with a
+    pending decision act: their infos have "active": True and an
+    action_mask with at least one 1; every other agent gets a zero vector,
+    payload None, an all-zero mask, and its action is ignored. Every live
+    agent gets the same (team) reward. All agents terminate together when
+    the episode ends (truncate instead if it was cut short, e.g. by the
+    horizon) and then leave ``agents``.
+    """
+
+    metadata = {"name": "coordbench_des_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+
+    def __init__(self, base_url="http://127.0.0.1:8765", token=None, instance="A3C9-1", paradigm="centralized",
+                 seed=None, reward=None, client=None, use_numpy=None, render_mode=None):
+        self.client = client or Client(base_url, token)
+        self.render_mode = render_mode
+        self._seed = seed
+        self._session = Session(instance, paradigm, Reward(reward), use_numpy)
+        self._spaces = {}
+
+    # -- PettingZoo API -----------------------------------------------------
+    @property
+    def possible_agents(self):
+        self._require_started()
+        return list(self._session.possible_agents)
+
+    @property
+    def agents(self):
+        return list(self._session.agents)
+
+    @property
+    def num_agents(self):
+        return len(self._session.agents)
+
+    @property
+    def max_num_agents(self):
+        return len(self.possible_agents)
+
+    def reset(self, seed=None, options=None):
+        """Start a new episode (closing the previous one). seed, else the
+        constructor's seed, else the instance's first test seed; the same
+        seed and the same actions give the same observations."""
+        if seed is None:
+            seed = self._seed
+        if options and "seed" in options:
+            seed = options["seed"]
+        self._close_episode()
+        (res,) = self.client.batch_create([self._session.create_item(seed)])
+        out = self._session.on_created(res)
+        self._make_spaces(seed)
+        return out
+
+    def step(self, actions):
+        """actions: {agent: index}. Returns (observations, rewards,
+        terminations, truncations, infos), each keyed by the agents live
+        before the step."""
+        s = self._session
+        (res,) = self.client.batch_step([s.step_item(actions)])
+        out = s.on_stepped(res)
+        while out is None:  # the server had nothing yet: wait again
+            (res,) = self.client.batch_step([s.peek_item()])
+            out = s.on_stepped(res)
+        return out
+
+    def action_space(self, agent):
+        self._require_started()
+        return self._spaces[agent][0]
+
+    def observation_space(self, agent):
+        self._require_started()
+        return self._spaces[agent][1]
+
+    def render(self):
+        """A one-line text of the pending decision (render_mode "ansi")."""
+        d = self._session.decision
+        if d is None:
+            return f"episode {self._session.id}: ended ({(self._session.metrics or {}).get('status', '')})"
+        parts = [f"{a}:{v['kind']}[{len(v['legal_actions'])}]" for a, v in sorted(d["active_agents"].items())]
+        return f"step {d['step']} t={d['time']:.2f} " + " ".join(parts)
+
+    def close(self):
+        """Close and free the episode on the server."""
+        self._close_episode()
+
+    def state(self):
+        """The pending Decision (payload.md), None once ended."""
+        return self._session.decision
+
+    # -- extras ---------------------------------------------------------
+    @property
+    def episode_id(self):
+        return self._session.id
+
+    @property
+    def metrics(self):
+        """metrics.json of the ended episode, None before the end."""
+        return self._session.metrics
+
+    @property
+    def layout(self):
+        return self._session.layout
+
+    def _close_episode(self):
+        if self._session.id is not None:
+            eid, self._session.id = self._session.id, None
+            self._session.agents, self._session.decision = [], None
+            self.client.batch_delete([eid])
+
+    def _make_spaces(self, seed):
+        s = self._session
+        self._spaces = {}
+        for i, a in enumerate(s.possible_agents):
+            act = spaces.Discrete(features.action_count(a, s.layout), None if seed is None else seed * 1009 + i)
+            obs = spaces.Dict({"vector": spaces.Box(features.vector_length(a, s.layout)), "payload": None})
+            self._spaces[a] = (act, obs)
+
+    def _require_started(self):
+        if not self._session.possible_agents:
+            raise RuntimeError("call reset() first: the agents come from the server")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def parallel_env(**kwargs):
+    """ParallelEnv(**kwargs): base_url, token, instance, paradigm, seed,
+    reward, use_numpy, render_mode."""
+    return ParallelEnv(**kwargs)

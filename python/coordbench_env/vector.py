@@ -1,0 +1,92 @@
+"""n parallel environments stepped through the batched endpoints: one
+HTTP request per call, whatever n."""
+
+from .client import Client, ItemError
+from .reward import Reward
+from .session import Session
+
+
+class VectorEnv:
+    """n copies of ParallelEnv over one server, stepped together.
+
+    reset(seed) -> (list of observations, list of infos), sub-environment i
+    seeded seed + i (or the constructor's seeds). step(list of action
+    dicts) -> five lists, one entry per sub-environment, each as
+    ParallelEnv.step returns it. A sub-environment that has ended stays
+    ended (its agents empty, its entries empty dicts) until the next
+    reset(); ``done`` lists which have ended. n is bounded by the server's
+    --max-batch.
+    """
+
+    def __init__(self, n, base_url="http://127.0.0.1:8765", token=None, instance="A3C9-1", paradigm="centralized",
+                 seed=None, reward=None, client=None, use_numpy=None):
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        self.num_envs = n
+        self.client = client or Client(base_url, token)
+        self._seed = seed
+        self.sessions = [Session(instance, paradigm, Reward(reward), use_numpy) for _ in range(n)]
+
+    @property
+    def agents(self):
+        return [list(s.agents) for s in self.sessions]
+
+    @property
+    def done(self):
+        return [s.decision is None for s in self.sessions]
+
+    @property
+    def metrics(self):
+        return [s.metrics for s in self.sessions]
+
+    def reset(self, seed=None):
+        if seed is None:
+            seed = self._seed
+        self.close()
+        items = [s.create_item(None if seed is None else seed + i) for i, s in enumerate(self.sessions)]
+        results = self.client.batch_create(items)
+        out, failed = [], None
+        for s, r in zip(self.sessions, results):
+            try:
+                out.append(s.on_created(r))
+            except ItemError as err:
+                failed = failed or err
+        if failed is not None:  # free what was created, then say why
+            self.close()
+            raise failed
+        return [o for o, _ in out], [i for _, i in out]
+
+    def step(self, actions):
+        if len(actions) != self.num_envs:
+            raise ValueError(f"{len(actions)} action dicts for {self.num_envs} environments")
+        outs = [({}, {}, {}, {}, {}) for _ in self.sessions]
+        todo = [(i, s.step_item(a)) for i, (s, a) in enumerate(zip(self.sessions, actions)) if s.decision is not None]
+        while todo:
+            results = self.client.batch_step([it for _, it in todo])
+            again = []
+            for (i, _), r in zip(todo, results):
+                o = self.sessions[i].on_stepped(r)
+                if o is None:
+                    again.append((i, self.sessions[i].peek_item()))
+                else:
+                    outs[i] = o
+            todo = again
+        return tuple([o[k] for o in outs] for k in range(5))
+
+    def close(self):
+        ids = [s.id for s in self.sessions if s.id is not None]
+        for s in self.sessions:
+            s.id, s.agents, s.decision = None, [], None
+        if ids:
+            self.client.batch_delete(ids)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def vector_env(n, **kwargs):
+    """VectorEnv(n, **kwargs): n environments stepped in one request."""
+    return VectorEnv(n, **kwargs)

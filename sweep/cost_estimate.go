@@ -1,0 +1,223 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/suite"
+)
+
+// Tokens per model call of a silo LLM agent, by estimate. They are a
+// documented figure, not a measurement of each task: a turn's prompt holds
+// the system prompt, the task prompt with the agent's shard and its
+// history so far, so it grows over a run; 3,000 input tokens is a middle
+// value for the published tasks with the default context budget, and 300
+// output tokens a reply with a few tool calls. A case whose agents' first
+// prompts are longer on average is estimated at that average instead
+// (siloFirstPrompt). Output is bounded by the model's max_tokens when set.
+const (
+	SiloInputTokensPerCall  = 3000
+	SiloOutputTokensPerCall = 300
+)
+
+// DesDefaultMaxTokens is the LLM controller's output-token cap when the
+// model entry sets none (the des commands' --llm-max-tokens default).
+const DesDefaultMaxTokens = 16
+
+// CaseEstimate is what one case will take from its model, by estimate:
+// nothing here calls a model.
+type CaseEstimate struct {
+	ID string
+	// Model is the label of the case's model ("" for a case without one:
+	// built-in controllers, scripted agents).
+	Model string
+	// Calls, InputTokens and OutputTokens are the estimate. For des,
+	// the episode is played with the case's LLM controller and framework
+	// against an in-memory model that answers as the rule controller
+	// does; tokens are counted as the stub model counts them, one per 4
+	// bytes of prompt (every message) and of reply: exact for the stub,
+	// the usual rule of thumb for English and JSON with real tokenizers.
+	// For silo, calls are the bound N agents × the round cap (one model
+	// call per agent turn) and tokens per call SiloInputTokensPerCall and
+	// SiloOutputTokensPerCall.
+	Calls, InputTokens, OutputTokens int64
+	// Bound: Calls is an upper bound (silo), not an estimate.
+	Bound bool
+	// MaxOutputTokens bounds OutputTokens where the model's max_tokens is
+	// known (Calls × max_tokens); 0 if not.
+	MaxOutputTokens int64
+	// CostUSD is the tokens at the model's price.
+	CostUSD float64
+}
+
+// Estimate is the estimate of a shard's cases.
+type Estimate struct {
+	Cases []CaseEstimate // in suite order, every case of the shard
+}
+
+// ModelCases counts the cases with a model.
+func (e Estimate) ModelCases() int {
+	n := 0
+	for _, c := range e.Cases {
+		if c.Model != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Total sums the estimates of the cases with model label m ("" for all).
+func (e Estimate) Total(m string) CaseEstimate {
+	var t CaseEstimate
+	for _, c := range e.Cases {
+		if c.Model == "" || (m != "" && c.Model != m) {
+			continue
+		}
+		t.Calls += c.Calls
+		t.InputTokens += c.InputTokens
+		t.OutputTokens += c.OutputTokens
+		t.MaxOutputTokens += c.MaxOutputTokens
+		t.CostUSD += c.CostUSD
+		t.Bound = t.Bound || c.Bound
+	}
+	t.Model = m
+	return t
+}
+
+// byID maps case ids to their estimates.
+func (e Estimate) byID() map[string]CaseEstimate {
+	m := make(map[string]CaseEstimate, len(e.Cases))
+	for _, c := range e.Cases {
+		m[c.ID] = c
+	}
+	return m
+}
+
+// CostOf is the cost in US dollars of tokens at price p (per million).
+func CostOf(p Price, input, output int64) float64 {
+	return (float64(input)*p.Input + float64(output)*p.Output) / 1e6
+}
+
+// modelOf maps model labels to the experiment's model entries.
+func (e *Experiment) modelOf() map[string]Model {
+	m := map[string]Model{}
+	for _, x := range e.ModelList() {
+		m[x.Label()] = x
+	}
+	return m
+}
+
+// caseModels are the id and model label ("" for none) of every case of
+// the shard, in suite order.
+func (s *Suite) caseModels() [][2]string {
+	var out [][2]string
+	if s.Des != nil {
+		for _, c := range s.Des.Cases {
+			out = append(out, [2]string{c.ID, c.Model})
+		}
+		return out
+	}
+	for _, c := range s.Silo.Cases {
+		label := ""
+		if c.Players.Kind == suite.AgentLLM && c.Players.LLM != nil {
+			label = c.Players.LLM.Name
+			if label == "" {
+				label = c.Players.LLM.Model
+			}
+		}
+		out = append(out, [2]string{c.ID, label})
+	}
+	return out
+}
+
+// Estimate estimates the model calls, tokens and cost of the shard's
+// cases (see CaseEstimate). For des it plays each distinct instance ×
+// paradigm × seed × framework of a model-backed case once, offline and in
+// memory.
+func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
+	models := s.Experiment.modelOf()
+	var est Estimate
+	if s.Silo != nil {
+		for _, c := range s.Silo.Cases {
+			ce := CaseEstimate{ID: c.ID}
+			if c.Players.Kind == suite.AgentLLM && c.Players.LLM != nil {
+				m := models[labelOf(c.Players.LLM)]
+				ce.Model = m.Label()
+				ce.Calls, ce.Bound = int64(c.N)*int64(c.Limits.MaxRounds), true
+				perCall := max(int64(SiloInputTokensPerCall), siloFirstPrompt(c))
+				ce.InputTokens, ce.OutputTokens = ce.Calls*perCall, ce.Calls*SiloOutputTokensPerCall
+				if m.MaxTokens > 0 {
+					ce.MaxOutputTokens = ce.Calls * int64(m.MaxTokens)
+					ce.OutputTokens = min(ce.OutputTokens, ce.MaxOutputTokens)
+				}
+				ce.CostUSD = CostOf(m.Price, ce.InputTokens, ce.OutputTokens)
+			}
+			est.Cases = append(est.Cases, ce)
+		}
+		return est, nil
+	}
+	type played struct{ calls, in, out int64 }
+	memo := map[string]played{}
+	for _, c := range s.Des.Cases {
+		ce := CaseEstimate{ID: c.ID}
+		if c.Model != "" {
+			m := models[c.Model]
+			ce.Model = c.Model
+			fw := c.Framework
+			if fw == "" {
+				fw = llmctl.Frameworks[0]
+			}
+			key := fmt.Sprintf("%s\x00%s\x00%d\x00%s", c.Instance.Token, c.Paradigm.ID, c.Seed, fw)
+			p, ok := memo[key]
+			if !ok {
+				counter := &ruleModel{}
+				ctrl, err := llmctl.New(fw, map[string]llmctl.Model{"": {Name: "estimate", Client: counter}})
+				if err != nil {
+					return est, err
+				}
+				ep := harness.Episode{Plant: factory.Compile(c.Instance.Inst), Seed: c.Seed, Mode: c.Paradigm, Controller: ctrl}
+				harness.Run(ctx, ep)
+				p = played{counter.calls, counter.in, counter.out}
+				memo[key] = p
+			}
+			ce.Calls, ce.InputTokens, ce.OutputTokens = p.calls, p.in, p.out
+			maxTokens := m.MaxTokens
+			if maxTokens == 0 {
+				maxTokens = DesDefaultMaxTokens
+			}
+			ce.MaxOutputTokens = ce.Calls * int64(maxTokens)
+			ce.CostUSD = CostOf(m.Price, ce.InputTokens, ce.OutputTokens)
+		}
+		est.Cases = append(est.Cases, ce)
+	}
+	return est, nil
+}
+
+// siloFirstPrompt is the mean size, in tokens (one per 4 bytes), of the
+// first prompt of the LLM agents of case c: system prompt, task prompt
+// and shard; 0 if the instance cannot be built.
+func siloFirstPrompt(c suite.Case) int64 {
+	in, err := suite.InstanceOf(c)
+	if err != nil || in.N == 0 {
+		return 0
+	}
+	cfg := c.Players.LLM.Config
+	var total int64
+	for id := range in.N {
+		total += tokens(len(llmagent.SystemPrompt(c.Protocol, id, in.N, cfg.Native, cfg.Scaffold)) +
+			len(in.Prompt(id, !cfg.Scaffold.NoTopologyHint)))
+	}
+	return total / int64(in.N)
+}
+
+// labelOf is an LLM agent's model label: its name, else its model.
+func labelOf(l *suite.LLMAgent) string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return l.Model
+}

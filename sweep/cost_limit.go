@@ -1,0 +1,110 @@
+package sweep
+
+import (
+	"slices"
+	"sync"
+)
+
+// Budget enforces a sweep run's cost limit (--cost-limit): before a case
+// starts, the money spent so far in the directory (the finished cases'
+// cost, earlier runs included, and the cases of this run that ended,
+// failed ones too) plus the estimates of the cases still running plus the
+// case's own estimate must stay within the limit. The first case that
+// would exceed it, and every case after it, is not started; the cases
+// running finish. A rerun with a higher limit resumes. Its methods are
+// safe for concurrent use (the workers call Admit and Ended).
+type Budget struct {
+	Limit float64
+
+	benchmark string
+	ids       []string
+	est       []CaseEstimate
+	prices    map[string]Price
+
+	mu         sync.Mutex
+	spent      float64
+	running    map[int]float64
+	stopped    bool
+	notStarted []int
+}
+
+// NewBudget makes the budget of limit US dollars for the shard's cases,
+// with their estimates est, over the suite directory dir.
+func (s *Suite) NewBudget(limit float64, est Estimate, dir string) (*Budget, error) {
+	costs, err := s.ReadCosts(dir)
+	if err != nil {
+		return nil, err
+	}
+	_, _, spent := costs.ModelTotal("")
+	by := est.byID()
+	b := &Budget{Limit: limit, benchmark: s.Experiment.Benchmark, ids: s.ShardIDs(), prices: costs.prices,
+		spent: spent, running: map[int]float64{}}
+	for _, id := range b.ids {
+		b.est = append(b.est, by[id])
+	}
+	return b, nil
+}
+
+// Admit reports whether case i (a position in the shard's cases) may
+// start, and reserves its estimate if so.
+func (b *Budget) Admit(i int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.stopped {
+		committed := b.spent + b.est[i].CostUSD
+		for _, v := range b.running {
+			committed += v
+		}
+		if committed > b.Limit {
+			b.stopped = true
+		}
+	}
+	if b.stopped {
+		b.notStarted = append(b.notStarted, i)
+		return false
+	}
+	b.running[i] = b.est[i].CostUSD
+	return true
+}
+
+// Ended records the cost of case i, which ended in dir: its estimate is
+// released and its real cost, read from its artifacts, counted.
+func (b *Budget) Ended(i int, dir string, _ bool) {
+	u, err := ReadUsage(b.benchmark, dir)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cost := b.running[i]
+	if err == nil {
+		cost = u.Cost(b.prices[b.est[i].Model])
+	}
+	delete(b.running, i)
+	b.spent += cost
+}
+
+// Stopped reports whether the limit kept a case from starting.
+func (b *Budget) Stopped() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stopped
+}
+
+// Spent is the money spent in the directory so far, in US dollars.
+func (b *Budget) Spent() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spent
+}
+
+// NotStarted are the ids of the cases the limit kept from starting, in
+// suite order.
+func (b *Budget) NotStarted() []string {
+	b.mu.Lock()
+	idx := slices.Clone(b.notStarted)
+	b.mu.Unlock()
+	slices.Sort(idx)
+	out := make([]string, len(idx))
+	for k, i := range idx {
+		out[k] = b.ids[i]
+	}
+	return out
+}

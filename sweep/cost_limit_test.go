@@ -1,0 +1,34 @@
+package sweep
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestBudgetReservesRunningCases: a case is admitted while the money spent
+// plus the estimates of the cases running plus its own stay within the
+// limit; the first refusal stops every later case; an ended case's real
+// cost, read from its logs, replaces its estimate.
+func TestBudgetReservesRunningCases(t *testing.T) {
+	b := &Budget{Limit: 2.5, benchmark: BenchmarkDes, ids: []string{"a", "b", "c", "d", "e"},
+		est:     []CaseEstimate{{CostUSD: 1}, {CostUSD: 1}, {CostUSD: 1}, {CostUSD: 0}, {CostUSD: 0}},
+		spent:   0.25,
+		running: map[int]float64{}, prices: map[string]Price{}}
+	if !b.Admit(0) || !b.Admit(1) {
+		t.Fatal("the first two cases were refused")
+	}
+	if b.Admit(2) || b.Admit(3) || !b.Stopped() {
+		t.Fatal("the third case was admitted: 0.25 spent + 2 running + 1 > 2.5")
+	}
+	b.Ended(0, t.TempDir(), false) // no logs: no model call recorded, cost 0
+	b.Ended(1, t.TempDir(), true)
+	if b.Admit(4) {
+		t.Error("a case was admitted after the limit was reached")
+	}
+	if got := b.NotStarted(); !slices.Equal(got, []string{"c", "d", "e"}) {
+		t.Errorf("not started %v", got)
+	}
+	if b.Spent() != 0.25 {
+		t.Errorf("spent %v, want 0.25 (the two ended cases made no call)", b.Spent())
+	}
+}

@@ -1,0 +1,161 @@
+package sweep
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// MaxModels bounds the models list of an experiment file.
+const MaxModels = 64
+
+// Model is one entry of an experiment's models list: a model behind an
+// OpenAI-compatible endpoint, with its limits and price. Every case of a
+// model-backed controller (des controller llm) or of LLM agents (silo
+// agent kind llm) runs once per model. Limits and price change neither
+// replies nor results: they are not part of the experiment's identity.
+type Model struct {
+	// Name labels the model in case ids and the summaries' model column
+	// (default: Model). Two entries of one experiment have two labels.
+	Name        string  `yaml:"name,omitempty" json:"name,omitempty"`
+	Model       string  `yaml:"model" json:"model"`
+	BaseURL     string  `yaml:"base_url" json:"base_url"`
+	APIKeyEnv   string  `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	Temperature float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	MaxTokens   int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Seed        *int64  `yaml:"seed,omitempty" json:"seed,omitempty"`
+	Limits      Limits  `yaml:"limits,omitempty" json:"-"`
+	Price       Price   `yaml:"price,omitempty" json:"-"`
+}
+
+// Limits bound the calls to one model entry's endpoint, per process.
+type Limits struct {
+	// Concurrency is the number of requests at once (0: the suites'
+	// default, 8).
+	Concurrency int `yaml:"concurrency,omitempty"`
+	// RPM is requests per minute (0: unlimited).
+	RPM float64 `yaml:"rpm,omitempty"`
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens.
+// Responses replayed from the response cache cost nothing.
+type Price struct {
+	Input  float64 `yaml:"input,omitempty" json:"input"`
+	Output float64 `yaml:"output,omitempty" json:"output"`
+	// CachedInput is the price of input tokens the provider serves from
+	// its prompt cache; it is recorded for reference and not applied:
+	// servers do not report which input tokens they cached in a way this
+	// tool records, so every input token is priced at Input.
+	CachedInput float64 `yaml:"cached_input,omitempty" json:"cached_input,omitempty"`
+}
+
+// Label is the model's name in case ids and summaries: Name, else Model.
+func (m Model) Label() string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return m.Model
+}
+
+// labelRE is a model entry's name: a case-id part (letters, digits, '.',
+// '-', single '_' inside).
+var labelRE = regexp.MustCompile(`^[A-Za-z0-9.-]+(_[A-Za-z0-9.-]+)*$`)
+
+// ModelList is the experiment's models: its models list, or the one
+// model of its llm section (the older form), or none.
+func (e *Experiment) ModelList() []Model {
+	if len(e.Models) > 0 {
+		return e.Models
+	}
+	l := e.LLM
+	if l == nil || l.Model == "" {
+		return nil
+	}
+	return []Model{{Name: l.Name, Model: l.Model, BaseURL: l.BaseURL, APIKeyEnv: l.APIKeyEnv, Temperature: l.Temperature,
+		MaxTokens: l.MaxTokens, Seed: l.Seed, Limits: Limits{Concurrency: l.Concurrency, RPM: l.RPM}, Price: l.Price}}
+}
+
+// Frameworks are the LLM controller's frameworks a des experiment crosses
+// its model-backed cases with: des.frameworks, or llm.framework, or the
+// default ("").
+func (e *Experiment) Frameworks() []string {
+	if e.Des != nil && len(e.Des.Frameworks) > 0 {
+		var out []string
+		for _, item := range e.Des.Frameworks {
+			for _, f := range strings.Split(item, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					out = append(out, f)
+				}
+			}
+		}
+		return out
+	}
+	if e.LLM != nil && e.LLM.Framework != "" {
+		return []string{e.LLM.Framework}
+	}
+	return []string{""}
+}
+
+// setPrices sets the models' prices by label (from a marker).
+func (e *Experiment) setPrices(p map[string]Price) {
+	for i := range e.Models {
+		e.Models[i].Price = p[e.Models[i].Label()]
+	}
+	if len(e.Models) == 0 && e.LLM != nil {
+		e.LLM.Price = p[Model{Name: e.LLM.Name, Model: e.LLM.Model}.Label()]
+	}
+}
+
+// checkModels checks the models list and how it shares the llm section.
+func (e *Experiment) checkModels() error {
+	if len(e.Models) > MaxModels {
+		return fieldErr("models", "%d models: at most %d", len(e.Models), MaxModels)
+	}
+	if len(e.Models) > 0 && e.LLM != nil {
+		l := e.LLM
+		per := map[string]bool{"name": l.Name != "", "model": l.Model != "", "base_url": l.BaseURL != "", "api_key_env": l.APIKeyEnv != "",
+			"temperature": l.Temperature != 0, "max_tokens": l.MaxTokens != 0, "seed": l.Seed != nil, "concurrency": l.Concurrency != 0,
+			"rpm": l.RPM != 0, "price": l.Price != Price{}}
+		for _, k := range sortedKeys(per) {
+			if per[k] {
+				return fieldErr("llm."+k, "with a models list, set %s per model in models (the llm section then holds the settings all models share)", k)
+			}
+		}
+	}
+	labels := map[string]int{}
+	for i, m := range e.ModelList() {
+		at := "models[" + strconv.Itoa(i) + "]"
+		if len(e.Models) == 0 {
+			at = "llm"
+		}
+		if m.Model == "" {
+			return fieldErr(at+".model", "required")
+		}
+		if m.BaseURL == "" {
+			return fieldErr(at+".base_url", "required (try a stub: coordbench llm stub)")
+		}
+		if m.Name != "" && (!labelRE.MatchString(m.Name) || len(m.Name) > 64) {
+			return fieldErr(at+".name", "want at most 64 letters, digits, '.', '-' and single '_' inside (got %q)", m.Name)
+		}
+		if j, dup := labels[m.Label()]; dup {
+			return fieldErr(at+".name", "models[%d] has the same label %q: give each model its own name", j, m.Label())
+		}
+		labels[m.Label()] = i
+		nums := map[string]float64{"temperature": m.Temperature, "max_tokens": float64(m.MaxTokens),
+			"limits.concurrency": float64(m.Limits.Concurrency), "limits.rpm": m.Limits.RPM,
+			"price.input": m.Price.Input, "price.output": m.Price.Output, "price.cached_input": m.Price.CachedInput}
+		if len(e.Models) == 0 {
+			nums = map[string]float64{"price.input": m.Price.Input, "price.output": m.Price.Output, "price.cached_input": m.Price.CachedInput}
+		}
+		for _, k := range sortedKeys(nums) {
+			if v := nums[k]; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return fieldErr(at+"."+k, "want a number from 0 (got %v)", v)
+			}
+		}
+	}
+	if e.Des != nil && len(e.Des.Frameworks) > 0 && e.LLM != nil && e.LLM.Framework != "" {
+		return fieldErr("des.frameworks", "give the frameworks here or llm.framework, not both")
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/coordbench/coordbench/suiterun"
+)
+
+// Status is the progress of an experiment: which cases are done, failed
+// or not started, per model, the money spent and, by estimate, the money
+// the rest will take.
+type Status struct {
+	ExperimentID, Benchmark string
+	// Sources name where the progress was read (Progress.Sources): the
+	// directories and the shards they hold.
+	Sources []string
+	// Total is the planned cases; Done, Failed and NotStarted partition it
+	// (a case that failed and then finished is done).
+	Total, Done, Failed, NotStarted int
+	// Models are the per-model counts, in the file's order, then the
+	// cases without a model (Model "").
+	Models []ModelStatus
+	// SpentUSD is the cost of the done and failed cases' model calls
+	// (cached replies cost nothing); RemainingUSD the estimated cost of
+	// the failed and not-started ones (Bound: an upper bound, silo).
+	SpentUSD, RemainingUSD float64
+	Bound                  bool
+}
+
+// ModelStatus is one model's part of a Status.
+type ModelStatus struct {
+	Model                                   string
+	Planned, Done, Failed, NotStarted       int
+	SpentUSD, RemainingUSD                  float64
+	Calls, CachedCalls, InputTok, OutputTok int64
+}
+
+// CaseState is where a case of an experiment stands.
+type CaseState int
+
+// Case states.
+const (
+	NotStarted CaseState = iota
+	Done
+	Failed
+)
+
+// Progress tells where the cases of an experiment stand. DirProgress
+// reads run and shard directories; a distributed sweep can answer from
+// its own records.
+type Progress interface {
+	// Case is the state of case id and, if it ran, the directory of its
+	// logs (the model usage is read from them).
+	Case(id string) (CaseState, string)
+	// Sources name where the progress comes from, for people.
+	Sources() []string
+}
+
+// DirProgress is the progress recorded in sweep run directories (a
+// single-machine run's, or shards' of one experiment): a case is done if
+// one of them holds it finished, failed if one holds it failed.
+type DirProgress struct {
+	Benchmark string
+	Dirs      []string
+}
+
+// Case implements Progress.
+func (p DirProgress) Case(id string) (CaseState, string) {
+	if d := find(p.Dirs, CasesDir(p.Benchmark), id); d != "" {
+		return Done, d
+	}
+	if d := find(p.Dirs, suiterun.FailedDir, id); d != "" {
+		return Failed, d
+	}
+	return NotStarted, ""
+}
+
+// Sources implements Progress: each directory with the shard it holds.
+func (p DirProgress) Sources() []string {
+	var out []string
+	for _, d := range p.Dirs {
+		if m, err := ReadMarker(d); err == nil {
+			out = append(out, fmt.Sprintf("%s (shard %s)", d, m.Shard))
+		} else {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// StatusOf computes the status of the whole experiment s (resolved with
+// Whole) with the estimate est of its cases, from the progress p.
+func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
+	e := s.Experiment
+	st := &Status{ExperimentID: e.ID(), Benchmark: e.Benchmark, Sources: p.Sources(), Total: len(est.Cases)}
+	prices := e.modelOf()
+	idx := map[string]int{}
+	for _, m := range e.ModelList() {
+		idx[m.Label()] = len(st.Models)
+		st.Models = append(st.Models, ModelStatus{Model: m.Label()})
+	}
+	for _, c := range est.Cases {
+		k, ok := idx[c.Model]
+		if !ok {
+			idx[c.Model] = len(st.Models)
+			k = len(st.Models)
+			st.Models = append(st.Models, ModelStatus{Model: c.Model})
+		}
+		ms := &st.Models[k]
+		ms.Planned++
+		state, dir := p.Case(c.ID)
+		if dir != "" && c.Model != "" {
+			u, err := ReadUsage(e.Benchmark, dir)
+			if err != nil {
+				return nil, err
+			}
+			v := u.Cost(prices[c.Model].Price)
+			ms.SpentUSD += v
+			st.SpentUSD += v
+			ms.Calls += u.Calls
+			ms.CachedCalls += u.CachedCalls
+			ms.InputTok += u.InputTokens
+			ms.OutputTok += u.OutputTokens
+		}
+		switch state {
+		case Done:
+			ms.Done++
+			st.Done++
+			continue
+		case Failed:
+			ms.Failed++
+			st.Failed++
+		default:
+			ms.NotStarted++
+			st.NotStarted++
+		}
+		ms.RemainingUSD += c.CostUSD
+		st.RemainingUSD += c.CostUSD
+		st.Bound = st.Bound || c.Bound
+	}
+	st.Models = slices.DeleteFunc(st.Models, func(m ModelStatus) bool { return m.Planned == 0 })
+	return st, nil
+}
+
+// find is the directory <d>/<sub>/<id> of the first of dirs that has it,
+// "" if none.
+func find(dirs []string, sub, id string) string {
+	for _, d := range dirs {
+		p := filepath.Join(d, sub, id)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return ""
+		}
+	}
+	return ""
+}

@@ -1,0 +1,34 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Render writes the status for people: the counts, one line per model,
+// and the money spent and, by estimate, still to spend.
+func (st *Status) Render(w io.Writer) error {
+	fmt.Fprintf(w, "experiment %s (%s), from %s\n", short(st.ExperimentID), st.Benchmark, strings.Join(st.Sources, ", "))
+	fmt.Fprintf(w, "cases: %d planned, %d done, %d failed, %d not started\n", st.Total, st.Done, st.Failed, st.NotStarted)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tplanned\tdone\tfailed\tnot started\tcalls\tcached calls\tspent USD\tremaining USD (estimate)")
+	for _, m := range st.Models {
+		label := m.Model
+		if label == "" {
+			label = "(no model)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", label, m.Planned, m.Done, m.Failed, m.NotStarted,
+			m.Calls, m.CachedCalls, usd(m.SpentUSD), usd(m.RemainingUSD))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	bound := "estimate"
+	if st.Bound {
+		bound = "upper bound"
+	}
+	_, err := fmt.Fprintf(w, "spent: $%s; remaining: $%s (%s; cached replies cost nothing)\n", usd(st.SpentUSD), usd(st.RemainingUSD), bound)
+	return err
+}
