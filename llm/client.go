@@ -417,6 +417,13 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 			return nil, &failure{reason: fmt.Sprintf("waiting for the rate limit (%g rpm): %v", ep.rpm, err), err: context.Cause(ctx), class: ClassCanceled}
 		}
 	}
+	if c.cfg.Limiter != nil {
+		release, f := c.permit(ctx)
+		if f != nil {
+			return nil, f
+		}
+		defer release()
+	}
 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()

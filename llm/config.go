@@ -77,6 +77,11 @@ type Config struct {
 	// Endpoints owns the per-endpoint state (limits, connection pool,
 	// Stats) shared with other Clients; nil gives this Client its own.
 	Endpoints *Endpoints
+	// Limiter, if set, is asked for a permit before every attempt, after
+	// this process's own Concurrency and RPM limits, and the permit is
+	// released when the attempt ends: limits shared by many processes
+	// (a distributed sweep's coordinator). Nil: only the local limits.
+	Limiter Limiter
 	// RetryBaseDelay and RetryMaxDelay shape the exponential backoff:
 	// attempt n waits about base·2^(n-1), capped at max, with jitter.
 	// Defaults 1 s and 30 s.

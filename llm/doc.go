@@ -40,7 +40,8 @@
 //   - Limits. Concurrency and RPM are per endpoint (base URL) and shared by
 //     every Client in the process pointing at it, so many parallel episodes
 //     share one limit. The first Client for a base URL sets them; a later
-//     Client asking for other values gets an error.
+//     Client asking for other values gets an error. Config.Limiter adds
+//     limits shared by many processes (a distributed sweep's coordinator).
 //   - Cache. A [Cache] (one SQLite file, WAL) keyed by base URL, model, the
 //     full message list and every generation parameter sent. Modes: off,
 //     read-write, replay (cache only: a miss is a [*CacheMissError] and no

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,7 +242,7 @@ func Collect(out string, dirs []string) (*Collected, error) {
 			if prev, dup := c.From[id]; dup {
 				return nil, fmt.Errorf("case %s is in both %s and %s", id, prev, d)
 			}
-			if err := copyTree(filepath.Join(d, casesDir, id), filepath.Join(out, casesDir, id)); err != nil {
+			if err := CopyTree(filepath.Join(d, casesDir, id), filepath.Join(out, casesDir, id), 0); err != nil {
 				return nil, err
 			}
 			c.From[id] = d
@@ -264,43 +263,4 @@ func entries(dir string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// copyTree copies the directory src, of regular files and directories
-// only, to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			return copyFile(path, target)
-		}
-		return fmt.Errorf("%s is not a regular file or a directory: a case directory holds only these", path)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -40,6 +40,9 @@ type modelFlags struct {
 	// endpoints owns the per-endpoint limits and connection pools that
 	// every client of this command shares (created by register).
 	endpoints *llm.Endpoints
+	// limiter, if set, hands out permits shared with other processes (a
+	// distributed sweep's worker: its coordinator's limits).
+	limiter llm.Limiter
 	// sharedCache, if set, is the response cache to use instead of opening
 	// --llm-cache (an experiment's models share one).
 	sharedCache *llm.Cache
@@ -84,7 +87,7 @@ func (f *modelFlags) client(name string, cache *llm.Cache) (*llm.Client, error) 
 	cfg := llm.Config{
 		BaseURL: f.baseURL, Model: name, APIKeyEnv: f.keyEnv, Temperature: f.temperature, MaxTokens: f.maxTokens,
 		Timeout: f.timeout, MaxAttempts: f.maxAttempts, Concurrency: f.concurrency, RPM: f.rpm,
-		Cache: cache, CacheMode: f.cacheMode, Endpoints: f.endpoints,
+		Cache: cache, CacheMode: f.cacheMode, Endpoints: f.endpoints, Limiter: f.limiter,
 	}
 	if f.retries != nil {
 		cfg.OnRetry = retryNotice(f.retries, retryNoticeEvery)

@@ -29,7 +29,7 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("coordbench {{.Version}}\n")
-	root.AddCommand(desCmd(), siloCmd(), llmCmd(), reportCmd(), sweepCmd())
+	root.AddCommand(desCmd(), siloCmd(), llmCmd(), reportCmd(), sweepCmd(), workerCmd())
 	inFlagTermsAll(root)
 	return root
 }

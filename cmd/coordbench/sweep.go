@@ -27,7 +27,7 @@ func sweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Run an experiment file, on one machine or in shards (docs/experiments.md)",
 	}
-	c.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepCollectCmd(), sweepStatusCmd())
+	c.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepCollectCmd(), sweepServeCmd(), sweepStatusCmd())
 	return c
 }
 
@@ -283,6 +283,9 @@ run and no model is called.`,
 			if err != nil {
 				return err
 			}
+			if _, err := collectCaches(cmd.Context(), dirs, out); err != nil { // distributed runs' response caches
+				return err
+			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "collected %d cases from %d shards into %s\n", len(s.IDs), col.Shards, out)
 			for _, f := range files {
@@ -304,12 +307,27 @@ several shards; give every shard for the whole picture) and print how many
 of its cases are planned, done, failed and not started, per model and in
 total, the money spent on model calls (cached replies cost nothing) and,
 by estimate (as sweep plan prints it), the money the failed and
-not-started cases will take. Nothing is run and no model is called.`,
+not-started cases will take. For the directory of a distributed sweep
+(sweep serve, whose coordinator rewrites DIR/dist_status.json as results
+come in) it first prints its state and how many cases are pending, running
+on a worker, done, failed and dead-lettered. Nothing is run and no model
+is called.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
+			served := false
+			for _, d := range dirs {
+				found, err := distStatus(cmd.OutOrStdout(), d)
+				if err != nil {
+					return err
+				}
+				served = served || found
+			}
 			var first *sweep.Marker
 			for _, d := range dirs {
 				m, err := sweep.ReadMarker(d)
+				if errors.Is(err, os.ErrNotExist) && served {
+					return nil // a serve directory before its first case is stored
+				}
 				if errors.Is(err, os.ErrNotExist) {
 					return fmt.Errorf("%s is not a sweep directory (no %s): give the --out directories of sweep run", d, sweep.MarkerFile)
 				}
@@ -349,7 +367,7 @@ not-started cases will take. Nothing is run and no model is called.`,
 // directory dir (its marker names errors); the closer releases the
 // models' response cache.
 func resolveRecorded(e *sweep.Experiment, dir string) (*sweep.Suite, func(), error) {
-	m, closer, err := sweepModels(e)
+	m, closer, err := sweepModels(e, modelOpts{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -368,7 +386,7 @@ func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweepModelSet, func(
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, closer, err := sweepModels(e)
+	m, closer, err := sweepModels(e, modelOpts{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -388,12 +406,26 @@ type sweepModelSet struct {
 	status      func() string
 }
 
+// modelOpts are what a process other than sweep run changes in the models
+// it builds: the zero value is sweep run's.
+type modelOpts struct {
+	// override: cache and cacheMode replace the experiment's llm.cache and
+	// llm.cache_mode (a worker's per-case cache; serve's empty replay
+	// cache, so that serve needs no key).
+	override         bool
+	cache, cacheMode string
+	// limiter, if set, hands out the coordinator's global permits (a
+	// distributed sweep's worker); each model entry asks under its own key
+	// (entryLimiter).
+	limiter llm.Limiter
+}
+
 // sweepModels builds the model-backed controllers or agents of e, one per
 // model of its models list (or of its llm section) and, for des, per
 // framework, through the --llm-* flags of the suites (so defaults and
 // checks are theirs). The models share one response cache; the closer
 // releases it.
-func sweepModels(e *sweep.Experiment) (*sweepModelSet, func(), error) {
+func sweepModels(e *sweep.Experiment, o modelOpts) (*sweepModelSet, func(), error) {
 	set := &sweepModelSet{}
 	models := e.ModelList()
 	if !e.WithLLM() {
@@ -408,6 +440,9 @@ func sweepModels(e *sweep.Experiment) (*sweepModelSet, func(), error) {
 	shared := sweep.LLM{}
 	if e.LLM != nil {
 		shared = *e.LLM
+	}
+	if o.override {
+		shared.Cache, shared.CacheMode = o.cache, o.cacheMode
 	}
 	var cache *llm.Cache
 	closer := func() {}
@@ -443,6 +478,7 @@ func sweepModels(e *sweep.Experiment) (*sweepModelSet, func(), error) {
 				return fail(err)
 			}
 			dl.sharedCache, dl.abortOnModelError = cache, true // a model failure fails the case, which reruns next time
+			dl.limiter = entryLimiter(o.limiter, m.Label())
 			for _, fw := range e.Frameworks() {
 				if fw != "" {
 					dl.framework = fw
@@ -464,6 +500,7 @@ func sweepModels(e *sweep.Experiment) (*sweepModelSet, func(), error) {
 			return fail(err)
 		}
 		sl.sharedCache = cache
+		sl.limiter = entryLimiter(o.limiter, m.Label())
 		agent, _, err := sl.agent(e.SiloOptions().Agent)
 		if err != nil {
 			return fail(fmt.Errorf("experiment %s: %w", field, err))

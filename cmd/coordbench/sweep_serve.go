@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/internal/inputfile"
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/sweep"
+	"github.com/coordbench/coordbench/sweep/dist"
+)
+
+// serveConfig are the flags of sweep serve.
+type serveConfig struct {
+	file, out, natsURL, listen, store string
+	// log, if set, gets a line per case outcome.
+	log          io.Writer
+	ackWait      time.Duration
+	maxDeliver   int
+	maxCaseBytes int64
+}
+
+func sweepServeCmd() *cobra.Command {
+	var cfg serveConfig
+	c := &cobra.Command{
+		Use:   "serve FILE",
+		Short: "Serve an experiment's cases to workers on other machines over NATS JetStream",
+		Long: `Publish the experiment file and one message per unfinished case on a NATS
+JetStream work queue, hand out the experiment's model-call limits to the
+workers (coordbench worker), collect their results into --out, and once
+every case is done, failed or dead-lettered, write the summaries sweep run
+writes (byte-identical to a single-machine run's) and merge the workers'
+response caches into --out/llm_cache.db. By default it starts an embedded
+NATS server on --listen (loopback: give --listen 0.0.0.0:4222 to let other
+machines in; it has no authentication); --nats URL uses an existing NATS
+server with JetStream instead. Cases are stored by the workers in --out
+(--store fs, a shared file system) or as objects in JetStream that serve
+downloads (--store object). Serving again into the same --out resumes:
+only unfinished cases are published. Exits non-zero if cases failed or
+were dead-lettered (after --max-deliver deliveries, none of which
+finished), and names them.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.file = args[0]
+			ctx, done := onInterrupt(cmd, "stopping; the queued cases stay in the stream (serve again to resume)")
+			defer done()
+			cfg.log = cmd.ErrOrStderr()
+			return runServe(ctx, cfg, cmd.OutOrStdout(), nil)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&cfg.out, "out", "", "the experiment directory (required; with --store fs, shared with the workers)")
+	f.StringVar(&cfg.natsURL, "nats", "", "URL of an existing NATS server with JetStream (default: start an embedded one on --listen)")
+	f.StringVar(&cfg.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (loopback unless you say otherwise; port 0: a free port)")
+	f.StringVar(&cfg.store, "store", dist.StoreFS, "where workers store cases: fs (the shared --out directory) or object (JetStream object store; serve downloads them)")
+	f.DurationVar(&cfg.ackWait, "ack-wait", time.Minute, "a case whose worker sends no heartbeat for this long is delivered again (workers heartbeat every third of it)")
+	f.IntVar(&cfg.maxDeliver, "max-deliver", 3, "deliveries of one case before it is dead-lettered")
+	f.Int64Var(&cfg.maxCaseBytes, "max-case-bytes", dist.DefaultMaxCaseBytes, "bound on one case's stored artifacts (bytes)")
+	return c
+}
+
+// runServe serves cfg.file; ready, if set, gets the NATS URL once serving.
+func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url string)) error {
+	if cfg.out == "" {
+		return errors.New("--out is required: the experiment directory")
+	}
+	if cfg.store != dist.StoreFS && cfg.store != dist.StoreObject {
+		return fmt.Errorf("--store: want fs or object (got %q)", cfg.store)
+	}
+	if cfg.ackWait < time.Second || cfg.maxDeliver < 1 || cfg.maxCaseBytes < 1 {
+		return fmt.Errorf("--ack-wait must be at least 1s, --max-deliver and --max-case-bytes at least 1")
+	}
+	data, err := inputfile.Read(cfg.file, "experiment file", sweep.MaxFileSize)
+	if err != nil {
+		return err
+	}
+	s, closer, err := serveSuite(cfg.file)
+	if err != nil {
+		return err
+	}
+	defer closer()
+	e := s.Experiment
+	limits, err := experimentLimits(e)
+	if err != nil {
+		return err
+	}
+	finished, _, err := s.Finished(ctx, cfg.out)
+	if err != nil {
+		return err
+	}
+	nc, url, stop, err := serveNATS(cfg)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	name := e.Name
+	if name == "" {
+		name = filepath.Base(cfg.file)
+	}
+	fmt.Fprintf(w, "serving experiment %s (%s), id %s, on %s: %d cases, %d finished already\n", name, e.Benchmark, e.ID()[:12], url, len(s.IDs), len(finished))
+	hint := ""
+	if cfg.store == dist.StoreFS {
+		hint = " --out " + cfg.out
+	}
+	fmt.Fprintf(w, "start workers with: coordbench worker --nats %s%s\n", url, hint)
+	if ready != nil {
+		ready(url)
+	}
+	spec := &dist.Spec{ID: e.ID(), Benchmark: e.Benchmark, FileName: filepath.Base(cfg.file), File: data, Store: cfg.store,
+		AckWait: cfg.ackWait, MaxDeliver: cfg.maxDeliver, MaxCaseBytes: cfg.maxCaseBytes, Cases: len(s.IDs), Limits: limits}
+	out, err := dist.Serve(ctx, nc, dist.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: the queued cases stay in the stream; run sweep serve again with --out %s to resume", cfg.out)
+		}
+		return err
+	}
+	if n, err := mergeCaches(ctx, cfg.out); err != nil {
+		return err
+	} else if n > 0 {
+		fmt.Fprintf(w, "merged %d case caches into %s\n", n, filepath.Join(cfg.out, mergedCache))
+	}
+	_, files, err := s.Finished(ctx, cfg.out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "cases: %d done (%d finished before), %d failed, %d dead-lettered; %d model-call permits handed out\n",
+		out.Done, out.Kept, len(out.Failed), len(out.Dead), out.Granted)
+	for _, f := range files {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+	if err := writeCost(w, s, cfg.out); err != nil {
+		return err
+	}
+	if len(out.Failed) == 0 && len(out.Dead) == 0 {
+		return nil
+	}
+	var msgs []string
+	for _, id := range slices.Sorted(maps.Keys(out.Failed)) {
+		msgs = append(msgs, fmt.Sprintf("failed %s: %s", id, firstLine(out.Failed[id])))
+	}
+	for _, d := range out.Dead {
+		msgs = append(msgs, fmt.Sprintf("dead-lettered %s after %d deliveries (see %s)", d.Case, d.Deliveries, filepath.Join(cfg.out, dist.DeadLetterFile)))
+	}
+	return fmt.Errorf("%d of %d cases did not finish; serve again to retry them:\n  %s", len(msgs), len(s.IDs), strings.Join(msgs, "\n  "))
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// serveSuite reads and resolves the experiment file for serve, which
+// calls no model: its model clients are built in replay mode on an empty
+// scratch cache, so that serve needs no API key (only workers do).
+func serveSuite(file string) (*sweep.Suite, func(), error) {
+	e, err := sweep.Load(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tmp string
+	o := modelOpts{}
+	if e.WithLLM() {
+		if tmp, err = os.MkdirTemp("", "coordbench-serve-"); err != nil {
+			return nil, nil, err
+		}
+		o = modelOpts{override: true, cache: filepath.Join(tmp, "none.db"), cacheMode: llm.CacheReplay}
+	}
+	cleanup := func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}
+	m, closer, err := sweepModels(e, o)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	s, err := sweep.Resolve(file, e, m.Models, sweep.Whole)
+	if err != nil {
+		closer()
+		cleanup()
+		return nil, nil, err
+	}
+	return s, func() { closer(); cleanup() }, nil
+}
+
+// serveNATS connects to --nats, or starts the embedded server (its store
+// in --out/nats) and connects to it; stop closes both.
+func serveNATS(cfg serveConfig) (*nats.Conn, string, func(), error) {
+	url := cfg.natsURL
+	var emb *dist.Embedded
+	if url == "" {
+		var err error
+		if emb, err = dist.StartEmbedded(cfg.listen, filepath.Join(cfg.out, "nats")); err != nil {
+			return nil, "", nil, err
+		}
+		url = emb.URL()
+	}
+	nc, err := nats.Connect(url, nats.Name("coordbench sweep serve"), nats.MaxReconnects(-1))
+	if err != nil {
+		if emb != nil {
+			emb.Close()
+		}
+		return nil, "", nil, fmt.Errorf("--nats %s: %w", url, err)
+	}
+	return nc, url, func() {
+		nc.Drain()
+		for !nc.IsClosed() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if emb != nil {
+			emb.Close()
+		}
+	}, nil
+}
+
+// experimentLimits are the experiment's model limits, which the
+// coordinator makes global: per entry of its models list (or its llm
+// section), limits.concurrency (default llm's) and limits.rpm, keyed as
+// the workers' clients ask for them (permitKey).
+func experimentLimits(e *sweep.Experiment) ([]dist.EndpointLimit, error) {
+	if !e.WithLLM() {
+		return nil, nil
+	}
+	var out []dist.EndpointLimit
+	for _, m := range e.ModelList() {
+		// A client normalises the base URL as the workers' clients will
+		// (no key is read).
+		c, err := llm.New(llm.Config{BaseURL: m.BaseURL, Model: m.Model})
+		if err != nil {
+			return nil, fmt.Errorf("experiment model %s: %w", m.Label(), err)
+		}
+		conc := m.Limits.Concurrency
+		if conc == 0 {
+			conc = llm.DefaultConcurrency
+		}
+		out = append(out, dist.EndpointLimit{Endpoint: permitKey(m.Label(), c.Config().BaseURL), Concurrency: conc, RPM: m.Limits.RPM})
+	}
+	return out, nil
+}
+
+// mergedCache is the response cache serve merges the cases' caches into.
+const mergedCache = "llm_cache.db"
+
+// mergeCaches merges the per-case caches in dir/caches into
+// dir/llm_cache.db, and returns how many there were.
+func mergeCaches(ctx context.Context, dir string) (int, error) {
+	files, err := caseCaches(dir)
+	if err != nil || len(files) == 0 {
+		return 0, err
+	}
+	return len(files), mergeInto(ctx, filepath.Join(dir, mergedCache), files)
+}
+
+// collectCaches merges into out/llm_cache.db the response caches of the
+// directories sweep collect merges (a served directory's merged cache and
+// per-case caches), so that the collected experiment replays offline;
+// it returns how many cache files it merged.
+func collectCaches(ctx context.Context, dirs []string, out string) (int, error) {
+	var files []string
+	for _, d := range dirs {
+		if m := filepath.Join(d, mergedCache); fileExists(m) {
+			files = append(files, m)
+		}
+		fs, err := caseCaches(d)
+		if err != nil {
+			return 0, err
+		}
+		files = append(files, fs...)
+	}
+	if len(files) == 0 {
+		return 0, nil
+	}
+	return len(files), mergeInto(ctx, filepath.Join(out, mergedCache), files)
+}
+
+// caseCaches are the per-case cache files of a served directory.
+func caseCaches(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, dist.CachesDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".db") && !strings.HasPrefix(e.Name(), ".") {
+			files = append(files, filepath.Join(dir, dist.CachesDir, e.Name()))
+		}
+	}
+	return files, nil
+}
+
+// mergeInto merges the cache files into the cache at dst.
+func mergeInto(ctx context.Context, dst string, files []string) error {
+	c, err := llm.OpenCache(dst)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, f := range files {
+		if _, err := c.Merge(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/sweep"
+	"github.com/coordbench/coordbench/sweep/dist"
+)
+
+// workerConfig are the flags of coordbench worker.
+type workerConfig struct {
+	natsURL, out, scratch, name, experimentDir string
+	slots                                      int
+	wait                                       time.Duration
+}
+
+func workerCmd() *cobra.Command {
+	var cfg workerConfig
+	c := &cobra.Command{
+		Use:   "worker",
+		Short: "Run the cases a sweep serve hands out over NATS JetStream",
+		Long: `Connect to the NATS server of a sweep serve (--nats), read the experiment
+it serves (no copy of the file is needed, but instance or paradigm files
+the experiment names are read from --experiment-dir), and run its cases
+with the code of sweep run, --workers at a time, until every case has an
+outcome. Each case is heartbeated while it runs, stored (in the shared
+directory --out, or in the JetStream object store, as serve chose) and
+only then acknowledged, so a worker killed mid-case loses nothing: its
+case is delivered again. Model calls ask serve for a permit first, so
+the experiment's concurrency and rpm limits hold across all workers; API
+keys are read from this machine's environment, by the variable name in
+the experiment. Ctrl-C stops pulling cases and finishes those in flight;
+a second Ctrl-C hands them back to the queue.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.name == "" {
+				host, _ := os.Hostname()
+				cfg.name = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), nuid.Next()[:6])
+			}
+			ctx, abort, done := workerSignals(cmd)
+			defer done()
+			rep, err := runWorker(ctx, abort, cfg, cmd.ErrOrStderr(), nil)
+			if rep != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "worker %s: experiment %s: ran %d cases (%d failed), %d already stored, %d handed back\n",
+					cfg.name, rep.ExperimentID[:12], rep.Ran, rep.Failed, rep.Kept, rep.Returned)
+			}
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&cfg.natsURL, "nats", "nats://127.0.0.1:4222", "URL of the NATS server sweep serve uses")
+	f.IntVar(&cfg.slots, "workers", 1, "cases run at once")
+	f.StringVar(&cfg.out, "out", "", "the experiment directory of sweep serve, on a shared file system (needed when serve stores cases there, --store fs)")
+	f.StringVar(&cfg.scratch, "scratch", "", "where cases run before they are stored (default: the system's temporary directory)")
+	f.StringVar(&cfg.name, "name", "", "this worker's name in results and status (default: host name and process id)")
+	f.StringVar(&cfg.experimentDir, "experiment-dir", ".", "where relative paths in the experiment file (instance and paradigm files) are read from")
+	f.DurationVar(&cfg.wait, "wait", 0, "give up if no experiment is served within this time (0: wait until one is)")
+	return c
+}
+
+// workerSignals: the first Ctrl-C (or SIGTERM) cancels ctx (stop pulling),
+// the second cancels abort (hand the cases in flight back).
+func workerSignals(cmd *cobra.Command) (ctx, abort context.Context, done func()) {
+	ctx, stop := context.WithCancel(cmd.Context())
+	abort, stopAbort := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-finished:
+				return
+			case <-sigs:
+				if n == 0 {
+					fmt.Fprintln(cmd.ErrOrStderr(), "\ninterrupted: pulling no more cases, finishing those in flight (Ctrl-C again to hand them back)")
+					stop()
+				} else {
+					fmt.Fprintln(cmd.ErrOrStderr(), "\ninterrupted again: handing the cases in flight back to the queue")
+					stopAbort()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, abort, func() {
+		signal.Stop(sigs)
+		close(finished)
+		stop()
+		stopAbort()
+	}
+}
+
+// runWorker connects and runs cases until the experiment is over; run,
+// if set, replaces the case runner (tests wrap it).
+func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap func(dist.RunCase) dist.RunCase) (*dist.WorkerReport, error) {
+	if cfg.slots < 1 {
+		return nil, fmt.Errorf("--workers must be at least 1 (got %d)", cfg.slots)
+	}
+	expDir, err := filepath.Abs(cfg.experimentDir)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(cfg.natsURL, nats.Name("coordbench worker "+cfg.name), nats.MaxReconnects(60), nats.ReconnectWait(time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("--nats %s: %w", cfg.natsURL, err)
+	}
+	defer nc.Close()
+	run := caseRunner(expDir)
+	if wrap != nil {
+		run = wrap(run)
+	}
+	return dist.Worker(ctx, abort, nc, dist.WorkerOptions{Name: cfg.name, Slots: cfg.slots, Dir: cfg.out, Scratch: cfg.scratch,
+		Run: run, Log: log, WaitSpec: cfg.wait})
+}
+
+// caseRunner runs one case of a served experiment with the code of sweep
+// run: the experiment parsed from the served bytes (relative paths read
+// from expDir), its models built for the case (workerModels), the suite
+// resolved down to the case and run into the case's scratch directory.
+func caseRunner(expDir string) dist.RunCase {
+	return func(ctx context.Context, c dist.CaseRun) (string, error) {
+		e, err := sweep.Parse(c.Spec.FileName, c.Spec.File)
+		if err != nil {
+			return "", err
+		}
+		e.Dir = expDir
+		if e.ID() != c.Spec.ID {
+			return "", errors.New("the served experiment does not match its id (serve and worker of different coordbench versions?)")
+		}
+		m, closer, err := workerModels(e, c.Cache, c.Limiter)
+		if err != nil {
+			return "", err
+		}
+		defer closer()
+		s, err := sweep.ResolveCase(c.Spec.FileName, e, m, c.ID)
+		if err != nil {
+			return "", err
+		}
+		return s.RunOne(ctx, c.Dir)
+	}
+}

@@ -1,0 +1,57 @@
+package dist
+
+import (
+	"archive/tar"
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestTarRoundTrip(t *testing.T) {
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "case")
+	os.MkdirAll(filepath.Join(src, "sub"), 0o755)
+	os.WriteFile(filepath.Join(src, "a.json"), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "sub", "b.txt"), []byte("bee"), 0o644)
+	cache := filepath.Join(tmp, "c.db")
+	os.WriteFile(cache, []byte("sqlite"), 0o644)
+	tf := filepath.Join(tmp, "x.tar")
+	if err := writeTar(tf, src, cache, true, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTar(filepath.Join(tmp, "small.tar"), src, cache, true, 4); err == nil {
+		t.Error("a case above the bound must be refused")
+	}
+	f, _ := os.Open(tf)
+	defer f.Close()
+	dst := filepath.Join(tmp, "out")
+	if err := readTar(f, dst, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"case/a.json": "{}\n", "case/sub/b.txt": "bee", tarCache: "sqlite"} {
+		if b, err := os.ReadFile(filepath.Join(dst, p)); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v", p, b, err)
+		}
+	}
+}
+
+// readTar refuses entries outside the case, links and oversized content.
+func TestReadTarRefuses(t *testing.T) {
+	for name, h := range map[string]*tar.Header{
+		"escape":  {Name: "case/../../evil", Typeflag: tar.TypeReg, Size: 1},
+		"abs":     {Name: "/etc/evil", Typeflag: tar.TypeReg, Size: 1},
+		"other":   {Name: "evil.txt", Typeflag: tar.TypeReg, Size: 1},
+		"symlink": {Name: "case/l", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"},
+		"big":     {Name: "case/big", Typeflag: tar.TypeReg, Size: 100},
+	} {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		tw.WriteHeader(h)
+		tw.Write(bytes.Repeat([]byte("x"), int(h.Size)))
+		tw.Close()
+		if err := readTar(&buf, t.TempDir(), 10); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+// Package dist runs an experiment's cases on many machines over NATS
+// JetStream: the NATS adapter of package sweep (docs/experiments.md,
+// "Distributed sweeps").
+//
+// The coordinator (Serve, behind `coordbench sweep serve`) publishes the
+// experiment file to a key-value bucket, one message per unfinished case
+// on a work-queue stream (Nats-Msg-Id: the case id, so a republish is
+// deduplicated), and collects results; workers (Worker, behind
+// `coordbench worker`) share one durable pull consumer of that stream:
+//
+//	serve                        NATS JetStream                     workers
+//	  ── experiment ──────────▶  KV coordbench_sweeps
+//	  ── case messages ───────▶  stream CB_CASES_<id> ─ consumer ─▶ pull, run
+//	                                                    "workers"    InProgress every AckWait/3
+//	  ◀─ downloads (object) ──── object store cb_cases_<id> ◀──────── store (or shared dir)
+//	  ◀─ results ─────────────── stream CB_RESULTS_<id> ◀──────────── publish, then ack
+//	  ◀─ dead letters ────────── stream CB_DEAD_<id> (max-deliveries advisories)
+//	  ◀▶ permits ─────────────── request/reply cb.permit.<id>.* ◀──▶ before every model call
+//
+// Guarantees: a worker acks a case only after its artifacts are stored
+// (in the shared directory, or as one object), so a worker killed
+// mid-case loses nothing: after AckWait the case is redelivered. A case
+// is counted once however often it was delivered: its id names its
+// directory and its object, a worker skips a case already stored, and
+// the coordinator counts results by case id. MaxDeliver stops a case that
+// kills every worker: the server's max-deliveries advisory lands in a
+// dead-letter stream, and the coordinator records the case in
+// dead_letter.jsonl.
+//
+// Limits across workers: the coordinator holds one concurrency semaphore
+// and one rate limiter per endpoint and hands out permits over NATS
+// request/reply (PermitServer); workers ask before each model attempt
+// (PermitClient, an llm.Limiter). Permits are leases, renewed by the
+// holder, so a killed worker's permits come back.
+package dist

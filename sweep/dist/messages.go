@@ -1,0 +1,82 @@
+package dist
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Result is what a worker reports of one case, after storing it.
+type Result struct {
+	Case   string `json:"case"`
+	Worker string `json:"worker"`
+	// Status is StatusDone or StatusFailed.
+	Status string `json:"status"`
+	// Err is a failed case's error.
+	Err string `json:"err,omitempty"`
+	// Kept: the case was stored already (by an earlier delivery) and was
+	// not run again.
+	Kept bool `json:"kept,omitempty"`
+	// Delivery is which delivery of the case message this was (1 first).
+	Delivery uint64 `json:"delivery"`
+}
+
+// Case outcomes.
+const (
+	StatusDone   = "done"
+	StatusFailed = "failed"
+	StatusDead   = "dead_letter"
+)
+
+// Event is a worker's notice that it started a case (core NATS, best
+// effort: for progress, `sweep status`, and tests that kill the worker).
+type Event struct {
+	Kind     string `json:"kind"` // "start"
+	Case     string `json:"case"`
+	Worker   string `json:"worker"`
+	PID      int    `json:"pid"`
+	Delivery uint64 `json:"delivery"`
+}
+
+// control is the coordinator's broadcast to workers.
+type control struct {
+	Kind string `json:"kind"` // "done": every case has an outcome; workers exit
+}
+
+// DeadCase is a dead-lettered case, one line of dead_letter.jsonl.
+type DeadCase struct {
+	Case       string `json:"case"`
+	Deliveries uint64 `json:"deliveries"`
+	StreamSeq  uint64 `json:"stream_seq"`
+}
+
+// advisory is the server's max-deliveries advisory.
+type advisory struct {
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// decode reads a small JSON message into v, refusing oversized ones.
+func decode(data []byte, v any) error {
+	if len(data) > maxSmallMsg {
+		return fmt.Errorf("message of %d bytes: more than %d", len(data), maxSmallMsg)
+	}
+	return json.NewDecoder(bytes.NewReader(data)).Decode(v)
+}
+
+// encode is v as JSON (of strings and numbers: cannot fail), cut to the
+// small-message bound by the callers' fields (errors are truncated).
+func encode(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

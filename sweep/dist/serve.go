@@ -1,0 +1,430 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/coordbench/coordbench/sweep"
+)
+
+// ServeOptions are what the coordinator serves.
+type ServeOptions struct {
+	// Spec is the experiment as workers get it.
+	Spec *Spec
+	// IDs are every case of the experiment, in suite order; Finished
+	// those finished in Dir already (published no more).
+	IDs      []string
+	Finished []string
+	// Dir is the experiment directory: the shared directory workers write
+	// into (StoreFS), or where serve downloads cases (StoreObject).
+	Dir string
+	// Log, if set, gets a line per case outcome.
+	Log io.Writer
+}
+
+// Outcome is what became of the cases of a served experiment.
+type Outcome struct {
+	Total int
+	// Kept are the cases finished before this serve; Done every finished
+	// case (Kept included).
+	Kept, Done int
+	// Failed maps failed cases to their errors; Dead are the
+	// dead-lettered cases.
+	Failed map[string]string
+	Dead   []DeadCase
+	// Granted is how many model-call permits were handed out.
+	Granted uint64
+}
+
+// Serve publishes the experiment and its unfinished cases on nc's
+// JetStream and collects results until every case is done, failed or
+// dead-lettered, then tells workers to stop. When ctx ends first it
+// returns ctx's error and leaves the streams as they are, so that
+// serving again resumes. The caller then writes the summaries from Dir.
+func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, error) {
+	s := opt.Spec
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	for _, id := range opt.IDs {
+		if err := checkCaseID(id); err != nil {
+			return nil, err
+		}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	st, err := setup(ctx, js, s)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := sweepsBucket(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	val, err := encodeSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(val)) > nc.MaxPayload() {
+		return nil, fmt.Errorf("the experiment is %d bytes as published, more than the NATS server's max_payload %d: raise max_payload", len(val), nc.MaxPayload())
+	}
+	if _, err := kv.Put(ctx, st.n.specKey(), val); err != nil {
+		return nil, fmt.Errorf("publishing the experiment: %w", err)
+	}
+	if _, err := kv.Put(ctx, "current", []byte(s.ID)); err != nil {
+		return nil, fmt.Errorf("publishing the experiment: %w", err)
+	}
+	var permits *PermitServer
+	if len(s.Limits) > 0 {
+		if permits, err = StartPermits(nc, s.ID, s.Limits); err != nil {
+			return nil, err
+		}
+		defer permits.Close()
+	}
+	c := &coordinator{opt: opt, st: st, store: &store{spec: s, dir: opt.Dir, casesDir: sweep.CasesDir(s.Benchmark), obj: st.obj},
+		state: map[string]string{}, running: map[string]string{}, failed: map[string]string{}, workers: map[string]bool{},
+		out: &Outcome{Total: len(opt.IDs), Failed: map[string]string{}}}
+	for _, id := range opt.IDs {
+		c.state[id] = ""
+	}
+	for _, id := range opt.Finished {
+		if _, ok := c.state[id]; ok {
+			c.state[id] = StatusDone
+			c.out.Kept++
+		}
+	}
+	events := make(chan Event, 256)
+	evSub, err := nc.Subscribe(st.n.eventSubject(), func(m *nats.Msg) {
+		var ev Event
+		if decode(m.Data, &ev) == nil {
+			select {
+			case events <- ev:
+			default: // progress only: drop rather than block
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer evSub.Unsubscribe()
+	if err := c.publish(ctx, js); err != nil {
+		return nil, err
+	}
+	results, dead, stop := make(chan jetstream.Msg, 64), make(chan jetstream.Msg, 16), make(chan struct{})
+	forward := func(ch chan jetstream.Msg) func(jetstream.Msg) {
+		return func(m jetstream.Msg) {
+			select {
+			case ch <- m:
+			case <-stop: // unacked: delivered again to the next serve
+			}
+		}
+	}
+	rc, err := st.results.Consume(forward(results))
+	if err != nil {
+		return nil, err
+	}
+	dc, err := st.dead.Consume(forward(dead))
+	if err != nil {
+		rc.Stop()
+		return nil, err
+	}
+	defer func() {
+		close(stop)
+		rc.Stop()
+		dc.Stop()
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	c.dirty = true
+	for !c.complete() {
+		select {
+		case <-ctx.Done():
+			c.writeStatus(StateInterrupted)
+			return nil, ctx.Err()
+		case m := <-results:
+			c.onResult(ctx, m)
+		case m := <-dead:
+			c.onDead(ctx, m)
+		case ev := <-events:
+			if st, ok := c.state[ev.Case]; ok && st == "" {
+				c.running[ev.Case] = ev.Worker
+				c.workers[ev.Worker] = true
+				c.dirty = true
+			}
+		case <-tick.C:
+			if c.dirty {
+				c.writeStatus(StateRunning)
+			}
+		}
+	}
+	c.writeStatus(StateDone)
+	nc.Publish(st.n.controlSubject(), encode(control{Kind: "done"}))
+	kv.Delete(ctx, "current")
+	nc.Flush()
+	for _, id := range opt.IDs {
+		if c.state[id] == StatusDone {
+			c.out.Done++
+		}
+	}
+	c.out.Failed = c.failed
+	if permits != nil {
+		c.out.Granted = permits.Granted()
+	}
+	return c.out, nil
+}
+
+// coordinator is Serve's state; only Serve's goroutine touches it.
+type coordinator struct {
+	opt     ServeOptions
+	st      *streams
+	store   *store
+	state   map[string]string // case id → "", StatusDone, StatusFailed or StatusDead
+	running map[string]string // case id → worker, for cases started without an outcome
+	failed  map[string]string
+	workers map[string]bool
+	dirty   bool
+	out     *Outcome
+	deliv   int
+}
+
+func (c *coordinator) logf(format string, a ...any) {
+	if c.opt.Log != nil {
+		fmt.Fprintf(c.opt.Log, format+"\n", a...)
+	}
+}
+
+// publish queues every case without an outcome that is not in the
+// stream already. In the object store, a case stored by an earlier serve
+// is downloaded instead.
+func (c *coordinator) publish(ctx context.Context, js jetstream.JetStream) error {
+	queued := map[string]bool{}
+	info, err := c.st.cases.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.State.Msgs > 0 {
+		// Acked messages leave gaps: stop once every message left is seen.
+		found := uint64(0)
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && found < info.State.Msgs; seq++ {
+			m, err := c.st.cases.GetMsg(ctx, seq)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			found++
+			queued[m.Header.Get(caseHeader)] = true
+		}
+	}
+	n := 0
+	for _, id := range c.opt.IDs {
+		if c.state[id] != "" {
+			continue
+		}
+		if c.store.obj != nil {
+			if has, err := c.store.has(ctx, id); err != nil {
+				return err
+			} else if has {
+				if err := c.store.fetch(ctx, c.opt.Dir, id); err != nil {
+					return err
+				}
+				c.state[id] = StatusDone
+				c.out.Kept++
+				continue
+			}
+		}
+		if queued[id] {
+			continue
+		}
+		msg := &nats.Msg{Subject: c.st.n.caseSubject(), Data: []byte(id), Header: nats.Header{caseHeader: []string{id}}}
+		ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		if err == nil && ack.Duplicate {
+			// Published and acked within the duplicate window by an earlier
+			// serve (a failed case): publish it anew.
+			ack, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID(id+"#"+nuid.Next()))
+		}
+		if err != nil {
+			return fmt.Errorf("publishing case %s: %w", id, err)
+		}
+		n++
+	}
+	c.logf("published %d cases (%d finished already, %d queued from before)", n, c.out.Kept, len(queued))
+	return nil
+}
+
+func (c *coordinator) complete() bool {
+	for _, st := range c.state {
+		if st == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
+	defer m.Ack()
+	var r Result
+	if err := decode(m.Data(), &r); err != nil {
+		c.logf("ignoring a result: %v", err)
+		return
+	}
+	prev, ok := c.state[r.Case]
+	if !ok || checkCaseID(r.Case) != nil {
+		c.logf("ignoring a result for %q: not a case of this experiment", r.Case)
+		return
+	}
+	c.deliv++
+	c.dirty = true
+	delete(c.running, r.Case)
+	if r.Worker != "" {
+		c.workers[truncate(r.Worker, 200)] = true
+	}
+	if prev == StatusDone {
+		return // counted once
+	}
+	switch r.Status {
+	case StatusDone:
+		var err error
+		if c.store.obj != nil {
+			err = c.store.fetch(ctx, c.opt.Dir, r.Case)
+		} else if !fileExists(filepath.Join(c.opt.Dir, c.store.casesDir, r.Case)) {
+			err = fmt.Errorf("worker %s reported it done, but %s has no such case directory: give workers the same shared --out directory, or use --store object", r.Worker, c.opt.Dir)
+		}
+		if err != nil {
+			c.fail(r.Case, err.Error())
+			return
+		}
+		c.state[r.Case] = StatusDone
+		delete(c.failed, r.Case)
+		c.logf("done %s (worker %s; %s)", r.Case, r.Worker, c.progress())
+	case StatusFailed:
+		if prev != "" {
+			return
+		}
+		msg := truncate(r.Err, 4000)
+		if c.store.obj != nil {
+			if err := writeFailed(c.opt.Dir, r.Case, "", msg, c.opt.Spec.MaxCaseBytes); err != nil {
+				c.logf("recording failed case %s: %v", r.Case, err)
+			}
+		}
+		c.fail(r.Case, msg)
+	}
+}
+
+func (c *coordinator) fail(id, msg string) {
+	c.state[id] = StatusFailed
+	c.failed[id] = msg
+	c.logf("failed %s: %s (%s)", id, firstLine(msg), c.progress())
+}
+
+// progress is how many cases have an outcome, for log lines.
+func (c *coordinator) progress() string {
+	n := 0
+	for _, st := range c.state {
+		if st != "" {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d/%d", n, len(c.state))
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// onDead records a dead-lettered case: the server's advisory names the
+// case message's stream sequence; the message stays in the work queue
+// (never acked) until it is deleted here.
+func (c *coordinator) onDead(ctx context.Context, m jetstream.Msg) {
+	defer m.Ack()
+	var a advisory
+	if err := decode(m.Data(), &a); err != nil {
+		c.logf("ignoring a dead-letter advisory: %v", err)
+		return
+	}
+	raw, err := c.st.cases.GetMsg(ctx, a.StreamSeq)
+	if err != nil {
+		c.logf("dead-letter advisory for message %d: %v", a.StreamSeq, err)
+		return
+	}
+	id := raw.Header.Get(caseHeader)
+	st, ok := c.state[id]
+	if !ok {
+		return
+	}
+	c.dirty = true
+	if st == "" {
+		// A worker may have stored it and died before its ack.
+		if has, err := c.store.has(ctx, id); err == nil && has {
+			if c.store.obj == nil || c.store.fetch(ctx, c.opt.Dir, id) == nil {
+				c.state[id] = StatusDone
+				c.st.cases.DeleteMsg(ctx, a.StreamSeq)
+				return
+			}
+		}
+		d := DeadCase{Case: id, Deliveries: a.Deliveries, StreamSeq: a.StreamSeq}
+		c.state[id] = StatusDead
+		delete(c.running, id)
+		c.out.Dead = append(c.out.Dead, d)
+		if err := appendLine(filepath.Join(c.opt.Dir, DeadLetterFile), encode(d)); err != nil {
+			c.logf("recording dead-lettered case %s: %v", id, err)
+		}
+		c.logf("dead-lettered %s after %d deliveries", id, a.Deliveries)
+	}
+	c.st.cases.DeleteMsg(ctx, a.StreamSeq)
+}
+
+func appendLine(path string, line []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (c *coordinator) writeStatus(state string) {
+	s := &Status{ExperimentID: c.opt.Spec.ID, State: state, Store: c.opt.Spec.Store, Cases: len(c.opt.IDs),
+		Deliveries: c.deliv, FailedCases: c.failed}
+	for _, id := range c.opt.IDs {
+		switch c.state[id] {
+		case StatusDone:
+			s.Done++
+		case StatusFailed:
+			s.Failed++
+		case StatusDead:
+			s.DeadLetter++
+			s.DeadCases = append(s.DeadCases, id)
+		default:
+			if _, ok := c.running[id]; ok {
+				s.Running++
+			} else {
+				s.Pending++
+			}
+		}
+	}
+	s.Workers = slices.Sorted(maps.Keys(c.workers))
+	if err := writeStatus(c.opt.Dir, s); err != nil {
+		c.logf("writing %s: %v", StatusFile, err)
+	}
+	c.dirty = false
+}

@@ -1,0 +1,363 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/suiterun"
+	"github.com/coordbench/coordbench/sweep"
+)
+
+// CaseRun is one case for a worker's RunCase to run.
+type CaseRun struct {
+	Spec *Spec
+	ID   string
+	// Dir is an empty scratch suite directory of this case alone.
+	Dir string
+	// Cache is the response cache file the case writes (per case, so
+	// that it travels with the case's results).
+	Cache string
+	// Limiter hands out the experiment's global model-call permits (nil
+	// when it has none).
+	Limiter llm.Limiter
+}
+
+// RunCase runs one case with the code of `sweep run` and returns its
+// finished directory; a failed case is an error (its partial artifacts
+// in Dir's failed/<id>/). A worker calls it from several goroutines.
+type RunCase func(ctx context.Context, c CaseRun) (string, error)
+
+// WorkerOptions configure a worker.
+type WorkerOptions struct {
+	// Name identifies the worker in results and status.
+	Name string
+	// Slots is how many cases it runs at once (default 1).
+	Slots int
+	// Dir is the shared experiment directory (the coordinator's --out),
+	// required when the experiment stores cases in a shared directory.
+	Dir string
+	// Scratch is where cases run before they are stored ("": the
+	// system's temporary directory).
+	Scratch string
+	// Run runs one case.
+	Run RunCase
+	// Log, if set, gets a line per case.
+	Log io.Writer
+	// Poll bounds each wait for a case, after which the worker checks
+	// whether the experiment is over (default 1 s).
+	Poll time.Duration
+	// WaitSpec bounds the wait for an experiment to be served (0: wait
+	// until ctx ends).
+	WaitSpec time.Duration
+}
+
+// WorkerReport is what a worker did.
+type WorkerReport struct {
+	ExperimentID string
+	// Ran counts cases run to an outcome (failures included), Failed the
+	// failures, Kept the deliveries of cases stored already, Returned
+	// the cases handed back (NAK) when aborted or when storing failed.
+	Ran, Failed, Kept, Returned int
+}
+
+// Worker pulls cases of the experiment being served on nc from the
+// shared durable consumer and runs them until the experiment is over or
+// ctx ends (then it pulls no more, and the cases in flight finish).
+// Ending abort as well hands the cases in flight back to the queue
+// (NAK) for another worker. Every case is stored before it is acked.
+func Worker(ctx, abort context.Context, nc *nats.Conn, opt WorkerOptions) (*WorkerReport, error) {
+	if opt.Run == nil {
+		return nil, errors.New("worker: no case runner")
+	}
+	opt.Slots = max(opt.Slots, 1)
+	if opt.Poll <= 0 {
+		opt.Poll = time.Second
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	spec, kv, err := waitSpec(ctx, js, opt)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := namesOf(spec.ID)
+	w := &worker{opt: opt, spec: spec, n: n, nc: nc, js: js, kv: kv, abort: abort,
+		rep: &WorkerReport{ExperimentID: spec.ID},
+		st:  &store{spec: spec, dir: opt.Dir, casesDir: sweep.CasesDir(spec.Benchmark)}}
+	switch spec.Store {
+	case StoreFS:
+		if opt.Dir == "" {
+			return nil, fmt.Errorf("experiment %s stores cases in a shared directory: give --out DIR, the directory sweep serve writes (or serve with --store object)", short(spec.ID))
+		}
+		m, err := sweep.ReadMarker(opt.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("--out %s: not the shared directory of sweep serve: %w", opt.Dir, err)
+		}
+		if m.ExperimentID != spec.ID {
+			return nil, fmt.Errorf("--out %s holds experiment %s, not the served %s", opt.Dir, short(m.ExperimentID), short(spec.ID))
+		}
+	case StoreObject:
+		if w.st.obj, err = js.ObjectStore(ctx, n.objectBucket()); err != nil {
+			return nil, fmt.Errorf("object store %s: %w", n.objectBucket(), err)
+		}
+	}
+	cons, err := js.Consumer(ctx, n.caseStream(), ConsumerName)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s of %s: %w", ConsumerName, n.caseStream(), err)
+	}
+	if len(spec.Limits) > 0 {
+		pc, err := NewPermitClient(nc, spec.ID)
+		if err != nil {
+			return nil, err
+		}
+		defer pc.Close()
+		w.limiter = pc
+	}
+	pull, stop := context.WithCancel(ctx)
+	defer stop()
+	sub, err := nc.Subscribe(n.controlSubject(), func(m *nats.Msg) {
+		var c control
+		if decode(m.Data, &c) == nil && c.Kind == "done" {
+			stop()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	errs := make(chan error, opt.Slots)
+	var wg sync.WaitGroup
+	for range opt.Slots {
+		wg.Go(func() { errs <- w.slot(pull, cons) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return w.report(), err
+		}
+	}
+	return w.report(), nil
+}
+
+// waitSpec waits until an experiment is served and reads it.
+func waitSpec(ctx context.Context, js jetstream.JetStream, opt WorkerOptions) (*Spec, jetstream.KeyValue, error) {
+	var deadline <-chan time.Time
+	if opt.WaitSpec > 0 {
+		t := time.NewTimer(opt.WaitSpec)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		kv, err := js.KeyValue(ctx, Bucket)
+		if err == nil {
+			spec, ok, err := currentSpec(ctx, kv)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				return spec, kv, nil
+			}
+		} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-deadline:
+			return nil, nil, errors.New("no experiment is being served (start coordbench sweep serve)")
+		case <-time.After(opt.Poll):
+		}
+	}
+}
+
+type worker struct {
+	opt     WorkerOptions
+	spec    *Spec
+	n       names
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	st      *store
+	limiter llm.Limiter
+	abort   context.Context
+
+	mu  sync.Mutex
+	rep *WorkerReport
+}
+
+func (w *worker) report() *WorkerReport {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := *w.rep
+	return &r
+}
+
+func (w *worker) count(f func(r *WorkerReport)) {
+	w.mu.Lock()
+	f(w.rep)
+	w.mu.Unlock()
+}
+
+func (w *worker) logf(format string, a ...any) {
+	if w.opt.Log != nil {
+		fmt.Fprintf(w.opt.Log, w.opt.Name+": "+format+"\n", a...)
+	}
+}
+
+// slot pulls and runs cases one at a time until pull ends or the
+// experiment is over.
+func (w *worker) slot(pull context.Context, cons jetstream.Consumer) error {
+	for pull.Err() == nil {
+		msg, err := cons.Next(jetstream.FetchMaxWait(w.opt.Poll))
+		if err != nil {
+			if w.nc.IsClosed() {
+				return errors.New("the connection to NATS is closed (has sweep serve exited?)")
+			}
+			if !w.served(pull) {
+				return nil
+			}
+			if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+				select { // the server may be restarting: retry shortly
+				case <-pull.Done():
+				case <-time.After(w.opt.Poll):
+				}
+			}
+			continue
+		}
+		w.handle(msg)
+	}
+	return nil
+}
+
+// served reports whether the experiment is still the one being served.
+func (w *worker) served(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	cur, err := w.kv.Get(ctx, "current")
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false
+	}
+	return err != nil || string(cur.Value()) == w.spec.ID // unsure: keep going
+}
+
+// handle runs one delivered case and acks it once its outcome is stored
+// and reported.
+func (w *worker) handle(msg jetstream.Msg) {
+	ctx := context.WithoutCancel(w.abort)
+	id := msg.Headers().Get(caseHeader)
+	if err := checkCaseID(id); err != nil {
+		w.logf("dropping a malformed case message: %v", err)
+		msg.Term()
+		return
+	}
+	var delivery uint64
+	if md, err := msg.Metadata(); err == nil {
+		delivery = md.NumDelivered
+	}
+	w.nc.Publish(w.n.eventSubject(), encode(Event{Kind: "start", Case: id, Worker: w.opt.Name, PID: os.Getpid(), Delivery: delivery}))
+	res := Result{Case: id, Worker: w.opt.Name, Status: StatusDone, Delivery: delivery}
+	if has, err := w.st.has(ctx, id); err == nil && has {
+		res.Kept = true
+		w.count(func(r *WorkerReport) { r.Kept++ })
+		w.finish(msg, res)
+		return
+	}
+	hb := make(chan struct{})
+	var hbWG sync.WaitGroup
+	hbWG.Go(func() {
+		t := time.NewTicker(max(w.spec.AckWait/3, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-hb:
+				return
+			case <-t.C:
+				msg.InProgress()
+			}
+		}
+	})
+	defer func() {
+		close(hb)
+		hbWG.Wait()
+	}()
+	scratch, err := os.MkdirTemp(w.opt.Scratch, "coordbench-case-")
+	if err != nil {
+		w.giveBack(msg, id, err)
+		return
+	}
+	defer os.RemoveAll(scratch)
+	run := CaseRun{Spec: w.spec, ID: id, Dir: filepath.Join(scratch, "suite"), Cache: filepath.Join(scratch, tarCache), Limiter: w.limiter}
+	w.logf("running %s (delivery %d)", id, delivery)
+	caseDir, runErr := safeRun(w.abort, w.opt.Run, run)
+	if w.abort.Err() != nil {
+		w.giveBack(msg, id, w.abort.Err())
+		return
+	}
+	if runErr == nil {
+		if err := w.st.put(ctx, id, caseDir, run.Cache, scratch); err != nil {
+			w.giveBack(msg, id, fmt.Errorf("storing: %w", err))
+			return
+		}
+		if w.st.obj == nil {
+			os.RemoveAll(filepath.Join(w.opt.Dir, suiterun.FailedDir, id))
+		}
+	} else {
+		res.Status, res.Err = StatusFailed, truncate(runErr.Error(), 4000)
+		if err := w.st.putFailed(id, filepath.Join(run.Dir, suiterun.FailedDir, id), res.Err); err != nil {
+			w.giveBack(msg, id, fmt.Errorf("storing the failure: %w", err))
+			return
+		}
+		w.count(func(r *WorkerReport) { r.Failed++ })
+	}
+	w.count(func(r *WorkerReport) { r.Ran++ })
+	w.finish(msg, res)
+}
+
+// finish reports the stored outcome, then acks the case.
+func (w *worker) finish(msg jetstream.Msg, res Result) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := w.js.Publish(ctx, w.n.resultSubject(), encode(res)); err != nil {
+		w.giveBack(msg, res.Case, fmt.Errorf("reporting the result: %w", err))
+		return
+	}
+	if err := msg.DoubleAck(ctx); err != nil {
+		w.logf("ack of %s: %v (it may be delivered again; it is counted once)", res.Case, err)
+	}
+	if res.Status == StatusFailed {
+		w.logf("failed %s: %s", res.Case, res.Err)
+	} else {
+		w.logf("done %s", res.Case)
+	}
+}
+
+// giveBack hands the case back to the queue for another delivery.
+func (w *worker) giveBack(msg jetstream.Msg, id string, why error) {
+	w.logf("handing %s back: %v", id, why)
+	msg.Nak()
+	w.count(func(r *WorkerReport) { r.Returned++ })
+}
+
+// safeRun runs one case, turning a panic into the case's error.
+func safeRun(ctx context.Context, run RunCase, c CaseRun) (dir string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			dir, err = "", fmt.Errorf("panic: %v\n%s", r, truncate(string(debug.Stack()), 2000))
+		}
+	}()
+	return run(ctx, c)
+}
