@@ -3,12 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/report"
 )
 
@@ -23,9 +22,10 @@ func reportCmd() *cobra.Command {
 "silo run --out", or a suite's cases/<id>/ and runs/<id>/); which one is
 told from the files in each.
 
-With --out FILE.html (or --format html) it writes one self-contained HTML
-page: figures as inline SVG, nothing fetched from a network, the same
-bytes for the same inputs.
+By default it writes one self-contained HTML page to report.html (or to
+--out FILE.html; --format html alone writes it to standard output):
+figures as inline SVG, nothing fetched from a network, the same bytes for
+the same inputs.
 
   des suite    the paradigm matrix (the DESBench paper's Table 3 layout,
                best value per column marked, ↑/↓ directions), the four
@@ -49,15 +49,19 @@ gives per-metric paired differences A − B with their intervals.
 --format md|csv|latex write the tables alone to standard output (or
 --out): csv at full precision, one CSV block per table kind and directory
 (--table to get one). See docs/report.md.`,
-		Example: `  coordbench report runs/suite_A5C12-1 --out report.html
+		Example: `  coordbench report runs/suite_A5C12-1
+  coordbench report runs/suite_A5C12-1 --out a5c12.html
   coordbench report runs/a3c9 runs/silo --out report.html --cases all
   coordbench report --compare runs/rule runs/greedy --format md`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opt.Format == "" {
-				opt.Format = "md"
-				if strings.HasSuffix(strings.ToLower(out), ".html") {
-					opt.Format = "html"
+				opt.Format = "html"
+				switch {
+				case out == "":
+					out = defaultReport
+				case !strings.HasSuffix(strings.ToLower(out), ".html"):
+					return fmt.Errorf("--out %s: give --format (md, csv, latex or html) for a file not named *.html", out)
 				}
 			}
 			if out == "" {
@@ -67,45 +71,20 @@ gives per-metric paired differences A − B with their intervals.
 			if err := report.Write(&b, args, opt); err != nil {
 				return err
 			}
-			if err := writeFileAtomic(out, b.Bytes()); err != nil {
+			if err := atomicfs.WriteFile(out, ".", b.Bytes()); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d bytes)\n", out, b.Len())
 			return nil
 		},
 	}
-	c.Flags().StringVar(&opt.Format, "format", "", "output format: "+strings.Join(report.Formats, ", ")+" (default html when --out ends in .html, else md)")
-	c.Flags().StringVar(&out, "out", "", "write to this file instead of standard output (a name ending in .html selects --format html)")
+	c.Flags().StringVar(&opt.Format, "format", "", "output format: "+strings.Join(report.Formats, ", ")+" (default html, into --out or "+defaultReport+")")
+	c.Flags().StringVar(&out, "out", "", "write to this file (default: html into "+defaultReport+"; md, csv, latex to standard output)")
 	c.Flags().StringSliceVar(&opt.Tables, "table", nil, "md, csv, latex: write only these tables (comma list of "+strings.Join(report.SectionKinds, ", ")+"; default all)")
 	c.Flags().StringSliceVar(&opt.Cases, "cases", nil, fmt.Sprintf("html: the cases (des case ids, silo run ids) with a section of their own: a comma list, all or none (default: the first seed of each group, at most %d)", report.DefaultCases))
 	c.Flags().BoolVar(&opt.Compare, "compare", false, "compare two suites A B of the same benchmark, paired case by case")
 	return c
 }
 
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory, so that a failed write leaves no half file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
+// defaultReport is the file the HTML report goes to without --out.
+const defaultReport = "report.html"

@@ -42,4 +42,15 @@ func TestReportCommand(t *testing.T) {
 	if _, err := run(t, "report", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a suite directory") {
 		t.Errorf("an empty directory: %v", err)
 	}
+	// No flag: the HTML page, into report.html of the working directory.
+	t.Chdir(t.TempDir())
+	if _, err := run(t, "report", dir); err != nil {
+		t.Fatalf("report DIR: %v", err)
+	}
+	if b, err := os.ReadFile("report.html"); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
+		t.Errorf("report DIR wrote no report.html (%v)", err)
+	}
+	if _, err := run(t, "report", dir, "--out", "table.txt"); err == nil || !strings.Contains(err.Error(), "give --format") {
+		t.Errorf("--out table.txt without --format: %v", err)
+	}
 }
