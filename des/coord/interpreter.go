@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/coordbench/coordbench/des/factory"
 )
@@ -46,6 +47,7 @@ type Interpreter struct {
 	ids       []string
 	chosen    map[string]int
 	remembers []byte
+	lines     []byte // memory lines' storage (see rememberf), appended to, never rewritten
 	audits    []Audit
 
 	cellAgents []string // agent id by cell index ("cell:C01")
@@ -81,7 +83,11 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 	}
 	in := &Interpreter{eng: eng, sel: sel, memory: map[string][]string{}, feedback: map[string]string{},
 		agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
-		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells))}
+		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells)),
+		// About two messages per operation under the centralized paradigm
+		// (assign, accept), more under the others: room for the first
+		// saves the slice's early doublings.
+		Messages: make([]Message, 0, 2*eng.NumOps())}
 	for c, cell := range eng.P.Cells {
 		id := RoleCell + ":" + cell.ID
 		in.cellAgents = append(in.cellAgents, id)
@@ -124,7 +130,7 @@ func (in *Interpreter) Next() *Decision {
 	}
 	in.gen++ // the engine may have moved: every snapshot is stale
 	d := &in.decision
-	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents}
+	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer}
 	if d.ActiveAgents == nil {
 		d.ActiveAgents = map[string]*View{}
 	}
@@ -304,7 +310,29 @@ func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...s
 		b = append(b, w...)
 	}
 	in.remembers = b
-	in.remember(agent, string(b))
+	in.remember(agent, in.line(b))
+}
+
+// lineChunk is the size of the blocks that hold memory lines.
+const lineChunk = 4 << 10
+
+// line returns b as a string stored in in.lines: one allocation per block
+// of lines instead of one per line. A block is only ever appended to, and
+// a full one is left to the strings that point into it, so a line never
+// changes once returned.
+func (in *Interpreter) line(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > lineChunk/4 {
+		return string(b)
+	}
+	if cap(in.lines)-len(in.lines) < len(b) {
+		in.lines = make([]byte, 0, lineChunk)
+	}
+	n := len(in.lines)
+	in.lines = append(in.lines, b...)
+	return unsafe.String(&in.lines[n], len(b))
 }
 
 func (in *Interpreter) remember(agent, s string) {

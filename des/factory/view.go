@@ -145,6 +145,15 @@ func (e *Engine) Completed() int { return e.completed }
 // NumJobs is the number of jobs of the episode.
 func (e *Engine) NumJobs() int { return len(e.jobs) }
 
+// NumOps is the number of operations of all the episode's jobs.
+func (e *Engine) NumOps() int {
+	n := 0
+	for i := range e.jobs {
+		n += len(e.jobs[i].route)
+	}
+	return n
+}
+
 // Arrived counts jobs that have arrived so far.
 func (e *Engine) Arrived() int { return e.nextArrival }
 

@@ -27,9 +27,11 @@ func New(name string, seed uint64) (coord.Controller, error) {
 	return nil, fmt.Errorf("unknown controller %q (built-in: %v)", name, Names)
 }
 
-// each applies choose to every active agent's view.
+// each applies choose to every active agent's view. The answer is the
+// decision's own reused map (coord.Decision.Answer), so that a built-in
+// controller allocates nothing per decision.
 func each(d *coord.Decision, choose func(*coord.View) int) map[string]int {
-	out := make(map[string]int, len(d.ActiveAgents))
+	out := d.Answer()
 	for id, v := range d.ActiveAgents {
 		out[id] = choose(v)
 	}
