@@ -27,12 +27,10 @@ type Interpreter struct {
 	eng *factory.Engine
 	sel ModeSelector
 
-	step     int
-	recent   [RecentEvents]factory.EventType
-	nRecent  int
-	memory   map[string][]string
-	feedback map[string]string
-	item     itemState // the work item whose protocol is running
+	step    int
+	recent  [RecentEvents]factory.EventType
+	nRecent int
+	item    itemState // the work item whose protocol is running
 
 	// Per-decision snapshots, taken lazily so that a decision costs what
 	// its views show: an area or cell agent's payload reads only its own
@@ -81,8 +79,7 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 			return nil, err
 		}
 	}
-	in := &Interpreter{eng: eng, sel: sel, memory: map[string][]string{}, feedback: map[string]string{},
-		agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
+	in := &Interpreter{eng: eng, sel: sel, agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
 		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells)),
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
@@ -216,9 +213,9 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		if a.Reason != "" {
 			act = SafeAction(v)
 			a.Source = SourceFallback
-			in.feedback[id] = "your last reply was replaced by the fallback: " + a.Reason
+			in.slot(id).feedback = "your last reply was replaced by the fallback: " + a.Reason
 		} else {
-			delete(in.feedback, id)
+			in.slot(id).feedback = ""
 		}
 		a.Action = act
 		chosen[id] = act
@@ -274,7 +271,7 @@ func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 // engine the first time the decision needs it.
 func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
 	if in.cellGen[c] != in.gen {
-		in.cells[c] = in.eng.Cell(c)
+		in.eng.CellInto(c, &in.cells[c])
 		in.cellGen[c] = in.gen
 		in.cellReads++
 	}
@@ -336,12 +333,13 @@ func (in *Interpreter) line(b []byte) string {
 }
 
 func (in *Interpreter) remember(agent, s string) {
-	m := in.memory[agent]
+	sl := in.slot(agent)
+	m := sl.memory
 	if len(m) >= MemorySize { // full: drop the oldest, in place (views hold copies)
 		copy(m, m[len(m)-MemorySize+1:])
 		m = m[:MemorySize-1]
 	}
-	in.memory[agent] = append(m, s)
+	sl.memory = append(m, s)
 }
 
 // round2 rounds a payload figure to two decimals: payloads are read by
