@@ -86,8 +86,17 @@ func (Rule) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 }
 
 // bidWeight ranks bid classes in awards: a stronger bid counts as a
-// shorter wait, in units of the item's processing time.
-var bidWeight = map[string]float64{"high": 0, "medium": 0.25, "low": 0.5}
+// shorter wait, in units of the item's processing time ("high" and no bid
+// count 0). A switch, not a map: it is read for every cell option.
+func bidWeight(bid string) float64 {
+	switch bid {
+	case "medium":
+		return 0.25
+	case "low":
+		return 0.5
+	}
+	return 0
+}
 
 func ruleChoice(v *coord.View) int {
 	headroom := v.Observation.HeadroomKW
@@ -115,7 +124,7 @@ func ruleChoice(v *coord.View) int {
 			if c == nil {
 				return 0, false
 			}
-			return cellScore(c, headroom) + bidWeight[c.Bid]*c.ProcTime, true
+			return cellScore(c, headroom) + bidWeight(c.Bid)*c.ProcTime, true
 		})
 	case coord.KindBid:
 		c := v.Observation.Cell
