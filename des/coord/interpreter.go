@@ -294,7 +294,7 @@ func (in *Interpreter) plantObservation() *PlantObservation {
 // built without fmt.
 func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...string) {
 	b := append(in.remembers[:0], "t="...)
-	b = strconv.AppendFloat(b, t, 'f', 1, 64)
+	b = appendTenths(b, t)
 	b = append(b, ' ')
 	if job >= 0 {
 		b = append(b, "job "...)
@@ -308,6 +308,43 @@ func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...s
 	}
 	in.remembers = b
 	in.remember(agent, in.line(b))
+}
+
+// appendTenths appends t as strconv.AppendFloat(b, t, 'f', 1, 64) does:
+// t's exact binary value rounded to one decimal, an exact tie to the even
+// tenth. For 0 <= t < 2^40 (simulation times) it skips strconv's
+// arbitrary-precision path: the product t*10 and its rounding error
+// (math.FMA, exact) give the exact value x+e of 10t, so the nearest
+// integer, and a tie, are decided exactly. TestAppendTenthsMatchesStrconv
+// compares the two.
+func appendTenths(b []byte, t float64) []byte {
+	if !(t >= 0 && t < 1<<40) || math.Signbit(t) {
+		return strconv.AppendFloat(b, t, 'f', 1, 64)
+	}
+	x := t * 10
+	e := math.FMA(t, 10, -x) // 10t = x + e exactly; x < 2^44, so |e| <= 2^-10
+	c := math.Floor(x)
+	d := x - c // exact (Sterbenz), in [0, 1)
+	up := false
+	switch {
+	case d < 0.25:
+	case d > 0.75:
+		up = true
+	default:
+		h := d - 0.5 // exact (Sterbenz): 10t - c - 0.5 = h + e
+		switch {
+		case h > -e:
+			up = true
+		case h == -e:
+			up = uint64(c)%2 == 1 // a tie: to the even tenth
+		}
+	}
+	n := uint64(c)
+	if up {
+		n++
+	}
+	b = strconv.AppendUint(b, n/10, 10)
+	return append(b, '.', byte('0'+n%10))
 }
 
 // lineChunk is the size of the blocks that hold memory lines.
