@@ -19,7 +19,7 @@ func TestAppendTenthsMatchesStrconv(t *testing.T) {
 		check(x)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 300000; i++ {
+	for i := 0; i < 100000; i++ {
 		k := r.Int64N(1 << 30)
 		check(float64(k) / 20)                                // ties and near-ties
 		check(math.Nextafter(float64(k)/20, 0))               // just below
