@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/coordbench/coordbench/des/factory"
 )
@@ -26,12 +27,10 @@ type Interpreter struct {
 	eng *factory.Engine
 	sel ModeSelector
 
-	step     int
-	recent   [RecentEvents]factory.EventType
-	nRecent  int
-	memory   map[string][]string
-	feedback map[string]string
-	item     itemState // the work item whose protocol is running
+	step    int
+	recent  [RecentEvents]factory.EventType
+	nRecent int
+	item    itemState // the work item whose protocol is running
 
 	// Per-decision snapshots, taken lazily so that a decision costs what
 	// its views show: an area or cell agent's payload reads only its own
@@ -46,6 +45,7 @@ type Interpreter struct {
 	ids       []string
 	chosen    map[string]int
 	remembers []byte
+	lines     []byte // memory lines' storage (see rememberf), appended to, never rewritten
 	audits    []Audit
 
 	cellAgents []string // agent id by cell index ("cell:C01")
@@ -79,9 +79,12 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 			return nil, err
 		}
 	}
-	in := &Interpreter{eng: eng, sel: sel, memory: map[string][]string{}, feedback: map[string]string{},
-		agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
-		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells))}
+	in := &Interpreter{eng: eng, sel: sel, agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
+		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells)),
+		// About two messages per operation under the centralized paradigm
+		// (assign, accept), more under the others: room for the first
+		// saves the slice's early doublings.
+		Messages: make([]Message, 0, 2*eng.NumOps())}
 	for c, cell := range eng.P.Cells {
 		id := RoleCell + ":" + cell.ID
 		in.cellAgents = append(in.cellAgents, id)
@@ -124,7 +127,7 @@ func (in *Interpreter) Next() *Decision {
 	}
 	in.gen++ // the engine may have moved: every snapshot is stale
 	d := &in.decision
-	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents}
+	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer}
 	if d.ActiveAgents == nil {
 		d.ActiveAgents = map[string]*View{}
 	}
@@ -210,9 +213,9 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		if a.Reason != "" {
 			act = SafeAction(v)
 			a.Source = SourceFallback
-			in.feedback[id] = "your last reply was replaced by the fallback: " + a.Reason
+			in.slot(id).feedback = "your last reply was replaced by the fallback: " + a.Reason
 		} else {
-			delete(in.feedback, id)
+			in.slot(id).feedback = ""
 		}
 		a.Action = act
 		chosen[id] = act
@@ -268,7 +271,7 @@ func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 // engine the first time the decision needs it.
 func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
 	if in.cellGen[c] != in.gen {
-		in.cells[c] = in.eng.Cell(c)
+		in.eng.CellInto(c, &in.cells[c])
 		in.cellGen[c] = in.gen
 		in.cellReads++
 	}
@@ -291,7 +294,7 @@ func (in *Interpreter) plantObservation() *PlantObservation {
 // built without fmt.
 func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...string) {
 	b := append(in.remembers[:0], "t="...)
-	b = strconv.AppendFloat(b, t, 'f', 1, 64)
+	b = appendTenths(b, t)
 	b = append(b, ' ')
 	if job >= 0 {
 		b = append(b, "job "...)
@@ -304,16 +307,76 @@ func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...s
 		b = append(b, w...)
 	}
 	in.remembers = b
-	in.remember(agent, string(b))
+	in.remember(agent, in.line(b))
+}
+
+// appendTenths appends t as strconv.AppendFloat(b, t, 'f', 1, 64) does:
+// t's exact binary value rounded to one decimal, an exact tie to the even
+// tenth. For 0 <= t < 2^40 (simulation times) it skips strconv's
+// arbitrary-precision path: the product t*10 and its rounding error
+// (math.FMA, exact) give the exact value x+e of 10t, so the nearest
+// integer, and a tie, are decided exactly. TestAppendTenthsMatchesStrconv
+// compares the two.
+func appendTenths(b []byte, t float64) []byte {
+	if !(t >= 0 && t < 1<<40) || math.Signbit(t) {
+		return strconv.AppendFloat(b, t, 'f', 1, 64)
+	}
+	x := t * 10
+	e := math.FMA(t, 10, -x) // 10t = x + e exactly; x < 2^44, so |e| <= 2^-10
+	c := math.Floor(x)
+	d := x - c // exact (Sterbenz), in [0, 1)
+	up := false
+	switch {
+	case d < 0.25:
+	case d > 0.75:
+		up = true
+	default:
+		h := d - 0.5 // exact (Sterbenz): 10t - c - 0.5 = h + e
+		switch {
+		case h > -e:
+			up = true
+		case h == -e:
+			up = uint64(c)%2 == 1 // a tie: to the even tenth
+		}
+	}
+	n := uint64(c)
+	if up {
+		n++
+	}
+	b = strconv.AppendUint(b, n/10, 10)
+	return append(b, '.', byte('0'+n%10))
+}
+
+// lineChunk is the size of the blocks that hold memory lines.
+const lineChunk = 4 << 10
+
+// line returns b as a string stored in in.lines: one allocation per block
+// of lines instead of one per line. A block is only ever appended to, and
+// a full one is left to the strings that point into it, so a line never
+// changes once returned.
+func (in *Interpreter) line(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > lineChunk/4 {
+		return string(b)
+	}
+	if cap(in.lines)-len(in.lines) < len(b) {
+		in.lines = make([]byte, 0, lineChunk)
+	}
+	n := len(in.lines)
+	in.lines = append(in.lines, b...)
+	return unsafe.String(&in.lines[n], len(b))
 }
 
 func (in *Interpreter) remember(agent, s string) {
-	m := in.memory[agent]
+	sl := in.slot(agent)
+	m := sl.memory
 	if len(m) >= MemorySize { // full: drop the oldest, in place (views hold copies)
 		copy(m, m[len(m)-MemorySize+1:])
 		m = m[:MemorySize-1]
 	}
-	in.memory[agent] = append(m, s)
+	sl.memory = append(m, s)
 }
 
 // round2 rounds a payload figure to two decimals: payloads are read by

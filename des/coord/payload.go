@@ -52,6 +52,21 @@ type Decision struct {
 	Step         int              `json:"step"`
 	Time         float64          `json:"time"`
 	ActiveAgents map[string]*View `json:"active_agents"`
+
+	answer map[string]int // Answer's map, reused from step to step
+}
+
+// Answer returns an empty map for a controller's answer to d (one action
+// index per agent id). The map belongs to d: the interpreter reuses its
+// decision, so the next Answer on it clears the map again. A controller
+// that returns the map must not keep it once Act has returned; the
+// interpreter reads it only during ApplyNotes.
+func (d *Decision) Answer() map[string]int {
+	if d.answer == nil {
+		d.answer = make(map[string]int, len(d.ActiveAgents))
+	}
+	clear(d.answer)
+	return d.answer
 }
 
 // View is what one active agent sees and may do.

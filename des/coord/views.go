@@ -91,17 +91,13 @@ func (in *Interpreter) fillPlantObservation() {
 // observation (power headroom, alarms) and its protocol context (recent
 // events, working memory, feedback) filled in.
 func (in *Interpreter) view(id, role, trigger string) *View {
-	slot := in.views[id]
-	if slot == nil {
-		slot = &agentSlot{}
-		in.views[id] = slot
-	}
+	slot := in.slot(id)
 	v := &slot.view
 	old := v.Observation
 	*v = View{
 		AgentID: id, Role: role,
 		Context: Context{Trigger: trigger, RecentEvents: nonNil(v.Context.RecentEvents), Alarms: v.Context.Alarms[:0],
-			Memory: append(nonNil(v.Context.Memory), in.memory[id]...), Feedback: in.feedback[id]},
+			Memory: append(nonNil(v.Context.Memory), slot.memory...), Feedback: slot.feedback},
 		Options:      v.Options[:0],
 		LegalActions: v.LegalActions[:0],
 		ActionMask:   v.ActionMask[:0],
@@ -246,11 +242,24 @@ func (in *Interpreter) itemViews(d *Decision) {
 	}
 }
 
-// agentSlot is the reused payload storage of one agent: its view and the
-// contract the view points to.
+// agentSlot is what the interpreter keeps per agent, found with one map
+// lookup: its reused payload storage (the view and the contract the view
+// points to), its working memory and its feedback on the last reply.
 type agentSlot struct {
 	view     View
 	contract Contract
+	memory   []string // the last MemorySize lines, oldest first
+	feedback string   // set when the last reply was replaced by the fallback
+}
+
+// slot returns agent id's slot, made on first use.
+func (in *Interpreter) slot(id string) *agentSlot {
+	s := in.views[id]
+	if s == nil {
+		s = &agentSlot{}
+		in.views[id] = s
+	}
+	return s
 }
 
 // contract describes the running item's protocol state to agent `to`, in

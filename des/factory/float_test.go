@@ -98,3 +98,17 @@ func TestTraceEncoderMatchesAppendJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendIntMatchesStrconv(t *testing.T) {
+	check := func(v int32) {
+		if got, want := string(appendInt(nil, v)), strconv.FormatInt(int64(v), 10); got != want {
+			t.Fatalf("appendInt(%d) = %q, want %q", v, got, want)
+		}
+	}
+	for v := int32(-2000); v <= 2000; v++ {
+		check(v)
+	}
+	for _, v := range []int32{math.MinInt32, math.MinInt32 + 1, math.MaxInt32, 9999, 10000, 123456} {
+		check(v)
+	}
+}

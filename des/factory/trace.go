@@ -126,18 +126,18 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 	b = append(b, '"')
 	if r.Job >= 0 && r.Ev != EvEpisodeStart {
 		b = append(b, `,"job":`...)
-		b = strconv.AppendInt(b, int64(r.Job), 10)
+		b = appendInt(b, r.Job)
 	}
 	if r.Op >= 0 {
 		b = append(b, `,"op":`...)
-		b = strconv.AppendInt(b, int64(r.Op), 10)
+		b = appendInt(b, r.Op)
 	}
 	switch r.Ev {
 	case EvArrival:
 		b = append(b, `,"product":"`...)
 		b = append(b, p.Products[r.Product].ID...)
 		b = append(b, `","ops":`...)
-		b = strconv.AppendInt(b, int64(r.Ops), 10)
+		b = appendInt(b, r.Ops)
 		b = append(b, `,"due":`...)
 		b = AppendFloat(b, r.Due)
 	case EvTransportStart:
@@ -150,7 +150,7 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, '"')
 		if r.Machine >= 0 {
 			b = append(b, `,"from_machine":`...)
-			b = strconv.AppendInt(b, int64(r.Machine), 10)
+			b = appendInt(b, r.Machine)
 		}
 		b = append(b, `,"dur":`...)
 		b = AppendFloat(b, r.Dur)
@@ -176,9 +176,9 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, `,"horizon":`...)
 		b = AppendFloat(b, in.Horizon)
 		b = append(b, `,"jobs":`...)
-		b = strconv.AppendInt(b, int64(r.Job), 10)
+		b = appendInt(b, r.Job)
 		b = append(b, `,"total_ops":`...)
-		b = strconv.AppendInt(b, int64(r.Ops), 10)
+		b = appendInt(b, r.Ops)
 	case EvEpisodeEnd:
 		b = append(b, `,"status":"`...)
 		b = append(b, r.Status...)
@@ -190,7 +190,7 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, '"')
 		if r.Machine >= 0 && r.Ev != EvTransportStart {
 			b = append(b, `,"machine":`...)
-			b = strconv.AppendInt(b, int64(r.Machine), 10)
+			b = appendInt(b, r.Machine)
 		}
 	}
 	if r.Ev == EvProcessResume {
@@ -199,6 +199,21 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, '"')
 	}
 	return append(b, '}')
+}
+
+// appendInt appends v in decimal, as strconv.AppendInt does; the job,
+// operation and machine numbers of a trace are mostly below 1000, and
+// those skip strconv's general conversion.
+func appendInt(b []byte, v int32) []byte {
+	switch {
+	case v >= 0 && v < 10:
+		return append(b, byte('0'+v))
+	case v >= 10 && v < 100:
+		return append(b, byte('0'+v/10), byte('0'+v%10))
+	case v >= 100 && v < 1000:
+		return append(b, byte('0'+v/100), byte('0'+v/10%10), byte('0'+v%10))
+	}
+	return strconv.AppendInt(b, int64(v), 10)
 }
 
 // AppendFloat formats like encoding/json: the shortest representation that

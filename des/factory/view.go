@@ -71,9 +71,18 @@ type CellInfo struct {
 
 // Cell summarizes cell c.
 func (e *Engine) Cell(c int) CellInfo {
+	var info CellInfo
+	e.CellInto(c, &info)
+	return info
+}
+
+// CellInto writes cell c's summary (Cell) into *dst, sparing the copy of
+// a returned value to callers that keep summaries in place.
+func (e *Engine) CellInto(c int, dst *CellInfo) {
 	cell := &e.P.Cells[c]
 	cs := &e.cells[c]
-	info := CellInfo{Occupancy: cs.occupancy, Waiting: len(cs.waiting), AdmitQueue: len(cs.admitQ),
+	info := dst
+	*info = CellInfo{Occupancy: cs.occupancy, Waiting: len(cs.waiting), AdmitQueue: len(cs.admitQ),
 		FreeSlots: cell.Buffer - cs.occupancy}
 	var w int64
 	for m := 0; m < cell.Machines; m++ {
@@ -103,7 +112,6 @@ func (e *Engine) Cell(c int) CellInfo {
 		info.Backlog += e.nominal(j, c)
 	}
 	info.PowerW = w
-	return info
 }
 
 // machineBacklog is the nominal work left on machine m: what remains of a
@@ -144,6 +152,15 @@ func (e *Engine) Completed() int { return e.completed }
 
 // NumJobs is the number of jobs of the episode.
 func (e *Engine) NumJobs() int { return len(e.jobs) }
+
+// NumOps is the number of operations of all the episode's jobs.
+func (e *Engine) NumOps() int {
+	n := 0
+	for i := range e.jobs {
+		n += len(e.jobs[i].route)
+	}
+	return n
+}
 
 // Arrived counts jobs that have arrived so far.
 func (e *Engine) Arrived() int { return e.nextArrival }

@@ -27,9 +27,11 @@ func New(name string, seed uint64) (coord.Controller, error) {
 	return nil, fmt.Errorf("unknown controller %q (built-in: %v)", name, Names)
 }
 
-// each applies choose to every active agent's view.
+// each applies choose to every active agent's view. The answer is the
+// decision's own reused map (coord.Decision.Answer), so that a built-in
+// controller allocates nothing per decision.
 func each(d *coord.Decision, choose func(*coord.View) int) map[string]int {
-	out := make(map[string]int, len(d.ActiveAgents))
+	out := d.Answer()
 	for id, v := range d.ActiveAgents {
 		out[id] = choose(v)
 	}
@@ -84,8 +86,17 @@ func (Rule) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 }
 
 // bidWeight ranks bid classes in awards: a stronger bid counts as a
-// shorter wait, in units of the item's processing time.
-var bidWeight = map[string]float64{"high": 0, "medium": 0.25, "low": 0.5}
+// shorter wait, in units of the item's processing time ("high" and no bid
+// count 0). A switch, not a map: it is read for every cell option.
+func bidWeight(bid string) float64 {
+	switch bid {
+	case "medium":
+		return 0.25
+	case "low":
+		return 0.5
+	}
+	return 0
+}
 
 func ruleChoice(v *coord.View) int {
 	headroom := v.Observation.HeadroomKW
@@ -113,7 +124,7 @@ func ruleChoice(v *coord.View) int {
 			if c == nil {
 				return 0, false
 			}
-			return cellScore(c, headroom) + bidWeight[c.Bid]*c.ProcTime, true
+			return cellScore(c, headroom) + bidWeight(c.Bid)*c.ProcTime, true
 		})
 	case coord.KindBid:
 		c := v.Observation.Cell
