@@ -67,14 +67,14 @@ func TestLangGraphRunnerPassesChecker(t *testing.T) {
 	}
 }
 
-// The LangGraph.js example plays A3C9-1 under the four paradigms on two
-// seeds: every decision is external (G_fb == 0), no protocol violation,
+// The LangGraph.js example plays A3C9-1 under the four paradigms on the
+// first test seed (node is the slow part of the suite): every decision is external (G_fb == 0), no protocol violation,
 // and, since its greedy rule is the Python example's, the same decisions
 // as the Go twin greedy_py.
 func TestLangGraphRunnerEpisodes(t *testing.T) {
 	command := langGraphRunner(t)
 	t.Parallel()
-	seeds := plantOf(t, faultInstance).Inst.Seeds.Test[:2]
+	seeds := plantOf(t, faultInstance).Inst.Seeds.Test[:1]
 	for _, mode := range coord.Builtins {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("%s/s%d", mode.ID, seed), func(t *testing.T) {
