@@ -12,6 +12,11 @@ import (
 func (st *Status) Render(w io.Writer) error {
 	fmt.Fprintf(w, "experiment %s (%s), from %s\n", short(st.ExperimentID), st.Benchmark, strings.Join(st.Sources, ", "))
 	fmt.Fprintf(w, "cases: %d planned, %d done, %d failed, %d not started\n", st.Total, st.Done, st.Failed, st.NotStarted)
+	if len(st.Models) == 1 && st.Models[0].Model == "" {
+		// Built-in controllers or scripted agents only: no model, no money.
+		_, err := fmt.Fprintln(w, "no model calls: the experiment runs no model-backed controller or agents")
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tplanned\tdone\tfailed\tnot started\tcalls\tcached calls\tspent USD\tremaining USD (estimate)")
 	for _, m := range st.Models {

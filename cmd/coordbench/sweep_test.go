@@ -35,6 +35,12 @@ func TestSweepShardsCollectLikeOneRun(t *testing.T) {
 			if out, err := run(t, "sweep", "run", x.file, "--out", whole); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
+			// The examples run no model: status counts cases and shows no
+			// money table.
+			if st, err := run(t, "sweep", "status", whole); err != nil || !strings.Contains(st, "0 not started") ||
+				!strings.Contains(st, "no model calls") || strings.Contains(st, "USD") {
+				t.Errorf("sweep status of a finished run without models: %v\n%s", err, st)
+			}
 			for _, n := range []int{2, 3} {
 				var shards []string
 				// Collect takes the shards in any order.
