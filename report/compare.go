@@ -50,6 +50,14 @@ type pairRow struct {
 	diffs  []float64
 }
 
+// add pairs a with b: their difference, unless either is missing (NaN: an
+// empty cell of the summary), which leaves the pair out.
+func (r *pairRow) add(a, b float64) {
+	if !math.IsNaN(a) && !math.IsNaN(b) {
+		r.diffs = append(r.diffs, a-b)
+	}
+}
+
 // compareTable turns paired rows into a displayed table and CSV rows.
 func compareTable(sec *Section, title, caption string, groupHead []string, rows []pairRow, unpairedA, unpairedB int) {
 	t := Table{Title: title, Caption: caption, Head: append(slices.Clone(groupHead), "metric", "n", "mean A − B", "95% t interval", "95% bootstrap", "≠ 0")}
@@ -302,12 +310,7 @@ func compareSilo(a, b string) ([]Section, error) {
 	if !diff[0] {
 		head = append(head, "agent")
 	}
-	metrics := []struct {
-		name, arrow string
-		get         func(siloRunRow) float64
-	}{{"S", "↑", func(r siloRunRow) float64 { return r.S }}, {"success", "↑", func(r siloRunRow) float64 { return r.success }},
-		{"P", "↑", func(r siloRunRow) float64 { return r.P }}, {"D", "", func(r siloRunRow) float64 { return r.D }},
-		{"tokens", "↓", func(r siloRunRow) float64 { return r.tokens }}}
+	metrics := siloPairMetrics
 	var rows []pairRow
 	for _, g := range order {
 		lab := []string{g.level, strconv.Itoa(g.n), g.protocol}
@@ -317,9 +320,7 @@ func compareSilo(a, b string) ([]Section, error) {
 		for _, m := range metrics {
 			r := pairRow{group: lab, metric: m.name, arrow: m.arrow, digits: 3}
 			for _, p := range pairs[g] {
-				if va, vb := m.get(p[0]), m.get(p[1]); !math.IsNaN(va) && !math.IsNaN(vb) {
-					r.diffs = append(r.diffs, va-vb)
-				}
+				r.add(m.get(p[0]), m.get(p[1]))
 			}
 			if len(r.diffs) > 0 {
 				rows = append(rows, r)
@@ -334,3 +335,11 @@ func compareSilo(a, b string) ([]Section, error) {
 	compareTable(&sec, "Paired differences A − B", compareCaption("task and seed", dims), head, rows, unA, len(inB)-len(used))
 	return []Section{sec}, nil
 }
+
+// siloPairMetrics are the silo run metrics the paired tables compare.
+var siloPairMetrics = []struct {
+	name, arrow string
+	get         func(siloRunRow) float64
+}{{"S", "↑", func(r siloRunRow) float64 { return r.S }}, {"success", "↑", func(r siloRunRow) float64 { return r.success }},
+	{"P", "↑", func(r siloRunRow) float64 { return r.P }}, {"D", "", func(r siloRunRow) float64 { return r.D }},
+	{"tokens", "↓", func(r siloRunRow) float64 { return r.tokens }}}

@@ -89,7 +89,6 @@ func readCSV(path string, need []string) (*csvFile, error) {
 		return nil, err
 	}
 	r := csv.NewReader(bytes.NewReader(b))
-	r.ReuseRecord = false
 	head, err := r.Read()
 	if err != nil {
 		return nil, csvErr(path, err)
@@ -112,9 +111,20 @@ func readCSV(path string, need []string) (*csvFile, error) {
 			return nil, csvErr(path, err)
 		}
 		line, _ := r.FieldPos(0)
+		if i, ok := f.col["case_id"]; ok && i < len(rec) && !caseDirName(rec[i]) {
+			// Case ids name directories the report reads (cases/<id>,
+			// runs/<id>): one written by hand must not lead elsewhere.
+			return nil, fmt.Errorf("%s:%d: column case_id: %q is not a case id (one directory name)", path, line, rec[i])
+		}
 		f.rows = append(f.rows, csvRow{line, rec})
 	}
 	return f, nil
+}
+
+// caseDirName reports whether id can name a directory of its own below a
+// suite's cases/ or runs/: one local path element.
+func caseDirName(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`) && filepath.IsLocal(id)
 }
 
 func csvErr(path string, err error) error {

@@ -521,3 +521,26 @@ func TestSiloMalformed(t *testing.T) {
 		}
 	}
 }
+
+// A summary whose case_id would lead out of the suite's cases/ directory
+// is refused as malformed input, naming the file and line.
+func TestCaseIDMustBeADirectoryName(t *testing.T) {
+	for _, id := range []string{"../../etc", "a/b", "..", ".", ""} {
+		if caseDirName(id) {
+			t.Errorf("caseDirName(%q) = true", id)
+		}
+	}
+	for _, id := range []string{"A3C9-1__centralized__rule__s1", "I-01-p2p-n5-reference-s1"} {
+		if !caseDirName(id) {
+			t.Errorf("caseDirName(%q) = false", id)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "summary.csv")
+	if err := os.WriteFile(path, []byte("case_id,x\nok,1\n../../etc,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readCSV(path, []string{"case_id"}); err == nil || !strings.Contains(err.Error(), "summary.csv:3") {
+		t.Errorf("readCSV with a case_id of ../../etc: %v", err)
+	}
+}

@@ -46,11 +46,7 @@ func siloPairedSection(dir string, runs []siloRunRow) Section {
 		}
 		return a.n - b.n
 	})
-	metrics := []struct {
-		name, arrow string
-		get         func(siloRunRow) float64
-	}{{"S", "↑", func(r siloRunRow) float64 { return r.S }}, {"success", "↑", func(r siloRunRow) float64 { return r.success }},
-		{"P", "↑", func(r siloRunRow) float64 { return r.P }}, {"D", "", func(r siloRunRow) float64 { return r.D }}}
+	metrics := siloPairMetrics[:4] // S, success, P, D: tokens differ by protocol by design
 	var rows []pairRow
 	for _, g := range groups {
 		for i, pa := range protos {
@@ -63,7 +59,7 @@ func siloPairedSection(dir string, runs []siloRunRow) Section {
 						}
 						b, ok := byKey[strings.Join([]string{a.task, strconv.Itoa(a.n), a.seed, a.agent, pb}, "\x00")]
 						if ok {
-							r.diffs = append(r.diffs, m.get(a)-m.get(b))
+							r.add(m.get(a), m.get(b))
 						}
 					}
 					if len(r.diffs) > 0 {

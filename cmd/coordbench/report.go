@@ -9,6 +9,7 @@ import (
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/report"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 func reportCmd() *cobra.Command {
@@ -71,7 +72,7 @@ gives per-metric paired differences A − B with their intervals.
 			if err := report.Write(&b, args, opt); err != nil {
 				return err
 			}
-			if err := atomicfs.WriteFile(out, ".", b.Bytes()); err != nil {
+			if err := atomicfs.WriteFile(out, suiterun.TmpPrefix, b.Bytes()); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d bytes)\n", out, b.Len())
