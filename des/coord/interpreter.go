@@ -238,7 +238,6 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		audits[0].Messages += n
 	}
 	in.step++
-	in.audits = audits
 	return audits, nil
 }
 

@@ -177,6 +177,7 @@ class ParallelAPI(unittest.TestCase):
                     if k < len(singles[i]):
                         vecs, payloads, rews = singles[i][k]
                         self.assertEqual({a: o["vector"] for a, o in obs[i].items()}, vecs, (i, k))
+                        self.assertEqual({a: o["payload"] for a, o in obs[i].items()}, payloads, (i, k))
                         self.assertEqual(rew[i], rews)
                     else:
                         self.assertEqual(obs[i], {})
