@@ -24,6 +24,7 @@ type workerConfig struct {
 	natsURL, out, scratch, name, experimentDir string
 	slots                                      int
 	wait                                       time.Duration
+	allowEndpoints                             []string
 }
 
 func workerCmd() *cobra.Command {
@@ -41,7 +42,8 @@ only then acknowledged, so a worker killed mid-case loses nothing: its
 case is delivered again. Model calls ask serve for a permit first, so
 the experiment's concurrency and rpm limits hold across all workers; API
 keys are read from this machine's environment, by the variable name in
-the experiment. Ctrl-C stops pulling cases and finishes those in flight;
+the experiment, and sent only to loopback endpoints and those allowed
+with --allow-endpoint (a case of another endpoint fails, saying so). Ctrl-C stops pulling cases and finishes those in flight;
 a second Ctrl-C hands them back to the queue.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,6 +68,7 @@ a second Ctrl-C hands them back to the queue.`,
 	f.StringVar(&cfg.scratch, "scratch", "", "where cases run before they are stored (default: the system's temporary directory)")
 	f.StringVar(&cfg.name, "name", "", "this worker's name in results and status (default: host name and process id)")
 	f.StringVar(&cfg.experimentDir, "experiment-dir", ".", "where relative paths in the experiment file (instance and paradigm files) are read from")
+	f.StringSliceVar(&cfg.allowEndpoints, "allow-endpoint", nil, "model base URLs the experiment may call besides loopback ones (repeatable or a comma list); API keys go to no other")
 	f.DurationVar(&cfg.wait, "wait", 0, "give up if no experiment is served within this time (0: wait until one is)")
 	return c
 }
@@ -118,7 +121,11 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 		return nil, fmt.Errorf("--nats %s: %w", cfg.natsURL, err)
 	}
 	defer nc.Close()
-	run := caseRunner(expDir)
+	trust, err := newWorkerTrust(cfg.allowEndpoints)
+	if err != nil {
+		return nil, err
+	}
+	run := caseRunner(expDir, trust)
 	if wrap != nil {
 		run = wrap(run)
 	}
@@ -130,7 +137,7 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 // run: the experiment parsed from the served bytes (relative paths read
 // from expDir), its models built for the case (workerModels), the suite
 // resolved down to the case and run into the case's scratch directory.
-func caseRunner(expDir string) dist.RunCase {
+func caseRunner(expDir string, trust workerTrust) dist.RunCase {
 	return func(ctx context.Context, c dist.CaseRun) (string, error) {
 		e, err := sweep.Parse(c.Spec.FileName, c.Spec.File)
 		if err != nil {
@@ -139,6 +146,9 @@ func caseRunner(expDir string) dist.RunCase {
 		e.Dir = expDir
 		if e.ID() != c.Spec.ID {
 			return "", errors.New("the served experiment does not match its id (serve and worker of different coordbench versions?)")
+		}
+		if err := trust.check(e); err != nil {
+			return "", err
 		}
 		m, closer, err := workerModels(e, c.Cache, c.Limiter)
 		if err != nil {
