@@ -103,8 +103,7 @@ func (s *Server) get(id string) *episode {
 
 // fill sets the decision or end of an item from n.
 func (res *BatchResult) fill(n next) {
-	pr := n.progress
-	res.Progress = &pr
+	res.Progress = n.progress
 	if n.done {
 		res.Done, res.Status, res.Metrics = true, n.status, n.metrics
 		return

@@ -49,16 +49,20 @@ func TestBatchMatchesInProcess(t *testing.T) {
 	c := &client{t: t, base: hs.URL, token: "tok"}
 	const seed = 3
 	var creates []CreateRequest
-	for _, m := range coord.Builtins {
+	for i, m := range coord.Builtins {
 		s := uint64(seed)
-		creates = append(creates, CreateRequest{Instance: testInstance, Paradigm: m.ID, Seed: &s})
+		// The first episode does not ask for progress: it must get none.
+		creates = append(creates, CreateRequest{Instance: testInstance, Paradigm: m.ID, Seed: &s, Progress: i > 0})
 	}
 	res := c.batch("create", BatchCreateRequest{Episodes: creates})
 	ids := make([]string, len(res))
 	agents := make([][]string, len(res))
 	live := map[int]*coord.Decision{}
 	for i, r := range res {
-		if r.Code != http.StatusCreated || r.Episode == nil || r.Decision == nil || r.Progress == nil {
+		if (r.Progress == nil) != (i == 0) {
+			t.Errorf("create %d: progress %v, asked for: %v", i, r.Progress, creates[i].Progress)
+		}
+		if r.Code != http.StatusCreated || r.Episode == nil || r.Decision == nil {
 			t.Fatalf("create %d: %+v", i, r)
 		}
 		ids[i], agents[i] = r.ID, r.Episode.Agents
@@ -100,6 +104,12 @@ func TestBatchMatchesInProcess(t *testing.T) {
 	}
 	for i, r := range final {
 		m := r.Metrics
+		if i == 0 {
+			if r.Progress != nil {
+				t.Errorf("%s: progress at the end, not asked for", creates[i].Paradigm)
+			}
+			continue
+		}
 		if m == nil || r.Progress == nil || r.Status != m.Status {
 			t.Fatalf("%s: end %+v", creates[i].Paradigm, r)
 		}

@@ -57,6 +57,9 @@ type episode struct {
 	// tally is written by the run goroutine only (as a tracer); Act and
 	// finish copy it out.
 	tally *tally
+	// showProgress: the client asked for the tally ("progress": true at
+	// create); it is more than the agents' payloads show.
+	showProgress bool
 
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by close(): every later decision falls back
@@ -312,8 +315,8 @@ func trunc(s string, n int) string {
 // next is what an episode offers a client: its pending decision, its end,
 // or nothing yet.
 type next struct {
-	payload  []byte // the pending Decision, if any
-	progress Progress
+	payload  []byte    // the pending Decision, if any
+	progress *Progress // only for an episode created with "progress": true
 	done     bool
 	status   string // metrics.json "status", once done
 	metrics  *harness.Metrics
@@ -334,11 +337,11 @@ func (e *episode) next(ctx context.Context, after int, deadline time.Time) (n ne
 		p, state, ch := e.pend, e.state, e.changed
 		switch {
 		case p != nil && p.step > after:
-			n = next{payload: p.payload, progress: p.progress}
+			n = next{payload: p.payload, progress: e.shown(p.progress)}
 			e.mu.Unlock()
 			return n, true
 		case state == StateDone:
-			n = next{done: true, progress: e.final}
+			n = next{done: true, progress: e.shown(e.final)}
 			if e.result != nil {
 				m := e.result.Metrics
 				n.status, n.metrics = m.Status, &m
@@ -358,4 +361,12 @@ func (e *episode) next(ctx context.Context, after int, deadline time.Time) (n ne
 			return next{}, false
 		}
 	}
+}
+
+// shown is p for a client that asked for progress, else nil.
+func (e *episode) shown(p Progress) *Progress {
+	if !e.showProgress {
+		return nil
+	}
+	return &p
 }

@@ -221,6 +221,12 @@ type CreateRequest struct {
 	Paradigm string `json:"paradigm"`
 	// Seed defaults to the instance's first test seed.
 	Seed *uint64 `json:"seed"`
+	// Progress asks for the plant-wide tally (Progress) with every
+	// decision and in the status: a learning environment's reward. It is
+	// more than the payloads show their agents (realized completions and
+	// tardiness plant-wide), so a controller being scored should not ask
+	// for it.
+	Progress bool `json:"progress,omitempty"`
 }
 
 // AreaLayout is one area and its cells.
@@ -276,12 +282,10 @@ func (e *episode) status() Status {
 	if e.pend != nil {
 		step := e.pend.step
 		st.PendingStep = &step
-		pr := e.pend.progress
-		st.Progress = &pr
+		st.Progress = e.shown(e.pend.progress)
 	}
 	if e.state == StateDone {
-		pr := e.final
-		st.Progress = &pr
+		st.Progress = e.shown(e.final)
 	}
 	if e.result != nil {
 		m := e.result.Metrics
@@ -381,7 +385,7 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 		return nil, tooMany
 	}
 	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout, agentIDs(plant, mode))
-	e.layout = layout(plant)
+	e.layout, e.showProgress = layout(plant), req.Progress
 	s.eps[id] = e
 	s.wg.Add(1)
 	s.mu.Unlock()

@@ -38,7 +38,9 @@ class Session:
 
     # -- create ---------------------------------------------------------
     def create_item(self, seed):
-        item = {"instance": self.instance, "paradigm": self.paradigm}
+        # progress: the plant-wide tally the reward is computed from (more
+        # than the agents' payloads show; docs/http-server.md).
+        item = {"instance": self.instance, "paradigm": self.paradigm, "progress": True}
         if seed is not None:
             item["seed"] = int(seed)
         return item
