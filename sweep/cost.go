@@ -96,6 +96,9 @@ func readDesUsage(dir string) (Usage, error) {
 		if err := json.Unmarshal(b, &a); err != nil {
 			return err
 		}
+		if a.Calls < 0 || a.PromptTokens < 0 || a.CompletionTokens < 0 {
+			return errNegativeUsage
+		}
 		if a.Calls == 0 && a.PromptTokens == 0 && a.CompletionTokens == 0 {
 			return nil
 		}
@@ -140,6 +143,9 @@ func readSiloUsage(dir string) (Usage, error) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
+		if r.Usage.PromptTokens < 0 || r.Usage.CompletionTokens < 0 {
+			return errNegativeUsage
+		}
 		if i < len(cached) && cached[i] {
 			u.CachedCalls++
 			u.CachedInputTokens += r.Usage.PromptTokens
@@ -154,6 +160,10 @@ func readSiloUsage(dir string) (Usage, error) {
 	})
 	return u, err
 }
+
+// errNegativeUsage is a log line whose calls or tokens are negative: no
+// run writes one, and counting it would lower the money spent.
+var errNegativeUsage = errors.New("negative calls or token counts")
 
 // eachLine calls f with every non-empty line of the file at path; a
 // missing file has none.
