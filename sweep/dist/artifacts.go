@@ -132,8 +132,8 @@ func (s *store) fetch(ctx context.Context, dir, id string) error {
 	if err != nil {
 		return fmt.Errorf("case %s: object: %w", id, err)
 	}
-	if int64(info.Size) > s.spec.MaxCaseBytes {
-		return fmt.Errorf("case %s: object of %d bytes, more than the bound %d", id, info.Size, s.spec.MaxCaseBytes)
+	if bound := tarBound(s.spec.MaxCaseBytes); int64(info.Size) > bound {
+		return fmt.Errorf("case %s: object of %d bytes, more than the bound %d", id, info.Size, bound)
 	}
 	r, err := s.obj.Get(ctx, id)
 	if err != nil {
@@ -148,7 +148,7 @@ func (s *store) fetch(ctx context.Context, dir, id string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := readTar(io.LimitReader(r, s.spec.MaxCaseBytes+1), tmp, s.spec.MaxCaseBytes); err != nil {
+	if err := readTar(io.LimitReader(r, tarBound(s.spec.MaxCaseBytes)+1), tmp, s.spec.MaxCaseBytes); err != nil {
 		return fmt.Errorf("case %s: object: %w", id, err)
 	}
 	if c := filepath.Join(tmp, tarCache); fileExists(c) {
@@ -221,7 +221,13 @@ func writeTar(path, caseDir, cache string, withCache bool, max int64) (err error
 	}()
 	tw := tar.NewWriter(f)
 	var total int64
+	entries := 0
 	add := func(name, file string, fi fs.FileInfo) error {
+		// The bounds readTar applies when the case is fetched: content
+		// bytes and entries (tarBound allows for the tar's own framing).
+		if entries++; entries > maxCaseFiles {
+			return fmt.Errorf("the case has more than %d files and directories", maxCaseFiles)
+		}
 		if fi.IsDir() {
 			return tw.WriteHeader(&tar.Header{Name: name + "/", Mode: 0o755, Typeflag: tar.TypeDir})
 		}
@@ -270,6 +276,11 @@ func writeTar(path, caseDir, cache string, withCache bool, max int64) (err error
 	}
 	return tw.Close()
 }
+
+// tarBound bounds the tar of a case whose content is at most max bytes in
+// at most maxCaseFiles entries: each entry adds a 512-byte header and at
+// most 511 bytes of padding, and the archive ends with 1,024 zero bytes.
+func tarBound(max int64) int64 { return max + int64(maxCaseFiles)*1024 + 1024 }
 
 // readTar extracts a stored case into dir: only case/... files and
 // directories and the cache file, with clean relative names, at most max

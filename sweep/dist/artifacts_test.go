@@ -55,3 +55,33 @@ func TestReadTarRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A case exactly at the content bound is stored and fetched back: the
+// tar's own framing is allowed for (tarBound), so a case that could be
+// stored can always be read.
+func TestTarAtTheBound(t *testing.T) {
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "case")
+	os.MkdirAll(src, 0o755)
+	const max = 3000
+	for i, n := range []int{1000, 1000, 999} {
+		os.WriteFile(filepath.Join(src, string(rune('a'+i))), bytes.Repeat([]byte("x"), n), 0o644)
+	}
+	os.WriteFile(filepath.Join(tmp, "c.db"), []byte("s"), 0o644)
+	tf := filepath.Join(tmp, "x.tar")
+	if err := writeTar(tf, src, filepath.Join(tmp, "c.db"), true, max); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() <= max || fi.Size() > tarBound(max) {
+		t.Fatalf("tar of %d content bytes is %d bytes; want more than %d (framing) and at most tarBound %d", max, fi.Size(), max, tarBound(max))
+	}
+	f, _ := os.Open(tf)
+	defer f.Close()
+	if err := readTar(f, filepath.Join(tmp, "out"), max); err != nil {
+		t.Fatalf("a stored case at the bound could not be read back: %v", err)
+	}
+}
