@@ -352,14 +352,22 @@ func firstLine(s string) string {
 // case message's stream sequence; the message stays in the work queue
 // (never acked) until it is deleted here.
 func (c *coordinator) onDead(ctx context.Context, m jetstream.Msg) {
-	defer m.Ack()
 	var a advisory
 	if err := decode(m.Data(), &a); err != nil {
+		m.Ack()
 		c.logf("ignoring a dead-letter advisory: %v", err)
 		return
 	}
 	raw, err := c.st.cases.GetMsg(ctx, a.StreamSeq)
-	if err != nil {
+	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		// The case's message is still there, unread: keep the advisory
+		// and read it again, or its case would be waited for forever.
+		m.NakWithDelay(time.Second)
+		c.logf("dead-letter advisory for message %d: %v (retrying)", a.StreamSeq, err)
+		return
+	}
+	defer m.Ack()
+	if err != nil { // gone: the case was acked after all
 		c.logf("dead-letter advisory for message %d: %v", a.StreamSeq, err)
 		return
 	}
