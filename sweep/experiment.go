@@ -212,6 +212,13 @@ func Load(path string) (*Experiment, error) {
 	if err != nil {
 		return nil, err
 	}
+	return LoadData(path, data)
+}
+
+// LoadData is Load of the file's contents data, already read (by a
+// caller that also keeps the bytes, such as sweep serve, which publishes
+// them: one read, so that the bytes and the experiment agree).
+func LoadData(path string, data []byte) (*Experiment, error) {
 	e, err := Parse(path, data)
 	if err != nil {
 		return nil, err

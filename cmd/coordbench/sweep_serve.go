@@ -85,12 +85,15 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	if err != nil {
 		return err
 	}
-	s, closer, err := serveSuite(cfg.file)
+	e, err := sweep.LoadData(cfg.file, data)
+	if err != nil {
+		return err
+	}
+	s, closer, err := serveSuite(cfg.file, e)
 	if err != nil {
 		return err
 	}
 	defer closer()
-	e := s.Experiment
 	limits, err := experimentLimits(e)
 	if err != nil {
 		return err
@@ -161,15 +164,12 @@ func firstLine(s string) string {
 	return l
 }
 
-// serveSuite reads and resolves the experiment file for serve, which
+// serveSuite resolves the experiment e (read from file) for serve, which
 // calls no model: its model clients are built in replay mode on an empty
 // scratch cache, so that serve needs no API key (only workers do).
-func serveSuite(file string) (*sweep.Suite, func(), error) {
-	e, err := sweep.Load(file)
-	if err != nil {
-		return nil, nil, err
-	}
+func serveSuite(file string, e *sweep.Experiment) (*sweep.Suite, func(), error) {
 	var tmp string
+	var err error
 	o := modelOpts{}
 	if e.WithLLM() {
 		if tmp, err = os.MkdirTemp("", "coordbench-serve-"); err != nil {
