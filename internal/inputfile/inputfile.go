@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
 	"unicode"
@@ -19,6 +20,29 @@ import (
 // Read returns the contents of the regular file at path, of at most max
 // bytes. what names the file's role in errors ("instance file").
 func Read(path, what string, max int64) ([]byte, error) {
+	f, err := open(path, what, max)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The file may still grow while it is read: never read past the cap.
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if int64(len(data)) > max {
+		return nil, tooLarge(path, what, int64(len(data)), max)
+	}
+	return data, nil
+}
+
+// Open opens the regular file at path for reading as a stream (a JSONL
+// log), refusing a FIFO or device without blocking on it; the caller
+// bounds what it reads (its lines, its records). The error wraps the
+// file system's (errors.Is(err, fs.ErrNotExist) for a missing file).
+func Open(path, what string) (*os.File, error) { return open(path, what, math.MaxInt64) }
+
+func open(path, what string, max int64) (*os.File, error) {
 	// Stat first, so that a FIFO is never opened (opening one for reading
 	// blocks until a writer appears).
 	st, err := os.Stat(path)
@@ -34,22 +58,15 @@ func Read(path, what string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	defer f.Close()
 	if st, err = f.Stat(); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	if err := check(path, what, st, max); err != nil {
+		f.Close()
 		return nil, err
 	}
-	// The file may still grow while it is read: never read past the cap.
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
-	}
-	if int64(len(data)) > max {
-		return nil, tooLarge(path, what, int64(len(data)), max)
-	}
-	return data, nil
+	return f, nil
 }
 
 func check(path, what string, st fs.FileInfo, max int64) error {

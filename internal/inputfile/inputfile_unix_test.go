@@ -20,5 +20,17 @@ func TestRefuseNonRegular(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "task file "+path+" is ") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want a refusal naming %q", path, err, want)
 		}
+		// Open (streamed logs) refuses the same, but for the size cap,
+		// which is the reader's.
+		if want == "larger than the limit" {
+			continue
+		}
+		f, err := Open(path, "run log")
+		if err == nil {
+			f.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Open %s: got %v, want a refusal naming %q", path, err, want)
+		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/silo/llmagent"
 	"github.com/coordbench/coordbench/silo/proto"
@@ -122,8 +123,12 @@ func missing(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
+// maxResult bounds result.json (a run of 100 agents writes well under a
+// megabyte).
+const maxResult = 256 << 20
+
 func readResult(path string) (*round.Result, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, "run result", maxResult)
 	if err != nil {
 		return nil, missing(path, err)
 	}
@@ -137,7 +142,7 @@ func readResult(path string) (*round.Result, error) {
 // scanJSONL calls fn with each non-blank line of path and its 1-based line
 // number; an error from fn is reported as path:line.
 func scanJSONL(path string, fn func(line []byte) (stop bool, err error)) error {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, "run log")
 	if err != nil {
 		return missing(path, err)
 	}
