@@ -103,13 +103,7 @@ type traceRec struct {
 // scanLines calls fn with each line of the file at path, each at most
 // maxLine bytes; errors name the file and line.
 func scanLines(path string, maxLine int, fn func(line []byte, no int) error) error {
-	// Stat first: opening a FIFO for reading would block.
-	if st, err := os.Stat(path); err != nil {
-		return err
-	} else if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, "run log") // a FIFO is refused, not waited on
 	if err != nil {
 		return err
 	}
