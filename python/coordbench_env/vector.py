@@ -61,16 +61,25 @@ class VectorEnv:
             raise ValueError(f"{len(actions)} action dicts for {self.num_envs} environments")
         outs = [({}, {}, {}, {}, {}) for _ in self.sessions]
         todo = [(i, s.step_item(a)) for i, (s, a) in enumerate(zip(self.sessions, actions)) if s.decision is not None]
+        failed = None
         while todo:
             results = self.client.batch_step([it for _, it in todo])
             again = []
+            # Every result is taken, even after one item failed: the other
+            # episodes did step, and must move on to their new decisions.
             for (i, _), r in zip(todo, results):
-                o = self.sessions[i].on_stepped(r)
+                try:
+                    o = self.sessions[i].on_stepped(r)
+                except ItemError as err:
+                    failed = failed or err
+                    continue
                 if o is None:
                     again.append((i, self.sessions[i].peek_item()))
                 else:
                     outs[i] = o
             todo = again
+        if failed is not None:
+            raise failed
         return tuple([o[k] for o in outs] for k in range(5))
 
     def close(self):

@@ -238,6 +238,22 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ConnectionError):
             ce.parallel_env(base_url="http://127.0.0.1:1", instance=SMALL).reset()
 
+    def test_vector_item_error_moves_the_others_on(self):
+        # One episode gone on the server: its item fails, the other
+        # episode's step is still taken and the env can go on stepping it.
+        with ce.vector_env(2, base_url=URL, token=TOKEN, instance=SMALL, paradigm="centralized", seed=5) as venv:
+            _, infos = venv.reset()
+            before = venv.sessions[1].decision["step"]
+            venv.client.batch_delete([venv.sessions[0].id])
+            acts = [first_legal(infos[i], venv.agents[i]) for i in range(2)]
+            with self.assertRaises(ce.ItemError):
+                venv.step(acts)
+            s = venv.sessions[1]
+            self.assertTrue(s.decision is None or s.decision["step"] > before)
+            if s.decision is not None:
+                venv.sessions[0].decision = None  # the gone episode takes no more actions
+                venv.step([{}, first_legal(venv.sessions[1]._infos({}), s.agents)])
+
     def test_reward_terms(self):
         with self.assertRaises(ValueError):
             ce.Reward({"speed": 1})
