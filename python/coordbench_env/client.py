@@ -5,9 +5,15 @@ status, and :class:`ConnectionError` (a builtin) when it cannot be reached;
 the message carries the server's own explanation.
 """
 
+import http.client
 import json
 import urllib.error
 import urllib.request
+
+# Bounds on what the client reads of one answer: a batch of decisions, and
+# an artifact (a trace). A larger answer raises ServerError.
+MAX_REPLY = 64 << 20
+MAX_ARTIFACT = 1 << 30
 
 
 class ServerError(Exception):
@@ -56,28 +62,40 @@ class Client:
         """Send one request; return the decoded JSON answer (None when the
         answer is empty)."""
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base_url + "/v1" + path, method=method, data=data)
-        req.add_header("Content-Type", "application/json")
-        if self._token:
-            req.add_header("Authorization", "Bearer " + self._token)
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as err:
-            raw = err.read()
-            try:
-                msg = json.loads(raw).get("error", "")
-            except (ValueError, AttributeError):
-                msg = raw[:200].decode("utf-8", "replace")
-            raise ServerError(err.code, msg or err.reason, method + " " + path) from None
-        except urllib.error.URLError as err:
-            raise ConnectionError(f"coordbench server at {self.base_url} unreachable: {err.reason}") from None
+        raw = self._send(method, path, data, MAX_REPLY)
         if not raw:
             return None
         try:
             return json.loads(raw)
         except ValueError:
             raise ServerError(0, "the answer is not JSON", method + " " + path) from None
+
+    def _send(self, method, path, data, limit):
+        """One request; the answer's bytes, at most limit of them (a
+        larger answer is an error, not read whole)."""
+        req = urllib.request.Request(self.base_url + "/v1" + path, method=method, data=data)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if self._token:
+            req.add_header("Authorization", "Bearer " + self._token)
+        where = method + " " + path
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                raw = resp.read(limit + 1)
+        except urllib.error.HTTPError as err:
+            raw = err.read(64 << 10)
+            try:
+                msg = json.loads(raw).get("error", "")
+            except (ValueError, AttributeError):
+                msg = raw[:200].decode("utf-8", "replace")
+            raise ServerError(err.code, msg or err.reason, where) from None
+        except urllib.error.URLError as err:
+            raise ConnectionError(f"coordbench server at {self.base_url} unreachable: {err.reason}") from None
+        except (OSError, http.client.HTTPException) as err:  # a timeout or a cut answer, after the request went out
+            raise ConnectionError(f"coordbench server at {self.base_url}: {where}: {err!r}") from None
+        if len(raw) > limit:
+            raise ServerError(0, f"the answer is larger than {limit} bytes", where)
+        return raw
 
     def health(self):
         return self.call("GET", "/health")
@@ -96,14 +114,7 @@ class Client:
         """POST /v1/batch/delete: close and free episodes."""
         return self.call("POST", "/batch/delete", {"ids": list(ids)})["results"]
 
-    def artifact(self, episode_id, name):
-        """The text of an artifact of an ended episode (metrics.json, …)."""
-        req_path = f"/episodes/{episode_id}/artifacts/{name}"
-        req = urllib.request.Request(self.base_url + "/v1" + req_path)
-        if self._token:
-            req.add_header("Authorization", "Bearer " + self._token)
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return resp.read().decode()
-        except urllib.error.HTTPError as err:
-            raise ServerError(err.code, err.read()[:200].decode("utf-8", "replace"), "GET " + req_path) from None
+    def artifact(self, episode_id, name, limit=MAX_ARTIFACT):
+        """The text of an artifact of an ended episode (metrics.json, …),
+        of at most limit bytes."""
+        return self._send("GET", f"/episodes/{episode_id}/artifacts/{name}", None, limit).decode()

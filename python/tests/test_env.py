@@ -156,6 +156,8 @@ class ParallelAPI(unittest.TestCase):
             self.assertGreaterEqual(env.metrics["G_fb"], 1)
             audits = env.client.artifact(env.episode_id, "decisions.jsonl")
             self.assertIn("illegal action index", audits)
+            with self.assertRaises(ce.ServerError):  # an answer over the bound is refused, not read whole
+                env.client.artifact(env.episode_id, "decisions.jsonl", limit=100)
 
     def test_vector_matches_single(self):
         n, seed = 3, 20
