@@ -6,9 +6,9 @@ import (
 )
 
 // Budget enforces a sweep run's cost limit (--cost-limit): before a case
-// starts, the money spent so far in the directory (the finished cases'
-// cost, earlier runs included, and the cases of this run that ended,
-// failed ones too) plus the estimates of the cases still running plus the
+// starts, the money spent so far in the directory (the finished and
+// failed cases' cost, earlier runs included, and the cases of this run
+// that ended) plus the estimates of the cases still running plus the
 // case's own estimate must stay within the limit. The first case that
 // would exceed it, and every case after it, is not started; the cases
 // running finish. A rerun with a higher limit resumes. Its methods are
@@ -39,8 +39,20 @@ func (s *Suite) NewBudget(limit float64, est Estimate, dir string) (*Budget, err
 	by := est.byID()
 	b := &Budget{Limit: limit, benchmark: s.Experiment.Benchmark, ids: s.ShardIDs(), prices: costs.prices,
 		spent: spent, running: map[int]float64{}}
+	prog := DirProgress{Benchmark: b.benchmark, Dirs: []string{dir}}
 	for _, id := range b.ids {
-		b.est = append(b.est, by[id])
+		e := by[id]
+		b.est = append(b.est, e)
+		// Failed cases of earlier runs spent money too (as sweep status
+		// counts it): a case that fails again and again must not be
+		// rerun past the limit.
+		if state, d := prog.Case(id); state == Failed && e.Model != "" {
+			u, err := ReadUsage(b.benchmark, d)
+			if err != nil {
+				return nil, err
+			}
+			b.spent += u.Cost(b.prices[e.Model])
+		}
 	}
 	return b, nil
 }
