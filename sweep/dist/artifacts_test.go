@@ -85,3 +85,15 @@ func TestTarAtTheBound(t *testing.T) {
 		t.Fatalf("a stored case at the bound could not be read back: %v", err)
 	}
 }
+
+// Text a peer reports is kept bounded, cut on a UTF-8 boundary, with
+// terminal controls made harmless.
+func TestPeerText(t *testing.T) {
+	got := peerText("w\x1b[2Jé"+string(bytes.Repeat([]byte("x"), 300)), 5)
+	if bytes.ContainsRune([]byte(got), 0x1b) || len(got) > 5+len("…")+len("␛") {
+		t.Errorf("peerText = %q", got)
+	}
+	if peerText("plain", 10) != "plain" {
+		t.Error("plain text changed")
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // Result is what a worker reports of one case, after storing it.
@@ -75,8 +77,21 @@ func encode(v any) []byte {
 
 // truncate cuts s to at most n bytes.
 func truncate(s string, n int) string {
-	if len(s) <= n {
+	c := untrusted.Clip(s, n)
+	if !c.Truncated {
 		return s
 	}
-	return s[:n] + "…"
+	return c.Text + "…"
 }
+
+// Bounds on the text a worker reports (anyone who can publish on the NATS
+// server can send a result or an event).
+const (
+	maxWorkerName = 200
+	maxErrText    = 4000
+)
+
+// peerText is text from a peer as serve keeps and prints it: at most n
+// bytes (on a UTF-8 boundary), with terminal control characters made
+// harmless.
+func peerText(s string, n int) string { return untrusted.Printable(truncate(s, n)) }

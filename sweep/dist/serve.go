@@ -111,6 +111,7 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 	evSub, err := nc.Subscribe(st.n.eventSubject(), func(m *nats.Msg) {
 		var ev Event
 		if decode(m.Data, &ev) == nil {
+			ev.Worker = peerText(ev.Worker, maxWorkerName)
 			select {
 			case events <- ev:
 			default: // progress only: drop rather than block
@@ -283,6 +284,7 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		c.logf("ignoring a result: %v", err)
 		return
 	}
+	r.Worker, r.Err = peerText(r.Worker, maxWorkerName), peerText(r.Err, maxErrText)
 	prev, ok := c.state[r.Case]
 	if !ok || checkCaseID(r.Case) != nil {
 		c.logf("ignoring a result for %q: not a case of this experiment", r.Case)
@@ -292,7 +294,7 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 	c.dirty = true
 	delete(c.running, r.Case)
 	if r.Worker != "" {
-		c.workers[truncate(r.Worker, 200)] = true
+		c.workers[r.Worker] = true
 	}
 	if prev == StatusDone {
 		return // counted once
@@ -316,7 +318,7 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		if prev != "" {
 			return
 		}
-		msg := truncate(r.Err, 4000)
+		msg := r.Err
 		if c.store.obj != nil {
 			if err := writeFailed(c.opt.Dir, r.Case, "", msg, c.opt.Spec.MaxCaseBytes); err != nil {
 				c.logf("recording failed case %s: %v", r.Case, err)
