@@ -187,19 +187,35 @@ func moveDirIntoPlace(src, parent, name string, max int64) error {
 	return nil
 }
 
-// copyIntoPlace copies the file src to dst through a temporary file and
-// a rename.
+// copyIntoPlace copies the file src to dst through a temporary file of
+// its own (two deliveries of one case may copy at once) and a rename.
 func copyIntoPlace(src, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(dst), suiterun.TmpPrefix+filepath.Base(dst))
-	os.Remove(tmp) // left by a killed worker
-	if err := sweep.CopyFile(src, tmp); err != nil {
-		os.Remove(tmp)
+	in, err := os.Open(src)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, dst)
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(dst), suiterun.TmpPrefix+filepath.Base(dst)+"-")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(out.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(out.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(out.Name())
+	}
+	return err
 }
 
 func fileExists(p string) bool {
