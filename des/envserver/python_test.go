@@ -40,6 +40,19 @@ func TestPythonEnv(t *testing.T) {
 	hs := s.HTTPServer()
 	go hs.Serve(s.Listener(ln))
 	t.Cleanup(func() { hs.Close(); s.Close() })
+	// An impatient server: its long-poll ends before most decisions are
+	// ready, so creates come back without one and steps with 202.
+	si, err := New(Config{DataDir: t.TempDir(), Token: token, LongPoll: time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lni, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hsi := si.HTTPServer()
+	go hsi.Serve(si.Listener(lni))
+	t.Cleanup(func() { hsi.Close(); si.Close() })
 
 	root, err := filepath.Abs(filepath.Join("..", "..", "python"))
 	if err != nil {
@@ -53,7 +66,8 @@ func TestPythonEnv(t *testing.T) {
 	}
 	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-v")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
-		"COORDBENCH_URL=http://"+ln.Addr().String(), "COORDBENCH_TOKEN="+token)
+		"COORDBENCH_URL=http://"+ln.Addr().String(), "COORDBENCH_TOKEN="+token,
+		"COORDBENCH_IMPATIENT_URL=http://"+lni.Addr().String())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("python tests: %v", time.Since(start).Round(time.Millisecond))

@@ -59,8 +59,12 @@ class ParallelEnv:
         if options and "seed" in options:
             seed = options["seed"]
         self._close_episode()
-        (res,) = self.client.batch_create([self._session.create_item(seed)])
-        out = self._session.on_created(res)
+        s = self._session
+        (res,) = self.client.batch_create([s.create_item(seed)])
+        out = s.on_created(res)
+        while out is None:  # no decision within the server's long-poll: wait again
+            (res,) = self.client.batch_step([s.peek_item()])
+            out = s.on_ready(res)
         self._make_spaces(seed)
         return out
 

@@ -46,6 +46,9 @@ class Session:
         return item
 
     def on_created(self, res):
+        """(observations, infos) of a new episode; None when the server had
+        no decision yet within its long-poll (ask with peek_item, and hand
+        the answer to on_ready)."""
         if res.get("code") != 201:
             raise ItemError(res.get("code", 0), res.get("error", "create failed"))
         ep = res["episode"]
@@ -53,8 +56,22 @@ class Session:
         self.possible_agents = list(ep["agents"])
         self.layout = ep["layout"]
         self.agents = list(self.possible_agents)
-        self.metrics = None
+        self.metrics, self.decision = None, None
         self.progress = res.get("progress") or {}
+        if res.get("decision") is None and not res.get("done"):
+            return None
+        return self.on_ready(res)
+
+    def on_ready(self, res):
+        """The first (observations, infos) of the episode, from the create
+        result or from the answer to a later peek_item; None while the
+        server still has no decision (code 202)."""
+        code = res.get("code")
+        if code == 202:
+            return None
+        if code not in (200, 201):
+            raise ItemError(code, res.get("error", ""), self.id or "", res.get("consumed", False))
+        self.progress = res.get("progress") or self.progress
         self._take(res)
         obs = self._observations()
         return obs, self._infos({})

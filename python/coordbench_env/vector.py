@@ -45,12 +45,28 @@ class VectorEnv:
         self.close()
         items = [s.create_item(None if seed is None else seed + i) for i, s in enumerate(self.sessions)]
         results = self.client.batch_create(items)
-        out, failed = [], None
-        for s, r in zip(self.sessions, results):
+        out, failed = [None] * self.num_envs, None
+        todo = []
+        for i, (s, r) in enumerate(zip(self.sessions, results)):
             try:
-                out.append(s.on_created(r))
+                out[i] = s.on_created(r)
             except ItemError as err:
                 failed = failed or err
+                continue
+            if out[i] is None:  # no decision within the server's long-poll
+                todo.append(i)
+        while todo and failed is None:
+            results = self.client.batch_step([self.sessions[i].peek_item() for i in todo])
+            again = []
+            for i, r in zip(todo, results):
+                try:
+                    out[i] = self.sessions[i].on_ready(r)
+                except ItemError as err:
+                    failed = failed or err
+                    continue
+                if out[i] is None:
+                    again.append(i)
+            todo = again
         if failed is not None:  # free what was created, then say why
             self.close()
             raise failed

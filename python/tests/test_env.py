@@ -288,3 +288,34 @@ class Offline(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+IMPATIENT_URL = os.environ.get("COORDBENCH_IMPATIENT_URL")
+
+
+@unittest.skipUnless(URL and IMPATIENT_URL, "COORDBENCH_URL and COORDBENCH_IMPATIENT_URL are not set")
+class Impatient(unittest.TestCase):
+    """A server whose long-poll ends before most decisions are ready
+    answers creates with no decision and steps with 202: the environments
+    ask again, and see exactly what they see on a patient server."""
+
+    def test_parallel_env_waits(self):
+        for paradigm in ("centralized", "holonic_hybrid"):
+            with make(paradigm=paradigm) as env:
+                want, _ = play(env, 3, lambda e, i: first_legal(i, e.agents))
+            with ce.parallel_env(base_url=IMPATIENT_URL, token=TOKEN, instance=SMALL, paradigm=paradigm) as env:
+                got, infos = play(env, 3, lambda e, i: first_legal(i, e.agents))
+            self.assertEqual(got, want, paradigm)
+            self.assertTrue(all(i.get("metrics") for i in infos.values()))
+
+    def test_vector_env_waits(self):
+        with ce.vector_env(3, base_url=IMPATIENT_URL, token=TOKEN, instance=SMALL, paradigm="hierarchical", seed=5) as venv:
+            obs, infos = venv.reset()
+            self.assertEqual(len(obs), 3)
+            self.assertTrue(all(o for o in obs))
+            for _ in range(100000):
+                if all(venv.done):
+                    break
+                acts = [first_legal(infos[i], venv.agents[i]) if not venv.done[i] else {} for i in range(3)]
+                obs, rew, term, trunc, infos = venv.step(acts)
+            self.assertTrue(all(m is not None for m in venv.metrics))
