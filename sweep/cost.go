@@ -100,7 +100,10 @@ func readDesUsage(dir string) (Usage, error) {
 			return errNegativeUsage
 		}
 		if a.Calls == 0 && a.PromptTokens == 0 && a.CompletionTokens == 0 {
-			return nil
+			return nil // no model call, or one that failed without a reply
+		}
+		if a.Calls == 0 {
+			a.Calls = 1 // a failed call's unusable reply: billed all the same
 		}
 		if cached[key{a.Step, a.AgentID}] {
 			u.CachedCalls += a.Calls
@@ -135,7 +138,8 @@ func readSiloUsage(dir string) (Usage, error) {
 	i := 0
 	err = eachLine(filepath.Join(dir, llmagent.FileTurns), func(b []byte) error {
 		var r struct {
-			Usage struct {
+			Outcome string `json:"outcome"`
+			Usage   struct {
 				PromptTokens     int64 `json:"prompt_tokens"`
 				CompletionTokens int64 `json:"completion_tokens"`
 			} `json:"usage"`
@@ -145,6 +149,12 @@ func readSiloUsage(dir string) (Usage, error) {
 		}
 		if r.Usage.PromptTokens < 0 || r.Usage.CompletionTokens < 0 {
 			return errNegativeUsage
+		}
+		if r.Outcome == llmagent.OutcomeModelError && r.Usage.PromptTokens == 0 && r.Usage.CompletionTokens == 0 {
+			// The call failed without a reply (a dead endpoint, a
+			// refused request): nothing was billed.
+			i++
+			return nil
 		}
 		if i < len(cached) && cached[i] {
 			u.CachedCalls++
