@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // Options choose what Write writes.
@@ -110,6 +112,8 @@ func Write(w io.Writer, dirs []string, opt Options) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(b.Bytes())
+	// Names come from the suites' files: no terminal control reaches the
+	// screen (the HTML page escapes them its own way).
+	_, err = io.WriteString(w, untrusted.Printable(b.String()))
 	return err
 }

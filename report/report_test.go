@@ -544,3 +544,30 @@ func TestCaseIDMustBeADirectoryName(t *testing.T) {
 		t.Errorf("readCSV with a case_id of ../../etc: %v", err)
 	}
 }
+
+// Names from a suite's files reach md, csv and latex output without
+// terminal controls.
+func TestTextFormatsPrintable(t *testing.T) {
+	des, _ := suites(t)
+	summary, err := os.ReadFile(filepath.Join(des, harness.FileSuiteSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.ReplaceAll(string(summary), ",rule,", ",rule\x1b]0;pwned\x07\x1b[2J\r,")
+	if hostile == string(summary) {
+		t.Fatal("the suite has no rule controller to rename")
+	}
+	dir := copySuite(t, []byte(hostile))
+	for _, f := range []string{"md", "csv", "latex"} {
+		var b bytes.Buffer
+		if err := Write(&b, []string{dir}, Options{Format: f}); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !strings.Contains(b.String(), "rule") {
+			t.Fatalf("%s: the controller is not in the output", f)
+		}
+		if i := strings.IndexAny(b.String(), "\x1b\x07\r"); i >= 0 {
+			t.Errorf("%s output holds a control character at %d: %q", f, i, b.String()[max(0, i-20):min(b.Len(), i+20)])
+		}
+	}
+}
