@@ -3,6 +3,7 @@ package dist
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,5 +96,18 @@ func TestPeerText(t *testing.T) {
 	}
 	if peerText("plain", 10) != "plain" {
 		t.Error("plain text changed")
+	}
+}
+
+// The status keeps at most maxWorkers worker names, however many a
+// publisher invents; names already kept stay.
+func TestWorkerNamesBounded(t *testing.T) {
+	c := &coordinator{workers: map[string]bool{}}
+	for i := 0; i < 3*maxWorkers; i++ {
+		c.addWorker(fmt.Sprintf("w%d", i))
+	}
+	c.addWorker("w0")
+	if len(c.workers) != maxWorkers || !c.workers["w0"] || !c.workersCut {
+		t.Errorf("%d worker names kept (cut %v), want %d with w0", len(c.workers), c.workersCut, maxWorkers)
 	}
 }

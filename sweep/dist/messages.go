@@ -89,6 +89,7 @@ func truncate(s string, n int) string {
 const (
 	maxWorkerName = 200
 	maxErrText    = 4000
+	maxWorkers    = 1000 // distinct worker names kept for the status
 )
 
 // peerText is text from a peer as serve keeps and prints it: at most n

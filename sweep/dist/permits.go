@@ -20,6 +20,11 @@ const (
 	permitWait    = 10 * time.Second
 	leaseTTL      = 30 * time.Second
 	permitTimeout = permitWait + 10*time.Second
+	// maxPermitWaiters bounds the requests waiting at once (each waits in
+	// a goroutine, and anyone who can publish on the NATS server can
+	// ask); beyond it a request is told to come back after busyPause.
+	maxPermitWaiters = 4096
+	busyPause        = time.Second
 )
 
 type permitRequest struct {
@@ -29,6 +34,7 @@ type permitRequest struct {
 type permitReply struct {
 	Lease string `json:"lease,omitempty"` // granted; "" and Retry: ask again
 	Retry bool   `json:"retry,omitempty"`
+	Busy  bool   `json:"busy,omitempty"` // with Retry: too many waiting, pause first
 	None  bool   `json:"none,omitempty"` // no global limit for this endpoint
 }
 
@@ -45,13 +51,15 @@ type PermitServer struct {
 	limits map[string]*endpointPermits
 	subs   []*nats.Subscription
 
-	mu     sync.Mutex
-	next   uint64
-	leases map[string]*lease
-	closed bool
-	ctx    context.Context // ended by Close: requests waiting give up
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	next    uint64
+	leases  map[string]*lease
+	wait    int // requests waiting for a permit
+	maxWait int // maxPermitWaiters (a field for the tests)
+	closed  bool
+	ctx     context.Context // ended by Close: requests waiting give up
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 	// granted counts permits handed out (for tests and status).
 	granted uint64
 }
@@ -72,7 +80,7 @@ func StartPermits(nc *nats.Conn, id string, limits []EndpointLimit) (*PermitServ
 	if err != nil {
 		return nil, err
 	}
-	p := &PermitServer{n: n, limits: map[string]*endpointPermits{}, leases: map[string]*lease{}}
+	p := &PermitServer{n: n, limits: map[string]*endpointPermits{}, leases: map[string]*lease{}, maxWait: maxPermitWaiters}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, l := range limits {
 		ep := &endpointPermits{sem: make(chan struct{}, l.Concurrency)}
@@ -138,7 +146,17 @@ func (p *PermitServer) onAcquire(m *nats.Msg) {
 	if p.closed {
 		return
 	}
+	if p.wait >= p.maxWait {
+		m.Respond(encode(permitReply{Retry: true, Busy: true}))
+		return
+	}
+	p.wait++
 	p.wg.Go(func() {
+		defer func() {
+			p.mu.Lock()
+			p.wait--
+			p.mu.Unlock()
+		}()
 		ctx, cancel := context.WithTimeout(p.ctx, permitWait)
 		defer cancel()
 		select {
@@ -287,6 +305,12 @@ func (c *PermitClient) Acquire(ctx context.Context, endpoint string) (func(), er
 					c.nc.Publish(c.n.permitSubject("release"), encode(leaseMsg{Leases: []string{rep.Lease}}))
 				})
 			}, nil
+		}
+		if rep.Busy {
+			select {
+			case <-ctx.Done():
+			case <-time.After(busyPause):
+			}
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -77,3 +77,63 @@ func TestPermitsConcurrency(t *testing.T) {
 		release()
 	}
 }
+
+// Requests beyond the bound on waiting ones are told at once to pause and
+// come back (Busy), instead of each getting a goroutine.
+func TestPermitWaitersBounded(t *testing.T) {
+	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	id := "0123456789abcdef0123456789abcdef"
+	nc, err := nats.Connect(emb.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ps, err := StartPermits(nc, id, []EndpointLimit{{Endpoint: "http://e/v1", Concurrency: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	ps.mu.Lock()
+	ps.maxWait = 3
+	ps.mu.Unlock()
+	pc, err := NewPermitClient(nc, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	release, err := pc.Acquire(context.Background(), "http://e/v1") // the only permit
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	inbox := nats.NewInbox()
+	replies, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := ps.n
+	for range 10 {
+		nc.PublishRequest(n.permitSubject("acquire"), inbox, encode(permitRequest{Endpoint: "http://e/v1"}))
+	}
+	busy := 0
+	for range 7 { // the 3 waiting ones answer only after permitWait
+		m, err := replies.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("after %d busy replies: %v", busy, err)
+		}
+		var rep permitReply
+		if decode(m.Data, &rep) == nil && rep.Retry && rep.Busy {
+			busy++
+		}
+	}
+	ps.mu.Lock()
+	waiting := ps.wait
+	ps.mu.Unlock()
+	if busy != 7 || waiting != 3 {
+		t.Errorf("%d busy replies (want 7), %d waiting (want 3)", busy, waiting)
+	}
+}

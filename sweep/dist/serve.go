@@ -163,7 +163,7 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 		case ev := <-events:
 			if st, ok := c.state[ev.Case]; ok && st == "" {
 				c.running[ev.Case] = ev.Worker
-				c.workers[ev.Worker] = true
+				c.addWorker(ev.Worker)
 				c.dirty = true
 			}
 		case <-tick.C:
@@ -197,9 +197,22 @@ type coordinator struct {
 	running map[string]string // case id → worker, for cases started without an outcome
 	failed  map[string]string
 	workers map[string]bool
-	dirty   bool
-	out     *Outcome
-	deliv   int
+	// workersCut is set once a worker name was left out of workers.
+	workersCut bool
+	dirty      bool
+	out        *Outcome
+	deliv      int
+}
+
+// addWorker records a worker's name for the status, up to maxWorkers
+// names (anyone who can publish on the NATS server can send names).
+func (c *coordinator) addWorker(name string) {
+	if len(c.workers) < maxWorkers || c.workers[name] {
+		c.workers[name] = true
+	} else if !c.workersCut {
+		c.workersCut = true
+		c.logf("more than %d worker names: the status lists the first ones", maxWorkers)
+	}
 }
 
 func (c *coordinator) logf(format string, a ...any) {
@@ -294,7 +307,7 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 	c.dirty = true
 	delete(c.running, r.Case)
 	if r.Worker != "" {
-		c.workers[r.Worker] = true
+		c.addWorker(r.Worker)
 	}
 	if prev == StatusDone {
 		return // counted once
