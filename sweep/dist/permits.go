@@ -105,6 +105,14 @@ func StartPermits(nc *nats.Conn, id string, limits []EndpointLimit) (*PermitServ
 		return nil, err
 	}
 	p.subs = []*nats.Subscription{acq, rel, ren}
+	// The server has the subscriptions once this returns: a request made
+	// right after StartPermits, on another connection, finds a responder.
+	if err := nc.Flush(); err != nil {
+		for _, s := range p.subs {
+			s.Unsubscribe()
+		}
+		return nil, err
+	}
 	p.wg.Go(p.reap)
 	return p, nil
 }
