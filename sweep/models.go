@@ -62,6 +62,10 @@ func (m Model) Label() string {
 // '-', single '_' inside).
 var labelRE = regexp.MustCompile(`^[A-Za-z0-9.-]+(_[A-Za-z0-9.-]+)*$`)
 
+// ValidLabel reports whether s can name a model entry: at most 64
+// letters, digits, '.', '-' and single '_' inside.
+func ValidLabel(s string) bool { return len(s) <= 64 && labelRE.MatchString(s) }
+
 // ModelList is the experiment's models: its models list, or the one
 // model of its llm section (the older form), or none.
 func (e *Experiment) ModelList() []Model {
@@ -135,7 +139,7 @@ func (e *Experiment) checkModels() error {
 		if m.BaseURL == "" {
 			return fieldErr(at+".base_url", "required (try a stub: coordbench llm stub)")
 		}
-		if m.Name != "" && (!labelRE.MatchString(m.Name) || len(m.Name) > 64) {
+		if m.Name != "" && !ValidLabel(m.Name) {
 			return fieldErr(at+".name", "want at most 64 letters, digits, '.', '-' and single '_' inside (got %q)", m.Name)
 		}
 		if j, dup := labels[m.Label()]; dup {

@@ -23,6 +23,7 @@ import (
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/silo/llmagent/gather"
+	"github.com/coordbench/coordbench/sweep"
 )
 
 // modelFlags are the model-layer flags shared by every command that calls
@@ -125,6 +126,7 @@ func retryNotice(w io.Writer, every time.Duration) func(llm.Retry) {
 // of the scheduling benchmark.
 type llmFlags struct {
 	modelFlags
+	label                   string // --llm-label: an experiment's model entry named apart from its model
 	framework, replyParsing string
 	maxModelFailures        int
 	// abortOnModelError: the first failed model call fails the run (suites
@@ -135,6 +137,7 @@ type llmFlags struct {
 func (f *llmFlags) register(fs *pflag.FlagSet) {
 	f.modelFlags.register(fs, "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)",
 		16, "maximum output tokens (the contract needs a handful)")
+	fs.StringVar(&f.label, "llm-label", "", "the model's name in case ids and summaries, if not --llm-model (an experiment file's models[].name; des case reruns such a case with it)")
 	fs.StringVar(&f.framework, "framework", "graph", "orchestration style of the LLM controller: graph or relay")
 	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmctl.DefaultMaxModelFailures, "des run: failed model calls in a row (after the --llm-max-attempts retries) after which the run fails with status aborted (in a suite, and in des case, the first one fails the case, which reruns next time)")
 	fs.StringVar(&f.replyParsing, "reply-parsing", llmctl.ParsingPublished, `how model replies are read: published (any reply a legal integer action can be read from, as the paper counts: JSON, a bare integer, a code fence, a sentence; docs/llm-controller.md) or strict (exactly {"action": n})`)
@@ -210,6 +213,9 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 	if !slices.Contains(llmctl.ReplyParsings, f.replyParsing) {
 		return nil, nil, fmt.Errorf("--reply-parsing: unknown rule %q (want published or strict)", f.replyParsing)
 	}
+	if f.label != "" && !sweep.ValidLabel(f.label) {
+		return nil, nil, fmt.Errorf("--llm-label: want at most 64 letters, digits, '.', '-' and single '_' inside (got %q)", f.label)
+	}
 	cache, closer, err := f.openCache()
 	if err != nil {
 		return nil, nil, err
@@ -218,7 +224,7 @@ func (f *llmFlags) maker() (*llmMaker, func(), error) {
 		closer()
 		return nil, nil, err
 	}
-	mk := &llmMaker{model: f.model, framework: f.framework, parsing: f.replyParsing, models: map[string]llmctl.Model{},
+	mk := &llmMaker{model: f.model, label: f.label, framework: f.framework, parsing: f.replyParsing, models: map[string]llmctl.Model{},
 		maxModelFailures: f.maxModelFailures, abortOnModelError: f.abortOnModelError}
 	for _, part := range strings.Split(f.model, ",") {
 		role, name, found := strings.Cut(part, "=")

@@ -478,6 +478,7 @@ func sweepModels(e *sweep.Experiment, o modelOpts) (*sweepModelSet, func(), erro
 				return fail(err)
 			}
 			dl.sharedCache, dl.abortOnModelError = cache, true // a model failure fails the case, which reruns next time
+			dl.label = label
 			dl.limiter = entryLimiter(o.limiter, m.Label())
 			for _, fw := range e.Frameworks() {
 				if fw != "" {
@@ -487,7 +488,6 @@ func sweepModels(e *sweep.Experiment, o modelOpts) (*sweepModelSet, func(), erro
 				if err != nil {
 					return fail(fmt.Errorf("experiment %s: %w", field, err))
 				}
-				mk.label = label
 				set.DesMakers = append(set.DesMakers, mk)
 			}
 			statuses = append(statuses, set.DesMakers[len(set.DesMakers)-1].(*llmMaker).Status)

@@ -167,6 +167,33 @@ func TestSweepTwoModelsCost(t *testing.T) {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
 
+	// des case reruns a case of the entry named apart from its model,
+	// given the entry's name as --llm-label: the same artifacts.
+	dear := ids[1]
+	if !strings.Contains(dear, "__dear-graph__") {
+		t.Fatalf("second case %s is not dear's", dear)
+	}
+	caseArgs := []string{"des", "case", "--suite-dir", whole, "--case-id", dear, "--llm-model", "stub-b", "--llm-base-url", srv.URL + "/v1"}
+	if _, err := run(t, append(caseArgs, "--out", filepath.Join(tmp, "nolabel"))...); err == nil || !strings.Contains(err.Error(), `"stub-b-graph"`) {
+		t.Errorf("des case without --llm-label: %v", err)
+	}
+	again := filepath.Join(tmp, "again")
+	if out, err := run(t, append(caseArgs, "--llm-label", "dear", "--out", again)...); err != nil {
+		t.Fatalf("des case --llm-label dear: %v\n%s", err, out)
+	}
+	entries, err := os.ReadDir(again)
+	if err != nil || len(entries) < 5 {
+		t.Fatalf("des case wrote %d files: %v", len(entries), err)
+	}
+	for _, e := range entries {
+		if e.Name() == harness.FileTiming {
+			continue
+		}
+		if a, b := mustRead(t, filepath.Join(whole, harness.SuiteCasesDir, dear, e.Name())), mustRead(t, filepath.Join(again, e.Name())); !bytes.Equal(a, b) {
+			t.Errorf("des case's %s differs from the sweep's", e.Name())
+		}
+	}
+
 	shards, merged := runShardsAndCollect(t, file, tmp, 2)
 	for _, f := range []string{harness.FileSuiteSummary, harness.FileSuiteAggregate, sweep.FileCost, sweep.FileCostSummary} {
 		a := mustRead(t, filepath.Join(whole, f))
