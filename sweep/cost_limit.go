@@ -10,9 +10,11 @@ import (
 // failed cases' cost, earlier runs included, and the cases of this run
 // that ended) plus the estimates of the cases still running plus the
 // case's own estimate must stay within the limit. The first case that
-// would exceed it, and every case after it, is not started; the cases
-// running finish. A rerun with a higher limit resumes. Its methods are
-// safe for concurrent use (the workers call Admit and Ended).
+// would exceed it, and every model-backed case after it, is not started;
+// the cases running finish, and cases without a model (built-in
+// controllers and agents, which cost nothing) still start. A rerun with a
+// higher limit resumes. Its methods are safe for concurrent use (the
+// workers call Admit and Ended).
 type Budget struct {
 	Limit float64
 
@@ -62,6 +64,9 @@ func (s *Suite) NewBudget(limit float64, est Estimate, dir string) (*Budget, err
 func (b *Budget) Admit(i int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.est[i].Model == "" && b.est[i].CostUSD == 0 {
+		return true // no model call: free whatever the limit
+	}
 	if !b.stopped {
 		committed := b.spent + b.est[i].CostUSD
 		for _, v := range b.running {

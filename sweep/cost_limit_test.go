@@ -7,11 +7,12 @@ import (
 
 // TestBudgetReservesRunningCases: a case is admitted while the money spent
 // plus the estimates of the cases running plus its own stay within the
-// limit; the first refusal stops every later case; an ended case's real
-// cost, read from its logs, replaces its estimate.
+// limit; the first refusal stops every later model-backed case, while a
+// case without a model still starts; an ended case's real cost, read from
+// its logs, replaces its estimate.
 func TestBudgetReservesRunningCases(t *testing.T) {
-	b := &Budget{Limit: 2.5, benchmark: BenchmarkDes, ids: []string{"a", "b", "c", "d", "e"},
-		est:     []CaseEstimate{{CostUSD: 1}, {CostUSD: 1}, {CostUSD: 1}, {CostUSD: 0}, {CostUSD: 0}},
+	b := &Budget{Limit: 2.5, benchmark: BenchmarkDes, ids: []string{"a", "b", "c", "d", "e", "f"},
+		est:     []CaseEstimate{{Model: "m", CostUSD: 1}, {Model: "m", CostUSD: 1}, {Model: "m", CostUSD: 1}, {Model: "m", CostUSD: 0}, {CostUSD: 0}, {Model: "m"}},
 		spent:   0.25,
 		running: map[int]float64{}, prices: map[string]Price{}}
 	if !b.Admit(0) || !b.Admit(1) {
@@ -22,10 +23,13 @@ func TestBudgetReservesRunningCases(t *testing.T) {
 	}
 	b.Ended(0, t.TempDir(), false) // no logs: no model call recorded, cost 0
 	b.Ended(1, t.TempDir(), true)
-	if b.Admit(4) {
-		t.Error("a case was admitted after the limit was reached")
+	if b.Admit(5) {
+		t.Error("a model-backed case was admitted after the limit was reached")
 	}
-	if got := b.NotStarted(); !slices.Equal(got, []string{"c", "d", "e"}) {
+	if !b.Admit(4) {
+		t.Error("a case without a model was refused")
+	}
+	if got := b.NotStarted(); !slices.Equal(got, []string{"c", "d", "f"}) {
 		t.Errorf("not started %v", got)
 	}
 	if b.Spent() != 0.25 {

@@ -553,15 +553,19 @@ func writeCost(w io.Writer, s *sweep.Suite, dir string) error {
 // costLimitError says which cases the cost limit kept from starting.
 func costLimitError(w io.Writer, b *sweep.Budget) error {
 	ids := b.NotStarted()
-	fmt.Fprintf(w, "cost limit: %d cases not started:\n", len(ids))
+	n := fmt.Sprintf("%d cases", len(ids))
+	if len(ids) == 1 {
+		n = "1 case"
+	}
+	fmt.Fprintf(w, "cost limit: %s not started:\n", n)
 	for _, id := range ids[:min(len(ids), 20)] {
 		fmt.Fprintf(w, "  %s\n", id)
 	}
 	if len(ids) > 20 {
 		fmt.Fprintf(w, "  … and %d more\n", len(ids)-20)
 	}
-	return fmt.Errorf("cost limit $%s reached: $%s spent so far, %d cases not started; rerun with a higher --cost-limit to resume",
-		usd(b.Limit), usd(b.Spent()), len(ids))
+	return fmt.Errorf("cost limit $%s reached: $%s spent so far, %s not started; rerun with a higher --cost-limit to resume",
+		usd(b.Limit), usd(b.Spent()), n)
 }
 
 // setLLMFlags sets the --llm-* flags of fs from an experiment's llm

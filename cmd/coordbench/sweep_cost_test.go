@@ -150,17 +150,17 @@ func TestSweepTwoModelsCost(t *testing.T) {
 	}
 
 	// A limit above the first case's estimate and below both: the second
-	// is not started.
+	// is not started, the free rule case is.
 	first, _ := strconv.ParseFloat(want[ids[0]], 64)
 	limited := filepath.Join(tmp, "limited")
 	limit := strconv.FormatFloat(first*1.5, 'f', 6, 64)
 	out, err := run(t, "sweep", "run", file, "--out", limited, "--workers", "1", "--cost-limit", limit)
-	if err == nil || !strings.Contains(err.Error(), "cost limit $"+limit+" reached: $"+want[ids[0]]+" spent so far, 2 cases not started") ||
+	if err == nil || !strings.Contains(err.Error(), "cost limit $"+limit+" reached: $"+want[ids[0]]+" spent so far, 1 case not started") ||
 		!strings.Contains(out, "  "+ids[1]+"\n") {
 		t.Fatalf("limited run: %v\n%s", err, out)
 	}
 	st, err := run(t, "sweep", "status", limited)
-	if err != nil || !strings.Contains(st, "cases: 3 planned, 1 done, 0 failed, 2 not started") || !strings.Contains(st, "spent: $"+want[ids[0]]) {
+	if err != nil || !strings.Contains(st, "cases: 3 planned, 2 done, 0 failed, 1 not started") || !strings.Contains(st, "spent: $"+want[ids[0]]) {
 		t.Errorf("status: %v\n%s", err, st)
 	}
 	if out, err := run(t, "sweep", "run", file, "--out", limited, "--workers", "1", "--cost-limit", "100"); err != nil {
