@@ -169,7 +169,7 @@ directory, then merge them with sweep collect.
 The cost of the model calls, at each model's price in the file, goes to
 cost.csv (per case) and cost_summary.csv (per model, and the total) beside
 the summaries; replies replayed from the response cache cost nothing and
-are counted apart. --cost-limit USD starts no case once the money spent in
+are counted apart. --cost-limit USD starts no model-backed case once the money spent in
 the directory (earlier runs included) plus the estimates of the cases
 running plus that case's estimate (as sweep plan prints it) would exceed
 the limit: the cases running finish, the command names the cases not
@@ -248,7 +248,7 @@ started and exits with an error; rerun with a higher limit to resume.`,
 	f.StringVar(&out, "out", "", "suite directory of this run or shard (required)")
 	f.StringVar(&shardSpec, "shard", "", "run only shard i/N: the cases at positions i, i+N, i+2N, … (i from 0 to N-1)")
 	f.IntVar(&workers, "workers", 0, "cases run at once (default: the file's run.workers, else the number of CPUs)")
-	f.Float64Var(&costLimit, "cost-limit", 0, "US dollars: start no case once the money spent in --out plus the estimates of the running cases and of that case would exceed it (unset: no limit)")
+	f.Float64Var(&costLimit, "cost-limit", 0, "US dollars: start no model-backed case once the money spent in --out plus the estimates of the running cases and of that case would exceed it (unset: no limit)")
 	return c
 }
 
