@@ -68,6 +68,9 @@ func Build(dirs []string) ([]Section, error) {
 // Nothing is written when a directory cannot be read.
 func Write(w io.Writer, dirs []string, opt Options) error {
 	if opt.Format == "html" {
+		if len(opt.Tables) > 0 {
+			return fmt.Errorf("--table chooses the tables of md, csv and latex output; the HTML page holds them all (give --format md, csv or latex)")
+		}
 		return writeHTML(w, dirs, opt)
 	}
 	if !slices.Contains(Formats, opt.Format) {

@@ -419,6 +419,9 @@ func TestFormats(t *testing.T) {
 	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "md", Cases: []string{"all"}}); err == nil {
 		t.Error("--cases accepted with md")
 	}
+	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "html", Tables: []string{"matrix"}}); err == nil || !strings.Contains(err.Error(), "--format md") {
+		t.Errorf("--table with html: %v", err)
+	}
 	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "pdf"}); err == nil {
 		t.Error("format pdf accepted")
 	}
