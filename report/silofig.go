@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/coordbench/coordbench/silo/suite"
 )
 
@@ -272,27 +274,14 @@ func nAxis(c LineChart) LineChart {
 	return c
 }
 
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
+func mean(xs []float64) float64 { return stat.Mean(xs, nil) } // NaN for none
 
 // sampleSD is the sample standard deviation, 0 for fewer than two values.
 func sampleSD(xs []float64) float64 {
 	if len(xs) < 2 {
 		return 0
 	}
-	m, ss := mean(xs), 0.0
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return math.Sqrt(ss / float64(len(xs)-1))
+	return stat.StdDev(xs, nil)
 }
 
 // slug makes a string safe inside an element id.
