@@ -157,14 +157,9 @@ type Silo struct {
 // Operational settings (cache, concurrency, rpm, timeout, attempts) do not
 // change replies and are left out of the experiment's identity.
 type LLM struct {
-	// Name labels the model in case ids and summaries (default: Model).
-	Name        string   `yaml:"name,omitempty" json:"name,omitempty"`
-	Model       string   `yaml:"model,omitempty" json:"model"`
-	BaseURL     string   `yaml:"base_url,omitempty" json:"base_url"`
-	APIKeyEnv   string   `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
-	Temperature float64  `yaml:"temperature,omitempty" json:"temperature,omitempty"`
-	MaxTokens   int      `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
-	Seed        *int64   `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// The one model (without a models list); Name labels it in case ids
+	// and summaries (default: Model).
+	Endpoint    `yaml:",inline"`
 	Concurrency int      `yaml:"concurrency,omitempty" json:"-"`
 	RPM         float64  `yaml:"rpm,omitempty" json:"-"`
 	Cache       string   `yaml:"cache,omitempty" json:"-"`

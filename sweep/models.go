@@ -16,17 +16,23 @@ const MaxModels = 64
 // agent kind llm) runs once per model. Limits and price change neither
 // replies nor results: they are not part of the experiment's identity.
 type Model struct {
+	Endpoint `yaml:",inline"`
+	Limits   Limits `yaml:"limits,omitempty" json:"-"`
+	Price    Price  `yaml:"price,omitempty" json:"-"`
+}
+
+// Endpoint names a model and says how to call it: the fields a models
+// entry and the single-model llm section share.
+type Endpoint struct {
 	// Name labels the model in case ids and the summaries' model column
 	// (default: Model). Two entries of one experiment have two labels.
 	Name        string  `yaml:"name,omitempty" json:"name,omitempty"`
-	Model       string  `yaml:"model" json:"model"`
-	BaseURL     string  `yaml:"base_url" json:"base_url"`
+	Model       string  `yaml:"model,omitempty" json:"model"`
+	BaseURL     string  `yaml:"base_url,omitempty" json:"base_url"`
 	APIKeyEnv   string  `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
 	Temperature float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
 	MaxTokens   int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
 	Seed        *int64  `yaml:"seed,omitempty" json:"seed,omitempty"`
-	Limits      Limits  `yaml:"limits,omitempty" json:"-"`
-	Price       Price   `yaml:"price,omitempty" json:"-"`
 }
 
 // Limits bound the calls to one model entry's endpoint, per process.
@@ -51,7 +57,7 @@ type Price struct {
 }
 
 // Label is the model's name in case ids and summaries: Name, else Model.
-func (m Model) Label() string {
+func (m Endpoint) Label() string {
 	if m.Name != "" {
 		return m.Name
 	}
@@ -76,8 +82,7 @@ func (e *Experiment) ModelList() []Model {
 	if l == nil || l.Model == "" {
 		return nil
 	}
-	return []Model{{Name: l.Name, Model: l.Model, BaseURL: l.BaseURL, APIKeyEnv: l.APIKeyEnv, Temperature: l.Temperature,
-		MaxTokens: l.MaxTokens, Seed: l.Seed, Limits: Limits{Concurrency: l.Concurrency, RPM: l.RPM}, Price: l.Price}}
+	return []Model{{Endpoint: l.Endpoint, Limits: Limits{Concurrency: l.Concurrency, RPM: l.RPM}, Price: l.Price}}
 }
 
 // Frameworks are the LLM controller's frameworks a des experiment crosses
@@ -107,7 +112,7 @@ func (e *Experiment) setPrices(p map[string]Price) {
 		e.Models[i].Price = p[e.Models[i].Label()]
 	}
 	if len(e.Models) == 0 && e.LLM != nil {
-		e.LLM.Price = p[Model{Name: e.LLM.Name, Model: e.LLM.Model}.Label()]
+		e.LLM.Price = p[e.LLM.Label()]
 	}
 }
 

@@ -464,7 +464,7 @@ func sweepModels(e *sweep.Experiment, o modelOpts) (*sweepModelSet, func(), erro
 			field = fmt.Sprintf("models[%d]", i)
 		}
 		l := shared
-		l.Model, l.BaseURL, l.APIKeyEnv, l.Temperature, l.MaxTokens, l.Seed = m.Model, m.BaseURL, m.APIKeyEnv, m.Temperature, m.MaxTokens, m.Seed
+		l.Endpoint = m.Endpoint
 		l.Concurrency, l.RPM, l.Cache = m.Limits.Concurrency, m.Limits.RPM, ""
 		label := ""
 		if m.Name != "" && m.Name != m.Model {
