@@ -62,6 +62,7 @@ var (
 // do not allocate in steady state.
 type Calendar struct {
 	nodes []node  // slab; nodes[0] is the sentinel, free nodes are chained through next
+	data  []Event // the nodes' events, index for index
 	free  int32   // head of the free list, or 0
 	heads []int32 // first node of each bucket, or 0 (the sentinel)
 	mask  uint64  // len(heads) - 1
@@ -96,13 +97,29 @@ type Calendar struct {
 	tails   []int32
 }
 
-// node is one pending event in the slab, with its list links. The Event is
-// stored whole so that Next and Peek copy it in one block.
+// node is the hot part of one pending event in the slab: what inserting
+// and popping read, its time and list links. The event itself is in the
+// parallel slab data, read when it is copied out and to break a tie of
+// times. Kept apart, the hot part of a thousand events and the buckets
+// fit in a core's first-level cache.
 type node struct {
-	ev    Event
-	next  int32  // next node in the bucket (or in the free list), or 0
-	glast int32  // on the first node of a tie group: the group's last node
-	vb    uint64 // virtual bucket of ev.Time under the current width (bucket mode)
+	t     float64 // Event.Time
+	vb    uint64  // virtual bucket of t under the current width (bucket mode)
+	next  int32   // next node in the bucket (or in the free list), or 0
+	glast int32   // on the first node of a tie group: the group's last node
+}
+
+// before reports whether the event of node i is ordered before that of j.
+func (c *Calendar) before(i, j int32) bool {
+	x, y := &c.nodes[i], &c.nodes[j]
+	if x.t != y.t {
+		return x.t < y.t
+	}
+	p, q := &c.data[i], &c.data[j]
+	if p.Class != q.Class {
+		return p.Class < q.Class
+	}
+	return p.Seq < q.Seq
 }
 
 // hent is an entry of the fallback heap.
@@ -138,7 +155,7 @@ func NewCalendar(sizeHint int) *Calendar {
 	if sizeHint > 1<<20 {
 		sizeHint = 1 << 20
 	}
-	c := &Calendar{nodes: make([]node, 1, sizeHint+1)}
+	c := &Calendar{nodes: make([]node, 1, sizeHint+1), data: make([]Event, 1, sizeHint+1)}
 	c.Reset()
 	return c
 }
@@ -157,26 +174,28 @@ func (c *Calendar) Schedule(t float64, class, kind uint8, a, b, cc int32) (uint6
 		return 0, c.badSchedule(t)
 	}
 	i := c.free
-	if i != 0 {
-		c.free = c.nodes[i].next
-	} else {
+	if i == 0 {
 		if len(c.nodes) >= math.MaxInt32 {
 			return 0, ErrFull
 		}
 		i = int32(len(c.nodes))
 		c.nodes = append(c.nodes, node{})
+		c.data = append(c.data, Event{})
 	}
 	c.seq++
 	nodes := c.nodes
 	x := &nodes[i]
-	// Field by field: building an Event and copying it would make the CPU
-	// reload small stores as one wide load (a store-forwarding stall).
-	t += 0 // -0 becomes +0
-	x.ev.Time = t
-	x.ev.Seq = c.seq
-	x.ev.Class = class
-	x.ev.Kind = kind
-	x.ev.A, x.ev.B, x.ev.C = a, b, cc
+	c.free = x.next // 0 for a new node
+	t += 0          // -0 becomes +0
+	x.t = t
+	// Field by field: building a payload and copying it would make the
+	// CPU reload small stores as one wide load (a store-forwarding stall).
+	d := &c.data[i]
+	d.Time = t
+	d.Seq = c.seq
+	d.Class = class
+	d.Kind = kind
+	d.A, d.B, d.C = a, b, cc
 	c.n++
 	if c.heapMode {
 		c.heapPush(hent{t: t, seq: c.seq, class: class, idx: i})
@@ -193,13 +212,13 @@ func (c *Calendar) Schedule(t float64, class, kind uint8, a, b, cc int32) (uint6
 	steps := 0
 	for {
 		q := &nodes[*link] // the sentinel (Time +Inf) ends every list
-		if q.ev.Time > t || (q.ev.Time == t && q.ev.Class > class) {
+		if q.t > t || (q.t == t && c.data[*link].Class > class) {
 			x.next = *link
 			x.glast = i
 			*link = i
 			break
 		}
-		if q.ev.Time == t && q.ev.Class == class {
+		if q.t == t && c.data[*link].Class == class {
 			// Same (Time, Class): x has the largest Seq, it ends the group.
 			g := &nodes[q.glast]
 			x.next = g.next
@@ -210,8 +229,10 @@ func (c *Calendar) Schedule(t float64, class, kind uint8, a, b, cc int32) (uint6
 		link = &nodes[q.glast].next // skip the whole tie group
 		steps++
 	}
-	if c.walk += steps; c.walk > c.workBudget {
-		c.ops = checkEvery // check at the next pop
+	if steps != 0 {
+		if c.walk += steps; c.walk > c.workBudget {
+			c.ops = checkEvery // check at the next pop
+		}
 	}
 	if c.n > c.growAt {
 		c.rebuild(2*len(c.heads), false)
@@ -232,36 +253,61 @@ func (c *Calendar) badSchedule(t float64) error {
 // Next pops the earliest pending event and advances the clock to its time.
 // It returns false if the calendar is empty.
 func (c *Calendar) Next() (Event, bool) {
+	// Small enough to be inlined: the event is copied once, from its node
+	// (free again, but untouched until the next Schedule) to the caller.
+	if h := c.pop(); h != 0 {
+		return c.data[h], true
+	}
+	return Event{}, false
+}
+
+// pop unlinks the earliest pending event, advances the clock to its time
+// and returns its node, now on the free list (0 if the calendar is empty).
+func (c *Calendar) pop() int32 {
 	if c.n == 0 || c.heapMode {
 		if c.n == 0 {
-			return Event{}, false
+			return 0
 		}
-		return c.heapNext(), true
+		return c.heapPop()
 	}
-	nodes := c.nodes
-	// Fast path of locate: the current bucket holds the next event.
-	b := c.cur & c.mask
-	h := c.heads[b]
-	if h == 0 || nodes[h].vb != c.cur {
-		h, b = c.locate()
+	nodes, heads, mask := c.nodes, c.heads, c.mask
+	// locate, written out: serve the buckets in turn from cur.
+	cur := c.cur
+	b := cur & mask
+	h := heads[b]
+	if h == 0 || nodes[h].vb != cur {
+		skipped := 0
+		for {
+			cur++
+			if skipped++; skipped > len(heads) {
+				h, b = c.searchHeads() // counts its own work
+				skipped = 0
+				break
+			}
+			b = cur & mask
+			if h = heads[b]; h != 0 && nodes[h].vb == cur {
+				c.cur = cur
+				break
+			}
+		}
+		c.skip += skipped
 	}
 	x := &nodes[h]
-	e := x.ev
 	nx := x.next
 	c.heads[b] = nx
-	if y := &nodes[nx]; y.ev.Time == e.Time && y.ev.Class == e.Class {
-		y.glast = x.glast // y now heads the tie group
+	if g := x.glast; g != h {
+		nodes[nx].glast = g // the rest of x's tie group: nx now heads it
 	}
 	x.next = c.free
 	c.free = h
 	c.n--
-	c.now = e.Time
+	c.now = x.t
 	if c.n < c.shrinkAt {
 		c.rebuild(len(c.heads)/2, false)
 	} else if c.ops++; c.ops >= checkEvery {
 		c.adapt()
 	}
-	return e, true
+	return h
 }
 
 // Peek returns the earliest pending event without popping it.
@@ -270,17 +316,18 @@ func (c *Calendar) Peek() (Event, bool) {
 		return Event{}, false
 	}
 	if c.heapMode {
-		return c.nodes[c.heap[0].idx].ev, true
+		return c.data[c.heap[0].idx], true
 	}
 	h, _ := c.locate()
-	return c.nodes[h].ev, true
+	return c.data[h], true
 }
 
 // Reset empties the calendar and sets the clock and the sequence counter to
 // 0, keeping its memory.
 func (c *Calendar) Reset() {
-	c.nodes = c.nodes[:1]
-	c.nodes[0] = node{ev: Event{Time: math.Inf(1), Class: math.MaxUint8}}
+	c.nodes, c.data = c.nodes[:1], c.data[:1]
+	c.nodes[0] = node{t: math.Inf(1)} // the sentinel: after every event
+	c.data[0] = Event{Time: math.Inf(1), Class: math.MaxUint8}
 	c.free = 0
 	if cap(c.heads) < minBuckets {
 		c.heads = make([]int32, minBuckets)
@@ -326,7 +373,7 @@ func (c *Calendar) setThresholds() {
 func (c *Calendar) vb(t float64) uint64 {
 	x := t * c.invW
 	if x < vbClampFloat {
-		return uint64(x)
+		return uint64(int64(x)) // x in [0, 2^62): one signed conversion
 	}
 	return vbClamp
 }
@@ -345,10 +392,16 @@ func (c *Calendar) locate() (int32, uint64) {
 		}
 		cur++
 	}
-	// A whole year without an event: direct search among bucket heads.
+	return c.searchHeads()
+}
+
+// searchHeads finds the earliest pending event among the bucket heads
+// after a whole year of buckets without one, and moves cur to it.
+func (c *Calendar) searchHeads() (int32, uint64) {
+	nodes, heads := c.nodes, c.heads
 	best, bb := int32(0), uint64(0)
 	for b, h := range heads {
-		if h != 0 && (best == 0 || nodes[h].ev.Before(nodes[best].ev)) {
+		if h != 0 && (best == 0 || c.before(h, best)) {
 			best, bb = h, uint64(b)
 		}
 	}
@@ -442,17 +495,10 @@ func (c *Calendar) gather() []int32 {
 		}
 	}
 	slices.SortFunc(s, func(i, j int32) int {
-		x, y := &nodes[i].ev, &nodes[j].ev
 		switch {
-		case x.Time < y.Time:
+		case c.before(i, j):
 			return -1
-		case x.Time > y.Time:
-			return 1
-		case x.Class != y.Class:
-			return int(x.Class) - int(y.Class)
-		case x.Seq < y.Seq:
-			return -1
-		case x.Seq > y.Seq:
+		case c.before(j, i):
 			return 1
 		}
 		return 0
@@ -473,7 +519,7 @@ func (c *Calendar) estimateWidth(s []int32) {
 	ng := 0
 	limit := max(widthSample+1, len(s)/8)
 	for k := 1; k < len(s) && ng < widthSample && (k < limit || ng < 8); k++ {
-		if d := nodes[s[k]].ev.Time - nodes[s[k-1]].ev.Time; d > 0 {
+		if d := nodes[s[k]].t - nodes[s[k-1]].t; d > 0 {
 			gaps[ng] = d
 			ng++
 		}
@@ -531,7 +577,7 @@ func (c *Calendar) rebuild(nb int, estimate bool) {
 	gfirst := int32(0)
 	for _, i := range s {
 		x := &nodes[i]
-		x.vb = c.vb(x.ev.Time)
+		x.vb = c.vb(x.t)
 		b := x.vb & c.mask
 		if tails[b] == 0 {
 			heads[b] = i
@@ -540,7 +586,7 @@ func (c *Calendar) rebuild(nb int, estimate bool) {
 		}
 		tails[b] = i
 		x.next = 0
-		if g := &nodes[gfirst]; g.ev.Time == x.ev.Time && g.ev.Class == x.ev.Class {
+		if g := &nodes[gfirst]; g.t == x.t && c.data[gfirst].Class == c.data[i].Class {
 			g.glast = i // gfirst is never the sentinel here: its Time is +Inf
 		} else {
 			gfirst = i
@@ -564,8 +610,8 @@ func (c *Calendar) toHeap() {
 	s := c.gather() // sorted: already a valid heap
 	c.heap = c.heap[:0]
 	for _, i := range s {
-		e := &c.nodes[i].ev
-		c.heap = append(c.heap, hent{t: e.Time, seq: e.Seq, class: e.Class, idx: i})
+		d := &c.data[i]
+		c.heap = append(c.heap, hent{t: d.Time, seq: d.Seq, class: d.Class, idx: i})
 	}
 	c.heapMode = true
 	c.probation = false
@@ -594,7 +640,7 @@ func (c *Calendar) heapPush(x hent) {
 	h[i] = x
 }
 
-func (c *Calendar) heapNext() Event {
+func (c *Calendar) heapPop() int32 {
 	h := c.heap
 	top := h[0].idx
 	n := len(h) - 1
@@ -622,13 +668,12 @@ func (c *Calendar) heapNext() Event {
 		}
 		h[i] = x
 	}
-	e := c.nodes[top].ev
 	c.nodes[top].next = c.free
 	c.free = top
 	c.n--
-	c.now = e.Time
+	c.now = c.nodes[top].t
 	if c.ops++; c.ops >= checkEvery {
 		c.adapt()
 	}
-	return e
+	return top
 }

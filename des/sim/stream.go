@@ -111,8 +111,9 @@ func (s *Stream) Exp(mean float64) float64 {
 	if mean > math.MaxFloat64 {
 		return mean
 	}
-	// 1-u is exact and lies in (0, 1], so log is finite and <= 0.
-	return float64(-mean * detLog(1-u))
+	// 1-u is exact and lies in [2^-53, 1]: positive and normal, so its
+	// log is finite and <= 0.
+	return float64(-mean * logNormal(1-u))
 }
 
 // Uniform returns a uniform value in [lo, hi) (computed as lo + (hi-lo)*u).
@@ -162,18 +163,9 @@ func detLog(x float64) float64 {
 	const (
 		ln2Hi = 6.93147180369123816490e-01 /* 3fe62e42 fee00000 */
 		ln2Lo = 1.90821492927058770002e-10 /* 3dea39ef 35793c76 */
-		l1    = 6.666666666666735130e-01   /* 3FE55555 55555593 */
-		l2    = 3.999999999940941908e-01   /* 3FD99999 9997FA04 */
-		l3    = 2.857142874366239149e-01   /* 3FD24924 94229359 */
-		l4    = 2.222219843214978396e-01   /* 3FCC71C5 1D8E78AF */
-		l5    = 1.818357216161805012e-01   /* 3FC74664 96CB03DE */
-		l6    = 1.531383769920937332e-01   /* 3FC39A09 D078C69F */
-		l7    = 1.479819860511658591e-01   /* 3FC2F112 DF3E5244 */
 	)
-	// Reduce x = 2^k * (1+f) with sqrt(2)/2 <= 1+f < sqrt(2).
 	u := math.Float64bits(x)
-	ex := int(u>>52) - 1023 // x > 0 and normal: biased exponent in [1, 2046]
-	if ex < -1022 || ex > 1023 || u>>63 != 0 {
+	if ex := int(u>>52) - 1023; ex < -1022 || ex > 1023 || u>>63 != 0 {
 		switch {
 		case math.IsNaN(x) || math.IsInf(x, 1):
 			return x
@@ -185,6 +177,26 @@ func detLog(x float64) float64 {
 		// subnormal: scale into the normal range
 		return detLog(x*0x1p52) - float64(52*ln2Hi) - float64(52*ln2Lo)
 	}
+	return logNormal(x)
+}
+
+// logNormal is detLog of a positive normal x (Exp's 1-u, for one), without
+// the checks for the other cases.
+func logNormal(x float64) float64 {
+	const (
+		ln2Hi = 6.93147180369123816490e-01 /* 3fe62e42 fee00000 */
+		ln2Lo = 1.90821492927058770002e-10 /* 3dea39ef 35793c76 */
+		l1    = 6.666666666666735130e-01   /* 3FE55555 55555593 */
+		l2    = 3.999999999940941908e-01   /* 3FD99999 9997FA04 */
+		l3    = 2.857142874366239149e-01   /* 3FD24924 94229359 */
+		l4    = 2.222219843214978396e-01   /* 3FCC71C5 1D8E78AF */
+		l5    = 1.818357216161805012e-01   /* 3FC74664 96CB03DE */
+		l6    = 1.531383769920937332e-01   /* 3FC39A09 D078C69F */
+		l7    = 1.479819860511658591e-01   /* 3FC2F112 DF3E5244 */
+	)
+	// Reduce x = 2^k * (1+f) with sqrt(2)/2 <= 1+f < sqrt(2).
+	u := math.Float64bits(x)
+	ex := int(u>>52) - 1023      // biased exponent in [1, 2046]
 	m := u&(1<<52-1) | 1023<<52  // mantissa as a value in [1, 2)
 	if m >= 0x3ff6a09e667f3bcd { // 1+f >= sqrt(2): use (1+f)/2 and k+1
 		m -= 1 << 52
