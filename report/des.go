@@ -352,10 +352,18 @@ func (s *desSuite) comparisons() []Comparison {
 	return out
 }
 
+// maxPairedParadigms bounds the paradigms of one block that are compared
+// pairwise (the pairs grow as the square of their number): a block with
+// more is left out of the paired differences, and the report says so.
+const maxPairedParadigms = 32
+
 // pairs are the comparisons with their differences, without statistics.
 func (s *desSuite) pairs() []Comparison {
 	var out []Comparison
 	for _, blk := range s.blocks() {
+		if len(blk) > maxPairedParadigms {
+			continue
+		}
 		for i, ga := range blk {
 			for _, gb := range blk[i+1:] {
 				for k := range harness.SuiteMetrics {
@@ -437,6 +445,24 @@ func (s *desSuite) pairedSection() Section {
 			{Text: fnum(c.Stats.Mean, d)}, {Text: iv(c.Stats.T)}, {Text: iv(c.Stats.Boot)}, {Text: mark}})
 	}
 	flush()
+	var many [][]*desGroup
+	for _, blk := range s.blocks() {
+		if len(blk) > maxPairedParadigms {
+			many = append(many, blk)
+		}
+	}
+	if len(many) > 0 {
+		t := Table{Title: "Paired differences left out", Left: []int{0}, Head: []string{"block", "paradigms"},
+			Notes: []string{fmt.Sprintf("These blocks have more than %d paradigms: their pairs are not compared.", maxPairedParadigms)}}
+		for _, blk := range many {
+			var parts []string
+			for _, k := range shown {
+				parts = append(parts, blockKeys[k]+" "+blk[0].block[k])
+			}
+			t.Rows = append(t.Rows, []Cell{{Text: strings.Join(parts, ", ")}, {Text: strconv.Itoa(len(blk))}})
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
 	sec.CSVHead = append(slices.Clone(blockKeys), "paradigm_a", "paradigm_b", "metric", "higher_better", "n",
 		"mean_diff", "sd_diff", "t_quantile", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0")
 	for _, c := range comps {

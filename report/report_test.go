@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -572,5 +573,52 @@ func TestTextFormatsPrintable(t *testing.T) {
 		if i := strings.IndexAny(b.String(), "\x1b\x07\r"); i >= 0 {
 			t.Errorf("%s output holds a control character at %d: %q", f, i, b.String()[max(0, i-20):min(b.Len(), i+20)])
 		}
+	}
+}
+
+// A block with more paradigms than maxPairedParadigms is left out of the
+// paired differences (their number grows as its square), and the report
+// says so; the matrix still lists every paradigm.
+func TestPairedBounded(t *testing.T) {
+	des, _ := suites(t)
+	f, err := os.Open(filepath.Join(des, harness.FileSuiteSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(rows[0])
+	n := maxPairedParadigms + 8
+	for _, r := range rows[1:] {
+		if r[col["paradigm"]] != "centralized" || r[col["instance"]] != rows[1][col["instance"]] {
+			continue
+		}
+		for p := 0; p < n; p++ {
+			c := slices.Clone(r)
+			c[col["paradigm"]] = fmt.Sprintf("p%02d", p)
+			c[col["case_id"]] = strings.Replace(c[col["case_id"]], "__centralized__", fmt.Sprintf("__p%02d__", p), 1)
+			w.Write(c)
+		}
+	}
+	w.Flush()
+	dir := copySuite(t, b.Bytes())
+	var out bytes.Buffer
+	if err := Write(&out, []string{dir}, Options{Format: "md"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Paired differences left out") || !strings.Contains(out.String(), fmt.Sprintf("| %d", n)) {
+		t.Errorf("the report does not say the block of %d paradigms was left out:\n%s", n, out.String())
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("p%02d", n-1)) {
+		t.Error("the matrix lost a paradigm")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/coordbench/coordbench/des/harness"
@@ -39,12 +38,11 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 	b.Paras = append(b.Paras, fmt.Sprintf("%d cases (%d failed) in %d rows: instances × controllers × models × frameworks × paradigms, from suite_summary.csv.", s.cases, s.failed, len(s.groups)))
 	matrix, paired := s.matrixSection(), s.pairedSection()
 	// The four families side by side, one instance at a time.
-	var instances []string
+	var inst distinct[string]
 	for _, g := range s.groups {
-		if !slices.Contains(instances, g.block[0]) {
-			instances = append(instances, g.block[0])
-		}
+		inst.add(g.block[0])
 	}
+	instances := inst.list
 	fb := &block{ID: id + "-families", Heading: "The four metric families side by side, per instance", Level: 3,
 		Paras: []string{"No single score: each family is read on its own. The bars put each paradigm's mean of a metric over the largest mean of that metric among the paradigms of its block (so 1 is the largest, whichever way is better: mind the arrows); the tables give the values, bold marking the best mean of its column within its block, as in the matrix."}}
 	for ii, inst := range instances {

@@ -97,12 +97,10 @@ func (s siloSeries) name(agents int) string {
 
 // siloFigures are the suite's figures.
 func siloFigures(id string, runs []siloRunRow, agg []siloRow) []Figure {
-	var lvls []string
+	var seen distinct[string]
 	protoRank, agentRank := map[string]int{}, map[string]int{}
 	for _, r := range runs {
-		if !slices.Contains(lvls, r.level) {
-			lvls = append(lvls, r.level)
-		}
+		seen.add(r.level)
 		if _, ok := protoRank[r.protocol]; !ok {
 			protoRank[r.protocol] = len(protoRank)
 		}
@@ -110,15 +108,16 @@ func siloFigures(id string, runs []siloRunRow, agg []siloRow) []Figure {
 			agentRank[r.agent] = len(agentRank)
 		}
 	}
+	lvls := seen.list
 	slices.SortFunc(lvls, func(a, b string) int { return cmp.Compare(levels[a], levels[b]) })
 	series := func(lvl string) []siloSeries {
-		var ss []siloSeries
+		var d distinct[siloSeries]
 		for _, r := range runs {
-			s := siloSeries{r.protocol, r.agent}
-			if r.level == lvl && !slices.Contains(ss, s) {
-				ss = append(ss, s)
+			if r.level == lvl {
+				d.add(siloSeries{r.protocol, r.agent})
 			}
 		}
+		ss := d.list
 		slices.SortFunc(ss, func(a, b siloSeries) int {
 			return cmp.Or(cmp.Compare(protoRank[a.protocol], protoRank[b.protocol]), cmp.Compare(agentRank[a.agent], agentRank[b.agent]))
 		})
@@ -258,14 +257,13 @@ func siloFigures(id string, runs []siloRunRow, agg []siloRow) []Figure {
 // nAxis puts the x ticks at the team sizes drawn, on a log scale when
 // they span a factor of 10 or more (2, 5, 10, …, 100).
 func nAxis(c LineChart) LineChart {
-	var ns []float64
+	var d distinct[float64]
 	for _, l := range c.Lines {
 		for _, x := range l.X {
-			if !slices.Contains(ns, x) {
-				ns = append(ns, x)
-			}
+			d.add(x)
 		}
 	}
+	ns := d.list
 	slices.Sort(ns)
 	c.XTicks, c.Dodge = ns, true
 	if len(ns) > 0 && ns[0] > 0 && ns[len(ns)-1]/ns[0] >= 10 {

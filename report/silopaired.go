@@ -19,27 +19,23 @@ const SectionSiloPaired = "silo-paired"
 // level × N × agent and metric (S, success, P, D).
 func siloPairedSection(dir string, runs []siloRunRow) Section {
 	sec := Section{Suite: dir, Kind: SectionSiloPaired, Title: dir + ": paired differences between protocols"}
-	var protos []string
+	var protoSet distinct[string]
 	type gkey struct {
 		level string
 		n     int
 		agent string
 	}
-	var groups []gkey
+	var groupSet distinct[gkey]
 	byKey := map[string]siloRunRow{} // task, N, seed, agent, protocol → run
 	for _, r := range runs {
 		if r.baseline {
 			continue
 		}
-		if !slices.Contains(protos, r.protocol) {
-			protos = append(protos, r.protocol)
-		}
-		g := gkey{r.level, r.n, r.agent}
-		if !slices.Contains(groups, g) {
-			groups = append(groups, g)
-		}
+		protoSet.add(r.protocol)
+		groupSet.add(gkey{r.level, r.n, r.agent})
 		byKey[strings.Join([]string{r.task, strconv.Itoa(r.n), r.seed, r.agent, r.protocol}, "\x00")] = r
 	}
+	protos, groups := protoSet.list, groupSet.list
 	slices.SortStableFunc(groups, func(a, b gkey) int {
 		if c := levels[a.level] - levels[b.level]; c != 0 {
 			return c
