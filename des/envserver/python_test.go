@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,30 +28,10 @@ func TestPythonEnv(t *testing.T) {
 	var tb [16]byte
 	rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])
-	s, err := New(Config{DataDir: t.TempDir(), Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := s.HTTPServer()
-	go hs.Serve(s.Listener(ln))
-	t.Cleanup(func() { hs.Close(); s.Close() })
+	_, hs := newServer(t, Config{Token: token})
 	// An impatient server: its long-poll ends before most decisions are
 	// ready, so creates come back without one and steps with 202.
-	si, err := New(Config{DataDir: t.TempDir(), Token: token, LongPoll: time.Microsecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lni, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hsi := si.HTTPServer()
-	go hsi.Serve(si.Listener(lni))
-	t.Cleanup(func() { hsi.Close(); si.Close() })
+	_, hsi := newServer(t, Config{Token: token, LongPoll: time.Microsecond})
 
 	root, err := filepath.Abs(filepath.Join("..", "..", "python"))
 	if err != nil {
@@ -66,8 +45,8 @@ func TestPythonEnv(t *testing.T) {
 	}
 	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-v")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
-		"COORDBENCH_URL=http://"+ln.Addr().String(), "COORDBENCH_TOKEN="+token,
-		"COORDBENCH_IMPATIENT_URL=http://"+lni.Addr().String())
+		"COORDBENCH_URL="+hs.URL, "COORDBENCH_TOKEN="+token,
+		"COORDBENCH_IMPATIENT_URL="+hsi.URL)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("python tests: %v", time.Since(start).Round(time.Millisecond))

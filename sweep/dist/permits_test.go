@@ -10,25 +10,36 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// Permits over a real embedded server: at most Concurrency are held at
-// once across clients on different connections, and every one comes back.
-func TestPermitsConcurrency(t *testing.T) {
+const permitsTestID = "0123456789abcdef0123456789abcdef"
+
+// servePermits starts an embedded NATS server and a permit server of
+// concurrency permits for http://e/v1 on it; it returns the server and
+// the permit server's connection. Both close with the test.
+func servePermits(t *testing.T, concurrency int) (*Embedded, *nats.Conn, *PermitServer) {
+	t.Helper()
 	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer emb.Close()
-	id := "0123456789abcdef0123456789abcdef"
-	snc, err := nats.Connect(emb.URL())
+	t.Cleanup(emb.Close)
+	nc, err := nats.Connect(emb.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer snc.Close()
-	ps, err := StartPermits(snc, id, []EndpointLimit{{Endpoint: "http://e/v1", Concurrency: 2}})
+	t.Cleanup(nc.Close)
+	ps, err := StartPermits(nc, permitsTestID, []EndpointLimit{{Endpoint: "http://e/v1", Concurrency: concurrency}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ps.Close()
+	t.Cleanup(ps.Close)
+	return emb, nc, ps
+}
+
+// Permits over a real embedded server: at most Concurrency are held at
+// once across clients on different connections, and every one comes back.
+func TestPermitsConcurrency(t *testing.T) {
+	emb, _, ps := servePermits(t, 2)
+	id := permitsTestID
 	var held, most atomic.Int64
 	var wg sync.WaitGroup
 	for range 3 {
@@ -81,22 +92,8 @@ func TestPermitsConcurrency(t *testing.T) {
 // Requests beyond the bound on waiting ones are told at once to pause and
 // come back (Busy), instead of each getting a goroutine.
 func TestPermitWaitersBounded(t *testing.T) {
-	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
-	id := "0123456789abcdef0123456789abcdef"
-	nc, err := nats.Connect(emb.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	ps, err := StartPermits(nc, id, []EndpointLimit{{Endpoint: "http://e/v1", Concurrency: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ps.Close()
+	_, nc, ps := servePermits(t, 1)
+	id := permitsTestID
 	ps.mu.Lock()
 	ps.maxWait = 3
 	ps.mu.Unlock()
