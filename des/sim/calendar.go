@@ -33,7 +33,7 @@ func (e Event) Before(f Event) bool {
 var (
 	ErrBadTime  = errors.New("sim: event time is NaN or infinite")
 	ErrPast     = errors.New("sim: event time is before the current time")
-	ErrSeqSpace = errors.New("sim: sequence numbers exhausted")
+	ErrSeqSpace = errors.New("sim: sequence numbers exhausted (2^56-1 events scheduled)")
 	ErrFull     = errors.New("sim: too many pending events")
 )
 
@@ -122,16 +122,30 @@ func (c *Calendar) before(i, j int32) bool {
 	return p.Seq < q.Seq
 }
 
-// hent is an entry of the fallback heap.
+// hent is an entry of the fallback heap: the event's (Time, Class, Seq)
+// packed into two integers that order like it, so that comparing two
+// entries takes no branch.
 type hent struct {
-	t     float64
-	seq   uint64
-	class uint8
-	idx   int32
+	t   uint64 // math.Float64bits(Time): for Time >= 0, ordered like Time
+	cs  uint64 // Class<<56 | Seq (Seq < 2^56, see maxSeq)
+	idx int32
 }
 
-func (x *hent) before(y *hent) bool {
-	return x.t < y.t || (x.t == y.t && (x.class < y.class || (x.class == y.class && x.seq < y.seq)))
+func newHent(e *Event, idx int32) hent {
+	return hent{t: math.Float64bits(e.Time), cs: uint64(e.Class)<<56 | e.Seq, idx: idx}
+}
+
+// less is 1 if x is ordered before y, else 0, computed without branches.
+func (x *hent) less(y *hent) uint64 {
+	return b2u(x.t < y.t) | b2u(x.t == y.t)&b2u(x.cs < y.cs)
+}
+
+// b2u is 1 for true (compiled to a flag set, not a branch).
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 const (
@@ -144,6 +158,7 @@ const (
 	maxWindow    = 1 << 26 // cap of the back-off
 	vbClamp      = 1 << 62 // virtual bucket numbers saturate here (far-future times)
 	vbClampFloat = float64(vbClamp)
+	maxSeq       = 1<<56 - 1 // sequence numbers fit in 56 bits (see hent)
 )
 
 // NewCalendar returns an empty calendar at time 0 with room for about
@@ -170,7 +185,7 @@ func (c *Calendar) Len() int { return c.n }
 // fails, leaving the calendar unchanged, if t is NaN or infinite or if
 // t < Now().
 func (c *Calendar) Schedule(t float64, class, kind uint8, a, b, cc int32) (uint64, error) {
-	if !(t >= c.now) || t > math.MaxFloat64 || c.seq == math.MaxUint64 {
+	if !(t >= c.now) || t > math.MaxFloat64 || c.seq >= maxSeq {
 		return 0, c.badSchedule(t)
 	}
 	i := c.free
@@ -198,7 +213,7 @@ func (c *Calendar) Schedule(t float64, class, kind uint8, a, b, cc int32) (uint6
 	d.A, d.B, d.C = a, b, cc
 	c.n++
 	if c.heapMode {
-		c.heapPush(hent{t: t, seq: c.seq, class: class, idx: i})
+		c.heapPush(newHent(d, i))
 		return c.seq, nil
 	}
 
@@ -610,8 +625,7 @@ func (c *Calendar) toHeap() {
 	s := c.gather() // sorted: already a valid heap
 	c.heap = c.heap[:0]
 	for _, i := range s {
-		d := &c.data[i]
-		c.heap = append(c.heap, hent{t: d.Time, seq: d.Seq, class: d.Class, idx: i})
+		c.heap = append(c.heap, newHent(&c.data[i], i))
 	}
 	c.heapMode = true
 	c.probation = false
@@ -631,7 +645,7 @@ func (c *Calendar) heapPush(x hent) {
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) >> 2
-		if !x.before(&h[p]) {
+		if x.less(&h[p]) == 0 {
 			break
 		}
 		h[i] = h[p]
@@ -648,6 +662,10 @@ func (c *Calendar) heapPop() int32 {
 	h = h[:n]
 	c.heap = h
 	if n > 0 {
+		// Bottom-up: the hole at the root goes down along the smaller
+		// children to a leaf, then x (from the bottom, so usually large)
+		// rises from there. Choosing among four children takes no branch;
+		// where x stops, the one data-dependent exit, is usually at once.
 		i := 0
 		for {
 			first := 4*i + 1
@@ -655,16 +673,27 @@ func (c *Calendar) heapPop() int32 {
 				break
 			}
 			m := first
-			for j := first + 1; j < first+4 && j < n; j++ {
-				if h[j].before(&h[m]) {
-					m = j
+			if first+3 < n {
+				// A tournament: the two first rounds are independent.
+				q := h[first : first+4 : first+4]
+				a := int(q[1].less(&q[0]))
+				b := 2 + int(q[3].less(&q[2]))
+				m += a + int(q[b].less(&q[a]))*(b-a)
+			} else {
+				for j := first + 1; j < n; j++ {
+					m += int(h[j].less(&h[m])) * (j - m)
 				}
-			}
-			if !h[m].before(&x) {
-				break
 			}
 			h[i] = h[m]
 			i = m
+		}
+		for i > 0 {
+			p := (i - 1) >> 2
+			if x.less(&h[p]) == 0 {
+				break
+			}
+			h[i] = h[p]
+			i = p
 		}
 		h[i] = x
 	}

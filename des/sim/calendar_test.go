@@ -253,6 +253,12 @@ func TestClock(t *testing.T) {
 			t.Fatalf("Schedule(%v): err = %v", bad, err)
 		}
 	}
+	seq := c.seq
+	c.seq = maxSeq // as after 2^56-1 events: the fallback heap's packed keys hold 56 bits of Seq
+	if _, err := c.Schedule(3, 0, 0, 0, 0, 0); !errors.Is(err, ErrSeqSpace) {
+		t.Fatalf("Schedule with the sequence numbers exhausted: err = %v", err)
+	}
+	c.seq = seq
 	if c.Len() != 4 {
 		t.Fatalf("failed Schedules changed Len: %d", c.Len())
 	}
