@@ -182,6 +182,20 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 			get(c.ID, m)
 		}
 	}
+	// The machines of the instance whose rows fall beyond maxGanttRows
+	// draw nothing, so that their spans do not use up maxSpans before
+	// the rows shown are complete.
+	hidden := map[int]bool{}
+	for rank, i := range machineOrder(machineKeys) {
+		if rank >= maxGanttRows {
+			hidden[i] = true
+		}
+	}
+	addMachineSpan := func(row int, a, b float64, kind int) {
+		if !hidden[row] {
+			addSpan(row, a, b, kind)
+		}
+	}
 	var last float64
 	started, ended := false, false
 	err := scanLines(path, maxTraceLine, func(line []byte, no int) error {
@@ -217,18 +231,18 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 			s := get(ev.Cell, *ev.Machine)
 			switch ev.Ev {
 			case "setup_start":
-				s.move(t, kSetup, addSpan)
+				s.move(t, kSetup, addMachineSpan)
 			case "process_start":
-				s.move(t, kBusy, addSpan)
+				s.move(t, kBusy, addMachineSpan)
 			case "finish":
-				s.move(t, kBlocked, addSpan)
+				s.move(t, kBlocked, addMachineSpan)
 			case "job_complete":
-				s.move(t, kIdle, addSpan)
+				s.move(t, kIdle, addMachineSpan)
 			case "breakdown":
 				s.before = s.cur
-				s.move(t, kDown, addSpan)
+				s.move(t, kDown, addMachineSpan)
 			case "repair":
-				s.move(t, s.before, addSpan)
+				s.move(t, s.before, addMachineSpan)
 			}
 		case "transport_start":
 			if ev.FromMachine != nil {
@@ -236,7 +250,7 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 				if s.cur == kDown {
 					s.before = kIdle // the job left a broken machine: idle after its repair
 				} else {
-					s.move(t, kIdle, addSpan)
+					s.move(t, kIdle, addMachineSpan)
 				}
 			}
 			if _, ok := transportRow[ev.Cell]; !ok {
@@ -263,27 +277,12 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 		r.status = "unfinished trace"
 	}
 	// Rows: machines by cell id then index, then transports by destination.
-	type mk struct {
-		cell string
-		m    int
-		key  string
-	}
-	var ms []mk
-	for _, k := range machineKeys {
-		cell, idx, _ := strings.Cut(k, "\x00")
-		m, _ := strconv.Atoi(idx)
-		ms = append(ms, mk{cell, m, k})
-	}
-	slices.SortFunc(ms, func(a, b mk) int {
-		if c := strings.Compare(a.cell, b.cell); c != 0 {
-			return c
-		}
-		return a.m - b.m
-	})
 	rowOf := map[string]int{}
-	for i, m := range ms {
-		rowOf[m.key] = i
-		r.rows = append(r.rows, m.cell+" m"+strconv.Itoa(m.m))
+	for row, i := range machineOrder(machineKeys) {
+		k := machineKeys[i]
+		rowOf[k] = row
+		cell, m, _ := strings.Cut(k, "\x00")
+		r.rows = append(r.rows, cell+" m"+m)
 	}
 	cells := make([]string, 0, len(transportRow))
 	for c := range transportRow {
@@ -296,7 +295,7 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 	}
 	// Close the states still open at the end, then number the rows.
 	for _, k := range machineKeys {
-		machines[k].move(r.end, kIdle, addSpan)
+		machines[k].move(r.end, kIdle, addMachineSpan)
 	}
 	// Spans were recorded with the machine's index in machineKeys.
 	for i := range r.spans {
@@ -311,6 +310,32 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 		r.spans = slices.DeleteFunc(r.spans, func(s Span) bool { return s.Row >= maxGanttRows })
 	}
 	return nil
+}
+
+// machineOrder returns the indices of keys (cell "\x00" machine index)
+// in row order: by cell id, then by machine index.
+func machineOrder(keys []string) []int {
+	type mk struct {
+		cell string
+		m, i int
+	}
+	ms := make([]mk, len(keys))
+	for i, k := range keys {
+		cell, idx, _ := strings.Cut(k, "\x00")
+		m, _ := strconv.Atoi(idx)
+		ms[i] = mk{cell, m, i}
+	}
+	slices.SortFunc(ms, func(a, b mk) int {
+		if c := strings.Compare(a.cell, b.cell); c != 0 {
+			return c
+		}
+		return a.m - b.m
+	})
+	out := make([]int, len(ms))
+	for r, m := range ms {
+		out[r] = m.i
+	}
+	return out
 }
 
 // cellMachines is a cell of instance.json and its machine count.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"math"
 	"math/bits"
@@ -258,6 +259,41 @@ func TestGanttRowsCapped(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, fileInstance), []byte(`{"areas":[{"cells":[{"id":"C9","machines":-1}]}]}`), 0o644)
 	if _, err := readDESRun(dir); err == nil || !strings.Contains(err.Error(), "instance.json") {
 		t.Errorf("a negative machine count: %v", err)
+	}
+}
+
+// The spans of machines whose rows are not shown do not use up maxSpans:
+// a shown machine that works after many hidden ones still gets its spans.
+func TestGanttSpansOfShownRows(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString(`{"t":0,"ev":"episode_start"}` + "\n")
+	tm := 0
+	for i := 0; i < maxSpans; i++ { // hidden machines 450..499 keep working
+		fmt.Fprintf(&b, `{"t":%d,"ev":"process_start","cell":"C9","machine":%d}`+"\n", tm, 450+i%50)
+		fmt.Fprintf(&b, `{"t":%d,"ev":"finish","cell":"C9","machine":%d}`+"\n", tm+1, 450+i%50)
+		tm += 2
+	}
+	fmt.Fprintf(&b, `{"t":%d,"ev":"process_start","cell":"C9","machine":0}`+"\n", tm)
+	fmt.Fprintf(&b, `{"t":%d,"ev":"finish","cell":"C9","machine":0}`+"\n", tm+1)
+	fmt.Fprintf(&b, `{"t":%d,"ev":"episode_end","status":"done"}`+"\n", tm+2)
+	os.WriteFile(filepath.Join(dir, fileTrace), []byte(b.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, fileInstance), []byte(`{"areas":[{"cells":[{"id":"C9","machines":500}]}]}`), 0o644)
+	r, err := readDESRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := 0
+	for _, sp := range r.spans {
+		if sp.Row >= maxGanttRows {
+			t.Fatalf("a span of hidden row %d is drawn", sp.Row)
+		}
+		if sp.Row == 0 && sp.Kind == kBusy {
+			busy++
+		}
+	}
+	if busy != 1 || r.spansLeft != 0 {
+		t.Errorf("machine m0: %d busy spans (want 1); %d spans left out (want 0)", busy, r.spansLeft)
 	}
 }
 
