@@ -45,11 +45,14 @@ type Interpreter struct {
 	ids       []string
 	chosen    map[string]int
 	remembers []byte
-	lines     []byte // memory lines' storage (see rememberf), appended to, never rewritten
+	lines     []byte   // memory lines' storage (see rememberf): the current block, appended to
+	blocks    [][]byte // every block of lines, kept across Reset
+	nblocks   int      // blocks in use in this episode (the current one is blocks[nblocks-1])
 	audits    []Audit
 
-	cellAgents []string // agent id by cell index ("cell:C01")
-	areaAgents []string // agent id by area index ("area:A1")
+	plant      *factory.Plant // the plant whose agents are named below
+	cellAgents []string       // agent id by cell index ("cell:C01")
+	areaAgents []string       // agent id by area index ("area:A1")
 	agentCell  map[string]int
 
 	// Messages is every protocol message so far (G_cm = len).
@@ -74,26 +77,75 @@ type Interpreter struct {
 // NewInterpreter binds an interpreter to an engine and a paradigm (an
 // AuthorityMode, or any ModeSelector choosing a mode per work item).
 func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error) {
+	in := &Interpreter{}
+	if err := in.Reset(eng, sel); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Reset binds in to a new episode's engine and paradigm, as
+// NewInterpreter does, reusing in's storage (messages, views, working
+// memory lines): a runner that plays episodes one after the other
+// allocates the interpreter once. Nothing of the previous episode
+// survives; its messages, decisions, views, audits and memory lines are
+// invalid from here on. On an error in is left unusable until the next
+// successful Reset.
+func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	if m, ok := sel.(AuthorityMode); ok {
 		if err := m.Validate(); err != nil {
-			return nil, err
+			in.err = err
+			return err
 		}
 	}
-	in := &Interpreter{eng: eng, sel: sel, agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
-		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells)),
+	p := eng.P
+	nc := len(p.Cells)
+	it := &in.item
+	*in = Interpreter{eng: eng, sel: sel,
+		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
+			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
+		cells: reuse(in.cells, nc), cellGen: reuse(in.cellGen, nc),
+		untried: in.untried[:0], ids: in.ids[:0], chosen: in.chosen, remembers: in.remembers[:0],
+		blocks: in.blocks, audits: in.audits[:0],
+		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, agentCell: in.agentCell,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
-		Messages: make([]Message, 0, 2*eng.NumOps())}
-	for c, cell := range eng.P.Cells {
-		id := RoleCell + ":" + cell.ID
-		in.cellAgents = append(in.cellAgents, id)
-		in.agentCell[id] = c
+		Messages: slices.Grow(in.Messages[:0], 2*eng.NumOps()),
+		stepMsgs: in.stepMsgs,
+		decision: Decision{ActiveAgents: in.decision.ActiveAgents, answer: in.decision.answer},
+		views:    in.views,
+		jobOpts:  in.jobOpts[:0], cellOpts: in.cellOpts[:0], areaOpts: in.areaOpts[:0],
+		plantObs: PlantObservation{Areas: in.plantObs.Areas[:0]},
 	}
-	for _, a := range eng.P.Areas {
-		in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
+	if in.chosen == nil {
+		in.chosen, in.stepMsgs, in.views = map[string]int{}, map[string]int{}, map[string]*agentSlot{}
 	}
-	return in, nil
+	clear(in.chosen)
+	clear(in.stepMsgs)
+	for _, s := range in.views { // keep the payload storage, forget what the agent knew
+		s.memory, s.feedback = s.memory[:0], ""
+	}
+	if in.plant != p {
+		in.plant = p
+		in.cellAgents, in.areaAgents, in.agentCell = in.cellAgents[:0], in.areaAgents[:0], map[string]int{}
+		for c, cell := range p.Cells {
+			id := RoleCell + ":" + cell.ID
+			in.cellAgents = append(in.cellAgents, id)
+			in.agentCell[id] = c
+		}
+		for _, a := range p.Areas {
+			in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
+		}
+	}
+	return nil
+}
+
+// reuse returns s resized to n zero elements, reusing its storage.
+func reuse[T any](s []T, n int) []T {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
 }
 
 // Emit records a realized event type (factory.Tracer).
@@ -349,10 +401,10 @@ func appendTenths(b []byte, t float64) []byte {
 // lineChunk is the size of the blocks that hold memory lines.
 const lineChunk = 4 << 10
 
-// line returns b as a string stored in in.lines: one allocation per block
-// of lines instead of one per line. A block is only ever appended to, and
-// a full one is left to the strings that point into it, so a line never
-// changes once returned.
+// line returns b as a string stored in a block of lines: one allocation
+// per block instead of one per line, and none once Reset has kept the
+// blocks of an earlier episode. A block is only ever appended to within
+// an episode, so a line never changes before the next Reset.
 func (in *Interpreter) line(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -360,8 +412,12 @@ func (in *Interpreter) line(b []byte) string {
 	if len(b) > lineChunk/4 {
 		return string(b)
 	}
-	if cap(in.lines)-len(in.lines) < len(b) {
-		in.lines = make([]byte, 0, lineChunk)
+	if in.nblocks == 0 || cap(in.lines)-len(in.lines) < len(b) {
+		if in.nblocks == len(in.blocks) {
+			in.blocks = append(in.blocks, make([]byte, 0, lineChunk))
+		}
+		in.lines = in.blocks[in.nblocks][:0]
+		in.nblocks++
 	}
 	n := len(in.lines)
 	in.lines = append(in.lines, b...)
