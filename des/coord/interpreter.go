@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/coordbench/coordbench/des/factory"
@@ -39,11 +41,13 @@ type Interpreter struct {
 	gen       uint64
 	cells     []factory.CellInfo // cell c's summary, valid if cellGen[c] == gen
 	cellGen   []uint64
-	plantGen  uint64 // plantObs is valid if plantGen == gen
-	untried   []int  // untriedCells's result, reused
-	cellReads int    // cells summarized so far (tests check that local views stay local)
-	ids       []string
-	chosen    map[string]int
+	plantGen  uint64        // plantObs is valid if plantGen == gen
+	untried   []int         // untriedCells's result, reused
+	cellReads int           // cells summarized so far (tests check that local views stay local)
+	active    []*agentSlot  // the agents activated by the current decision, in activation order
+	agents    []activeAgent // ApplyNotes's agents in id order, reused
+	msgs      []int         // messages caused by each audit's agent in this step (see countMsgs)
+	otherMsgs int           // messages of this step caused by agents without an audit
 	remembers []byte
 	lines     []byte   // memory lines' storage (see rememberf): the current block, appended to
 	blocks    [][]byte // every block of lines, kept across Reset
@@ -61,8 +65,7 @@ type Interpreter struct {
 	// to the plant-level fallback (KindPlantFallback).
 	Forced int
 
-	stepMsgs map[string]int // messages caused by each agent in this step
-	err      error          // a protocol failure that stops the episode
+	err error // a protocol failure that stops the episode
 
 	// Reused payload storage (see Next).
 	decision Decision
@@ -105,24 +108,21 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
 		cells: reuse(in.cells, nc), cellGen: reuse(in.cellGen, nc),
-		untried: in.untried[:0], ids: in.ids[:0], chosen: in.chosen, remembers: in.remembers[:0],
+		untried: in.untried[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		blocks: in.blocks, audits: in.audits[:0],
 		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, agentCell: in.agentCell,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
 		Messages: slices.Grow(in.Messages[:0], 2*eng.NumOps()),
-		stepMsgs: in.stepMsgs,
 		decision: Decision{ActiveAgents: in.decision.ActiveAgents, answer: in.decision.answer},
 		views:    in.views,
 		jobOpts:  in.jobOpts[:0], cellOpts: in.cellOpts[:0], areaOpts: in.areaOpts[:0],
 		plantObs: PlantObservation{Areas: in.plantObs.Areas[:0]},
 	}
-	if in.chosen == nil {
-		in.chosen, in.stepMsgs, in.views = map[string]int{}, map[string]int{}, map[string]*agentSlot{}
+	if in.views == nil {
+		in.views = map[string]*agentSlot{}
 	}
-	clear(in.chosen)
-	clear(in.stepMsgs)
 	for _, s := range in.views { // keep the payload storage, forget what the agent knew
 		s.memory, s.feedback = s.memory[:0], ""
 	}
@@ -184,6 +184,7 @@ func (in *Interpreter) Next() *Decision {
 		d.ActiveAgents = map[string]*View{}
 	}
 	clear(d.ActiveAgents)
+	in.active = in.active[:0]
 	if !in.item.active && len(e.RouteQueue()) > 0 {
 		if err := in.startItem(e.RouteQueue()[0]); err != nil {
 			in.err = err
@@ -192,14 +193,14 @@ func (in *Interpreter) Next() *Decision {
 	}
 	if in.item.active {
 		in.itemViews(d)
-		for id, v := range d.ActiveAgents {
-			if len(v.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
-				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", id, in.item.job, in.item.mode.ID)
+		for _, s := range in.active {
+			if len(s.view.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
+				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", s.view.AgentID, in.item.job, in.item.mode.ID)
 				return nil
 			}
 		}
 	} else {
-		v := in.view(RolePlant, RolePlant, e.ReleaseTrigger())
+		v := &in.view(RolePlant, RolePlant, e.ReleaseTrigger()).view
 		in.releaseView(v)
 		in.finishView(v)
 		d.ActiveAgents[v.AgentID] = v
@@ -225,17 +226,10 @@ func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ct
 // (their payloads are its views): the next Apply reuses it, so a caller
 // that keeps audits past that must copy them.
 func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
-	ids := in.ids[:0]
-	for id := range d.ActiveAgents {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	in.ids = ids
+	agents := in.activeAgents(d)
 	audits := in.audits[:0]
-	chosen := in.chosen
-	clear(chosen)
-	for _, id := range ids {
-		v := d.ActiveAgents[id]
+	for _, ag := range agents {
+		id, v := ag.id, ag.view
 		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
 		note, noted := notes[id]
 		if noted {
@@ -265,17 +259,17 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		if a.Reason != "" {
 			act = SafeAction(v)
 			a.Source = SourceFallback
-			in.slot(id).feedback = "your last reply was replaced by the fallback: " + a.Reason
+			ag.slot.feedback = "your last reply was replaced by the fallback: " + a.Reason
 		} else {
-			in.slot(id).feedback = ""
+			ag.slot.feedback = ""
 		}
 		a.Action = act
-		chosen[id] = act
 		audits = append(audits, a)
 	}
-	clear(in.stepMsgs)
 	in.audits = audits
-	if err := in.commit(d, chosen); err != nil {
+	in.msgs = reuse(in.msgs, len(audits))
+	in.otherMsgs = 0
+	if err := in.commit(d); err != nil {
 		return audits, fmt.Errorf("step %d: %w", d.Step, err)
 	}
 	// Messages belong to the decision that caused them; protocol
@@ -283,24 +277,79 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 	// round in which every cell declined) go to the step's first agent, so
 	// that the audits always add up to G_cm.
 	for i := range audits {
-		audits[i].Messages = in.stepMsgs[audits[i].AgentID]
-		delete(in.stepMsgs, audits[i].AgentID)
+		audits[i].Messages = in.msgs[i]
 	}
-	for _, n := range in.stepMsgs {
-		audits[0].Messages += n
+	if in.otherMsgs != 0 {
+		audits[0].Messages += in.otherMsgs
 	}
 	in.step++
 	return audits, nil
 }
 
+// activeAgent is one agent of the decision being applied.
+type activeAgent struct {
+	id   string
+	view *View
+	slot *agentSlot
+}
+
+// activeAgents lists d's active agents in id order (the audits' order).
+// For the decision of the last Next, untouched, they are the agents its
+// views activated, in.active, and no map is read; any other decision is
+// read from its map.
+func (in *Interpreter) activeAgents(d *Decision) []activeAgent {
+	agents := in.agents[:0]
+	if d == &in.decision && len(d.ActiveAgents) == len(in.active) {
+		for _, s := range in.active {
+			agents = append(agents, activeAgent{id: s.view.AgentID, view: &s.view, slot: s})
+		}
+	} else {
+		for id, v := range d.ActiveAgents {
+			agents = append(agents, activeAgent{id: id, view: v, slot: in.slot(id)})
+		}
+	}
+	if len(agents) > 1 {
+		slices.SortFunc(agents, func(a, b activeAgent) int { return strings.Compare(a.id, b.id) })
+	}
+	in.agents = agents
+	return agents
+}
+
+// auditOf finds agent id's audit in the step being applied (audits are
+// in id order).
+func (in *Interpreter) auditOf(id string) (int, bool) {
+	a := in.audits
+	i := sort.Search(len(a), func(i int) bool { return a[i].AgentID >= id })
+	return i, i < len(a) && a[i].AgentID == id
+}
+
+// choice is the action committed for agent id in the step being applied
+// (0 if id has no audit, as a missing map key read).
+func (in *Interpreter) choice(id string) int {
+	if i, ok := in.auditOf(id); ok {
+		return in.audits[i].Action
+	}
+	return 0
+}
+
+// countMsgs counts n messages caused by agent cause's decision in this
+// step.
+func (in *Interpreter) countMsgs(cause string, n int) {
+	if i, ok := in.auditOf(cause); ok {
+		in.msgs[i] += n
+	} else {
+		in.otherMsgs += n
+	}
+}
+
 // commit applies one step's validated actions.
-func (in *Interpreter) commit(d *Decision, chosen map[string]int) error {
+func (in *Interpreter) commit(d *Decision) error {
 	if !in.item.active {
 		v := d.ActiveAgents[RolePlant]
 		if v == nil || v.Kind != KindRelease {
 			return fmt.Errorf("no release decision to commit")
 		}
-		opt := v.Options[chosen[RolePlant]]
+		opt := v.Options[in.choice(RolePlant)]
 		if opt.Action == ActDefer {
 			in.rememberf(RolePlant, d.Time, -1, 0, "defer")
 			return in.eng.Defer()
@@ -308,14 +357,14 @@ func (in *Interpreter) commit(d *Decision, chosen map[string]int) error {
 		in.rememberf(RolePlant, d.Time, -1, 0, "release job ", strconv.Itoa(opt.Job.Job))
 		return in.eng.Release(opt.Job.Job)
 	}
-	return in.advance(d, chosen)
+	return in.advance(d)
 }
 
 // send logs a protocol message caused by agent `cause`'s decision.
 func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 	in.Messages = append(in.Messages, Message{Step: d.Step, Time: d.Time, Type: typ, Sender: from, Receiver: to,
 		Job: in.item.job, Op: in.work.Op})
-	in.stepMsgs[cause]++
+	in.countMsgs(cause, 1)
 }
 
 // cellInfo is cell c's summary for the current decision, taken from the

@@ -93,13 +93,13 @@ func (in *Interpreter) startItem(j int) error {
 }
 
 // advance commits one step of the running item's protocol.
-func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
+func (in *Interpreter) advance(d *Decision) error {
 	it := &in.item
 	it.steps++
 	switch it.stage {
 	case stPlantFallback:
 		// ApplyNotes has replaced a decline by the contract-safe cell.
-		opt := d.ActiveAgents[RolePlant].Options[chosen[RolePlant]]
+		opt := d.ActiveAgents[RolePlant].Options[in.choice(RolePlant)]
 		c, ok := in.agentCell[RoleCell+":"+opt.Cell.Cell]
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
@@ -108,7 +108,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		in.Messages = append(in.Messages,
 			Message{Step: d.Step, Time: d.Time, Type: MsgAssign, Sender: RolePlant, Receiver: in.cellAgents[c], Job: it.job, Op: in.work.Op, Forced: true},
 			Message{Step: d.Step, Time: d.Time, Type: MsgAccept, Sender: in.cellAgents[c], Receiver: RolePlant, Job: it.job, Op: in.work.Op, Forced: true})
-		in.stepMsgs[RolePlant] += 2
+		in.countMsgs(RolePlant, 2)
 		it.area, it.decider = -1, RolePlant
 		return in.settle(d, RolePlant, c)
 	case stPlantCell, stAreaCell, stAward, stReroute:
@@ -116,7 +116,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		if v == nil {
 			return fmt.Errorf("no decision from %s", it.decider)
 		}
-		opt := v.Options[chosen[it.decider]]
+		opt := v.Options[in.choice(it.decider)]
 		if opt.Action == ActEscalate {
 			in.rememberf(it.decider, d.Time, it.job, in.work.Op, "escalated")
 			if err := in.escalate(d, it.decider); err != nil {
@@ -135,7 +135,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 			return err
 		}
 	case stPlantArea:
-		opt := d.ActiveAgents[RolePlant].Options[chosen[RolePlant]]
+		opt := d.ActiveAgents[RolePlant].Options[in.choice(RolePlant)]
 		a := slices.Index(in.areaAgents, RoleArea+":"+opt.Area.Area)
 		if a < 0 {
 			return fmt.Errorf("no area %q", opt.Area.Area)
@@ -153,7 +153,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		for _, c := range it.candidates {
 			id := in.cellAgents[c]
 			in.send(d, id, MsgAnnounce, it.decider, id)
-			opt := d.ActiveAgents[id].Options[chosen[id]]
+			opt := d.ActiveAgents[id].Options[in.choice(id)]
 			if opt.Action == ActBid {
 				it.bids = append(it.bids, c)
 				it.bidClass[c] = opt.Bid
@@ -171,7 +171,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		it.stage, it.trigger = stAward, "bids"
 	case stCommit:
 		id := in.cellAgents[it.cell]
-		opt := d.ActiveAgents[id].Options[chosen[id]]
+		opt := d.ActiveAgents[id].Options[in.choice(id)]
 		if opt.Action == ActAccept {
 			in.rememberf(id, d.Time, it.job, in.work.Op, "accepted")
 			in.send(d, id, MsgAccept, id, it.decider)

@@ -87,11 +87,14 @@ func (in *Interpreter) fillPlantObservation() {
 	}
 }
 
-// view returns agent id's reusable view, reset, with the shared
-// observation (power headroom, alarms) and its protocol context (recent
-// events, working memory, feedback) filled in.
-func (in *Interpreter) view(id, role, trigger string) *View {
+// view activates agent id for the current decision: it returns the
+// agent's slot, listed in in.active, with its reusable view reset and the
+// shared observation (power headroom, alarms) and its protocol context
+// (recent events, working memory, feedback) filled in. The caller adds
+// the view to the decision (activate).
+func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 	slot := in.slot(id)
+	in.active = append(in.active, slot)
 	v := &slot.view
 	old := v.Observation
 	*v = View{
@@ -128,7 +131,7 @@ func (in *Interpreter) view(id, role, trigger string) *View {
 	for i := in.nRecent - n; i < in.nRecent; i++ {
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[i%RecentEvents].String())
 	}
-	return v
+	return slot
 }
 
 // finishView numbers the options and marks them all legal: options are
@@ -169,17 +172,21 @@ func (in *Interpreter) itemViews(d *Decision) {
 		in.finishView(v)
 		d.ActiveAgents[v.AgentID] = v
 	}
+	plant := func() *View { // the plant's view, with its contract
+		s := in.view(RolePlant, RolePlant, it.trigger)
+		s.view.Context.Contract = in.contract(s)
+		return &s.view
+	}
 	switch it.stage {
 	case stPlantCell:
-		v := in.view(RolePlant, RolePlant, it.trigger)
+		v := plant()
 		v.Kind = KindSelectCell
 		for _, c := range in.untriedCells(-1) {
 			v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
 		}
-		v.Context.Contract = in.contract(RolePlant)
 		add(v)
 	case stPlantFallback:
-		v := in.view(RolePlant, RolePlant, it.trigger)
+		v := plant()
 		v.Kind = KindPlantFallback
 		for c := range p.Cells {
 			if p.Capable(c, it.op) {
@@ -187,17 +194,15 @@ func (in *Interpreter) itemViews(d *Decision) {
 			}
 		}
 		v.Options = append(v.Options, Option{Action: ActDecline})
-		v.Context.Contract = in.contract(RolePlant)
 		add(v)
 	case stPlantArea:
-		v := in.view(RolePlant, RolePlant, it.trigger)
+		v := plant()
 		v.Kind = KindSelectArea
 		in.areaOpts = slices.Grow(in.areaOpts[:0], len(p.Areas))
 		for _, a := range in.candidateAreas() {
 			in.areaOpts = append(in.areaOpts, in.areaOption(a))
 			v.Options = append(v.Options, Option{Action: ActAllocate, Area: &in.areaOpts[len(in.areaOpts)-1]})
 		}
-		v.Context.Contract = in.contract(RolePlant)
 		add(v)
 	case stAreaCell, stReroute:
 		v := in.areaView(it.area)
@@ -222,8 +227,7 @@ func (in *Interpreter) itemViews(d *Decision) {
 		if it.area >= 0 {
 			v = in.areaView(it.area)
 		} else {
-			v = in.view(RolePlant, RolePlant, it.trigger)
-			v.Context.Contract = in.contract(RolePlant)
+			v = plant()
 		}
 		v.Kind = KindAward
 		for _, c := range it.bids {
@@ -262,11 +266,11 @@ func (in *Interpreter) slot(id string) *agentSlot {
 	return s
 }
 
-// contract describes the running item's protocol state to agent `to`, in
-// to's reused contract storage (valid until to's next view).
-func (in *Interpreter) contract(to string) *Contract {
+// contract describes the running item's protocol state to the agent of
+// slot s, in s's reused contract storage (valid until s's next view).
+func (in *Interpreter) contract(s *agentSlot) *Contract {
 	it := &in.item
-	ct := &in.views[to].contract
+	ct := &s.contract
 	*ct = Contract{From: it.decider, Round: min(it.round+1, MaxBidRounds), Rejected: it.rejected, Escalated: it.escalated}
 	return ct
 }
@@ -275,7 +279,8 @@ func (in *Interpreter) areaView(a int) *View {
 	e := in.eng
 	p := e.P
 	it := &in.item
-	v := in.view(in.areaAgents[a], RoleArea, it.trigger)
+	s := in.view(in.areaAgents[a], RoleArea, it.trigger)
+	v := &s.view
 	o := v.Observation.Area
 	*o = AreaObservation{Area: p.Areas[a].ID, Cells: o.Cells[:0]}
 	var w int64
@@ -287,7 +292,7 @@ func (in *Interpreter) areaView(a int) *View {
 		w += ci.PowerW
 	}
 	o.PowerKW = float64(w) / 1000
-	v.Context.Contract = in.contract(v.AgentID)
+	v.Context.Contract = in.contract(s)
 	v.Context.Contract.From = RolePlant
 	return v
 }
@@ -296,7 +301,8 @@ func (in *Interpreter) cellView(c int) *View {
 	e := in.eng
 	p := e.P
 	it := &in.item
-	v := in.view(in.cellAgents[c], RoleCell, it.trigger)
+	s := in.view(in.cellAgents[c], RoleCell, it.trigger)
+	v := &s.view
 	ci := in.cellInfo(c)
 	o := v.Observation.Cell
 	*o = CellObservation{Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: o.Machines[:0],
@@ -313,7 +319,7 @@ func (in *Interpreter) cellView(c int) *View {
 			v.Context.Alarms = append(v.Context.Alarms, "machine_down")
 		}
 	}
-	ct := in.contract(v.AgentID)
+	ct := in.contract(s)
 	ct.ProcTime = round2(p.ProcTime(c, it.op, in.work.Base))
 	ct.TransportTime = p.TransportTime(in.eng.JobLocation(it.job), c)
 	v.Context.Contract = ct
