@@ -62,10 +62,10 @@ func (in *Interpreter) startItem(j int) error {
 		rejected: it.rejected[:0], escalated: it.escalated[:0],
 	}
 	it.op, _, _ = e.CurrentOp(j)
-	in.fillWorkItem()
 	if m, ok := in.sel.(AuthorityMode); ok {
-		it.mode = m // a static mode reads no observation
+		it.mode = m // a static mode reads no observation (itemViews describes the item)
 	} else {
+		in.fillWorkItem()
 		it.mode = in.sel.ModeFor(&in.work, in.plantObservation())
 	}
 	if err := it.mode.Validate(); err != nil {
