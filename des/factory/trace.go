@@ -221,9 +221,14 @@ func appendInt(b []byte, v int32) []byte {
 //
 // Trace times and durations are mostly integers or short decimals; those
 // take a fast path (appendShortDecimal) that writes the same bytes as
-// strconv without its general shortest-digits search.
+// strconv without its general shortest-digits search. Other values from 1
+// to 2^53 (times with long binary tails) take appendShortest, which finds
+// strconv's digits with exact integer arithmetic.
 func AppendFloat(b []byte, f float64) []byte {
 	if out, ok := appendShortDecimal(b, f); ok {
+		return out
+	}
+	if out, ok := appendShortest(b, f); ok {
 		return out
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
