@@ -87,18 +87,29 @@ func appendShortest(b []byte, f float64) ([]byte, bool) {
 	ip, fp := c/pow10u64[k], c%pow10u64[k]
 	b = appendUint64(b, ip)
 	if k > 0 {
-		var buf [20]byte
+		var buf [20]byte // the k fraction digits, leading zeros included, two at a time
 		i := len(buf)
-		for n := 0; n < k; n++ {
+		n := k
+		for ; n >= 2; n -= 2 {
+			d := fp % 100 * 2
+			fp /= 100
+			i -= 2
+			buf[i], buf[i+1] = digitPairs[d], digitPairs[d+1]
+		}
+		if n == 1 {
 			i--
-			buf[i] = byte('0' + fp%10)
-			fp /= 10
+			buf[i] = byte('0' + fp)
 		}
 		b = append(b, '.')
 		b = append(b, buf[i:]...)
 	}
 	return b, true
 }
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // log10of2 is log10(2).
 const log10of2 = 0.30102999566398119521
