@@ -37,17 +37,19 @@ type Interpreter struct {
 	// Per-decision snapshots, taken lazily so that a decision costs what
 	// its views show: an area or cell agent's payload reads only its own
 	// cells, never the whole plant. A snapshot belongs to decision gen
-	// when its stamp equals gen; Next starts a new gen.
+	// when its stamp equals gen; Next starts a new gen. A cell's summary
+	// is taken again from the engine only if the cell changed since it was
+	// taken (factory.Engine.CellVersion) or, for a cell with a machine in
+	// setup or busy, the clock moved (see cellInfo).
 	gen       uint64
-	cells     []factory.CellInfo // cell c's summary, valid if cellGen[c] == gen
-	cellGen   []uint64
-	plantGen  uint64        // plantObs is valid if plantGen == gen
-	untried   []int         // untriedCells's result, reused
-	cellReads int           // cells summarized so far (tests check that local views stay local)
-	active    []*agentSlot  // the agents activated by the current decision, in activation order
-	agents    []activeAgent // ApplyNotes's agents in id order, reused
-	msgs      []int         // messages caused by each audit's agent in this step (see countMsgs)
-	otherMsgs int           // messages of this step caused by agents without an audit
+	cells     []cellSnapshot // by cell index
+	plantGen  uint64         // plantObs is valid if plantGen == gen
+	untried   []int          // untriedCells's result, reused
+	cellReads int            // cells summarized so far (tests check that local views stay local)
+	active    []*agentSlot   // the agents activated by the current decision, in activation order
+	agents    []activeAgent  // ApplyNotes's agents in id order, reused
+	msgs      []int          // messages caused by each audit's agent in this step (see countMsgs)
+	otherMsgs int            // messages of this step caused by agents without an audit
 	remembers []byte
 	lines     []byte   // memory lines' storage (see rememberf): the current block, appended to
 	blocks    [][]byte // every block of lines, kept across Reset
@@ -107,7 +109,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	*in = Interpreter{eng: eng, sel: sel,
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
-		cells: reuse(in.cells, nc), cellGen: reuse(in.cellGen, nc),
+		cells:   reuse(in.cells, nc),
 		untried: in.untried[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		blocks: in.blocks, audits: in.audits[:0],
 		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, agentCell: in.agentCell,
@@ -367,15 +369,33 @@ func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 	in.countMsgs(cause, 1)
 }
 
+// cellSnapshot is a cell's summary as the interpreter keeps it.
+type cellSnapshot struct {
+	info factory.CellInfo
+	gen  uint64  // the decision that last read it (Interpreter.gen)
+	kept bool    // info was taken in this episode, at version ver and time at
+	ver  uint64  // the cell's version (factory.Engine.CellVersion) then
+	at   float64 // the clock then
+}
+
 // cellInfo is cell c's summary for the current decision, taken from the
-// engine the first time the decision needs it.
+// engine the first time the decision needs it, unless the summary kept
+// from an earlier decision is still the engine's: the cell has not
+// changed since (same version) and either the clock has not moved or no
+// machine of the cell is in setup or busy (whose backlog counts down).
 func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
-	if in.cellGen[c] != in.gen {
-		in.eng.CellInto(c, &in.cells[c])
-		in.cellGen[c] = in.gen
+	s := &in.cells[c]
+	if s.gen != in.gen {
+		e := in.eng
+		ver, now := e.CellVersion(c), e.Now()
+		if !s.kept || s.ver != ver || s.at != now && s.info.Setup+s.info.Busy > 0 {
+			e.CellInto(c, &s.info)
+			s.kept, s.ver, s.at = true, ver, now
+		}
+		s.gen = in.gen
 		in.cellReads++
 	}
-	return &in.cells[c]
+	return &s.info
 }
 
 // plantObservation is the plant's observation for the current decision,

@@ -117,9 +117,10 @@ type Engine struct {
 	jobs     []job
 	machines []machine
 	cells    []cellState
-	backlog  []int // arrived, unreleased jobs in arrival order
-	routeQ   []int // jobs whose current operation awaits routing, FIFO
-	dirty    []int // cells whose dispatch must be retried
+	cellVer  []uint64 // cell c's version (CellVersion): bumped by touch
+	backlog  []int    // arrived, unreleased jobs in arrival order
+	routeQ   []int    // jobs whose current operation awaits routing, FIFO
+	dirty    []int    // cells whose dispatch must be retried
 	isDirty  []bool
 
 	releaseOpen bool   // a release opportunity is open (something changed)
@@ -208,6 +209,7 @@ func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
 		jobs:     reuse(e.jobs, len(specs)),
 		machines: slices.Grow(e.machines[:0], p.Machines),
 		cells:    reuseCells(e.cells, len(p.Cells)),
+		cellVer:  reuse(e.cellVer, len(p.Cells)),
 		backlog:  e.backlog[:0],
 		routeQ:   e.routeQ[:0],
 		dirty:    e.dirty[:0],
