@@ -6,8 +6,9 @@ import (
 )
 
 // appendShortest writes f as strconv.AppendFloat(b, f, 'f', -1, 64) does
-// when 1 <= |f| < 2^53, the range of simulation times and durations; it
-// reports false (writing nothing) otherwise. strconv's general shortest
+// when 1 <= |f| < 2^53 and f is not an integer, the range of simulation
+// times, durations and power draws; it reports false (writing nothing)
+// otherwise. strconv's general shortest
 // search costs about 1,000 instructions a value; in this range exact
 // integer arithmetic on 128 bits finds the same digits in a few steps.
 //
@@ -22,7 +23,8 @@ import (
 // takes the one closest to |f|, a tie to the even one. Every product fits
 // in 128 bits: m*10^k < 2^55 * 10^17 < 2^112. Having a candidate at k
 // implies one at k+1 (10c), so the least k is found by walking down from a
-// k that has one. TestAppendShortestMatchesStrconv and FuzzAppendFloat
+// k that has one (first from 4, the short decimals' usual length, then
+// from the length the float's precision implies). TestAppendShortestMatchesStrconv and FuzzAppendFloat
 // compare the result with strconv byte for byte.
 func appendShortest(b []byte, f float64) ([]byte, bool) {
 	a := math.Abs(f)
@@ -56,18 +58,25 @@ func appendShortest(b []byte, f float64) ([]byte, bool) {
 		}
 		return cmin, cmax
 	}
-	// 10^k >= 2^q makes the interval at least 0.75 units of 10^-k wide:
-	// one more digit is then always enough.
-	k := int(float64(q)*log10of2) + 1
+	// 10^kTop > 2^q makes the interval at least 0.75 units of 10^-kTop
+	// wide: a candidate exists at kTop or, at worst, kTop+1. Durations and
+	// power draws are mostly short decimals, with a candidate within
+	// shortK digits: those are looked for there first, times with long
+	// tails from kTop down.
+	const shortK = 4
+	kTop := int(float64(q)*log10of2) + 1
+	k, floor := min(shortK, kTop), 0
 	cmin, cmax := candidates(k)
-	for cmin > cmax {
-		if k+1 >= len(pow10u64) {
-			return b, false // cannot happen in this range; strconv decides
+	if cmin > cmax {
+		k, floor = kTop, k+1
+		for cmin, cmax = candidates(k); cmin > cmax; cmin, cmax = candidates(k) {
+			if k+1 >= len(pow10u64) {
+				return b, false // cannot happen in this range; strconv decides
+			}
+			k++
 		}
-		k++
-		cmin, cmax = candidates(k)
 	}
-	for k > 0 {
+	for k > floor {
 		lo1, hi1 := candidates(k - 1)
 		if lo1 > hi1 {
 			break

@@ -109,7 +109,7 @@ func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
 	b = append(b, `{"t":`...)
 	if bits := math.Float64bits(r.T); !enc.ok || bits != enc.t {
 		n := len(b)
-		b = AppendFloat(b, r.T)
+		b = appendTime(b, r.T)
 		if l := len(b) - n; l <= len(enc.tBuf) {
 			enc.t, enc.tLen, enc.ok = bits, copy(enc.tBuf[:], b[n:]), true
 		}
@@ -117,6 +117,16 @@ func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
 		b = append(b, enc.tBuf[:enc.tLen]...)
 	}
 	return r.appendFields(b, p)
+}
+
+// appendTime appends a record's time as AppendFloat does. Times mostly
+// have long binary tails (sums of noisy durations), so appendShortest is
+// tried first, sparing them appendShortDecimal's failed tries.
+func appendTime(b []byte, t float64) []byte {
+	if out, ok := appendShortest(b, t); ok {
+		return out
+	}
+	return AppendFloat(b, t)
 }
 
 // appendFields appends what follows the time in r's JSON object.
@@ -219,11 +229,11 @@ func appendInt(b []byte, v int32) []byte {
 // AppendFloat formats like encoding/json: the shortest representation that
 // parses back to the same float64, so traces round-trip exactly.
 //
-// Trace times and durations are mostly integers or short decimals; those
-// take a fast path (appendShortDecimal) that writes the same bytes as
-// strconv without its general shortest-digits search. Other values from 1
-// to 2^53 (times with long binary tails) take appendShortest, which finds
-// strconv's digits with exact integer arithmetic.
+// Trace durations and power draws are mostly integers or short decimals;
+// those take a fast path (appendShortDecimal) that writes the same bytes
+// as strconv without its general shortest-digits search. Other values
+// from 1 to 2^53 (times with long binary tails) take appendShortest,
+// which finds strconv's digits with exact integer arithmetic.
 func AppendFloat(b []byte, f float64) []byte {
 	if out, ok := appendShortDecimal(b, f); ok {
 		return out
