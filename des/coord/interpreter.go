@@ -117,7 +117,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
 		Messages: slices.Grow(in.Messages[:0], 2*eng.NumOps()),
-		decision: Decision{ActiveAgents: in.decision.ActiveAgents, answer: in.decision.answer},
+		decision: Decision{ActiveAgents: in.decision.ActiveAgents, answer: in.decision.answer, agents: in.decision.agents[:0]},
 		views:    in.views,
 		jobOpts:  in.jobOpts[:0], cellOpts: in.cellOpts[:0], areaOpts: in.areaOpts[:0],
 		plantObs: PlantObservation{Areas: in.plantObs.Areas[:0]},
@@ -181,7 +181,7 @@ func (in *Interpreter) Next() *Decision {
 	}
 	in.gen++ // the engine may have moved: every snapshot is stale
 	d := &in.decision
-	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer}
+	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer, agents: d.agents[:0]}
 	if d.ActiveAgents == nil {
 		d.ActiveAgents = map[string]*View{}
 	}
@@ -206,6 +206,9 @@ func (in *Interpreter) Next() *Decision {
 		in.releaseView(v)
 		in.finishView(v)
 		d.ActiveAgents[v.AgentID] = v
+	}
+	for _, s := range in.active {
+		d.agents = append(d.agents, &s.view)
 	}
 	return d
 }
