@@ -41,6 +41,14 @@ var eventNames = [NumEventTypes]string{
 	"breakdown", "repair", "power_change", "job_complete", "episode_end", "episode_start",
 }
 
+// eventFields are the trace's `,"ev":"<name>"` fields, one append each.
+var eventFields = func() (f [NumEventTypes]string) {
+	for i, n := range eventNames {
+		f[i] = `,"ev":"` + n + `"`
+	}
+	return f
+}()
+
 func (e EventType) String() string {
 	if e < NumEventTypes {
 		return eventNames[e]
@@ -131,9 +139,13 @@ func appendTime(b []byte, t float64) []byte {
 
 // appendFields appends what follows the time in r's JSON object.
 func (r *Record) appendFields(b []byte, p *Plant) []byte {
-	b = append(b, `,"ev":"`...)
-	b = append(b, eventNames[r.Ev]...)
-	b = append(b, '"')
+	if r.Ev < NumEventTypes {
+		b = append(b, eventFields[r.Ev]...)
+	} else {
+		b = append(b, `,"ev":"`...)
+		b = append(b, r.Ev.String()...)
+		b = append(b, '"')
+	}
 	if r.Job >= 0 && r.Ev != EvEpisodeStart {
 		b = append(b, `,"job":`...)
 		b = appendInt(b, r.Job)
@@ -195,9 +207,7 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, '"')
 	}
 	if r.Cell >= 0 {
-		b = append(b, `,"cell":"`...)
-		b = append(b, p.Cells[r.Cell].ID...)
-		b = append(b, '"')
+		b = append(b, p.cellField[r.Cell]...)
 		if r.Machine >= 0 && r.Ev != EvTransportStart {
 			b = append(b, `,"machine":`...)
 			b = appendInt(b, r.Machine)
