@@ -388,17 +388,22 @@ type cellSnapshot struct {
 // machine of the cell is in setup or busy (whose backlog counts down).
 func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
 	s := &in.cells[c]
-	if s.gen != in.gen {
-		e := in.eng
-		ver, now := e.CellVersion(c), e.Now()
-		if !s.kept || s.ver != ver || s.at != now && s.info.Setup+s.info.Busy > 0 {
-			e.CellInto(c, &s.info)
-			s.kept, s.ver, s.at = true, ver, now
-		}
-		s.gen = in.gen
-		in.cellReads++
+	if s.gen != in.gen { // small enough to inline: a decision's later reads cost a compare
+		in.stampCell(c, s)
 	}
 	return &s.info
+}
+
+// stampCell makes s, cell c's snapshot, the current decision's (cellInfo).
+func (in *Interpreter) stampCell(c int, s *cellSnapshot) {
+	e := in.eng
+	ver, now := e.CellVersion(c), e.Now()
+	if !s.kept || s.ver != ver || s.at != now && s.info.Setup+s.info.Busy > 0 {
+		e.CellInto(c, &s.info)
+		s.kept, s.ver, s.at = true, ver, now
+	}
+	s.gen = in.gen
+	in.cellReads++
 }
 
 // plantObservation is the plant's observation for the current decision,
