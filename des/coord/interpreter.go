@@ -59,7 +59,7 @@ type Interpreter struct {
 	plant      *factory.Plant // the plant whose agents are named below
 	cellAgents []string       // agent id by cell index ("cell:C01")
 	areaAgents []string       // agent id by area index ("area:A1")
-	agentCell  map[string]int
+	cellIndex  map[string]int // cell index by cell id ("C01")
 
 	// Messages is every protocol message so far (G_cm = len).
 	Messages []Message
@@ -70,13 +70,14 @@ type Interpreter struct {
 	err error // a protocol failure that stops the episode
 
 	// Reused payload storage (see Next).
-	decision Decision
-	views    map[string]*agentSlot
-	work     WorkItem
-	jobOpts  []JobOption
-	cellOpts []CellOption
-	areaOpts []AreaOption
-	plantObs PlantObservation
+	decision  Decision
+	views     map[string]*agentSlot
+	plantSlot *agentSlot // views[RolePlant], once made
+	work      WorkItem
+	jobOpts   []JobOption
+	cellOpts  []CellOption
+	areaOpts  []AreaOption
+	plantObs  PlantObservation
 }
 
 // NewInterpreter binds an interpreter to an engine and a paradigm (an
@@ -112,14 +113,14 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		cells:   reuse(in.cells, nc),
 		untried: in.untried[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		blocks: in.blocks, audits: in.audits[:0],
-		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, agentCell: in.agentCell,
+		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, cellIndex: in.cellIndex,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
 		Messages: slices.Grow(in.Messages[:0], 2*eng.NumOps()),
 		decision: Decision{ActiveAgents: in.decision.ActiveAgents, answer: in.decision.answer, agents: in.decision.agents[:0]},
-		views:    in.views,
-		jobOpts:  in.jobOpts[:0], cellOpts: in.cellOpts[:0], areaOpts: in.areaOpts[:0],
+		views:    in.views, plantSlot: in.plantSlot,
+		jobOpts: in.jobOpts[:0], cellOpts: in.cellOpts[:0], areaOpts: in.areaOpts[:0],
 		plantObs: PlantObservation{Areas: in.plantObs.Areas[:0]},
 	}
 	if in.views == nil {
@@ -130,11 +131,11 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	}
 	if in.plant != p {
 		in.plant = p
-		in.cellAgents, in.areaAgents, in.agentCell = in.cellAgents[:0], in.areaAgents[:0], map[string]int{}
+		in.cellAgents, in.areaAgents, in.cellIndex = in.cellAgents[:0], in.areaAgents[:0], map[string]int{}
 		for c, cell := range p.Cells {
 			id := RoleCell + ":" + cell.ID
 			in.cellAgents = append(in.cellAgents, id)
-			in.agentCell[id] = c
+			in.cellIndex[cell.ID] = c
 		}
 		for _, a := range p.Areas {
 			in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)

@@ -100,7 +100,7 @@ func (in *Interpreter) advance(d *Decision) error {
 	case stPlantFallback:
 		// ApplyNotes has replaced a decline by the contract-safe cell.
 		opt := d.ActiveAgents[RolePlant].Options[in.choice(RolePlant)]
-		c, ok := in.agentCell[RoleCell+":"+opt.Cell.Cell]
+		c, ok := in.cellIndex[opt.Cell.Cell]
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
@@ -124,7 +124,7 @@ func (in *Interpreter) advance(d *Decision) error {
 			}
 			break
 		}
-		c, ok := in.agentCell[RoleCell+":"+opt.Cell.Cell]
+		c, ok := in.cellIndex[opt.Cell.Cell]
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}

@@ -6,43 +6,67 @@ import (
 	"github.com/coordbench/coordbench/des/factory"
 )
 
-// Decision factors: short guidance per decision kind, shown to every
-// controller (models above all) with the options.
-var factors = map[string][]string{
-	KindRelease: {
+// decisionFactors returns the decision factors of a kind: short guidance
+// shown to every controller (models above all) with the options. A
+// switch, not a map: it is read for every view.
+func decisionFactors(kind string) []string {
+	switch kind {
+	case KindRelease:
+		return releaseFactors
+	case KindSelectArea:
+		return selectAreaFactors
+	case KindSelectCell:
+		return selectCellFactors
+	case KindBid:
+		return bidFactors
+	case KindAward:
+		return awardFactors
+	case KindCommit:
+		return commitFactors
+	case KindReroute:
+		return rerouteFactors
+	case KindPlantFallback:
+		return plantFallbackFactors
+	}
+	return nil
+}
+
+// The decision factors of each kind (decisionFactors).
+var (
+	releaseFactors = []string{
 		"release the most urgent job (earliest due date) when WIP and power allow",
 		"defer under power pressure or when the plant is congested; deferring costs time",
-	},
-	KindSelectArea: {
+	}
+	selectAreaFactors = []string{
 		"prefer areas whose capable cells have free slots, little backlog and short processing",
 		"transport_time is the move from where the job is now",
-	},
-	KindSelectCell: {
+	}
+	selectCellFactors = []string{
 		"shorter proc_time and transport_time finish the work item sooner",
 		"free_slots 0 means the job will block and hold its current machine",
 		"work_item.blocked_on names the full cell a blocked item left: choosing it keeps the item waiting there, in its place",
 		"high backlog means waiting; busy_kw adds to plant power when the cell works",
-	},
-	KindBid: {
+	}
+	bidFactors = []string{
 		"bid high if you can start the item soon, medium or low if you are loaded, decline if you cannot take it",
 		"a declined item goes to other cells; declining everything delays the job",
-	},
-	KindAward: {
+	}
+	awardFactors = []string{
 		"award the bid that will finish the item soonest: bid class, free_slots, backlog, proc_time",
-	},
-	KindCommit: {
+	}
+	commitFactors = []string{
 		"accept unless taking the item would block it (no free slot) or overload you",
 		"a rejection sends the item elsewhere and costs coordination messages",
-	},
-	KindReroute: {
+	}
+	rerouteFactors = []string{
 		"a cell rejected the item, or it is blocked on a full cell (work_item.blocked_on): try a sibling with free slots, or escalate to the plant",
 		"choosing the cell it is blocked on (work_item.blocked_on) keeps it waiting there, in its place in the queue",
-	},
-	KindPlantFallback: {
+	}
+	plantFallbackFactors = []string{
 		"the protocol ran out of options for this item: place it on any capable cell, a full one included (it will block)",
 		"decline leaves the placement to the harness's contract-safe rule, counted as a fallback (G_fb)",
-	},
-}
+	}
+)
 
 // fillWorkItem describes the running item's operation.
 func (in *Interpreter) fillWorkItem() {
@@ -137,7 +161,7 @@ func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 // finishView numbers the options and marks them all legal: options are
 // built from legal actions only.
 func (in *Interpreter) finishView(v *View) {
-	v.DecisionFactors = factors[v.Kind]
+	v.DecisionFactors = decisionFactors(v.Kind)
 	for i := range v.Options {
 		v.Options[i].Index = i
 		v.LegalActions = append(v.LegalActions, i)
@@ -258,10 +282,16 @@ type agentSlot struct {
 
 // slot returns agent id's slot, made on first use.
 func (in *Interpreter) slot(id string) *agentSlot {
+	if id == RolePlant && in.plantSlot != nil { // active in most decisions: kept at hand
+		return in.plantSlot
+	}
 	s := in.views[id]
 	if s == nil {
 		s = &agentSlot{}
 		in.views[id] = s
+	}
+	if id == RolePlant {
+		in.plantSlot = s
 	}
 	return s
 }
