@@ -48,10 +48,41 @@ type Episode struct {
 // rest of an episode (its engine, messages, decisions and views) is
 // overwritten by the next episode run with the same Scratch.
 type Scratch struct {
-	eng *factory.Engine
-	in  *coord.Interpreter
-	tw  TraceWriter
-	mux tracerMux
+	eng     *factory.Engine
+	in      *coord.Interpreter
+	tw      TraceWriter
+	mux     tracerMux
+	sources sourceCounts
+}
+
+// sourceCounts counts audits by source. There are a handful of sources,
+// so a short list updated at every decision costs less than a map; the
+// metrics get the map at the end (counts).
+type sourceCounts []sourceCount
+
+type sourceCount struct {
+	src coord.Source
+	n   int
+}
+
+// add counts one audit from src.
+func (s sourceCounts) add(src coord.Source) sourceCounts {
+	for i := range s {
+		if s[i].src == src {
+			s[i].n++
+			return s
+		}
+	}
+	return append(s, sourceCount{src, 1})
+}
+
+// counts returns the counts by source name.
+func (s sourceCounts) counts() map[string]int {
+	m := make(map[string]int, len(s))
+	for _, c := range s {
+		m[string(c.src)] = c.n
+	}
+	return m
 }
 
 // ErrInterrupted is the error of an episode that Episode.Stop ended.
@@ -132,7 +163,7 @@ func Run(ctx context.Context, ep Episode) Result {
 	if ep.Timing != nil {
 		tim = json.NewEncoder(ep.Timing)
 	}
-	bySource := map[string]int{}
+	sources := sc.sources[:0]
 	var calls, hits int
 	var prompt, completion int64
 	limits := ep.Plant.Inst.Limits
@@ -161,7 +192,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		}
 		audits, err := in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notes)
 		for i := range audits {
-			bySource[string(audits[i].Source)]++
+			sources = sources.add(audits[i].Source)
 			if n := audits[i].AgentNote; n != nil {
 				calls += n.Calls
 				prompt += n.PromptTokens
@@ -210,7 +241,8 @@ func Run(ctx context.Context, ep Episode) Result {
 	if tw != nil {
 		writes.keep("trace", tw.Close())
 	}
-	m := metricsFrom(eng, in.Steps(), in.Forced, bySource, byType)
+	sc.sources = sources
+	m := metricsFrom(eng, in.Steps(), in.Forced, sources.counts(), byType)
 	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
 	if md, ok := ep.Controller.(ModelController); ok {
 		m.Model, m.Framework = md.ModelNames(), md.Framework()
