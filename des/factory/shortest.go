@@ -96,9 +96,16 @@ func appendShortest(b []byte, f float64) ([]byte, bool) {
 	ip, fp := c/pow10u64[k], c%pow10u64[k]
 	b = appendUint64(b, ip)
 	if k > 0 {
-		var buf [20]byte // the k fraction digits, leading zeros included, two at a time
+		var buf [20]byte // the k fraction digits, leading zeros included, four then two at a time
 		i := len(buf)
 		n := k
+		for ; n >= 4; n -= 4 {
+			r := fp % 10000
+			fp /= 10000
+			hi, lo := r/100*2, r%100*2
+			i -= 4
+			buf[i], buf[i+1], buf[i+2], buf[i+3] = digitPairs[hi], digitPairs[hi+1], digitPairs[lo], digitPairs[lo+1]
+		}
 		for ; n >= 2; n -= 2 {
 			d := fp % 100 * 2
 			fp /= 100
