@@ -30,7 +30,7 @@ type Interpreter struct {
 	sel ModeSelector
 
 	step    int
-	recent  [RecentEvents]factory.EventType
+	recent  [RecentEvents]string // names of the last event types, a ring (see Emit)
 	nRecent int
 	item    itemState // the work item whose protocol is running
 
@@ -156,7 +156,7 @@ func (in *Interpreter) Emit(r *factory.Record) {
 	if r.Ev == factory.EvPowerChange || r.Ev == factory.EvEpisodeStart {
 		return
 	}
-	in.recent[in.nRecent%RecentEvents] = r.Ev
+	in.recent[in.nRecent%RecentEvents] = r.Ev.String()
 	in.nRecent++
 }
 

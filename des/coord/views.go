@@ -151,9 +151,12 @@ func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 	case h < 0.1*capKW:
 		v.Context.Alarms = append(v.Context.Alarms, "power_near_cap")
 	}
-	n := min(in.nRecent, RecentEvents)
-	for i := in.nRecent - n; i < in.nRecent; i++ {
-		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[i%RecentEvents].String())
+	if in.nRecent < RecentEvents {
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:in.nRecent]...)
+	} else { // the ring is full: oldest first
+		oldest := in.nRecent % RecentEvents
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[oldest:]...)
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:oldest]...)
 	}
 	return slot
 }
