@@ -45,6 +45,7 @@ type Interpreter struct {
 	cells     []cellSnapshot // by cell index
 	plantGen  uint64         // plantObs is valid if plantGen == gen
 	untried   []int          // untriedCells's result, reused
+	candAreas []int          // candidateAreas's result, reused
 	cellReads int            // cells summarized so far (tests check that local views stay local)
 	active    []*agentSlot   // the agents activated by the current decision, in activation order
 	agents    []activeAgent  // ApplyNotes's agents in id order, reused
@@ -111,7 +112,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
 		cells:   reuse(in.cells, nc),
-		untried: in.untried[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
+		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		blocks: in.blocks, audits: in.audits[:0],
 		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, cellIndex: in.cellIndex,
 		// About two messages per operation under the centralized paradigm

@@ -128,7 +128,13 @@ func (in *Interpreter) advance(d *Decision) error {
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
-		typ := map[stage]string{stPlantCell: MsgAssign, stAreaCell: MsgAssign, stAward: MsgAward, stReroute: MsgReroute}[it.stage]
+		typ := MsgAssign // stPlantCell, stAreaCell
+		switch it.stage {
+		case stAward:
+			typ = MsgAward
+		case stReroute:
+			typ = MsgReroute
+		}
 		in.rememberf(it.decider, d.Time, it.job, in.work.Op, typ, " ", opt.Cell.Cell)
 		in.send(d, it.decider, typ, it.decider, in.cellAgents[c])
 		if err := in.propose(d, it.decider, c); err != nil {
@@ -196,7 +202,10 @@ func (in *Interpreter) propose(d *Decision, cause string, c int) error {
 	it.cell = c
 	if it.mode.CellContractActions == AcceptReject {
 		it.stage = stCommit
-		it.trigger = map[bool]string{true: "award", false: "assignment"}[it.bidRound]
+		it.trigger = "assignment"
+		if it.bidRound {
+			it.trigger = "award"
+		}
 		return nil
 	}
 	in.send(d, cause, MsgAccept, in.cellAgents[c], it.decider)
@@ -330,13 +339,15 @@ func (in *Interpreter) untriedCells(a int) []int {
 func (in *Interpreter) hasUntried(a int) bool { return len(in.untriedCells(a)) > 0 }
 
 // candidateAreas lists areas not escalated with an untried capable cell.
+// The result is reused by the next call: copy it to keep it.
 func (in *Interpreter) candidateAreas() []int {
-	var out []int
+	out := in.candAreas[:0]
 	for a := range in.eng.P.Areas {
 		if !in.item.excludedArea[a] && in.hasUntried(a) {
 			out = append(out, a)
 		}
 	}
+	in.candAreas = out
 	return out
 }
 

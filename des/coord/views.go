@@ -233,7 +233,10 @@ func (in *Interpreter) itemViews(d *Decision) {
 		add(v)
 	case stAreaCell, stReroute:
 		v := in.areaView(it.area)
-		v.Kind = map[stage]string{stAreaCell: KindSelectCell, stReroute: KindReroute}[it.stage]
+		v.Kind = KindSelectCell
+		if it.stage == stReroute {
+			v.Kind = KindReroute
+		}
 		for _, c := range in.untriedCells(it.area) {
 			v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
 		}
