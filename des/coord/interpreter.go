@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/coordbench/coordbench/des/factory"
@@ -28,29 +30,37 @@ type Interpreter struct {
 	sel ModeSelector
 
 	step    int
-	recent  [RecentEvents]factory.EventType
+	recent  [RecentEvents]string // names of the last event types, a ring (see Emit)
 	nRecent int
 	item    itemState // the work item whose protocol is running
 
 	// Per-decision snapshots, taken lazily so that a decision costs what
 	// its views show: an area or cell agent's payload reads only its own
 	// cells, never the whole plant. A snapshot belongs to decision gen
-	// when its stamp equals gen; Next starts a new gen.
+	// when its stamp equals gen; Next starts a new gen. A cell's summary
+	// is taken again from the engine only if the cell changed since it was
+	// taken (factory.Engine.CellVersion) or, for a cell with a machine in
+	// setup or busy, the clock moved (see cellInfo).
 	gen       uint64
-	cells     []factory.CellInfo // cell c's summary, valid if cellGen[c] == gen
-	cellGen   []uint64
-	plantGen  uint64 // plantObs is valid if plantGen == gen
-	untried   []int  // untriedCells's result, reused
-	cellReads int    // cells summarized so far (tests check that local views stay local)
-	ids       []string
-	chosen    map[string]int
+	cells     []cellSnapshot // by cell index
+	plantGen  uint64         // plantObs is valid if plantGen == gen
+	untried   []int          // untriedCells's result, reused
+	candAreas []int          // candidateAreas's result, reused
+	cellReads int            // cells summarized so far (tests check that local views stay local)
+	active    []*agentSlot   // the agents activated by the current decision, in activation order
+	agents    []activeAgent  // ApplyNotes's agents in id order, reused
+	msgs      []int          // messages caused by each audit's agent in this step (see countMsgs)
+	otherMsgs int            // messages of this step caused by agents without an audit
 	remembers []byte
-	lines     []byte // memory lines' storage (see rememberf), appended to, never rewritten
+	lines     []byte   // memory lines' storage (see rememberf): the current block, appended to
+	blocks    [][]byte // every block of lines, kept across Reset
+	nblocks   int      // blocks in use in this episode (the current one is blocks[nblocks-1])
 	audits    []Audit
 
-	cellAgents []string // agent id by cell index ("cell:C01")
-	areaAgents []string // agent id by area index ("area:A1")
-	agentCell  map[string]int
+	plant      *factory.Plant // the plant whose agents are named below
+	cellAgents []string       // agent id by cell index ("cell:C01")
+	areaAgents []string       // agent id by area index ("area:A1")
+	cellIndex  map[string]int // cell index by cell id ("C01")
 
 	// Messages is every protocol message so far (G_cm = len).
 	Messages []Message
@@ -58,42 +68,88 @@ type Interpreter struct {
 	// to the plant-level fallback (KindPlantFallback).
 	Forced int
 
-	stepMsgs map[string]int // messages caused by each agent in this step
-	err      error          // a protocol failure that stops the episode
+	err error // a protocol failure that stops the episode
 
 	// Reused payload storage (see Next).
-	decision Decision
-	views    map[string]*agentSlot
-	work     WorkItem
-	jobOpts  []JobOption
-	cellOpts []CellOption
-	areaOpts []AreaOption
-	plantObs PlantObservation
+	decision  Decision
+	views     map[string]*agentSlot
+	plantSlot *agentSlot // views[RolePlant], once made
+	work      WorkItem
+	jobOpts   []JobOption
+	cellOpts  []CellOption
+	areaOpts  []AreaOption
+	plantObs  PlantObservation
 }
 
 // NewInterpreter binds an interpreter to an engine and a paradigm (an
 // AuthorityMode, or any ModeSelector choosing a mode per work item).
 func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error) {
+	in := &Interpreter{}
+	if err := in.Reset(eng, sel); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Reset binds in to a new episode's engine and paradigm, as
+// NewInterpreter does, reusing in's storage (messages, views, working
+// memory lines): a runner that plays episodes one after the other
+// allocates the interpreter once. Nothing of the previous episode
+// survives; its messages, decisions, views, audits and memory lines are
+// invalid from here on. On an error in is left unusable until the next
+// successful Reset.
+func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	if m, ok := sel.(AuthorityMode); ok {
 		if err := m.Validate(); err != nil {
-			return nil, err
+			in.err = err
+			return err
 		}
 	}
-	in := &Interpreter{eng: eng, sel: sel, agentCell: map[string]int{}, views: map[string]*agentSlot{}, stepMsgs: map[string]int{}, chosen: map[string]int{},
-		cells: make([]factory.CellInfo, len(eng.P.Cells)), cellGen: make([]uint64, len(eng.P.Cells)),
+	p := eng.P
+	nc := len(p.Cells)
+	it := &in.item
+	*in = Interpreter{eng: eng, sel: sel,
+		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
+			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
+		cells:   reuse(in.cells, nc),
+		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
+		blocks: in.blocks, audits: in.audits[:0],
+		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, cellIndex: in.cellIndex,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
-		Messages: make([]Message, 0, 2*eng.NumOps())}
-	for c, cell := range eng.P.Cells {
-		id := RoleCell + ":" + cell.ID
-		in.cellAgents = append(in.cellAgents, id)
-		in.agentCell[id] = c
+		Messages: slices.Grow(in.Messages[:0], 2*eng.NumOps()),
+		decision: Decision{ActiveAgents: in.decision.ActiveAgents, answer: in.decision.answer, agents: in.decision.agents[:0]},
+		views:    in.views, plantSlot: in.plantSlot,
+		jobOpts: in.jobOpts[:0], cellOpts: in.cellOpts[:0], areaOpts: in.areaOpts[:0],
+		plantObs: PlantObservation{Areas: in.plantObs.Areas[:0]},
 	}
-	for _, a := range eng.P.Areas {
-		in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
+	if in.views == nil {
+		in.views = map[string]*agentSlot{}
 	}
-	return in, nil
+	for _, s := range in.views { // keep the payload storage, forget what the agent knew
+		s.memory, s.feedback = s.memory[:0], ""
+	}
+	if in.plant != p {
+		in.plant = p
+		in.cellAgents, in.areaAgents, in.cellIndex = in.cellAgents[:0], in.areaAgents[:0], map[string]int{}
+		for c, cell := range p.Cells {
+			id := RoleCell + ":" + cell.ID
+			in.cellAgents = append(in.cellAgents, id)
+			in.cellIndex[cell.ID] = c
+		}
+		for _, a := range p.Areas {
+			in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
+		}
+	}
+	return nil
+}
+
+// reuse returns s resized to n zero elements, reusing its storage.
+func reuse[T any](s []T, n int) []T {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
 }
 
 // Emit records a realized event type (factory.Tracer).
@@ -101,7 +157,7 @@ func (in *Interpreter) Emit(r *factory.Record) {
 	if r.Ev == factory.EvPowerChange || r.Ev == factory.EvEpisodeStart {
 		return
 	}
-	in.recent[in.nRecent%RecentEvents] = r.Ev
+	in.recent[in.nRecent%RecentEvents] = r.Ev.String()
 	in.nRecent++
 }
 
@@ -127,11 +183,12 @@ func (in *Interpreter) Next() *Decision {
 	}
 	in.gen++ // the engine may have moved: every snapshot is stale
 	d := &in.decision
-	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer}
+	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer, agents: d.agents[:0]}
 	if d.ActiveAgents == nil {
 		d.ActiveAgents = map[string]*View{}
 	}
 	clear(d.ActiveAgents)
+	in.active = in.active[:0]
 	if !in.item.active && len(e.RouteQueue()) > 0 {
 		if err := in.startItem(e.RouteQueue()[0]); err != nil {
 			in.err = err
@@ -140,17 +197,20 @@ func (in *Interpreter) Next() *Decision {
 	}
 	if in.item.active {
 		in.itemViews(d)
-		for id, v := range d.ActiveAgents {
-			if len(v.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
-				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", id, in.item.job, in.item.mode.ID)
+		for _, s := range in.active {
+			if len(s.view.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
+				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", s.view.AgentID, in.item.job, in.item.mode.ID)
 				return nil
 			}
 		}
 	} else {
-		v := in.view(RolePlant, RolePlant, e.ReleaseTrigger())
+		v := &in.view(RolePlant, RolePlant, e.ReleaseTrigger()).view
 		in.releaseView(v)
 		in.finishView(v)
 		d.ActiveAgents[v.AgentID] = v
+	}
+	for _, s := range in.active {
+		d.agents = append(d.agents, &s.view)
 	}
 	return d
 }
@@ -173,17 +233,10 @@ func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ct
 // (their payloads are its views): the next Apply reuses it, so a caller
 // that keeps audits past that must copy them.
 func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
-	ids := in.ids[:0]
-	for id := range d.ActiveAgents {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	in.ids = ids
+	agents := in.activeAgents(d)
 	audits := in.audits[:0]
-	chosen := in.chosen
-	clear(chosen)
-	for _, id := range ids {
-		v := d.ActiveAgents[id]
+	for _, ag := range agents {
+		id, v := ag.id, ag.view
 		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
 		note, noted := notes[id]
 		if noted {
@@ -213,17 +266,17 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 		if a.Reason != "" {
 			act = SafeAction(v)
 			a.Source = SourceFallback
-			in.slot(id).feedback = "your last reply was replaced by the fallback: " + a.Reason
+			ag.slot.feedback = "your last reply was replaced by the fallback: " + a.Reason
 		} else {
-			in.slot(id).feedback = ""
+			ag.slot.feedback = ""
 		}
 		a.Action = act
-		chosen[id] = act
 		audits = append(audits, a)
 	}
-	clear(in.stepMsgs)
 	in.audits = audits
-	if err := in.commit(d, chosen); err != nil {
+	in.msgs = reuse(in.msgs, len(audits))
+	in.otherMsgs = 0
+	if err := in.commit(d); err != nil {
 		return audits, fmt.Errorf("step %d: %w", d.Step, err)
 	}
 	// Messages belong to the decision that caused them; protocol
@@ -231,24 +284,79 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 	// round in which every cell declined) go to the step's first agent, so
 	// that the audits always add up to G_cm.
 	for i := range audits {
-		audits[i].Messages = in.stepMsgs[audits[i].AgentID]
-		delete(in.stepMsgs, audits[i].AgentID)
+		audits[i].Messages = in.msgs[i]
 	}
-	for _, n := range in.stepMsgs {
-		audits[0].Messages += n
+	if in.otherMsgs != 0 {
+		audits[0].Messages += in.otherMsgs
 	}
 	in.step++
 	return audits, nil
 }
 
+// activeAgent is one agent of the decision being applied.
+type activeAgent struct {
+	id   string
+	view *View
+	slot *agentSlot
+}
+
+// activeAgents lists d's active agents in id order (the audits' order).
+// For the decision of the last Next, untouched, they are the agents its
+// views activated, in.active, and no map is read; any other decision is
+// read from its map.
+func (in *Interpreter) activeAgents(d *Decision) []activeAgent {
+	agents := in.agents[:0]
+	if d == &in.decision && len(d.ActiveAgents) == len(in.active) {
+		for _, s := range in.active {
+			agents = append(agents, activeAgent{id: s.view.AgentID, view: &s.view, slot: s})
+		}
+	} else {
+		for id, v := range d.ActiveAgents {
+			agents = append(agents, activeAgent{id: id, view: v, slot: in.slot(id)})
+		}
+	}
+	if len(agents) > 1 {
+		slices.SortFunc(agents, func(a, b activeAgent) int { return strings.Compare(a.id, b.id) })
+	}
+	in.agents = agents
+	return agents
+}
+
+// auditOf finds agent id's audit in the step being applied (audits are
+// in id order).
+func (in *Interpreter) auditOf(id string) (int, bool) {
+	a := in.audits
+	i := sort.Search(len(a), func(i int) bool { return a[i].AgentID >= id })
+	return i, i < len(a) && a[i].AgentID == id
+}
+
+// choice is the action committed for agent id in the step being applied
+// (0 if id has no audit, as a missing map key read).
+func (in *Interpreter) choice(id string) int {
+	if i, ok := in.auditOf(id); ok {
+		return in.audits[i].Action
+	}
+	return 0
+}
+
+// countMsgs counts n messages caused by agent cause's decision in this
+// step.
+func (in *Interpreter) countMsgs(cause string, n int) {
+	if i, ok := in.auditOf(cause); ok {
+		in.msgs[i] += n
+	} else {
+		in.otherMsgs += n
+	}
+}
+
 // commit applies one step's validated actions.
-func (in *Interpreter) commit(d *Decision, chosen map[string]int) error {
+func (in *Interpreter) commit(d *Decision) error {
 	if !in.item.active {
 		v := d.ActiveAgents[RolePlant]
 		if v == nil || v.Kind != KindRelease {
 			return fmt.Errorf("no release decision to commit")
 		}
-		opt := v.Options[chosen[RolePlant]]
+		opt := v.Options[in.choice(RolePlant)]
 		if opt.Action == ActDefer {
 			in.rememberf(RolePlant, d.Time, -1, 0, "defer")
 			return in.eng.Defer()
@@ -256,25 +364,48 @@ func (in *Interpreter) commit(d *Decision, chosen map[string]int) error {
 		in.rememberf(RolePlant, d.Time, -1, 0, "release job ", strconv.Itoa(opt.Job.Job))
 		return in.eng.Release(opt.Job.Job)
 	}
-	return in.advance(d, chosen)
+	return in.advance(d)
 }
 
 // send logs a protocol message caused by agent `cause`'s decision.
 func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 	in.Messages = append(in.Messages, Message{Step: d.Step, Time: d.Time, Type: typ, Sender: from, Receiver: to,
 		Job: in.item.job, Op: in.work.Op})
-	in.stepMsgs[cause]++
+	in.countMsgs(cause, 1)
+}
+
+// cellSnapshot is a cell's summary as the interpreter keeps it.
+type cellSnapshot struct {
+	info factory.CellInfo
+	gen  uint64  // the decision that last read it (Interpreter.gen)
+	kept bool    // info was taken in this episode, at version ver and time at
+	ver  uint64  // the cell's version (factory.Engine.CellVersion) then
+	at   float64 // the clock then
 }
 
 // cellInfo is cell c's summary for the current decision, taken from the
-// engine the first time the decision needs it.
+// engine the first time the decision needs it, unless the summary kept
+// from an earlier decision is still the engine's: the cell has not
+// changed since (same version) and either the clock has not moved or no
+// machine of the cell is in setup or busy (whose backlog counts down).
 func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
-	if in.cellGen[c] != in.gen {
-		in.eng.CellInto(c, &in.cells[c])
-		in.cellGen[c] = in.gen
-		in.cellReads++
+	s := &in.cells[c]
+	if s.gen != in.gen { // small enough to inline: a decision's later reads cost a compare
+		in.stampCell(c, s)
 	}
-	return &in.cells[c]
+	return &s.info
+}
+
+// stampCell makes s, cell c's snapshot, the current decision's (cellInfo).
+func (in *Interpreter) stampCell(c int, s *cellSnapshot) {
+	e := in.eng
+	ver, now := e.CellVersion(c), e.Now()
+	if !s.kept || s.ver != ver || s.at != now && s.info.Setup+s.info.Busy > 0 {
+		e.CellInto(c, &s.info)
+		s.kept, s.ver, s.at = true, ver, now
+	}
+	s.gen = in.gen
+	in.cellReads++
 }
 
 // plantObservation is the plant's observation for the current decision,
@@ -349,10 +480,10 @@ func appendTenths(b []byte, t float64) []byte {
 // lineChunk is the size of the blocks that hold memory lines.
 const lineChunk = 4 << 10
 
-// line returns b as a string stored in in.lines: one allocation per block
-// of lines instead of one per line. A block is only ever appended to, and
-// a full one is left to the strings that point into it, so a line never
-// changes once returned.
+// line returns b as a string stored in a block of lines: one allocation
+// per block instead of one per line, and none once Reset has kept the
+// blocks of an earlier episode. A block is only ever appended to within
+// an episode, so a line never changes before the next Reset.
 func (in *Interpreter) line(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -360,8 +491,12 @@ func (in *Interpreter) line(b []byte) string {
 	if len(b) > lineChunk/4 {
 		return string(b)
 	}
-	if cap(in.lines)-len(in.lines) < len(b) {
-		in.lines = make([]byte, 0, lineChunk)
+	if in.nblocks == 0 || cap(in.lines)-len(in.lines) < len(b) {
+		if in.nblocks == len(in.blocks) {
+			in.blocks = append(in.blocks, make([]byte, 0, lineChunk))
+		}
+		in.lines = in.blocks[in.nblocks][:0]
+		in.nblocks++
 	}
 	n := len(in.lines)
 	in.lines = append(in.lines, b...)

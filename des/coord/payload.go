@@ -1,6 +1,9 @@
 package coord
 
-import "strconv"
+import (
+	"iter"
+	"strconv"
+)
 
 // PayloadVersion tags the public decision payload's schema
 // (docs/payload.md, docs/payload.schema.json). It changes whenever a field
@@ -54,6 +57,44 @@ type Decision struct {
 	ActiveAgents map[string]*View `json:"active_agents"`
 
 	answer map[string]int // Answer's map, reused from step to step
+	agents []*View        // the interpreter's list of ActiveAgents' views (see Agents)
+}
+
+// Agents iterates over the active agents, their ids and views: the
+// entries of ActiveAgents. For a decision the interpreter made, they come
+// in activation order from its list, checked against the map (a lookup
+// per agent is cheaper than starting a walk of the map); for any other
+// decision, or one whose map was changed, in the map's order.
+func (d *Decision) Agents() iter.Seq2[string, *View] {
+	return func(yield func(string, *View) bool) {
+		if d.listed() {
+			for _, v := range d.agents {
+				if !yield(v.AgentID, v) {
+					return
+				}
+			}
+			return
+		}
+		for id, v := range d.ActiveAgents {
+			if !yield(id, v) {
+				return
+			}
+		}
+	}
+}
+
+// listed reports whether d.agents lists exactly the views of
+// d.ActiveAgents, each under its own AgentID.
+func (d *Decision) listed() bool {
+	if d.agents == nil || len(d.agents) != len(d.ActiveAgents) {
+		return false
+	}
+	for _, v := range d.agents {
+		if d.ActiveAgents[v.AgentID] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Answer returns an empty map for a controller's answer to d (one action

@@ -62,10 +62,10 @@ func (in *Interpreter) startItem(j int) error {
 		rejected: it.rejected[:0], escalated: it.escalated[:0],
 	}
 	it.op, _, _ = e.CurrentOp(j)
-	in.fillWorkItem()
 	if m, ok := in.sel.(AuthorityMode); ok {
-		it.mode = m // a static mode reads no observation
+		it.mode = m // a static mode reads no observation (itemViews describes the item)
 	} else {
+		in.fillWorkItem()
 		it.mode = in.sel.ModeFor(&in.work, in.plantObservation())
 	}
 	if err := it.mode.Validate(); err != nil {
@@ -93,14 +93,14 @@ func (in *Interpreter) startItem(j int) error {
 }
 
 // advance commits one step of the running item's protocol.
-func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
+func (in *Interpreter) advance(d *Decision) error {
 	it := &in.item
 	it.steps++
 	switch it.stage {
 	case stPlantFallback:
 		// ApplyNotes has replaced a decline by the contract-safe cell.
-		opt := d.ActiveAgents[RolePlant].Options[chosen[RolePlant]]
-		c, ok := in.agentCell[RoleCell+":"+opt.Cell.Cell]
+		opt := d.ActiveAgents[RolePlant].Options[in.choice(RolePlant)]
+		c, ok := in.cellIndex[opt.Cell.Cell]
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
@@ -108,7 +108,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		in.Messages = append(in.Messages,
 			Message{Step: d.Step, Time: d.Time, Type: MsgAssign, Sender: RolePlant, Receiver: in.cellAgents[c], Job: it.job, Op: in.work.Op, Forced: true},
 			Message{Step: d.Step, Time: d.Time, Type: MsgAccept, Sender: in.cellAgents[c], Receiver: RolePlant, Job: it.job, Op: in.work.Op, Forced: true})
-		in.stepMsgs[RolePlant] += 2
+		in.countMsgs(RolePlant, 2)
 		it.area, it.decider = -1, RolePlant
 		return in.settle(d, RolePlant, c)
 	case stPlantCell, stAreaCell, stAward, stReroute:
@@ -116,7 +116,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		if v == nil {
 			return fmt.Errorf("no decision from %s", it.decider)
 		}
-		opt := v.Options[chosen[it.decider]]
+		opt := v.Options[in.choice(it.decider)]
 		if opt.Action == ActEscalate {
 			in.rememberf(it.decider, d.Time, it.job, in.work.Op, "escalated")
 			if err := in.escalate(d, it.decider); err != nil {
@@ -124,18 +124,24 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 			}
 			break
 		}
-		c, ok := in.agentCell[RoleCell+":"+opt.Cell.Cell]
+		c, ok := in.cellIndex[opt.Cell.Cell]
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
-		typ := map[stage]string{stPlantCell: MsgAssign, stAreaCell: MsgAssign, stAward: MsgAward, stReroute: MsgReroute}[it.stage]
+		typ := MsgAssign // stPlantCell, stAreaCell
+		switch it.stage {
+		case stAward:
+			typ = MsgAward
+		case stReroute:
+			typ = MsgReroute
+		}
 		in.rememberf(it.decider, d.Time, it.job, in.work.Op, typ, " ", opt.Cell.Cell)
 		in.send(d, it.decider, typ, it.decider, in.cellAgents[c])
 		if err := in.propose(d, it.decider, c); err != nil {
 			return err
 		}
 	case stPlantArea:
-		opt := d.ActiveAgents[RolePlant].Options[chosen[RolePlant]]
+		opt := d.ActiveAgents[RolePlant].Options[in.choice(RolePlant)]
 		a := slices.Index(in.areaAgents, RoleArea+":"+opt.Area.Area)
 		if a < 0 {
 			return fmt.Errorf("no area %q", opt.Area.Area)
@@ -153,7 +159,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		for _, c := range it.candidates {
 			id := in.cellAgents[c]
 			in.send(d, id, MsgAnnounce, it.decider, id)
-			opt := d.ActiveAgents[id].Options[chosen[id]]
+			opt := d.ActiveAgents[id].Options[in.choice(id)]
 			if opt.Action == ActBid {
 				it.bids = append(it.bids, c)
 				it.bidClass[c] = opt.Bid
@@ -171,7 +177,7 @@ func (in *Interpreter) advance(d *Decision, chosen map[string]int) error {
 		it.stage, it.trigger = stAward, "bids"
 	case stCommit:
 		id := in.cellAgents[it.cell]
-		opt := d.ActiveAgents[id].Options[chosen[id]]
+		opt := d.ActiveAgents[id].Options[in.choice(id)]
 		if opt.Action == ActAccept {
 			in.rememberf(id, d.Time, it.job, in.work.Op, "accepted")
 			in.send(d, id, MsgAccept, id, it.decider)
@@ -196,7 +202,10 @@ func (in *Interpreter) propose(d *Decision, cause string, c int) error {
 	it.cell = c
 	if it.mode.CellContractActions == AcceptReject {
 		it.stage = stCommit
-		it.trigger = map[bool]string{true: "award", false: "assignment"}[it.bidRound]
+		it.trigger = "assignment"
+		if it.bidRound {
+			it.trigger = "award"
+		}
 		return nil
 	}
 	in.send(d, cause, MsgAccept, in.cellAgents[c], it.decider)
@@ -330,13 +339,15 @@ func (in *Interpreter) untriedCells(a int) []int {
 func (in *Interpreter) hasUntried(a int) bool { return len(in.untriedCells(a)) > 0 }
 
 // candidateAreas lists areas not escalated with an untried capable cell.
+// The result is reused by the next call: copy it to keep it.
 func (in *Interpreter) candidateAreas() []int {
-	var out []int
+	out := in.candAreas[:0]
 	for a := range in.eng.P.Areas {
 		if !in.item.excludedArea[a] && in.hasUntried(a) {
 			out = append(out, a)
 		}
 	}
+	in.candAreas = out
 	return out
 }
 

@@ -6,43 +6,67 @@ import (
 	"github.com/coordbench/coordbench/des/factory"
 )
 
-// Decision factors: short guidance per decision kind, shown to every
-// controller (models above all) with the options.
-var factors = map[string][]string{
-	KindRelease: {
+// decisionFactors returns the decision factors of a kind: short guidance
+// shown to every controller (models above all) with the options. A
+// switch, not a map: it is read for every view.
+func decisionFactors(kind string) []string {
+	switch kind {
+	case KindRelease:
+		return releaseFactors
+	case KindSelectArea:
+		return selectAreaFactors
+	case KindSelectCell:
+		return selectCellFactors
+	case KindBid:
+		return bidFactors
+	case KindAward:
+		return awardFactors
+	case KindCommit:
+		return commitFactors
+	case KindReroute:
+		return rerouteFactors
+	case KindPlantFallback:
+		return plantFallbackFactors
+	}
+	return nil
+}
+
+// The decision factors of each kind (decisionFactors).
+var (
+	releaseFactors = []string{
 		"release the most urgent job (earliest due date) when WIP and power allow",
 		"defer under power pressure or when the plant is congested; deferring costs time",
-	},
-	KindSelectArea: {
+	}
+	selectAreaFactors = []string{
 		"prefer areas whose capable cells have free slots, little backlog and short processing",
 		"transport_time is the move from where the job is now",
-	},
-	KindSelectCell: {
+	}
+	selectCellFactors = []string{
 		"shorter proc_time and transport_time finish the work item sooner",
 		"free_slots 0 means the job will block and hold its current machine",
 		"work_item.blocked_on names the full cell a blocked item left: choosing it keeps the item waiting there, in its place",
 		"high backlog means waiting; busy_kw adds to plant power when the cell works",
-	},
-	KindBid: {
+	}
+	bidFactors = []string{
 		"bid high if you can start the item soon, medium or low if you are loaded, decline if you cannot take it",
 		"a declined item goes to other cells; declining everything delays the job",
-	},
-	KindAward: {
+	}
+	awardFactors = []string{
 		"award the bid that will finish the item soonest: bid class, free_slots, backlog, proc_time",
-	},
-	KindCommit: {
+	}
+	commitFactors = []string{
 		"accept unless taking the item would block it (no free slot) or overload you",
 		"a rejection sends the item elsewhere and costs coordination messages",
-	},
-	KindReroute: {
+	}
+	rerouteFactors = []string{
 		"a cell rejected the item, or it is blocked on a full cell (work_item.blocked_on): try a sibling with free slots, or escalate to the plant",
 		"choosing the cell it is blocked on (work_item.blocked_on) keeps it waiting there, in its place in the queue",
-	},
-	KindPlantFallback: {
+	}
+	plantFallbackFactors = []string{
 		"the protocol ran out of options for this item: place it on any capable cell, a full one included (it will block)",
 		"decline leaves the placement to the harness's contract-safe rule, counted as a fallback (G_fb)",
-	},
-}
+	}
+)
 
 // fillWorkItem describes the running item's operation.
 func (in *Interpreter) fillWorkItem() {
@@ -87,11 +111,14 @@ func (in *Interpreter) fillPlantObservation() {
 	}
 }
 
-// view returns agent id's reusable view, reset, with the shared
-// observation (power headroom, alarms) and its protocol context (recent
-// events, working memory, feedback) filled in.
-func (in *Interpreter) view(id, role, trigger string) *View {
+// view activates agent id for the current decision: it returns the
+// agent's slot, listed in in.active, with its reusable view reset and the
+// shared observation (power headroom, alarms) and its protocol context
+// (recent events, working memory, feedback) filled in. The caller adds
+// the view to the decision (activate).
+func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 	slot := in.slot(id)
+	in.active = append(in.active, slot)
 	v := &slot.view
 	old := v.Observation
 	*v = View{
@@ -124,17 +151,20 @@ func (in *Interpreter) view(id, role, trigger string) *View {
 	case h < 0.1*capKW:
 		v.Context.Alarms = append(v.Context.Alarms, "power_near_cap")
 	}
-	n := min(in.nRecent, RecentEvents)
-	for i := in.nRecent - n; i < in.nRecent; i++ {
-		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[i%RecentEvents].String())
+	if in.nRecent < RecentEvents {
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:in.nRecent]...)
+	} else { // the ring is full: oldest first
+		oldest := in.nRecent % RecentEvents
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[oldest:]...)
+		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:oldest]...)
 	}
-	return v
+	return slot
 }
 
 // finishView numbers the options and marks them all legal: options are
 // built from legal actions only.
 func (in *Interpreter) finishView(v *View) {
-	v.DecisionFactors = factors[v.Kind]
+	v.DecisionFactors = decisionFactors(v.Kind)
 	for i := range v.Options {
 		v.Options[i].Index = i
 		v.LegalActions = append(v.LegalActions, i)
@@ -169,17 +199,21 @@ func (in *Interpreter) itemViews(d *Decision) {
 		in.finishView(v)
 		d.ActiveAgents[v.AgentID] = v
 	}
+	plant := func() *View { // the plant's view, with its contract
+		s := in.view(RolePlant, RolePlant, it.trigger)
+		s.view.Context.Contract = in.contract(s)
+		return &s.view
+	}
 	switch it.stage {
 	case stPlantCell:
-		v := in.view(RolePlant, RolePlant, it.trigger)
+		v := plant()
 		v.Kind = KindSelectCell
 		for _, c := range in.untriedCells(-1) {
 			v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
 		}
-		v.Context.Contract = in.contract(RolePlant)
 		add(v)
 	case stPlantFallback:
-		v := in.view(RolePlant, RolePlant, it.trigger)
+		v := plant()
 		v.Kind = KindPlantFallback
 		for c := range p.Cells {
 			if p.Capable(c, it.op) {
@@ -187,21 +221,22 @@ func (in *Interpreter) itemViews(d *Decision) {
 			}
 		}
 		v.Options = append(v.Options, Option{Action: ActDecline})
-		v.Context.Contract = in.contract(RolePlant)
 		add(v)
 	case stPlantArea:
-		v := in.view(RolePlant, RolePlant, it.trigger)
+		v := plant()
 		v.Kind = KindSelectArea
 		in.areaOpts = slices.Grow(in.areaOpts[:0], len(p.Areas))
 		for _, a := range in.candidateAreas() {
 			in.areaOpts = append(in.areaOpts, in.areaOption(a))
 			v.Options = append(v.Options, Option{Action: ActAllocate, Area: &in.areaOpts[len(in.areaOpts)-1]})
 		}
-		v.Context.Contract = in.contract(RolePlant)
 		add(v)
 	case stAreaCell, stReroute:
 		v := in.areaView(it.area)
-		v.Kind = map[stage]string{stAreaCell: KindSelectCell, stReroute: KindReroute}[it.stage]
+		v.Kind = KindSelectCell
+		if it.stage == stReroute {
+			v.Kind = KindReroute
+		}
 		for _, c := range in.untriedCells(it.area) {
 			v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
 		}
@@ -222,8 +257,7 @@ func (in *Interpreter) itemViews(d *Decision) {
 		if it.area >= 0 {
 			v = in.areaView(it.area)
 		} else {
-			v = in.view(RolePlant, RolePlant, it.trigger)
-			v.Context.Contract = in.contract(RolePlant)
+			v = plant()
 		}
 		v.Kind = KindAward
 		for _, c := range it.bids {
@@ -254,19 +288,25 @@ type agentSlot struct {
 
 // slot returns agent id's slot, made on first use.
 func (in *Interpreter) slot(id string) *agentSlot {
+	if id == RolePlant && in.plantSlot != nil { // active in most decisions: kept at hand
+		return in.plantSlot
+	}
 	s := in.views[id]
 	if s == nil {
 		s = &agentSlot{}
 		in.views[id] = s
 	}
+	if id == RolePlant {
+		in.plantSlot = s
+	}
 	return s
 }
 
-// contract describes the running item's protocol state to agent `to`, in
-// to's reused contract storage (valid until to's next view).
-func (in *Interpreter) contract(to string) *Contract {
+// contract describes the running item's protocol state to the agent of
+// slot s, in s's reused contract storage (valid until s's next view).
+func (in *Interpreter) contract(s *agentSlot) *Contract {
 	it := &in.item
-	ct := &in.views[to].contract
+	ct := &s.contract
 	*ct = Contract{From: it.decider, Round: min(it.round+1, MaxBidRounds), Rejected: it.rejected, Escalated: it.escalated}
 	return ct
 }
@@ -275,7 +315,8 @@ func (in *Interpreter) areaView(a int) *View {
 	e := in.eng
 	p := e.P
 	it := &in.item
-	v := in.view(in.areaAgents[a], RoleArea, it.trigger)
+	s := in.view(in.areaAgents[a], RoleArea, it.trigger)
+	v := &s.view
 	o := v.Observation.Area
 	*o = AreaObservation{Area: p.Areas[a].ID, Cells: o.Cells[:0]}
 	var w int64
@@ -287,7 +328,7 @@ func (in *Interpreter) areaView(a int) *View {
 		w += ci.PowerW
 	}
 	o.PowerKW = float64(w) / 1000
-	v.Context.Contract = in.contract(v.AgentID)
+	v.Context.Contract = in.contract(s)
 	v.Context.Contract.From = RolePlant
 	return v
 }
@@ -296,7 +337,8 @@ func (in *Interpreter) cellView(c int) *View {
 	e := in.eng
 	p := e.P
 	it := &in.item
-	v := in.view(in.cellAgents[c], RoleCell, it.trigger)
+	s := in.view(in.cellAgents[c], RoleCell, it.trigger)
+	v := &s.view
 	ci := in.cellInfo(c)
 	o := v.Observation.Cell
 	*o = CellObservation{Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: o.Machines[:0],
@@ -313,7 +355,7 @@ func (in *Interpreter) cellView(c int) *View {
 			v.Context.Alarms = append(v.Context.Alarms, "machine_down")
 		}
 	}
-	ct := in.contract(v.AgentID)
+	ct := in.contract(s)
 	ct.ProcTime = round2(p.ProcTime(c, it.op, in.work.Base))
 	ct.TransportTime = p.TransportTime(in.eng.JobLocation(it.job), c)
 	v.Context.Contract = ct

@@ -103,10 +103,12 @@ func (e *Engine) Assign(j, c int) error {
 				k++
 			}
 			cs.admitQ = slices.Insert(cs.admitQ, k, j)
+			e.touch(c)
 		} else {
 			e.blockSeq++
 			jb.blockSeq = e.blockSeq
 			cs.admitQ = append(cs.admitQ, j)
+			e.touch(c)
 			e.Acc.BlockingIncidents++
 		}
 		e.emitAt(EvBlocked, j, c, -1)

@@ -1,6 +1,8 @@
 package factory
 
 import (
+	"slices"
+
 	"github.com/coordbench/coordbench/des/sim"
 )
 
@@ -111,12 +113,14 @@ type Engine struct {
 	tr   Tracer
 	rec  Record
 
+	specs    []JobSpec // the episode's jobs as drawn (storage kept by Reset)
 	jobs     []job
 	machines []machine
 	cells    []cellState
-	backlog  []int // arrived, unreleased jobs in arrival order
-	routeQ   []int // jobs whose current operation awaits routing, FIFO
-	dirty    []int // cells whose dispatch must be retried
+	cellVer  []uint64 // cell c's version (CellVersion): bumped by touch
+	backlog  []int    // arrived, unreleased jobs in arrival order
+	routeQ   []int    // jobs whose current operation awaits routing, FIFO
+	dirty    []int    // cells whose dispatch must be retried
 	isDirty  []bool
 
 	releaseOpen bool   // a release opportunity is open (something changed)
@@ -181,15 +185,37 @@ type Accounting struct {
 // NewEngine starts an episode of plant p with the given seed. tr may be nil.
 // The first trace records are episode_start and the initial power_change.
 func NewEngine(p *Plant, seed uint64, tr Tracer) *Engine {
-	specs := p.Jobs(seed)
-	e := &Engine{
-		P: p, seed: seed, cal: sim.NewCalendar(64 + p.Machines*2 + len(specs)), tr: tr,
-		jobs:     make([]job, len(specs)),
-		machines: make([]machine, 0, p.Machines),
-		cells:    make([]cellState, len(p.Cells)),
-		isDirty:  make([]bool, len(p.Cells)),
-		room:     make([]bool, len(p.Cells)),
-		gainAt:   make([]int64, len(p.Cells)),
+	e := &Engine{}
+	e.Reset(p, seed, tr)
+	return e
+}
+
+// Reset starts a new episode of plant p with the given seed on e, as
+// NewEngine does, reusing e's storage (jobs, machines, cells, calendar):
+// a runner that plays episodes one after the other allocates the engine
+// once. Nothing of e's previous episode survives; what e returned about
+// it (Backlog, RouteQueue) is invalid from here on.
+func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
+	specs := p.jobsInto(e.specs, seed)
+	calHint := 64 + p.Machines*2 + len(specs)
+	cal := e.cal
+	if cal == nil {
+		cal = sim.NewCalendar(calHint)
+	} else {
+		cal.Reset()
+	}
+	*e = Engine{
+		P: p, seed: seed, cal: cal, tr: tr, specs: specs,
+		jobs:     reuse(e.jobs, len(specs)),
+		machines: slices.Grow(e.machines[:0], p.Machines),
+		cells:    reuseCells(e.cells, len(p.Cells)),
+		cellVer:  reuse(e.cellVer, len(p.Cells)),
+		backlog:  e.backlog[:0],
+		routeQ:   e.routeQ[:0],
+		dirty:    e.dirty[:0],
+		isDirty:  reuse(e.isDirty, len(p.Cells)),
+		room:     reuse(e.room, len(p.Cells)),
+		gainAt:   reuse(e.gainAt, len(p.Cells)),
 		status:   Running, releaseOpen: true, releaseWhy: "episode_start",
 		overUnit: -1,
 	}
@@ -228,7 +254,24 @@ func NewEngine(p *Plant, seed uint64, tr Tracer) *Engine {
 	if len(e.jobs) > 0 {
 		e.schedule(e.jobs[0].Arrival, kArrival, 0, 0)
 	}
-	return e
+}
+
+// reuse returns s resized to n zero elements, reusing its storage.
+func reuse[T any](s []T, n int) []T {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
+}
+
+// reuseCells returns n empty cell states, keeping the storage of the
+// queues of s's.
+func reuseCells(s []cellState, n int) []cellState {
+	s = slices.Grow(s[:0], n)[:n]
+	for i := range s {
+		c := &s[i]
+		*c = cellState{waiting: c.waiting[:0], admitQ: c.admitQ[:0], incoming: c.incoming[:0]}
+	}
+	return s
 }
 
 func (e *Engine) schedule(t float64, kind uint8, a, b int32) {

@@ -112,3 +112,79 @@ func TestAppendIntMatchesStrconv(t *testing.T) {
 		check(v)
 	}
 }
+
+func checkShortest(t *testing.T, f float64) {
+	t.Helper()
+	got, ok := appendShortest(nil, f)
+	if a := math.Abs(f); a >= 1 && a < 1<<53 && a != math.Trunc(a) && !ok {
+		t.Fatalf("appendShortest(%v) (bits %#x) declined a value of its range", f, math.Float64bits(f))
+	}
+	if ok {
+		if want := strconv.FormatFloat(f, 'f', -1, 64); string(got) != want {
+			t.Fatalf("appendShortest(%v) (bits %#x) = %q, want %q", f, math.Float64bits(f), got, want)
+		}
+	}
+}
+
+// TestAppendShortestMatchesStrconv checks the exact shortest-digits path
+// against strconv on every kind of value of its range: random bit
+// patterns, simulation-like times (sums of exponential draws and integer
+// durations), powers of two and their neighbours, values next to short
+// decimals (the candidates' ties and interval bounds), and the ends of
+// the range.
+func TestAppendShortestMatchesStrconv(t *testing.T) {
+	n := 2_000_000
+	if testing.Short() {
+		n = 200_000
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for e := -1; e <= 54; e++ {
+		p := math.Ldexp(1, e)
+		for _, f := range []float64{p, math.Nextafter(p, 0), math.Nextafter(p, math.Inf(1)), p * 1.5, p + 0.5, p - 0.5, p - 0.25} {
+			checkShortest(t, f)
+			checkShortest(t, -f)
+		}
+	}
+	for _, f := range []float64{1, 1 << 53, math.Nextafter(1<<53, 0), 4503599627370495.5, 1.0000000000000002, 9.999999999999998, 10.000000000000002,
+		99.99999999999999, 0.1 + 0.2 + 1, 38.61076394652249, 43.441364317292724, 466.4564446445338} {
+		checkShortest(t, f)
+		checkShortest(t, -f)
+	}
+	tm := 0.0
+	for i := 0; i < n; i++ {
+		// random bit patterns in [1, 2^53)
+		f := math.Float64frombits(uint64(1023+r.IntN(53))<<52 | r.Uint64()&(1<<52-1))
+		checkShortest(t, f)
+		// times: sums of exponential draws, plus integer durations
+		tm += r.ExpFloat64() * 10
+		if tm > 1e6 {
+			tm = r.Float64()
+		}
+		checkShortest(t, tm)
+		checkShortest(t, tm+float64(r.IntN(60)))
+		// next to a short decimal
+		k := r.IntN(16)
+		d := float64(1+r.Int64N(int64(1)<<uint(1+r.IntN(52)))) / math.Pow(10, float64(k))
+		checkShortest(t, d)
+		checkShortest(t, math.Nextafter(d, 0))
+		checkShortest(t, math.Nextafter(d, math.Inf(1)))
+	}
+}
+
+// BenchmarkAppendFloatTimes formats simulation-like times (long binary
+// tails), the trace's most expensive floats.
+func BenchmarkAppendFloatTimes(b *testing.B) {
+	vals := make([]float64, 1024)
+	r := rand.New(rand.NewPCG(1, 2))
+	t := 0.0
+	for i := range vals {
+		t += r.ExpFloat64() * 10
+		vals[i] = t
+	}
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		buf = AppendFloat(buf[:0], vals[i&1023])
+	}
+	sinkBytes = buf
+}

@@ -1,6 +1,7 @@
 package factory
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -38,10 +39,16 @@ func RepairStream(cell string, m int) string { return "repair/" + cell + "/" + s
 
 // Jobs draws the episode's jobs for a seed. They depend only on the
 // instance and the seed.
-func (p *Plant) Jobs(seed uint64) []JobSpec {
+func (p *Plant) Jobs(seed uint64) []JobSpec { return p.jobsInto(nil, seed) }
+
+// jobsInto is Jobs writing into dst's storage: the slice and the noise
+// slices of its elements (up to its capacity) are reused, so an engine
+// that is reset for another episode draws its jobs without allocating.
+// Whatever dst held is overwritten.
+func (p *Plant) jobsInto(dst []JobSpec, seed uint64) []JobSpec {
 	in := p.Inst
 	noise := sim.NewStream(seed, StreamNoise)
-	var jobs []JobSpec
+	jobs := dst[:0]
 	prodIdx := map[string]int{}
 	for i, pr := range p.Products {
 		prodIdx[pr.ID] = i
@@ -54,7 +61,11 @@ func (p *Plant) Jobs(seed uint64) []JobSpec {
 		if weight == 0 {
 			weight = pt.Weight
 		}
-		jobs = append(jobs, JobSpec{Product: pt.ID, Arrival: arrival, Due: due, Weight: weight, product: prod})
+		var buf []float64 // the noise storage of the element being overwritten
+		if len(jobs) < cap(jobs) {
+			buf = jobs[:len(jobs)+1][len(jobs)].Noise[:0]
+		}
+		jobs = append(jobs, JobSpec{Product: pt.ID, Arrival: arrival, Due: due, Weight: weight, Noise: buf, product: prod})
 	}
 	if len(in.Arrivals.Orders) > 0 {
 		orders := append([]Order(nil), in.Arrivals.Orders...)
@@ -85,7 +96,7 @@ func (p *Plant) Jobs(seed uint64) []JobSpec {
 	for i := range jobs {
 		jobs[i].ID = i
 		route := p.Products[jobs[i].product].Route
-		jobs[i].Noise = make([]float64, len(route))
+		jobs[i].Noise = slices.Grow(jobs[i].Noise[:0], len(route))[:len(route)]
 		for k := range route {
 			jobs[i].Noise[k] = 1
 			if h > 0 {

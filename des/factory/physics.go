@@ -70,6 +70,7 @@ func (e *Engine) onTransportDone(j int) {
 	cs := &e.cells[jb.dest]
 	cs.incoming = remove(cs.incoming, j)
 	cs.waiting = append(cs.waiting, j)
+	e.touch(jb.dest)
 	e.progress++
 	e.emitAt(EvTransportComplete, j, jb.dest, -1)
 	e.markDirty(jb.dest)
@@ -183,7 +184,12 @@ func (e *Engine) setState(mi int, s MachineState) {
 	pw := &e.P.Cells[m.cell].PowerW
 	e.powerW += pw[s] - pw[m.state]
 	m.state = s
+	e.touch(m.cell) // its phase's nominal end and job change with its state
 }
+
+// touch records a change of cell c's state: its buffer, its queues, or a
+// machine's state, job or phase (see CellVersion).
+func (e *Engine) touch(c int) { e.cellVer[c]++ }
 
 // closeState books the time spent in the machine's current state up to t.
 func (e *Engine) closeState(m *machine, t float64) {
@@ -233,6 +239,7 @@ func (e *Engine) dispatch(c int) {
 		mi := e.pickMachine(c, jb.family)
 		cs.waiting = append(cs.waiting[:k], cs.waiting[k+1:]...)
 		cs.occupancy--
+		e.touch(c)
 		e.Acc.BufferWaitTime += e.now - jb.since
 		jb.state, jb.machine = jWorking, mi
 		m := &e.machines[mi]
@@ -332,6 +339,7 @@ func (e *Engine) admitBlocked(c int) {
 	for len(cs.admitQ) > 0 && cs.occupancy < e.P.Cells[c].Buffer {
 		j := cs.admitQ[0]
 		cs.admitQ = cs.admitQ[:copy(cs.admitQ, cs.admitQ[1:])]
+		e.touch(c)
 		e.nBlocked--
 		jb := &e.jobs[j]
 		e.Acc.BlockingTime += e.now - jb.since
@@ -347,6 +355,7 @@ func (e *Engine) admit(j int) {
 	c := jb.dest
 	e.cells[c].occupancy++
 	e.cells[c].incoming = append(e.cells[c].incoming, j)
+	e.touch(c)
 	e.progress++
 	e.emitAt(EvAdmission, j, c, -1)
 	from, fromMachine := jb.at, -1
@@ -357,6 +366,7 @@ func (e *Engine) admit(j int) {
 		jb.machine = -1
 		if m.state == Down {
 			m.resume = Idle
+			e.touch(m.cell)
 		} else {
 			e.setState(mi, Idle)
 			e.markDirty(m.cell)

@@ -43,6 +43,7 @@ type Plant struct {
 	setup     [][]float64 // [1+from family or 0 for a clean machine][to family]
 	capWatts  int64
 	transW    int64
+	cellField []string // [cell] its trace field, `,"cell":"<id>"` (Record.appendFields)
 }
 
 // Area is one area and the indices of its cells.
@@ -201,6 +202,9 @@ func Compile(in *Instance) *Plant {
 			}
 		}
 		p.setup[from+1] = row
+	}
+	for _, c := range p.Cells {
+		p.cellField = append(p.cellField, `,"cell":"`+c.ID+`"`)
 	}
 	return p
 }

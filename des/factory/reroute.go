@@ -97,6 +97,7 @@ func (e *Engine) offerReroute() {
 	c := jb.dest
 	cs := &e.cells[c]
 	cs.admitQ = remove(cs.admitQ, j)
+	e.touch(c)
 	e.nBlocked--
 	e.Acc.BlockingTime += e.now - jb.since
 	e.Acc.Reroutes++

@@ -41,6 +41,14 @@ var eventNames = [NumEventTypes]string{
 	"breakdown", "repair", "power_change", "job_complete", "episode_end", "episode_start",
 }
 
+// eventFields are the trace's `,"ev":"<name>"` fields, one append each.
+var eventFields = func() (f [NumEventTypes]string) {
+	for i, n := range eventNames {
+		f[i] = `,"ev":"` + n + `"`
+	}
+	return f
+}()
+
 func (e EventType) String() string {
 	if e < NumEventTypes {
 		return eventNames[e]
@@ -109,7 +117,7 @@ func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
 	b = append(b, `{"t":`...)
 	if bits := math.Float64bits(r.T); !enc.ok || bits != enc.t {
 		n := len(b)
-		b = AppendFloat(b, r.T)
+		b = appendTime(b, r.T)
 		if l := len(b) - n; l <= len(enc.tBuf) {
 			enc.t, enc.tLen, enc.ok = bits, copy(enc.tBuf[:], b[n:]), true
 		}
@@ -119,11 +127,25 @@ func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
 	return r.appendFields(b, p)
 }
 
+// appendTime appends a record's time as AppendFloat does. Times mostly
+// have long binary tails (sums of noisy durations), so appendShortest is
+// tried first, sparing them appendShortDecimal's failed tries.
+func appendTime(b []byte, t float64) []byte {
+	if out, ok := appendShortest(b, t); ok {
+		return out
+	}
+	return AppendFloat(b, t)
+}
+
 // appendFields appends what follows the time in r's JSON object.
 func (r *Record) appendFields(b []byte, p *Plant) []byte {
-	b = append(b, `,"ev":"`...)
-	b = append(b, eventNames[r.Ev]...)
-	b = append(b, '"')
+	if r.Ev < NumEventTypes {
+		b = append(b, eventFields[r.Ev]...)
+	} else {
+		b = append(b, `,"ev":"`...)
+		b = append(b, r.Ev.String()...)
+		b = append(b, '"')
+	}
 	if r.Job >= 0 && r.Ev != EvEpisodeStart {
 		b = append(b, `,"job":`...)
 		b = appendInt(b, r.Job)
@@ -185,9 +207,7 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, '"')
 	}
 	if r.Cell >= 0 {
-		b = append(b, `,"cell":"`...)
-		b = append(b, p.Cells[r.Cell].ID...)
-		b = append(b, '"')
+		b = append(b, p.cellField[r.Cell]...)
 		if r.Machine >= 0 && r.Ev != EvTransportStart {
 			b = append(b, `,"machine":`...)
 			b = appendInt(b, r.Machine)
@@ -219,11 +239,16 @@ func appendInt(b []byte, v int32) []byte {
 // AppendFloat formats like encoding/json: the shortest representation that
 // parses back to the same float64, so traces round-trip exactly.
 //
-// Trace times and durations are mostly integers or short decimals; those
-// take a fast path (appendShortDecimal) that writes the same bytes as
-// strconv without its general shortest-digits search.
+// Trace durations and power draws are mostly integers or short decimals;
+// those take a fast path (appendShortDecimal) that writes the same bytes
+// as strconv without its general shortest-digits search. Other values
+// from 1 to 2^53 (times with long binary tails) take appendShortest,
+// which finds strconv's digits with exact integer arithmetic.
 func AppendFloat(b []byte, f float64) []byte {
 	if out, ok := appendShortDecimal(b, f); ok {
+		return out
+	}
+	if out, ok := appendShortest(b, f); ok {
 		return out
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {

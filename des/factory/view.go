@@ -69,6 +69,14 @@ type CellInfo struct {
 	PowerW int64
 }
 
+// CellVersion is cell c's version: it changes whenever the state that
+// Cell(c) summarizes changes (a machine's state, job or phase, the
+// buffer, the admission and transport queues). Only the clock moves
+// Cell(c) otherwise, and only while a machine of c is in setup or busy
+// (its Backlog counts down): a reader may keep a summary for as long as
+// the version and, for a cell with Setup+Busy > 0, the time are the same.
+func (e *Engine) CellVersion(c int) uint64 { return e.cellVer[c] }
+
 // Cell summarizes cell c.
 func (e *Engine) Cell(c int) CellInfo {
 	var info CellInfo

@@ -28,18 +28,20 @@ type Throughput struct {
 // MeasureEpisodes runs k episodes (seeds 1..k) on one goroutine, writing
 // each trace to memory (and, with decisions set, the decision log too),
 // and reports the throughput. newCtrl makes the controller for a seed.
+// The episodes share one Scratch, as a runner of many episodes would.
 func MeasureEpisodes(ctx context.Context, p *factory.Plant, mode coord.AuthorityMode, newCtrl func(seed uint64) coord.Controller, k int, decisions bool) Throughput {
 	var trace, dec bytes.Buffer
 	events, steps := 0, 0
 	var traceBytes int64
 	name := ""
+	var sc Scratch
 	start := time.Now()
 	for i := 1; i <= k; i++ {
 		trace.Reset()
 		dec.Reset()
 		ctrl := newCtrl(uint64(i))
 		name = ctrl.Name()
-		ep := Episode{Plant: p, Seed: uint64(i), Mode: mode, Controller: ctrl, Trace: &trace}
+		ep := Episode{Plant: p, Seed: uint64(i), Mode: mode, Controller: ctrl, Trace: &trace, Scratch: &sc}
 		if decisions {
 			ep.Decisions = &dec
 		}

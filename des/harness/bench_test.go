@@ -28,18 +28,30 @@ var episodeRefs = []string{"A5C12-1", "gen:A16C64", "gen:A64C256"}
 // the trace written to memory: episodes/s, events/s, decisions per
 // episode and allocations per decision, for the centralized paradigm
 // (every decision is the plant's, over the whole plant) and the holonic
-// one (area and cell agents decide on their local views).
+// one (area and cell agents decide on their local views). The episodes
+// run one after the other on one Scratch, as `coordbench des bench` runs
+// them; BenchmarkEpisodeFresh lets every episode allocate its own.
 //
-//	go test ./des/harness -run XXX -bench 'Episode$/A5C12-1/centralized' -benchtime 200x -count 5
+//	go test ./des/harness -run XXX -bench 'Episode$/A5C12-1/centralized' -benchtime 300x -count 5
 func BenchmarkEpisode(b *testing.B) {
 	for _, ref := range episodeRefs {
 		for _, mode := range []coord.AuthorityMode{coord.Centralized, coord.HolonicHybrid} {
-			b.Run(ref+"/"+mode.ID, func(b *testing.B) { benchEpisodes(b, ref, mode) })
+			b.Run(ref+"/"+mode.ID, func(b *testing.B) { benchEpisodes(b, ref, mode, &Scratch{}) })
 		}
 	}
 }
 
-func benchEpisodes(b *testing.B, ref string, mode coord.AuthorityMode) {
+// BenchmarkEpisodeFresh is BenchmarkEpisode without a Scratch: every
+// episode allocates its engine, interpreter and trace writer.
+func BenchmarkEpisodeFresh(b *testing.B) {
+	for _, ref := range episodeRefs {
+		for _, mode := range []coord.AuthorityMode{coord.Centralized, coord.HolonicHybrid} {
+			b.Run(ref+"/"+mode.ID, func(b *testing.B) { benchEpisodes(b, ref, mode, nil) })
+		}
+	}
+}
+
+func benchEpisodes(b *testing.B, ref string, mode coord.AuthorityMode, sc *Scratch) {
 	p := benchPlant(b, ref)
 	var trace bytes.Buffer
 	events, decisions := 0, 0
@@ -48,7 +60,7 @@ func benchEpisodes(b *testing.B, ref string, mode coord.AuthorityMode) {
 	runtime.ReadMemStats(&ms0)
 	for i := 0; b.Loop(); i++ {
 		trace.Reset()
-		r := Run(context.Background(), Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: mode, Controller: policy.Rule{}, Trace: &trace})
+		r := Run(context.Background(), Episode{Plant: p, Seed: uint64(i%10 + 1), Mode: mode, Controller: policy.Rule{}, Trace: &trace, Scratch: sc})
 		events += r.Metrics.Secondary.Events
 		decisions += r.Metrics.GDs
 	}

@@ -34,6 +34,55 @@ type Episode struct {
 	// trace writer and before the interpreter (an environment server
 	// tallies per-step progress with it). It must not keep the record.
 	Observer factory.Tracer
+	// Scratch, if set, lends the episode the engine, interpreter and
+	// trace writer of the previous episode run with it, reset: a caller
+	// that plays episodes one after the other allocates them once. Nil:
+	// the episode allocates its own.
+	Scratch *Scratch
+}
+
+// Scratch is the storage of one episode at a time (engine, interpreter,
+// trace writer), kept for the next episode run with it (Episode.Scratch).
+// The zero value is ready to use. It is not safe for concurrent use: give
+// each goroutine its own. What Run's Result holds is the caller's; the
+// rest of an episode (its engine, messages, decisions and views) is
+// overwritten by the next episode run with the same Scratch.
+type Scratch struct {
+	eng     *factory.Engine
+	in      *coord.Interpreter
+	tw      TraceWriter
+	mux     tracerMux
+	sources sourceCounts
+}
+
+// sourceCounts counts audits by source. There are a handful of sources,
+// so a short list updated at every decision costs less than a map; the
+// metrics get the map at the end (counts).
+type sourceCounts []sourceCount
+
+type sourceCount struct {
+	src coord.Source
+	n   int
+}
+
+// add counts one audit from src.
+func (s sourceCounts) add(src coord.Source) sourceCounts {
+	for i := range s {
+		if s[i].src == src {
+			s[i].n++
+			return s
+		}
+	}
+	return append(s, sourceCount{src, 1})
+}
+
+// counts returns the counts by source name.
+func (s sourceCounts) counts() map[string]int {
+	m := make(map[string]int, len(s))
+	for _, c := range s {
+		m[string(c.src)] = c.n
+	}
+	return m
 }
 
 // ErrInterrupted is the error of an episode that Episode.Stop ended.
@@ -70,25 +119,42 @@ type Result struct {
 // controller's every Act; a cancelled ctx does not cut the episode short,
 // the controller's answers fall back instead (see the package comment).
 func Run(ctx context.Context, ep Episode) Result {
+	sc := ep.Scratch
+	if sc == nil {
+		sc = &Scratch{}
+	}
 	var tw *TraceWriter
-	var mux tracerMux
+	mux := &sc.mux
+	*mux = (*mux)[:0]
 	if ep.Trace != nil {
-		tw = NewTraceWriter(ep.Trace, ep.Plant)
-		mux = append(mux, tw)
+		tw = &sc.tw
+		tw.reset(ep.Trace, ep.Plant)
+		*mux = append(*mux, tw)
 	}
 	if ep.Observer != nil {
-		mux = append(mux, ep.Observer)
+		*mux = append(*mux, ep.Observer)
 	}
-	eng := factory.NewEngine(ep.Plant, ep.Seed, &mux)
+	if sc.eng == nil {
+		sc.eng = factory.NewEngine(ep.Plant, ep.Seed, mux)
+	} else {
+		sc.eng.Reset(ep.Plant, ep.Seed, mux)
+	}
+	eng := sc.eng
 	var sel coord.ModeSelector = ep.Mode
 	if ep.Selector != nil {
 		sel = ep.Selector
 	}
-	in, err := coord.NewInterpreter(eng, sel)
-	if err != nil {
+	if sc.in == nil {
+		in, err := coord.NewInterpreter(eng, sel)
+		if err != nil {
+			return Result{Err: err}
+		}
+		sc.in = in
+	} else if err := sc.in.Reset(eng, sel); err != nil {
 		return Result{Err: err}
 	}
-	mux = append(mux, in)
+	in := sc.in
+	*mux = append(*mux, in)
 
 	var dec, tim *json.Encoder
 	if ep.Decisions != nil {
@@ -97,7 +163,7 @@ func Run(ctx context.Context, ep Episode) Result {
 	if ep.Timing != nil {
 		tim = json.NewEncoder(ep.Timing)
 	}
-	bySource := map[string]int{}
+	sources := sc.sources[:0]
 	var calls, hits int
 	var prompt, completion int64
 	limits := ep.Plant.Inst.Limits
@@ -126,7 +192,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		}
 		audits, err := in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notes)
 		for i := range audits {
-			bySource[string(audits[i].Source)]++
+			sources = sources.add(audits[i].Source)
 			if n := audits[i].AgentNote; n != nil {
 				calls += n.Calls
 				prompt += n.PromptTokens
@@ -175,7 +241,8 @@ func Run(ctx context.Context, ep Episode) Result {
 	if tw != nil {
 		writes.keep("trace", tw.Close())
 	}
-	m := metricsFrom(eng, in.Steps(), in.Forced, bySource, byType)
+	sc.sources = sources
+	m := metricsFrom(eng, in.Steps(), in.Forced, sources.counts(), byType)
 	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
 	if md, ok := ep.Controller.(ModelController); ok {
 		m.Model, m.Framework = md.ModelNames(), md.Framework()
@@ -242,7 +309,18 @@ const traceChunk = 8 << 10
 
 // NewTraceWriter returns a tracer writing trace.jsonl lines to w.
 func NewTraceWriter(w io.Writer, p *factory.Plant) *TraceWriter {
-	return &TraceWriter{w: w, p: p, buf: make([]byte, 0, traceChunk+512)}
+	t := &TraceWriter{}
+	t.reset(w, p)
+	return t
+}
+
+// reset points t at a new trace, keeping its buffer.
+func (t *TraceWriter) reset(w io.Writer, p *factory.Plant) {
+	buf := t.buf[:0]
+	if buf == nil {
+		buf = make([]byte, 0, traceChunk+512)
+	}
+	*t = TraceWriter{w: w, p: p, buf: buf}
 }
 
 // Emit implements factory.Tracer.

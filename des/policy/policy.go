@@ -32,7 +32,7 @@ func New(name string, seed uint64) (coord.Controller, error) {
 // controller allocates nothing per decision.
 func each(d *coord.Decision, choose func(*coord.View) int) map[string]int {
 	out := d.Answer()
-	for id, v := range d.ActiveAgents {
+	for id, v := range d.Agents() {
 		out[id] = choose(v)
 	}
 	return out
