@@ -99,6 +99,9 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	for i, c := range s.Cases {
 		ids[i] = c.ID
 	}
+	// Each case borrows the storage of an ended one (engine, interpreter,
+	// trace writer): at most one Scratch per case running at once.
+	scratches := make(chan *Scratch, max(opt.Workers, 1))
 	var rep *SuiteReport
 	plan := suiterun.Plan[CaseResult]{
 		IDs: ids,
@@ -110,7 +113,20 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 		Selection: []string{"limit", "only_cases", "case_count"},
 		Finished:  func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
 		Run: func(ctx context.Context, i int, dir string) (CaseResult, error) {
-			return runCase(ctx, s.Cases[i], dir, run)
+			var sc *Scratch
+			select {
+			case sc = <-scratches:
+			default:
+				sc = &Scratch{}
+			}
+			r, err := runCase(ctx, s.Cases[i], dir, sc, run)
+			if err == nil { // a failed case (a panic, say) leaves its storage behind
+				select {
+				case scratches <- sc:
+				default:
+				}
+			}
+			return r, err
 		},
 		End: func(r *suiterun.Report[CaseResult]) error {
 			rep = suiteReport(s, dir, r, opt.GroupBy)
@@ -140,15 +156,16 @@ func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult], groupBy [
 	return rep
 }
 
-// runCase runs one case into dir: its episode, then the controller's
-// end-of-case hook. ctx is not cancelled with the suite's (suiterun): a
+// runCase runs one case into dir on the storage of sc: its episode, then
+// the controller's end-of-case hook. ctx is not cancelled with the suite's (suiterun): a
 // case in flight runs to its end.
-func runCase(ctx context.Context, c Case, dir string, run func(context.Context, Episode, string) (Result, error)) (CaseResult, error) {
+func runCase(ctx context.Context, c Case, dir string, sc *Scratch, run func(context.Context, Episode, string) (Result, error)) (CaseResult, error) {
 	r := CaseResult{Case: c}
 	ep, err := c.EpisodeIn(ctx, dir)
 	if err != nil {
 		return r, err
 	}
+	ep.Scratch = sc
 	res, err := run(ctx, ep, dir)
 	r.Metrics, r.Status = res.Metrics, res.Metrics.Status
 	if err == nil {
