@@ -57,10 +57,11 @@ type Interpreter struct {
 	nblocks   int      // blocks in use in this episode (the current one is blocks[nblocks-1])
 	audits    []Audit
 
-	plant      *factory.Plant // the plant whose agents are named below
-	cellAgents []string       // agent id by cell index ("cell:C01")
-	areaAgents []string       // agent id by area index ("area:A1")
-	cellIndex  map[string]int // cell index by cell id ("C01")
+	plant        *factory.Plant // the plant whose agents are named below
+	cellAgents   []string       // agent id by cell index ("cell:C01")
+	areaAgents   []string       // agent id by area index ("area:A1")
+	areaMachines []int          // machines by area index (AreaSummary.Machines), with areaAgents
+	cellIndex    map[string]int // cell index by cell id ("C01")
 
 	// Messages is every protocol message so far (G_cm = len).
 	Messages []Message
@@ -114,7 +115,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		cells:   reuse(in.cells, nc),
 		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		blocks: in.blocks, audits: in.audits[:0],
-		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, cellIndex: in.cellIndex,
+		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, areaMachines: in.areaMachines, cellIndex: in.cellIndex,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
@@ -138,8 +139,14 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 			in.cellAgents = append(in.cellAgents, id)
 			in.cellIndex[cell.ID] = c
 		}
+		in.areaMachines = in.areaMachines[:0]
 		for _, a := range p.Areas {
 			in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
+			n := 0
+			for _, c := range a.Cells {
+				n += p.Cells[c].Machines
+			}
+			in.areaMachines = append(in.areaMachines, n)
 		}
 	}
 	return nil
