@@ -125,15 +125,13 @@ func Run(ctx context.Context, ep Episode) Result {
 	}
 	var tw *TraceWriter
 	mux := &sc.mux
-	*mux = (*mux)[:0]
+	*mux = tracerMux{}
 	if ep.Trace != nil {
 		tw = &sc.tw
 		tw.reset(ep.Trace, ep.Plant)
-		*mux = append(*mux, tw)
+		mux.tw = tw
 	}
-	if ep.Observer != nil {
-		*mux = append(*mux, ep.Observer)
-	}
+	mux.obs = ep.Observer
 	if sc.eng == nil {
 		sc.eng = factory.NewEngine(ep.Plant, ep.Seed, mux)
 	} else {
@@ -154,7 +152,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		return Result{Err: err}
 	}
 	in := sc.in
-	*mux = append(*mux, in)
+	mux.in = in
 
 	var dec, tim *json.Encoder
 	if ep.Decisions != nil {
@@ -286,12 +284,25 @@ func act(ctx context.Context, c coord.Controller, d *coord.Decision) (actions ma
 	return c.Act(ctx, d)
 }
 
-// tracerMux fans engine records out to several tracers.
-type tracerMux []factory.Tracer
+// tracerMux fans engine records out to the episode's tracers, in this
+// order: the trace writer, the observer, the interpreter (each nil when
+// absent). Named fields rather than a list of tracers: the writer's and
+// the interpreter's Emit are called directly, not through the interface.
+type tracerMux struct {
+	tw  *TraceWriter
+	obs factory.Tracer
+	in  *coord.Interpreter
+}
 
 func (m *tracerMux) Emit(r *factory.Record) {
-	for _, t := range *m {
-		t.Emit(r)
+	if m.tw != nil {
+		m.tw.Emit(r)
+	}
+	if m.obs != nil {
+		m.obs.Emit(r)
+	}
+	if m.in != nil {
+		m.in.Emit(r)
 	}
 }
 
