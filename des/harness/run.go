@@ -52,35 +52,36 @@ type Scratch struct {
 	in      *coord.Interpreter
 	tw      TraceWriter
 	mux     tracerMux
-	sources sourceCounts
+	sources keyCounts[coord.Source]
+	msgs    keyCounts[string]
 }
 
-// sourceCounts counts audits by source. There are a handful of sources,
-// so a short list updated at every decision costs less than a map; the
-// metrics get the map at the end (counts).
-type sourceCounts []sourceCount
+// keyCounts counts occurrences of a handful of distinct keys (audits by
+// source, messages by type): a short list updated at each occurrence costs
+// less than a map; the metrics get the map at the end (counts).
+type keyCounts[K ~string] []keyCount[K]
 
-type sourceCount struct {
-	src coord.Source
+type keyCount[K ~string] struct {
+	key K
 	n   int
 }
 
-// add counts one audit from src.
-func (s sourceCounts) add(src coord.Source) sourceCounts {
+// add counts one occurrence of key.
+func (s keyCounts[K]) add(key K) keyCounts[K] {
 	for i := range s {
-		if s[i].src == src {
+		if s[i].key == key {
 			s[i].n++
 			return s
 		}
 	}
-	return append(s, sourceCount{src, 1})
+	return append(s, keyCount[K]{key, 1})
 }
 
-// counts returns the counts by source name.
-func (s sourceCounts) counts() map[string]int {
+// counts returns the counts by key.
+func (s keyCounts[K]) counts() map[string]int {
 	m := make(map[string]int, len(s))
 	for _, c := range s {
-		m[string(c.src)] = c.n
+		m[string(c.key)] = c.n
 	}
 	return m
 }
@@ -226,10 +227,12 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.DecisionLimit)
 		}
 	}
-	byType := map[string]int{}
-	for _, m := range in.Messages {
-		byType[m.Type]++
+	msgTypes := sc.msgs[:0]
+	for i := range in.Messages {
+		msgTypes = msgTypes.add(in.Messages[i].Type)
 	}
+	sc.msgs = msgTypes
+	byType := msgTypes.counts()
 	if ep.Messages != nil {
 		enc := json.NewEncoder(ep.Messages)
 		for i := range in.Messages {
