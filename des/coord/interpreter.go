@@ -435,9 +435,9 @@ func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...s
 	b = append(b, ' ')
 	if job >= 0 {
 		b = append(b, "job "...)
-		b = strconv.AppendInt(b, int64(job), 10)
+		b = appendInt(b, job)
 		b = append(b, " op "...)
-		b = strconv.AppendInt(b, int64(op), 10)
+		b = appendInt(b, op)
 		b = append(b, ": "...)
 	}
 	for _, w := range what {
@@ -480,8 +480,36 @@ func appendTenths(b []byte, t float64) []byte {
 	if up {
 		n++
 	}
-	b = strconv.AppendUint(b, n/10, 10)
+	b = appendUint(b, n/10)
 	return append(b, '.', byte('0'+n%10))
+}
+
+// appendUint appends v in decimal, as strconv.AppendUint(b, v, 10) does,
+// one digit at a time: for the few digits of a time or a job number that
+// costs less than strconv's general conversion.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	var buf [20]byte
+	i := len(buf)
+	for v >= 10 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	buf[i] = byte('0' + v)
+	return append(b, buf[i:]...)
+}
+
+// appendInt appends v in decimal, as strconv.AppendInt(b, int64(v), 10)
+// does.
+func appendInt(b []byte, v int) []byte {
+	if v >= 0 {
+		return appendUint(b, uint64(v))
+	}
+	return strconv.AppendInt(b, int64(v), 10)
 }
 
 // lineChunk is the size of the blocks that hold memory lines.

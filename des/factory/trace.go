@@ -316,14 +316,14 @@ func appendShortDecimal(b []byte, f float64) ([]byte, bool) {
 			b = append(b, '-')
 		}
 		u := uint64(c)
-		b = strconv.AppendUint(b, u/pow10u[k], 10)
+		b = appendUint64(b, u/pow10u[k])
 		if k > 0 {
 			frac := u % pow10u[k]
 			b = append(b, '.')
 			for p := pow10u[k] / 10; p > frac && p > 1; p /= 10 {
 				b = append(b, '0')
 			}
-			b = strconv.AppendUint(b, frac, 10)
+			b = appendUint64(b, frac)
 		}
 		return b, true
 	}
