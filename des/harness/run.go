@@ -53,7 +53,6 @@ type Scratch struct {
 	tw      TraceWriter
 	mux     tracerMux
 	sources keyCounts[coord.Source]
-	msgs    keyCounts[string]
 }
 
 // keyCounts counts occurrences of a handful of distinct keys (audits by
@@ -227,11 +226,11 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.DecisionLimit)
 		}
 	}
-	msgTypes := sc.msgs[:0]
+	var typesBuf [16]keyCount[string] // the paradigms' message types, with room to spare: no allocation
+	msgTypes := keyCounts[string](typesBuf[:0])
 	for i := range in.Messages {
 		msgTypes = msgTypes.add(in.Messages[i].Type)
 	}
-	sc.msgs = msgTypes
 	byType := msgTypes.counts()
 	if ep.Messages != nil {
 		enc := json.NewEncoder(ep.Messages)
