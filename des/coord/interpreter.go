@@ -57,10 +57,11 @@ type Interpreter struct {
 	nblocks   int      // blocks in use in this episode (the current one is blocks[nblocks-1])
 	audits    []Audit
 
-	plant      *factory.Plant // the plant whose agents are named below
-	cellAgents []string       // agent id by cell index ("cell:C01")
-	areaAgents []string       // agent id by area index ("area:A1")
-	cellIndex  map[string]int // cell index by cell id ("C01")
+	plant        *factory.Plant // the plant whose agents are named below
+	cellAgents   []string       // agent id by cell index ("cell:C01")
+	areaAgents   []string       // agent id by area index ("area:A1")
+	areaMachines []int          // machines by area index (AreaSummary.Machines), with areaAgents
+	cellIndex    map[string]int // cell index by cell id ("C01")
 
 	// Messages is every protocol message so far (G_cm = len).
 	Messages []Message
@@ -114,7 +115,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		cells:   reuse(in.cells, nc),
 		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		blocks: in.blocks, audits: in.audits[:0],
-		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, cellIndex: in.cellIndex,
+		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, areaMachines: in.areaMachines, cellIndex: in.cellIndex,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
@@ -138,8 +139,14 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 			in.cellAgents = append(in.cellAgents, id)
 			in.cellIndex[cell.ID] = c
 		}
+		in.areaMachines = in.areaMachines[:0]
 		for _, a := range p.Areas {
 			in.areaAgents = append(in.areaAgents, RoleArea+":"+a.ID)
+			n := 0
+			for _, c := range a.Cells {
+				n += p.Cells[c].Machines
+			}
+			in.areaMachines = append(in.areaMachines, n)
 		}
 	}
 	return nil
@@ -428,9 +435,9 @@ func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...s
 	b = append(b, ' ')
 	if job >= 0 {
 		b = append(b, "job "...)
-		b = strconv.AppendInt(b, int64(job), 10)
+		b = appendInt(b, job)
 		b = append(b, " op "...)
-		b = strconv.AppendInt(b, int64(op), 10)
+		b = appendInt(b, op)
 		b = append(b, ": "...)
 	}
 	for _, w := range what {
@@ -473,8 +480,36 @@ func appendTenths(b []byte, t float64) []byte {
 	if up {
 		n++
 	}
-	b = strconv.AppendUint(b, n/10, 10)
+	b = appendUint(b, n/10)
 	return append(b, '.', byte('0'+n%10))
+}
+
+// appendUint appends v in decimal, as strconv.AppendUint(b, v, 10) does,
+// one digit at a time: for the few digits of a time or a job number that
+// costs less than strconv's general conversion.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	var buf [20]byte
+	i := len(buf)
+	for v >= 10 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	buf[i] = byte('0' + v)
+	return append(b, buf[i:]...)
+}
+
+// appendInt appends v in decimal, as strconv.AppendInt(b, int64(v), 10)
+// does.
+func appendInt(b []byte, v int) []byte {
+	if v >= 0 {
+		return appendUint(b, uint64(v))
+	}
+	return strconv.AppendInt(b, int64(v), 10)
 }
 
 // lineChunk is the size of the blocks that hold memory lines.

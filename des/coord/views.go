@@ -92,12 +92,14 @@ func (in *Interpreter) fillPlantObservation() {
 	*o = PlantObservation{PowerKW: e.PowerKW(), CapKW: p.CapKW(), WIP: e.WIP(), WIPCap: p.Inst.WIPCap,
 		Backlog: len(e.Backlog()), Completed: e.Completed(), Jobs: e.NumJobs(), InTransit: e.InTransit(),
 		Areas: o.Areas[:0]}
-	for _, area := range p.Areas {
-		s := AreaSummary{Area: area.ID, Cells: len(area.Cells)}
+	o.Areas = slices.Grow(o.Areas, len(p.Areas))[:len(p.Areas)]
+	for a := range p.Areas {
+		area := &p.Areas[a]
+		s := &o.Areas[a]
+		*s = AreaSummary{Area: area.ID, Cells: len(area.Cells), Machines: in.areaMachines[a]}
 		var w int64
 		for _, c := range area.Cells {
 			ci := in.cellInfo(c)
-			s.Machines += p.Cells[c].Machines
 			s.Busy += ci.Busy + ci.Setup
 			s.Down += ci.Down
 			s.Blocked += ci.Blocked
@@ -107,7 +109,6 @@ func (in *Interpreter) fillPlantObservation() {
 		}
 		s.Backlog = round2(s.Backlog)
 		s.PowerKW = float64(w) / 1000
-		o.Areas = append(o.Areas, s)
 	}
 }
 

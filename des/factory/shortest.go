@@ -139,6 +139,9 @@ func shiftDiv(x, y uint64, s uint) (quo, rem uint64) {
 
 // appendUint64 appends v in decimal.
 func appendUint64(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
 	var buf [20]byte
 	i := len(buf)
 	for v >= 10 {

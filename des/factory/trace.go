@@ -224,10 +224,19 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 // appendInt appends v in decimal, as strconv.AppendInt does; the job,
 // operation and machine numbers of a trace are mostly below 1000, and
 // those skip strconv's general conversion.
+//
+// The one-digit case (operations, machines, the first jobs) is small
+// enough to inline; the others go to appendIntMore.
 func appendInt(b []byte, v int32) []byte {
-	switch {
-	case v >= 0 && v < 10:
+	if uint32(v) < 10 {
 		return append(b, byte('0'+v))
+	}
+	return appendIntMore(b, v)
+}
+
+// appendIntMore is appendInt for v outside [0, 10).
+func appendIntMore(b []byte, v int32) []byte {
+	switch {
 	case v >= 10 && v < 100:
 		return append(b, byte('0'+v/10), byte('0'+v%10))
 	case v >= 100 && v < 1000:
@@ -307,14 +316,14 @@ func appendShortDecimal(b []byte, f float64) ([]byte, bool) {
 			b = append(b, '-')
 		}
 		u := uint64(c)
-		b = strconv.AppendUint(b, u/pow10u[k], 10)
+		b = appendUint64(b, u/pow10u[k])
 		if k > 0 {
 			frac := u % pow10u[k]
 			b = append(b, '.')
 			for p := pow10u[k] / 10; p > frac && p > 1; p /= 10 {
 				b = append(b, '0')
 			}
-			b = strconv.AppendUint(b, frac, 10)
+			b = appendUint64(b, frac)
 		}
 		return b, true
 	}

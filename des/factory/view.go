@@ -128,7 +128,22 @@ func (e *Engine) CellInto(c int, dst *CellInfo) {
 // phase's nominal duration minus the time it has run (downtime excluded),
 // never below 0; the realized times, noise included, stay hidden. An idle
 // or blocked machine, down or not, has none.
+//
+// The idle, blocked and busy machines (most of a cell's, most of the
+// time) are answered here, small enough to inline into CellInto; the
+// others go to setupBacklog.
 func (e *Engine) machineBacklog(m *machine) float64 {
+	switch m.state {
+	case Idle, Blocked:
+		return 0
+	case Busy:
+		return max(0, m.nomEnd-e.now)
+	}
+	return e.setupBacklog(m)
+}
+
+// setupBacklog is machineBacklog for a machine in setup or down.
+func (e *Engine) setupBacklog(m *machine) float64 {
 	phase, left := m.state, max(0, m.nomEnd-e.now)
 	if phase == Down {
 		phase, left = m.resume, m.nomLeft

@@ -52,35 +52,35 @@ type Scratch struct {
 	in      *coord.Interpreter
 	tw      TraceWriter
 	mux     tracerMux
-	sources sourceCounts
+	sources keyCounts[coord.Source]
 }
 
-// sourceCounts counts audits by source. There are a handful of sources,
-// so a short list updated at every decision costs less than a map; the
-// metrics get the map at the end (counts).
-type sourceCounts []sourceCount
+// keyCounts counts occurrences of a handful of distinct keys (audits by
+// source, messages by type): a short list updated at each occurrence costs
+// less than a map; the metrics get the map at the end (counts).
+type keyCounts[K ~string] []keyCount[K]
 
-type sourceCount struct {
-	src coord.Source
+type keyCount[K ~string] struct {
+	key K
 	n   int
 }
 
-// add counts one audit from src.
-func (s sourceCounts) add(src coord.Source) sourceCounts {
+// add counts one occurrence of key.
+func (s keyCounts[K]) add(key K) keyCounts[K] {
 	for i := range s {
-		if s[i].src == src {
+		if s[i].key == key {
 			s[i].n++
 			return s
 		}
 	}
-	return append(s, sourceCount{src, 1})
+	return append(s, keyCount[K]{key, 1})
 }
 
-// counts returns the counts by source name.
-func (s sourceCounts) counts() map[string]int {
+// counts returns the counts by key.
+func (s keyCounts[K]) counts() map[string]int {
 	m := make(map[string]int, len(s))
 	for _, c := range s {
-		m[string(c.src)] = c.n
+		m[string(c.key)] = c.n
 	}
 	return m
 }
@@ -125,15 +125,13 @@ func Run(ctx context.Context, ep Episode) Result {
 	}
 	var tw *TraceWriter
 	mux := &sc.mux
-	*mux = (*mux)[:0]
+	*mux = tracerMux{}
 	if ep.Trace != nil {
 		tw = &sc.tw
 		tw.reset(ep.Trace, ep.Plant)
-		*mux = append(*mux, tw)
+		mux.tw = tw
 	}
-	if ep.Observer != nil {
-		*mux = append(*mux, ep.Observer)
-	}
+	mux.obs = ep.Observer
 	if sc.eng == nil {
 		sc.eng = factory.NewEngine(ep.Plant, ep.Seed, mux)
 	} else {
@@ -154,7 +152,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		return Result{Err: err}
 	}
 	in := sc.in
-	*mux = append(*mux, in)
+	mux.in = in
 
 	var dec, tim *json.Encoder
 	if ep.Decisions != nil {
@@ -228,10 +226,12 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.DecisionLimit)
 		}
 	}
-	byType := map[string]int{}
-	for _, m := range in.Messages {
-		byType[m.Type]++
+	var typesBuf [16]keyCount[string] // the paradigms' message types, with room to spare: no allocation
+	msgTypes := keyCounts[string](typesBuf[:0])
+	for i := range in.Messages {
+		msgTypes = msgTypes.add(in.Messages[i].Type)
 	}
+	byType := msgTypes.counts()
 	if ep.Messages != nil {
 		enc := json.NewEncoder(ep.Messages)
 		for i := range in.Messages {
@@ -286,12 +286,25 @@ func act(ctx context.Context, c coord.Controller, d *coord.Decision) (actions ma
 	return c.Act(ctx, d)
 }
 
-// tracerMux fans engine records out to several tracers.
-type tracerMux []factory.Tracer
+// tracerMux fans engine records out to the episode's tracers, in this
+// order: the trace writer, the observer, the interpreter (each nil when
+// absent). Named fields rather than a list of tracers: the writer's and
+// the interpreter's Emit are called directly, not through the interface.
+type tracerMux struct {
+	tw  *TraceWriter
+	obs factory.Tracer
+	in  *coord.Interpreter
+}
 
 func (m *tracerMux) Emit(r *factory.Record) {
-	for _, t := range *m {
-		t.Emit(r)
+	if m.tw != nil {
+		m.tw.Emit(r)
+	}
+	if m.obs != nil {
+		m.obs.Emit(r)
+	}
+	if m.in != nil {
+		m.in.Emit(r)
 	}
 }
 
