@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/internal/decfmt"
 )
 
 // Bounds of what a payload carries and of a protocol run.
@@ -53,7 +54,7 @@ type Interpreter struct {
 	otherMsgs int            // messages of this step caused by agents without an audit
 	remembers []byte
 	lines     []byte   // memory lines' storage (see rememberf): the current block, appended to
-	blocks    [][]byte // every block of lines, kept across Reset
+	blocks    [][]byte // the blocks of lines of this episode (not reused: its lines may outlive it)
 	nblocks   int      // blocks in use in this episode (the current one is blocks[nblocks-1])
 	audits    []Audit
 
@@ -114,8 +115,8 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
 		cells:   reuse(in.cells, nc),
 		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
-		blocks: in.blocks, audits: in.audits[:0],
-		plant: in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, areaMachines: in.areaMachines, cellIndex: in.cellIndex,
+		audits: in.audits[:0],
+		plant:  in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, areaMachines: in.areaMachines, cellIndex: in.cellIndex,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
@@ -480,34 +481,15 @@ func appendTenths(b []byte, t float64) []byte {
 	if up {
 		n++
 	}
-	b = appendUint(b, n/10)
+	b = decfmt.AppendUint(b, n/10)
 	return append(b, '.', byte('0'+n%10))
-}
-
-// appendUint appends v in decimal, as strconv.AppendUint(b, v, 10) does,
-// one digit at a time: for the few digits of a time or a job number that
-// costs less than strconv's general conversion.
-func appendUint(b []byte, v uint64) []byte {
-	if v < 10 {
-		return append(b, byte('0'+v))
-	}
-	var buf [20]byte
-	i := len(buf)
-	for v >= 10 {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-	}
-	i--
-	buf[i] = byte('0' + v)
-	return append(b, buf[i:]...)
 }
 
 // appendInt appends v in decimal, as strconv.AppendInt(b, int64(v), 10)
 // does.
 func appendInt(b []byte, v int) []byte {
 	if v >= 0 {
-		return appendUint(b, uint64(v))
+		return decfmt.AppendUint(b, uint64(v))
 	}
 	return strconv.AppendInt(b, int64(v), 10)
 }
@@ -516,9 +498,9 @@ func appendInt(b []byte, v int) []byte {
 const lineChunk = 4 << 10
 
 // line returns b as a string stored in a block of lines: one allocation
-// per block instead of one per line, and none once Reset has kept the
-// blocks of an earlier episode. A block is only ever appended to within
-// an episode, so a line never changes before the next Reset.
+// per block instead of one per line. A block is only ever appended to,
+// and Reset starts new blocks rather than reuse an earlier episode's, so
+// a line never changes, whoever keeps it.
 func (in *Interpreter) line(b []byte) string {
 	if len(b) == 0 {
 		return ""

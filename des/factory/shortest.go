@@ -3,6 +3,8 @@ package factory
 import (
 	"math"
 	"math/bits"
+
+	"github.com/coordbench/coordbench/internal/decfmt"
 )
 
 // appendShortest writes f as strconv.AppendFloat(b, f, 'f', -1, 64) does
@@ -94,7 +96,7 @@ func appendShortest(b []byte, f float64) ([]byte, bool) {
 		b = append(b, '-')
 	}
 	ip, fp := c/pow10u64[k], c%pow10u64[k]
-	b = appendUint64(b, ip)
+	b = decfmt.AppendUint(b, ip)
 	if k > 0 {
 		var buf [20]byte // the k fraction digits, leading zeros included, four then two at a time
 		i := len(buf)
@@ -135,23 +137,6 @@ const log10of2 = 0.30102999566398119521
 func shiftDiv(x, y uint64, s uint) (quo, rem uint64) {
 	h, l := bits.Mul64(x, y)
 	return h<<(64-s) | l>>s, l & (1<<s - 1)
-}
-
-// appendUint64 appends v in decimal.
-func appendUint64(b []byte, v uint64) []byte {
-	if v < 10 {
-		return append(b, byte('0'+v))
-	}
-	var buf [20]byte
-	i := len(buf)
-	for v >= 10 {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-	}
-	i--
-	buf[i] = byte('0' + v)
-	return append(b, buf[i:]...)
 }
 
 // pow10u64 holds 10^0 ... 10^19, every power of ten a uint64 holds.

@@ -3,6 +3,8 @@ package factory
 import (
 	"math"
 	"strconv"
+
+	"github.com/coordbench/coordbench/internal/decfmt"
 )
 
 // EventType names a realized event in the trace.
@@ -316,14 +318,14 @@ func appendShortDecimal(b []byte, f float64) ([]byte, bool) {
 			b = append(b, '-')
 		}
 		u := uint64(c)
-		b = appendUint64(b, u/pow10u[k])
+		b = decfmt.AppendUint(b, u/pow10u[k])
 		if k > 0 {
 			frac := u % pow10u[k]
 			b = append(b, '.')
 			for p := pow10u[k] / 10; p > frac && p > 1; p /= 10 {
 				b = append(b, '0')
 			}
-			b = appendUint64(b, frac)
+			b = decfmt.AppendUint(b, frac)
 		}
 		return b, true
 	}

@@ -640,9 +640,13 @@ func (c *Calendar) toHeap() {
 }
 
 func (c *Calendar) heapPush(x hent) {
-	h := append(c.heap, x)
-	c.heap = h
-	i := len(h) - 1
+	c.heap = append(c.heap, x)
+	siftUp(c.heap, len(c.heap)-1, x)
+}
+
+// siftUp puts x at position i of the heap h, or above it while it is
+// ordered before its parent.
+func siftUp(h []hent, i int, x hent) {
 	for i > 0 {
 		p := (i - 1) >> 2
 		if x.less(&h[p]) == 0 {
@@ -687,15 +691,7 @@ func (c *Calendar) heapPop() int32 {
 			h[i] = h[m]
 			i = m
 		}
-		for i > 0 {
-			p := (i - 1) >> 2
-			if x.less(&h[p]) == 0 {
-				break
-			}
-			h[i] = h[p]
-			i = p
-		}
-		h[i] = x
+		siftUp(h, i, x)
 	}
 	c.nodes[top].next = c.free
 	c.free = top
