@@ -144,23 +144,6 @@ func reportRate(b *testing.B) {
 	}
 }
 
-func benchCalendar(b *testing.B, delay func(*Stream, float64) (float64, uint8)) {
-	c := NewCalendar(holdN)
-	rng := NewStream(1, "hold")
-	for i := 0; i < holdN; i++ {
-		d, cl := delay(&rng, 0)
-		c.Schedule(d, cl, 0, int32(i), 0, 0)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		e, _ := c.Next()
-		d, cl := delay(&rng, e.Time)
-		c.Schedule(e.Time+d, cl, 0, e.A, 0, 0)
-	}
-	reportRate(b)
-}
-
 func benchHeap4(b *testing.B, delay func(*Stream, float64) (float64, uint8)) {
 	q := &heap4{}
 	rng := NewStream(1, "hold")
@@ -174,26 +157,6 @@ func benchHeap4(b *testing.B, delay func(*Stream, float64) (float64, uint8)) {
 		e, _ := q.Next()
 		d, cl := delay(&rng, e.Time)
 		q.Schedule(e.Time+d, cl, 0, e.A, 0, 0)
-	}
-	reportRate(b)
-}
-
-func benchContainerHeap(b *testing.B, delay func(*Stream, float64) (float64, uint8)) {
-	k := &cbKernel{}
-	rng := NewStream(1, "hold")
-	var proc func()
-	proc = func() {
-		d, _ := delay(&rng, k.now)
-		k.At(k.now+d, proc)
-	}
-	for i := 0; i < holdN; i++ {
-		d, _ := delay(&rng, 0)
-		k.At(d, proc)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		k.Step()
 	}
 	reportRate(b)
 }
@@ -237,8 +200,8 @@ func BenchmarkHold(b *testing.B) {
 // BenchmarkHoldClustered is the hold model with factory-like times: many
 // ties, zero delays, classes and a few far-future events.
 func BenchmarkHoldClustered(b *testing.B) {
-	b.Run("calendar", func(b *testing.B) { benchCalendar(b, clusteredDelay) })
-	b.Run("container_heap", func(b *testing.B) { benchContainerHeap(b, clusteredDelay) })
+	b.Run("calendar", func(b *testing.B) { benchCalendarN(b, holdN, clusteredDelay) })
+	b.Run("container_heap", func(b *testing.B) { benchContainerHeapN(b, holdN, clusteredDelay) })
 	b.Run("typed_heap4", func(b *testing.B) { benchHeap4(b, clusteredDelay) })
 }
 
