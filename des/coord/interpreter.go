@@ -53,9 +53,7 @@ type Interpreter struct {
 	msgs      []int          // messages caused by each audit's agent in this step (see countMsgs)
 	otherMsgs int            // messages of this step caused by agents without an audit
 	remembers []byte
-	lines     []byte   // memory lines' storage (see rememberf): the current block, appended to
-	blocks    [][]byte // the blocks of lines of this episode (not reused: its lines may outlive it)
-	nblocks   int      // blocks in use in this episode (the current one is blocks[nblocks-1])
+	lines     []byte // memory lines' storage (see line): the current block, only appended to
 	audits    []Audit
 
 	plant        *factory.Plant // the plant whose agents are named below
@@ -94,11 +92,11 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 }
 
 // Reset binds in to a new episode's engine and paradigm, as
-// NewInterpreter does, reusing in's storage (messages, views, working
-// memory lines): a runner that plays episodes one after the other
-// allocates the interpreter once. Nothing of the previous episode
-// survives; its messages, decisions, views, audits and memory lines are
-// invalid from here on. On an error in is left unusable until the next
+// NewInterpreter does, reusing in's storage (messages, views, agent
+// slots): a runner that plays episodes one after the other allocates the
+// interpreter once. Nothing of the previous episode survives; its
+// messages, decisions, views and audits are invalid from here on (its
+// memory lines, strings in blocks that are never reused, stay valid). On an error in is left unusable until the next
 // successful Reset.
 func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	if m, ok := sel.(AuthorityMode); ok {
@@ -120,7 +118,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
-		Messages: slices.Grow(in.Messages[:0], 2*eng.NumOps()),
+		Messages: slices.Grow(in.Messages[:0], min(2*eng.NumOps(), maxMessagesHint)),
 		decision: Decision{ActiveAgents: in.decision.ActiveAgents, answer: in.decision.answer, agents: in.decision.agents[:0]},
 		views:    in.views, plantSlot: in.plantSlot,
 		jobOpts: in.jobOpts[:0], cellOpts: in.cellOpts[:0], areaOpts: in.areaOpts[:0],
@@ -314,7 +312,7 @@ type activeAgent struct {
 // read from its map.
 func (in *Interpreter) activeAgents(d *Decision) []activeAgent {
 	agents := in.agents[:0]
-	if d == &in.decision && len(d.ActiveAgents) == len(in.active) {
+	if d == &in.decision && d.listed() { // the map is still the one Next made
 		for _, s := range in.active {
 			agents = append(agents, activeAgent{id: s.view.AgentID, view: &s.view, slot: s})
 		}
@@ -494,6 +492,11 @@ func appendInt(b []byte, v int) []byte {
 	return strconv.AppendInt(b, int64(v), 10)
 }
 
+// maxMessagesHint bounds the messages Reset makes room for (an
+// instance's operation count comes from outside, and messages are far
+// fewer than operations once MaxDecisions ends an episode).
+const maxMessagesHint = 1 << 14
+
 // lineChunk is the size of the blocks that hold memory lines.
 const lineChunk = 4 << 10
 
@@ -508,12 +511,8 @@ func (in *Interpreter) line(b []byte) string {
 	if len(b) > lineChunk/4 {
 		return string(b)
 	}
-	if in.nblocks == 0 || cap(in.lines)-len(in.lines) < len(b) {
-		if in.nblocks == len(in.blocks) {
-			in.blocks = append(in.blocks, make([]byte, 0, lineChunk))
-		}
-		in.lines = in.blocks[in.nblocks][:0]
-		in.nblocks++
+	if cap(in.lines)-len(in.lines) < len(b) {
+		in.lines = make([]byte, 0, lineChunk) // the full block stays with the lines it holds
 	}
 	n := len(in.lines)
 	in.lines = append(in.lines, b...)
