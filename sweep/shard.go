@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,6 +205,10 @@ func Collect(out string, dirs []string) (*Collected, error) {
 			return nil, fmt.Errorf("%s and %s hold different experiments (%s and %s): collect the shards of one experiment", dirs[0], d, short(first.ExperimentID), short(m.ExperimentID))
 		} else if m.Shard.Count != first.Shard.Count {
 			return nil, fmt.Errorf("%s is shard %s and %s shard %s: the shards of one collect are cut the same way", dirs[0], first.Shard, d, m.Shard)
+		} else if !maps.Equal(m.Prices, first.Prices) {
+			// Prices are not part of the experiment's identity; one cost
+			// file cannot price the shards two ways.
+			return nil, fmt.Errorf("%s and %s were run with different model prices: collect shards run with the same prices", dirs[0], d)
 		}
 		if prev, dup := byIndex[m.Shard.Index]; dup {
 			return nil, fmt.Errorf("%s and %s are both shard %s", prev, d, m.Shard)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -195,6 +196,19 @@ func TestSweepTwoModelsCost(t *testing.T) {
 	}
 
 	shards, merged := runShardsAndCollect(t, file, tmp, 2)
+	// A shard run with other prices is not collected with the others.
+	m, err := sweep.ReadMarker(shards[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := mustRead(t, filepath.Join(shards[1], sweep.MarkerFile))
+	m.Prices["dear"] = sweep.Price{Input: 30, Output: 150}
+	b, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(shards[1], sweep.MarkerFile), b, 0o644)
+	if _, err := run(t, "sweep", "collect", "--out", filepath.Join(tmp, "repriced"), shards[0], shards[1]); err == nil || !strings.Contains(err.Error(), "different model prices") {
+		t.Errorf("collect of shards with different prices: %v", err)
+	}
+	os.WriteFile(filepath.Join(shards[1], sweep.MarkerFile), saved, 0o644)
 	for _, f := range []string{harness.FileSuiteSummary, harness.FileSuiteAggregate, sweep.FileCost, sweep.FileCostSummary} {
 		a := mustRead(t, filepath.Join(whole, f))
 		for _, d := range []string{limited, merged} {
