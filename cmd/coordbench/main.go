@@ -11,11 +11,15 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 func main() {
 	if err := rootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "coordbench:", err)
+		// Errors quote files, endpoints and controllers: no terminal
+		// control of theirs reaches the screen.
+		fmt.Fprintln(os.Stderr, "coordbench:", untrusted.Printable(err.Error()))
 		os.Exit(1)
 	}
 }

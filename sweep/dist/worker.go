@@ -339,7 +339,7 @@ func (w *worker) finish(msg jetstream.Msg, res Result) {
 		w.logf("ack of %s: %v (it may be delivered again; it is counted once)", res.Case, err)
 	}
 	if res.Status == StatusFailed {
-		w.logf("failed %s: %s", res.Case, res.Err)
+		w.logf("failed %s: %s", res.Case, peerText(res.Err, maxErrText)) // the error quotes the endpoint
 	} else {
 		w.logf("done %s", res.Case)
 	}
