@@ -1,3 +1,5 @@
+//go:build ladderproto
+
 package sim
 
 import (
