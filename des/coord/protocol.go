@@ -57,8 +57,8 @@ func (in *Interpreter) startItem(j int) error {
 	nc, na := len(e.P.Cells), len(e.P.Areas)
 	*it = itemState{
 		active: true, job: j, area: -1, cell: -1, decider: RolePlant, trigger: "work_item_ready",
-		excludedCell: reuseBools(it.excludedCell, nc), excludedArea: reuseBools(it.excludedArea, na),
-		bidClass: reuseStrings(it.bidClass, nc), candidates: it.candidates[:0], bids: it.bids[:0],
+		excludedCell: reuse(it.excludedCell, nc), excludedArea: reuse(it.excludedArea, na),
+		bidClass: reuse(it.bidClass, nc), candidates: it.candidates[:0], bids: it.bids[:0],
 		rejected: it.rejected[:0], escalated: it.escalated[:0],
 	}
 	it.op, _, _ = e.CurrentOp(j)
@@ -349,16 +349,4 @@ func (in *Interpreter) candidateAreas() []int {
 	}
 	in.candAreas = out
 	return out
-}
-
-func reuseBools(b []bool, n int) []bool {
-	b = slices.Grow(b[:0], n)[:n]
-	clear(b)
-	return b
-}
-
-func reuseStrings(s []string, n int) []string {
-	s = slices.Grow(s[:0], n)[:n]
-	clear(s)
-	return s
 }
