@@ -33,8 +33,22 @@ const maxLogLine = 64 << 20
 // the endpoint answered (billed) and those the response cache replayed
 // (free: they were paid for when first made).
 type Usage struct {
-	Calls, InputTokens, OutputTokens                   int64
-	CachedCalls, CachedInputTokens, CachedOutputTokens int64
+	Calls              int64 `json:"calls"`
+	InputTokens        int64 `json:"input_tokens"`
+	OutputTokens       int64 `json:"output_tokens"`
+	CachedCalls        int64 `json:"cached_calls"`
+	CachedInputTokens  int64 `json:"cached_input_tokens"`
+	CachedOutputTokens int64 `json:"cached_output_tokens"`
+}
+
+func (t Usage) over(n int64) bool {
+	return t.Calls > n || t.InputTokens > n || t.OutputTokens > n ||
+		t.CachedCalls > n || t.CachedInputTokens > n || t.CachedOutputTokens > n
+}
+
+func (t Usage) negative() bool {
+	return t.Calls < 0 || t.InputTokens < 0 || t.OutputTokens < 0 ||
+		t.CachedCalls < 0 || t.CachedInputTokens < 0 || t.CachedOutputTokens < 0
 }
 
 // Add adds u to t.
@@ -219,45 +233,69 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// CaseCost is the usage and cost of one finished model-backed case.
+// CaseCost is the usage and cost of one finished model-backed case, or
+// of one discarded attempt at one (Outcome set).
 type CaseCost struct {
 	ID, Model string
+	Outcome   string // "" for a finished case, else the attempt's (AttemptFailed, …)
 	Usage     Usage
 	Price     Price
 	CostUSD   float64
 }
 
-// Costs are the costs of a suite directory's finished cases.
+// Costs are the costs of a suite directory: its finished cases, and the
+// attempts that spent model calls without giving a case's result.
 type Costs struct {
-	Cases []CaseCost // in suite order
+	Cases []CaseCost // finished, in suite order
+	// Discarded are the discarded attempts (FileAttempts), in the
+	// ledger's order.
+	Discarded []CaseCost
 	// Models are the labels of the experiment's models, in file order.
 	Models []string
 	prices map[string]Price
 }
 
-// ModelTotal sums the cases of model label m, priced at its price; ""
-// sums every model (the cost is the sum of the models' costs).
+// ModelTotal sums the finished cases of model label m, priced at its
+// price; "" sums every model (the cost is the sum of the models' costs).
 func (c *Costs) ModelTotal(m string) (cases int, u Usage, usd float64) {
+	return c.total(c.Cases, m)
+}
+
+// DiscardedTotal is ModelTotal of the discarded attempts.
+func (c *Costs) DiscardedTotal(m string) (attempts int, u Usage, usd float64) {
+	return c.total(c.Discarded, m)
+}
+
+func (c *Costs) total(list []CaseCost, m string) (n int, u Usage, usd float64) {
 	if m == "" {
 		for _, x := range c.Models {
-			n, mu, v := c.ModelTotal(x)
-			cases += n
+			k, mu, v := c.total(list, x)
+			n += k
 			u.Add(mu)
 			usd += v
 		}
-		return cases, u, usd
+		return n, u, usd
 	}
-	for _, x := range c.Cases {
+	for _, x := range list {
 		if x.Model == m {
-			cases++
+			n++
 			u.Add(x.Usage)
 		}
 	}
-	return cases, u, u.Cost(c.prices[m])
+	return n, u, u.Cost(c.prices[m])
+}
+
+// Spent is the money spent in all: the finished cases and the discarded
+// attempts.
+func (c *Costs) Spent() float64 {
+	_, _, a := c.ModelTotal("")
+	_, _, b := c.DiscardedTotal("")
+	return a + b
 }
 
 // ReadCosts reads the usage of every model-backed case of the shard that
-// has finished in dir (dir/<cases>/<id>/) and prices it.
+// has finished in dir (dir/<cases>/<id>/) and of the discarded attempts
+// recorded there (Discarded), and prices them.
 func (s *Suite) ReadCosts(dir string) (*Costs, error) {
 	e := s.Experiment
 	c := &Costs{prices: map[string]Price{}}
@@ -266,10 +304,12 @@ func (s *Suite) ReadCosts(dir string) (*Costs, error) {
 		c.prices[m.Label()] = m.Price
 	}
 	casesDir := filepath.Join(dir, CasesDir(e.Benchmark))
+	modelOf := map[string]string{}
 	for _, cm := range s.caseModels() {
 		if cm[1] == "" {
 			continue
 		}
+		modelOf[cm[0]] = cm[1]
 		d := filepath.Join(casesDir, cm[0])
 		if _, err := os.Stat(d); err != nil {
 			continue
@@ -278,10 +318,56 @@ func (s *Suite) ReadCosts(dir string) (*Costs, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := c.prices[cm[1]]
-		c.Cases = append(c.Cases, CaseCost{ID: cm[0], Model: cm[1], Usage: u, Price: p, CostUSD: u.Cost(p)})
+		c.Cases = append(c.Cases, c.priced(CaseCost{ID: cm[0], Model: cm[1], Usage: u}))
+	}
+	att, err := Discarded(e.Benchmark, dir, modelOf)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range att {
+		c.Discarded = append(c.Discarded, c.priced(a))
 	}
 	return c, nil
+}
+
+func (c *Costs) priced(x CaseCost) CaseCost {
+	x.Price = c.prices[x.Model]
+	x.CostUSD = x.Usage.Cost(x.Price)
+	return x
+}
+
+// Discarded reads the discarded attempts at the cases of modelOf (case
+// id → model label) recorded in the sweep directory dir: its ledger's
+// lines, and for a failed case the ledger does not name (a directory
+// written before there was a ledger) the usage in its failed/<id>/. A
+// ledger line of another case is an error: it cannot be priced.
+func Discarded(benchmark, dir string, modelOf map[string]string) ([]CaseCost, error) {
+	att, err := ReadAttempts(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []CaseCost
+	named := map[string]bool{}
+	for _, a := range att {
+		m, ok := modelOf[a.CaseID]
+		if !ok {
+			return nil, fmt.Errorf("%s: attempt %s is at %q, not a model-backed case of this experiment", filepath.Join(dir, FileAttempts), a.ID, a.CaseID)
+		}
+		named[a.CaseID] = true
+		out = append(out, CaseCost{ID: a.CaseID, Model: m, Outcome: a.Outcome, Usage: a.Usage})
+	}
+	for _, id := range entries(filepath.Join(dir, suiterun.FailedDir)) {
+		m, ok := modelOf[id]
+		if !ok || named[id] {
+			continue
+		}
+		u, err := ReadUsage(benchmark, filepath.Join(dir, suiterun.FailedDir, id))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CaseCost{ID: id, Model: m, Outcome: AttemptFailed, Usage: u})
+	}
+	return out, nil
 }
 
 // usd formats dollars with 6 decimals (a millionth of a dollar is the
@@ -298,26 +384,41 @@ func usageCols(u Usage) []string {
 
 var usageHeader = []string{"calls", "input_tokens", "output_tokens", "cached_calls", "cached_input_tokens", "cached_output_tokens"}
 
-// Write writes FileCost and FileCostSummary into dir and returns their
-// paths.
+// FileCostAttempts lists the discarded attempts, one row each (header
+// only if there were none).
+const FileCostAttempts = "cost_attempts.csv"
+
+// Write writes FileCost, FileCostAttempts and FileCostSummary into dir
+// and returns their paths.
 func (c *Costs) Write(dir string) ([]string, error) {
-	var rows, sum [][]string
-	rows = append(rows, append(append([]string{"case_id", "model"}, usageHeader...), "price_input_usd_per_mtok", "price_output_usd_per_mtok", "cost_usd"))
-	for _, x := range c.Cases {
-		row := append([]string{x.ID, x.Model}, usageCols(x.Usage)...)
-		rows = append(rows, append(row, price(x.Price.Input), price(x.Price.Output), usd(x.CostUSD)))
+	priceCols := []string{"price_input_usd_per_mtok", "price_output_usd_per_mtok", "cost_usd"}
+	row := func(x CaseCost, lead ...string) []string {
+		r := append(lead, usageCols(x.Usage)...)
+		return append(r, price(x.Price.Input), price(x.Price.Output), usd(x.CostUSD))
 	}
-	sum = append(sum, append(append([]string{"model", "cases"}, usageHeader...), "cost_usd"))
+	rows := [][]string{append(append([]string{"case_id", "model"}, usageHeader...), priceCols...)}
+	for _, x := range c.Cases {
+		rows = append(rows, row(x, x.ID, x.Model))
+	}
+	att := [][]string{append(append([]string{"case_id", "model", "outcome"}, usageHeader...), priceCols...)}
+	for _, x := range c.Discarded {
+		att = append(att, row(x, x.ID, x.Model, x.Outcome))
+	}
+	sum := [][]string{append(append([]string{"model", "cases"}, usageHeader...), "cost_usd",
+		"discarded_attempts", "discarded_calls", "discarded_input_tokens", "discarded_output_tokens", "discarded_cost_usd", "spent_usd")}
 	for _, m := range append(append([]string{}, c.Models...), "") {
 		n, u, v := c.ModelTotal(m)
+		dn, du, dv := c.DiscardedTotal(m)
 		label := m
 		if m == "" {
 			label = "total"
 		}
-		sum = append(sum, append(append([]string{label, strconv.Itoa(n)}, usageCols(u)...), usd(v)))
+		i := func(v int64) string { return strconv.FormatInt(v, 10) }
+		r := append(append([]string{label, strconv.Itoa(n)}, usageCols(u)...), usd(v))
+		sum = append(sum, append(r, strconv.Itoa(dn), i(du.Calls), i(du.InputTokens), i(du.OutputTokens), usd(dv), usd(v+dv)))
 	}
-	files := []string{filepath.Join(dir, FileCost), filepath.Join(dir, FileCostSummary)}
-	for i, table := range [][][]string{rows, sum} {
+	files := []string{filepath.Join(dir, FileCost), filepath.Join(dir, FileCostAttempts), filepath.Join(dir, FileCostSummary)}
+	for i, table := range [][][]string{rows, att, sum} {
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)
 		if err := w.WriteAll(table); err != nil {

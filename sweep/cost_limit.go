@@ -6,9 +6,9 @@ import (
 )
 
 // Budget enforces a sweep run's cost limit (--cost-limit): before a case
-// starts, the money spent so far in the directory (the finished and
-// failed cases' cost, earlier runs included, and the cases of this run
-// that ended) plus the estimates of the cases still running plus the
+// starts, the money spent so far in the directory (the finished cases'
+// cost and the discarded attempts', earlier runs included, and the cases
+// of this run that ended) plus the estimates of the cases still running plus the
 // case's own estimate must stay within the limit. The first case that
 // would exceed it, and every model-backed case after it, is not started;
 // the cases running finish, and cases without a model (built-in
@@ -37,24 +37,14 @@ func (s *Suite) NewBudget(limit float64, est Estimate, dir string) (*Budget, err
 	if err != nil {
 		return nil, err
 	}
-	_, _, spent := costs.ModelTotal("")
+	// Spent counts the discarded attempts of earlier runs (failed cases
+	// among them): a case that fails again and again must not be rerun
+	// past the limit.
 	by := est.byID()
 	b := &Budget{Limit: limit, benchmark: s.Experiment.Benchmark, ids: s.ShardIDs(), prices: costs.prices,
-		spent: spent, running: map[int]float64{}}
-	prog := DirProgress{Benchmark: b.benchmark, Dirs: []string{dir}}
+		spent: costs.Spent(), running: map[int]float64{}}
 	for _, id := range b.ids {
-		e := by[id]
-		b.est = append(b.est, e)
-		// Failed cases of earlier runs spent money too (as sweep status
-		// counts it): a case that fails again and again must not be
-		// rerun past the limit.
-		if state, d := prog.Case(id); state == Failed && e.Model != "" {
-			u, err := ReadUsage(b.benchmark, d)
-			if err != nil {
-				return nil, err
-			}
-			b.spent += u.Cost(b.prices[e.Model])
-		}
+		b.est = append(b.est, by[id])
 	}
 	return b, nil
 }

@@ -253,6 +253,25 @@ func Collect(out string, dirs []string) (*Collected, error) {
 			c.From[id] = d
 		}
 	}
+	// The shards' discarded attempts spent money too: their ledgers go
+	// into one, in shard order.
+	var log *AttemptLog
+	for i := range first.Shard.Count {
+		att, err := ReadAttempts(byIndex[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range att {
+			if log == nil {
+				if log, err = OpenAttemptLog(out); err != nil {
+					return nil, err
+				}
+			}
+			if err := log.Append(a); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return c, nil
 }
 

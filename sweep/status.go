@@ -24,11 +24,17 @@ type Status struct {
 	// Models are the per-model counts, in the file's order, then the
 	// cases without a model (Model "").
 	Models []ModelStatus
-	// SpentUSD is the cost of the done and failed cases' model calls
-	// (cached replies cost nothing); RemainingUSD the estimated cost of
-	// the failed and not-started ones (Bound: an upper bound, silo).
+	// SpentUSD is the cost of the model calls of the done cases and of
+	// the discarded attempts (cached replies cost nothing); RemainingUSD
+	// the estimated cost of the failed and not-started cases (Bound: an
+	// upper bound, silo).
 	SpentUSD, RemainingUSD float64
 	Bound                  bool
+	// Discarded counts the attempts that spent model calls without giving
+	// a case's result (FileAttempts: failed runs, cases a distributed
+	// worker handed back); DiscardedUSD is their part of SpentUSD.
+	Discarded    int
+	DiscardedUSD float64
 }
 
 // ModelStatus is one model's part of a Status.
@@ -36,7 +42,9 @@ type ModelStatus struct {
 	Model                                   string
 	Planned, Done, Failed, NotStarted       int
 	SpentUSD, RemainingUSD                  float64
-	Calls, CachedCalls, InputTok, OutputTok int64
+	Calls, CachedCalls, InputTok, OutputTok int64 // done cases and discarded attempts
+	Discarded                               int
+	DiscardedUSD                            float64
 }
 
 // CaseState is where a case of an experiment stands.
@@ -58,6 +66,9 @@ type Progress interface {
 	Case(id string) (CaseState, string)
 	// Sources name where the progress comes from, for people.
 	Sources() []string
+	// Discarded are the discarded attempts at the cases of modelOf (case
+	// id → model label), as Discarded reads them.
+	Discarded(modelOf map[string]string) ([]CaseCost, error)
 }
 
 // DirProgress is the progress recorded in sweep run directories (a
@@ -77,6 +88,20 @@ func (p DirProgress) Case(id string) (CaseState, string) {
 		return Failed, d
 	}
 	return NotStarted, ""
+}
+
+// Discarded implements Progress: the discarded attempts of every
+// directory.
+func (p DirProgress) Discarded(modelOf map[string]string) ([]CaseCost, error) {
+	var out []CaseCost
+	for _, d := range p.Dirs {
+		att, err := Discarded(p.Benchmark, d, modelOf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, att...)
+	}
+	return out, nil
 }
 
 // Sources implements Progress: each directory with the shard it holds.
@@ -113,18 +138,13 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 		ms := &st.Models[k]
 		ms.Planned++
 		state, dir := p.Case(c.ID)
-		if dir != "" && c.Model != "" {
+		if state == Done && c.Model != "" {
+			// A failed case's usage is that of a discarded attempt.
 			u, err := ReadUsage(e.Benchmark, dir)
 			if err != nil {
 				return nil, err
 			}
-			v := u.Cost(prices[c.Model].Price)
-			ms.SpentUSD += v
-			st.SpentUSD += v
-			ms.Calls += u.Calls
-			ms.CachedCalls += u.CachedCalls
-			ms.InputTok += u.InputTokens
-			ms.OutputTok += u.OutputTokens
+			ms.add(u, prices[c.Model].Price)
 		}
 		switch state {
 		case Done:
@@ -142,8 +162,40 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 		st.RemainingUSD += c.CostUSD
 		st.Bound = st.Bound || c.Bound
 	}
+	modelOf := map[string]string{}
+	for _, c := range est.Cases {
+		if c.Model != "" {
+			modelOf[c.ID] = c.Model
+		}
+	}
+	att, err := p.Discarded(modelOf)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range att {
+		ms := &st.Models[idx[a.Model]]
+		v := ms.add(a.Usage, prices[a.Model].Price)
+		ms.Discarded++
+		ms.DiscardedUSD += v
+	}
+	for _, m := range st.Models {
+		st.SpentUSD += m.SpentUSD
+		st.Discarded += m.Discarded
+		st.DiscardedUSD += m.DiscardedUSD
+	}
 	st.Models = slices.DeleteFunc(st.Models, func(m ModelStatus) bool { return m.Planned == 0 })
 	return st, nil
+}
+
+// add counts usage u at price p and returns its cost.
+func (ms *ModelStatus) add(u Usage, p Price) float64 {
+	v := u.Cost(p)
+	ms.SpentUSD += v
+	ms.Calls += u.Calls
+	ms.CachedCalls += u.CachedCalls
+	ms.InputTok += u.InputTokens
+	ms.OutputTok += u.OutputTokens
+	return v
 }
 
 // find is the directory <d>/<sub>/<id> of the first of dirs that has it,

@@ -34,6 +34,10 @@ func (st *Status) Render(w io.Writer) error {
 	if st.Bound {
 		bound = "upper bound"
 	}
-	_, err := fmt.Fprintf(w, "spent: $%s; remaining: $%s (%s; cached replies cost nothing)\n", usd(st.SpentUSD), usd(st.RemainingUSD), bound)
+	discarded := ""
+	if st.Discarded > 0 {
+		discarded = fmt.Sprintf(" (of which $%s on %d discarded attempts: runs that failed or were handed back, see %s)", usd(st.DiscardedUSD), st.Discarded, FileAttempts)
+	}
+	_, err := fmt.Fprintf(w, "spent: $%s%s; remaining: $%s (%s; cached replies cost nothing)\n", usd(st.SpentUSD), discarded, usd(st.RemainingUSD), bound)
 	return err
 }

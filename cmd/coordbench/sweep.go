@@ -217,25 +217,33 @@ started and exits with an error; rerun with a higher limit to resume.`,
 					return err
 				}
 			}
+			// Failed attempts go to the ledger before the budget hears of
+			// them; a case's rerun replaces its failed/<id>/.
+			var admit func(int) bool
+			var next func(int, string, bool)
+			if budget != nil {
+				admit, next = budget.Admit, budget.Ended
+			}
+			rec, err := s.NewRecorder(out, next)
+			if err != nil {
+				return err
+			}
 			var runErr error
 			if s.Des != nil {
 				keys, err := e.DesGroupBy()
 				if err != nil {
 					return err
 				}
-				opt := harness.SuiteRunOptions{Workers: workers, GroupBy: keys}
-				if budget != nil {
-					opt.Admit, opt.Ended = budget.Admit, budget.Ended
-				}
+				opt := harness.SuiteRunOptions{Workers: workers, GroupBy: keys, Admit: admit, Ended: rec.Ended}
 				runErr = runSuite(cmd, s.Des, out, opt, m.status)
 			} else {
-				opt := suite.RunOptions{Workers: workers}
-				if budget != nil {
-					opt.Admit, opt.Ended = budget.Admit, budget.Ended
-				}
+				opt := suite.RunOptions{Workers: workers, Admit: admit, Ended: rec.Ended}
 				runErr = runSiloSuite(cmd, s.Silo, out, opt, m.status)
 			}
 			if err := writeCost(cmd.OutOrStdout(), s, out); err != nil {
+				return err
+			}
+			if err := rec.Err(); err != nil {
 				return err
 			}
 			if budget != nil && budget.Stopped() {
@@ -545,8 +553,11 @@ func writeCost(w io.Writer, s *sweep.Suite, dir string) error {
 		}
 		fmt.Fprintf(w, "cost %s: $%s for %d cases, %d calls (%d input, %d output tokens); %d cached calls, free\n",
 			label, usd(v), n, u.Calls, u.InputTokens, u.OutputTokens, u.CachedCalls)
+		if dn, du, dv := costs.DiscardedTotal(m); dn > 0 {
+			fmt.Fprintf(w, "  and $%s on %d discarded attempts (%d calls): $%s spent in all\n", usd(dv), dn, du.Calls, usd(v+dv))
+		}
 	}
-	fmt.Fprintf(w, "%-10s %s (and %s)\n", "cost:", files[0], filepath.Base(files[1]))
+	fmt.Fprintf(w, "%-10s %s (and %s, %s)\n", "cost:", files[0], filepath.Base(files[1]), filepath.Base(files[2]))
 	return nil
 }
 

@@ -122,7 +122,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	}
 	spec := &dist.Spec{ID: e.ID(), Benchmark: e.Benchmark, FileName: filepath.Base(cfg.file), File: data, Store: cfg.store,
 		AckWait: cfg.ackWait, MaxDeliver: cfg.maxDeliver, MaxCaseBytes: cfg.maxCaseBytes, Cases: len(s.IDs), Limits: limits}
-	out, err := dist.Serve(ctx, nc, dist.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log})
+	out, err := dist.Serve(ctx, nc, dist.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log, ModelCases: s.ModelCases()})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: the queued cases stay in the stream; run sweep serve again with --out %s to resume", cfg.out)

@@ -57,25 +57,31 @@ func (s *store) has(ctx context.Context, id string) (bool, error) {
 // (cache, if the file exists). In the shared directory the cache goes
 // first and the case directory is renamed into place last, so a case
 // directory present means everything is; a case stored meanwhile by
-// another delivery is kept as it is.
-func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) error {
+// another delivery is kept as it is, and stored reports false.
+func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) (stored bool, err error) {
 	hasCache := fileExists(cache)
 	if s.obj != nil {
+		if has, err := s.has(ctx, id); err != nil || has {
+			return false, err
+		}
 		tarPath := filepath.Join(scratch, "case.tar")
 		if err := writeTar(tarPath, caseDir, cache, hasCache, s.spec.MaxCaseBytes); err != nil {
-			return err
+			return false, err
 		}
 		f, err := os.Open(tarPath)
 		if err != nil {
-			return err
+			return false, err
 		}
 		defer f.Close()
 		_, err = s.obj.Put(ctx, jetstream.ObjectMeta{Name: id}, f)
-		return err
+		return err == nil, err
+	}
+	if fileExists(filepath.Join(s.dir, s.casesDir, id)) {
+		return false, nil
 	}
 	if hasCache {
 		if err := copyIntoPlace(cache, filepath.Join(s.dir, CachesDir, id+".db")); err != nil {
-			return err
+			return false, err
 		}
 	}
 	return moveDirIntoPlace(caseDir, filepath.Join(s.dir, s.casesDir), id, s.spec.MaxCaseBytes)
@@ -156,35 +162,36 @@ func (s *store) fetch(ctx context.Context, dir, id string) error {
 			return err
 		}
 	}
-	return moveDirIntoPlace(filepath.Join(tmp, strings.TrimSuffix(tarCase, "/")), casesDir, id, s.spec.MaxCaseBytes)
+	_, err = moveDirIntoPlace(filepath.Join(tmp, strings.TrimSuffix(tarCase, "/")), casesDir, id, s.spec.MaxCaseBytes)
+	return err
 }
 
 // moveDirIntoPlace copies src (at most max bytes) into parent/<name>
 // through a temporary directory and a rename; an existing parent/<name>
 // is kept.
-func moveDirIntoPlace(src, parent, name string, max int64) error {
+func moveDirIntoPlace(src, parent, name string, max int64) (moved bool, err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
+		return false, err
 	}
 	dst := filepath.Join(parent, name)
 	if fileExists(dst) {
-		return nil
+		return false, nil
 	}
 	tmp, err := os.MkdirTemp(parent, suiterun.TmpPrefix+name+"-")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.RemoveAll(tmp)
 	if err := sweep.CopyTree(src, tmp, max); err != nil {
-		return err
+		return false, err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		if fileExists(dst) { // another delivery got there first
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // copyIntoPlace copies the file src to dst through a temporary file of

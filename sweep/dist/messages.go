@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/coordbench/coordbench/internal/untrusted"
+	"github.com/coordbench/coordbench/sweep"
 )
 
 // Result is what a worker reports of one case, after storing it.
@@ -21,6 +22,10 @@ type Result struct {
 	Kept bool `json:"kept,omitempty"`
 	// Delivery is which delivery of the case message this was (1 first).
 	Delivery uint64 `json:"delivery"`
+	// Attempt is the usage of a run that did not give the case's result
+	// (it failed, was handed back, or another delivery's was kept), for
+	// the experiment's ledger of discarded attempts.
+	Attempt *sweep.Attempt `json:"attempt,omitempty"`
 }
 
 // Case outcomes.
@@ -28,6 +33,9 @@ const (
 	StatusDone   = "done"
 	StatusFailed = "failed"
 	StatusDead   = "dead_letter"
+	// StatusReturned: the worker handed the case back (NAK) after a run
+	// that spent model calls; the result only carries its Attempt.
+	StatusReturned = "returned"
 )
 
 // Event is a worker's notice that it started a case (core NATS, best

@@ -32,6 +32,9 @@ type ServeOptions struct {
 	Dir string
 	// Log, if set, gets a line per case outcome.
 	Log io.Writer
+	// ModelCases are the cases that call a model: the discarded runs
+	// workers report of them go to Dir's ledger (sweep.FileAttempts).
+	ModelCases map[string]bool
 }
 
 // Outcome is what became of the cases of a served experiment.
@@ -95,9 +98,13 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 		}
 		defer permits.Close()
 	}
+	ledger, err := sweep.OpenAttemptLog(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
 	c := &coordinator{opt: opt, st: st, store: &store{spec: s, dir: opt.Dir, casesDir: sweep.CasesDir(s.Benchmark), obj: st.obj},
 		state: map[string]string{}, running: map[string]string{}, failed: map[string]string{}, workers: map[string]bool{},
-		out: &Outcome{Total: len(opt.IDs), Failed: map[string]string{}}}
+		out: &Outcome{Total: len(opt.IDs), Failed: map[string]string{}}, ledger: ledger, attempts: map[string]int{}}
 	for _, id := range opt.IDs {
 		c.state[id] = ""
 	}
@@ -202,6 +209,10 @@ type coordinator struct {
 	dirty      bool
 	out        *Outcome
 	deliv      int
+	// ledger records the discarded runs; attempts counts them per case
+	// in this serve, to bound what a peer can make it write.
+	ledger   *sweep.AttemptLog
+	attempts map[string]int
 }
 
 // addWorker records a worker's name for the status, up to maxWorkers
@@ -303,6 +314,10 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		c.logf("ignoring a result for %q: not a case of this experiment", r.Case)
 		return
 	}
+	c.record(r)
+	if r.Status == StatusReturned {
+		return // handed back: delivered again
+	}
 	c.deliv++
 	c.dirty = true
 	delete(c.running, r.Case)
@@ -338,6 +353,27 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 			}
 		}
 		c.fail(r.Case, msg)
+	}
+}
+
+// record appends the discarded run r reports, if any, to the ledger.
+// A case is delivered at most MaxDeliver times a serve, each delivery
+// run once: more records of one case are a peer's, and dropped.
+func (c *coordinator) record(r Result) {
+	a := r.Attempt
+	if a == nil || !c.opt.ModelCases[r.Case] {
+		return
+	}
+	if a.CaseID != r.Case {
+		c.logf("ignoring the attempt record of a result for %s: it names case %q", r.Case, peerText(a.CaseID, maxWorkerName))
+		return
+	}
+	if c.attempts[r.Case] > c.opt.Spec.MaxDeliver {
+		return
+	}
+	c.attempts[r.Case]++
+	if err := c.ledger.Append(*a); err != nil {
+		c.logf("recording a discarded run of %s (worker %s): %v", r.Case, r.Worker, err)
 	}
 }
 

@@ -296,29 +296,40 @@ func (w *worker) handle(msg jetstream.Msg) {
 	}()
 	scratch, err := os.MkdirTemp(w.opt.Scratch, "coordbench-case-")
 	if err != nil {
-		w.giveBack(msg, id, err)
+		w.giveBack(msg, id, err, "")
 		return
 	}
 	defer os.RemoveAll(scratch)
 	run := CaseRun{Spec: w.spec, ID: id, Dir: filepath.Join(scratch, "suite"), Cache: filepath.Join(scratch, tarCache), Limiter: w.limiter}
 	w.logf("running %s (delivery %d)", id, delivery)
 	caseDir, runErr := safeRun(w.abort, w.opt.Run, run)
+	// The run's usage, if its result is not kept: the case directory's,
+	// or the partial artifacts' of a failed run.
+	usedDir := caseDir
+	if runErr != nil || caseDir == "" {
+		usedDir = filepath.Join(run.Dir, suiterun.FailedDir, id)
+	}
 	if w.abort.Err() != nil {
-		w.giveBack(msg, id, w.abort.Err())
+		w.giveBack(msg, id, w.abort.Err(), usedDir)
 		return
 	}
 	if runErr == nil {
-		if err := w.st.put(ctx, id, caseDir, run.Cache, scratch); err != nil {
-			w.giveBack(msg, id, fmt.Errorf("storing: %w", err))
+		stored, err := w.st.put(ctx, id, caseDir, run.Cache, scratch)
+		if err != nil {
+			w.giveBack(msg, id, fmt.Errorf("storing: %w", err), usedDir)
 			return
+		}
+		if !stored {
+			res.Attempt = w.attempt(id, sweep.AttemptDuplicate, usedDir)
 		}
 		if w.st.obj == nil {
 			os.RemoveAll(filepath.Join(w.opt.Dir, suiterun.FailedDir, id))
 		}
 	} else {
 		res.Status, res.Err = StatusFailed, truncate(runErr.Error(), 4000)
+		res.Attempt = w.attempt(id, sweep.AttemptFailed, usedDir)
 		if err := w.st.putFailed(id, filepath.Join(run.Dir, suiterun.FailedDir, id), res.Err); err != nil {
-			w.giveBack(msg, id, fmt.Errorf("storing the failure: %w", err))
+			w.giveBack(msg, id, fmt.Errorf("storing the failure: %w", err), usedDir)
 			return
 		}
 		w.count(func(r *WorkerReport) { r.Failed++ })
@@ -327,12 +338,23 @@ func (w *worker) handle(msg jetstream.Msg) {
 	w.finish(msg, res)
 }
 
+// attempt is the record of a discarded run of case id whose logs are in
+// dir; a run whose logs cannot be read is recorded without usage (the
+// coordinator logs the reason).
+func (w *worker) attempt(id, outcome, dir string) *sweep.Attempt {
+	u, err := sweep.ReadUsage(w.spec.Benchmark, dir)
+	if err != nil {
+		w.logf("reading the usage of %s's discarded run: %v", id, err)
+	}
+	return &sweep.Attempt{ID: sweep.NewAttemptID(), CaseID: id, Outcome: outcome, Usage: u}
+}
+
 // finish reports the stored outcome, then acks the case.
 func (w *worker) finish(msg jetstream.Msg, res Result) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := w.js.Publish(ctx, w.n.resultSubject(), encode(res)); err != nil {
-		w.giveBack(msg, res.Case, fmt.Errorf("reporting the result: %w", err))
+		w.giveBack(msg, res.Case, fmt.Errorf("reporting the result: %w", err), "")
 		return
 	}
 	if err := msg.DoubleAck(ctx); err != nil {
@@ -345,9 +367,19 @@ func (w *worker) finish(msg jetstream.Msg, res Result) {
 	}
 }
 
-// giveBack hands the case back to the queue for another delivery.
-func (w *worker) giveBack(msg jetstream.Msg, id string, why error) {
+// giveBack hands the case back to the queue for another delivery. A run
+// that left logs in usedDir ("": none) is reported first, so that the
+// coordinator records the money it spent.
+func (w *worker) giveBack(msg jetstream.Msg, id string, why error, usedDir string) {
 	w.logf("handing %s back: %v", id, why)
+	if usedDir != "" && fileExists(usedDir) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res := Result{Case: id, Worker: w.opt.Name, Status: StatusReturned, Attempt: w.attempt(id, sweep.AttemptReturned, usedDir)}
+		if _, err := w.js.Publish(ctx, w.n.resultSubject(), encode(res)); err != nil {
+			w.logf("reporting the usage of %s's handed-back run: %v", id, err)
+		}
+		cancel()
+	}
 	msg.Nak()
 	w.count(func(r *WorkerReport) { r.Returned++ })
 }

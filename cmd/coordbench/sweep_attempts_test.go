@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/sweep"
+	"github.com/coordbench/coordbench/sweep/dist"
+)
+
+// flakyStub answers as the des stub model while it has answers left and
+// refuses every request after (401: a case fails at once).
+type flakyStub struct {
+	*httptest.Server
+	left atomic.Int64
+}
+
+func newFlakyStub(t *testing.T, answers int64) *flakyStub {
+	t.Helper()
+	stub, err := llmctl.NewStub("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &flakyStub{}
+	s.left.Store(answers)
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.left.Add(-1) < 0 {
+			http.Error(w, `{"error":{"message":"invalid key"}}`, http.StatusUnauthorized)
+			return
+		}
+		stub.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// totalRow is the total row of dir's cost_summary.csv, by column name.
+func totalRow(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	rows := csvRows(t, filepath.Join(dir, sweep.FileCostSummary))
+	out := map[string]string{}
+	for i, h := range rows[0] {
+		out[h] = rows[len(rows)-1][i]
+	}
+	if out["model"] != "total" {
+		t.Fatalf("last row of %s: %v", sweep.FileCostSummary, rows[len(rows)-1])
+	}
+	return out
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestSweepDiscardedAttemptsCounted: the money a failed attempt spent is
+// still counted once the case is rerun, even when the rerun replays its
+// calls from the response cache for free. A case fails after 3 answered
+// calls, fails again (its 3 calls now cached, the fourth refused), then
+// succeeds: attempts.jsonl holds both failed attempts, cost_summary.csv's
+// discarded columns count 3 calls on 2 attempts, and its spent_usd, the
+// finished case's cost plus the discarded attempts', is the cost of a
+// clean run of the case, token for token. Status says so, and a cost
+// limit counts the first attempt, whose failed/<id>/ was replaced by the
+// second.
+func TestSweepDiscardedAttemptsCounted(t *testing.T) {
+	tmp := t.TempDir()
+	exp := func(dir, url, cache string) string {
+		os.MkdirAll(dir, 0o755)
+		file := filepath.Join(dir, "e.yaml")
+		body := "benchmark: des\ndes:\n  instances: gen:A2C4\n  paradigms: centralized\n  controllers: llm\n  seeds: 1\n" +
+			"llm:\n  model: m\n  base_url: " + url + "/v1\n" + cache + "  price: {input: 1, output: 2}\n"
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	clean := filepath.Join(tmp, "clean")
+	if out, err := run(t, "sweep", "run", exp(filepath.Join(tmp, "c"), desStub(t).URL, ""), "--out", clean); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := totalRow(t, clean)
+
+	flaky := newFlakyStub(t, 3)
+	file := exp(filepath.Join(tmp, "f"), flaky.URL, "  cache: cache.db\n")
+	dir := filepath.Join(tmp, "run")
+	for try := 1; try <= 2; try++ {
+		if out, err := run(t, "sweep", "run", file, "--out", dir); err == nil {
+			t.Fatalf("try %d: the case did not fail\n%s", try, out)
+		}
+		att, err := sweep.ReadAttempts(dir)
+		if err != nil || len(att) != try || att[0].Calls != 3 || att[try-1].Outcome != sweep.AttemptFailed {
+			t.Fatalf("try %d: ledger %+v, %v", try, att, err)
+		}
+	}
+	got := totalRow(t, dir)
+	if got["cases"] != "0" || got["discarded_attempts"] != "2" || got["discarded_calls"] != "3" || got["spent_usd"] != got["discarded_cost_usd"] || num(t, got["spent_usd"]) == 0 {
+		t.Errorf("after two failed attempts: %v", got)
+	}
+	if rows := csvRows(t, filepath.Join(dir, sweep.FileCostAttempts)); len(rows) != 3 || rows[1][2] != sweep.AttemptFailed {
+		t.Errorf("%s: %v", sweep.FileCostAttempts, rows)
+	}
+	// The second attempt replayed the first's calls: its failed/<id>/
+	// shows no billed call. The limit still counts the first attempt.
+	limit := num(t, want["cost_usd"]) + num(t, got["discarded_cost_usd"])/2
+	out, err := run(t, "sweep", "run", file, "--out", dir, "--cost-limit", strconv.FormatFloat(limit, 'f', -1, 64))
+	if err == nil || !strings.Contains(out, "cost limit: 1 case not started") {
+		t.Errorf("--cost-limit %v (the estimate plus half the first attempt's cost): %v\n%s", limit, err, out)
+	}
+
+	flaky.left.Store(1 << 30)
+	if out, err := run(t, "sweep", "run", file, "--out", dir); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	} else if !strings.Contains(out, "on 2 discarded attempts (3 calls)") {
+		t.Errorf("sweep run does not print the discarded attempts:\n%s", out)
+	}
+	got = totalRow(t, dir)
+	for _, k := range []string{"input_tokens", "output_tokens"} {
+		if a, b := num(t, got[k])+num(t, got["discarded_"+k]), num(t, want[k]); a != b {
+			t.Errorf("%s: %v finished + discarded, want %v as in a clean run", k, a, b)
+		}
+	}
+	if got["cached_calls"] != "3" || num(t, got["calls"])+3 != num(t, want["calls"]) {
+		t.Errorf("calls: %v", got)
+	}
+	if a, b := num(t, got["spent_usd"]), num(t, want["cost_usd"]); a < b-2e-6 || a > b+2e-6 {
+		t.Errorf("spent %v, want %v as a clean run (got %v)", a, b, got)
+	}
+	t.Logf("clean %v\nretried %v", want, got)
+	st, err := run(t, "sweep", "status", dir)
+	if err != nil || !strings.Contains(st, "on 2 discarded attempts") || !strings.Contains(st, "spent: $"+got["spent_usd"]) {
+		t.Errorf("status: %v\n%s", err, st)
+	}
+}
+
+// TestDistDiscardedAttemptsCounted: in a distributed sweep the worker
+// reports the usage of a failed run and of a run it hands back, and the
+// coordinator records both in the experiment directory's ledger, which
+// its cost files and sweep status count: a case fails after 3 answered
+// calls (object store: failed/<id>/ keeps only the error); serving again,
+// a worker stopped hard (abort) while running it hands it back, and
+// another finishes it.
+func TestDistDiscardedAttemptsCounted(t *testing.T) {
+	flaky := newFlakyStub(t, 3)
+	tmp := t.TempDir()
+	file := llmExperiment(t, tmp, flaky.URL, "1", "  price: {input: 1, output: 2}\n")
+	emb := startNATS(t)
+	ctx := context.Background()
+	out := filepath.Join(tmp, "dist")
+	wcfg := workerConfig{natsURL: emb.URL(), out: out, slots: 1, scratch: t.TempDir(), experimentDir: "."}
+
+	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	wcfg.name = "a"
+	ws := workers(ctx, 1, wcfg, nil)
+	if err := wait(t, serve, "serve"); err == nil || !strings.Contains(err.Error(), "1 of 1 cases did not finish") {
+		t.Fatalf("first serve: %v", err)
+	}
+	wait(t, ws, "worker")
+	att, err := sweep.ReadAttempts(out)
+	if err != nil || len(att) != 1 || att[0].Outcome != sweep.AttemptFailed || att[0].Calls != 3 || att[0].InputTokens == 0 {
+		t.Fatalf("ledger after the failed run: %+v, %v", att, err)
+	}
+	if got := totalRow(t, out); got["discarded_attempts"] != "1" || got["discarded_calls"] != "3" {
+		t.Errorf("cost summary after the failed run: %v", got)
+	}
+
+	// Second serve: the first worker is stopped hard (abort) while it
+	// runs the case; the run ends all the same (cases in flight finish)
+	// and the worker hands the case back with the usage of its run.
+	flaky.left.Store(1 << 30)
+	serve = served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	abort, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() {
+		c := wcfg
+		c.name = "stopped"
+		_, err := runWorker(abort, abort, c, io.Discard, func(run dist.RunCase) dist.RunCase {
+			return func(ctx context.Context, c dist.CaseRun) (string, error) {
+				dir, err := run(ctx, c)
+				stop()
+				return dir, err
+			}
+		})
+		stopped <- err
+	}()
+	wait(t, stopped, "the stopped worker")
+	wcfg.name = "b"
+	ws = workers(ctx, 1, wcfg, nil)
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, ws, "worker")
+	att, err = sweep.ReadAttempts(out)
+	if err != nil || len(att) != 2 || att[1].Outcome != sweep.AttemptReturned || att[1].Calls < 2 {
+		t.Fatalf("ledger after the second serve: %+v, %v", att, err)
+	}
+	got := totalRow(t, out)
+	if got["cases"] != "1" || got["discarded_attempts"] != "2" || num(t, got["spent_usd"]) <= num(t, got["cost_usd"]) {
+		t.Errorf("cost summary: %v", got)
+	}
+	if st, err := run(t, "sweep", "status", out); err != nil || !strings.Contains(st, "on 2 discarded attempts") {
+		t.Errorf("status: %v\n%s", err, st)
+	}
+}

@@ -1,0 +1,253 @@
+package sweep
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/coordbench/coordbench/internal/inputfile"
+)
+
+// FileAttempts is the ledger of a sweep directory's discarded attempts:
+// one JSON line for every run of a case that spent model calls without
+// giving the case's result. A case directory holds the usage of the run
+// that finished it; without the ledger the money of the runs before it
+// would vanish when the case is rerun (its failed/<id>/ is replaced or
+// removed, and a response cache replays the earlier calls as free).
+const FileAttempts = "attempts.jsonl"
+
+// Outcomes of a discarded attempt.
+const (
+	// AttemptFailed: the case failed; it runs again on the next run.
+	AttemptFailed = "failed"
+	// AttemptReturned: a distributed worker handed the case back (it was
+	// stopped, or could not store or report the outcome).
+	AttemptReturned = "returned"
+	// AttemptDuplicate: a second delivery of a case ran it to the end
+	// while another delivery's result was kept.
+	AttemptDuplicate = "duplicate"
+)
+
+// maxAttemptsFile bounds the ledger read: at about 250 bytes a line, a
+// quarter of a million attempts.
+const maxAttemptsFile = 64 << 20
+
+// Attempt is one line of FileAttempts.
+type Attempt struct {
+	// ID tells attempts apart: a line written twice (a distributed
+	// result delivered again) is counted once.
+	ID      string `json:"attempt"`
+	CaseID  string `json:"case_id"`
+	Outcome string `json:"outcome"`
+	Usage
+}
+
+// NewAttemptID returns a fresh random attempt id.
+func NewAttemptID() string {
+	var b [12]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// check rejects a line no run writes: counting it could lower the money
+// spent or price it under no case.
+func (a *Attempt) check() error {
+	switch {
+	case a.ID == "" || len(a.ID) > 64:
+		return errors.New("missing or overlong attempt id")
+	case a.Outcome != AttemptFailed && a.Outcome != AttemptReturned && a.Outcome != AttemptDuplicate:
+		return fmt.Errorf("unknown outcome %q", a.Outcome)
+	case a.Usage.negative():
+		return errNegativeUsage
+	case a.Usage.over(maxAttemptCount):
+		return fmt.Errorf("calls or token counts above %d", int64(maxAttemptCount))
+	}
+	return nil
+}
+
+// maxAttemptCount bounds each count of one attempt (a trillion tokens),
+// so that no sum of the ledger's lines overflows.
+const maxAttemptCount = 1 << 40
+
+// ModelCases are the shard's cases that call a model, by id.
+func (s *Suite) ModelCases() map[string]bool {
+	out := map[string]bool{}
+	for _, cm := range s.caseModels() {
+		if cm[1] != "" {
+			out[cm[0]] = true
+		}
+	}
+	return out
+}
+
+// ReadAttempts reads dir's ledger: its attempts in file order, each id
+// once. A missing ledger has none. A last line cut short (a run killed
+// while appending it) is left out; any other malformed line is an error.
+func ReadAttempts(dir string) ([]Attempt, error) {
+	path := filepath.Join(dir, FileAttempts)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	data, err := inputfile.Read(path, "attempts ledger", maxAttemptsFile)
+	if err != nil {
+		return nil, err
+	}
+	data = data[:completeLines(data)]
+	var out []Attempt
+	seen := map[string]bool{}
+	for n := 1; len(data) > 0; n++ {
+		line, rest, _ := bytes.Cut(data, []byte{'\n'})
+		data = rest
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var a Attempt
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&a); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		if err := a.check(); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		if !seen[a.ID] {
+			seen[a.ID] = true
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// completeLines is the length of data's complete lines: up to and with
+// its last newline.
+func completeLines(data []byte) int { return bytes.LastIndexByte(data, '\n') + 1 }
+
+// AttemptLog appends to a directory's ledger. Its methods are safe for
+// concurrent use (a suite's workers, a coordinator's results).
+type AttemptLog struct {
+	path string
+	mu   sync.Mutex
+}
+
+// OpenAttemptLog opens dir's ledger for appending; a last line cut short
+// by a killed run is cut off first, so that the next line starts whole.
+func OpenAttemptLog(dir string) (*AttemptLog, error) {
+	path := filepath.Join(dir, FileAttempts)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
+	if size > 0 {
+		// Read back from the end to the last newline (a line is short).
+		tail := make([]byte, min(size, 4096))
+		if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
+			return nil, err
+		}
+		if tail[len(tail)-1] != '\n' {
+			keep := size - int64(len(tail)) + int64(completeLines(tail))
+			if completeLines(tail) == 0 && size > int64(len(tail)) {
+				return nil, fmt.Errorf("%s: its last line is longer than %d bytes: not a ledger this program wrote", path, len(tail))
+			}
+			if err := f.Truncate(keep); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &AttemptLog{path: path}, nil
+}
+
+// Append adds a to the ledger, as one write of one line.
+func (l *AttemptLog) Append(a Attempt) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	line, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Recorder writes the failed attempts of a sweep run's cases into its
+// directory's ledger. Its Ended goes in the suite's options (chained to
+// another, a Budget's); it is safe for concurrent use.
+type Recorder struct {
+	log       *AttemptLog
+	benchmark string
+	ids       []string
+	models    []string // per shard position; "" for a case without a model
+	next      func(i int, dir string, failed bool)
+
+	mu     sync.Mutex
+	err    error // the first attempt that could not be recorded
+	failed int   // how many could not
+}
+
+// NewRecorder makes the recorder of the shard's cases over the suite
+// directory dir; next, if set, is told of every case after it.
+func (s *Suite) NewRecorder(dir string, next func(i int, dir string, failed bool)) (*Recorder, error) {
+	log, err := OpenAttemptLog(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorder{log: log, benchmark: s.Experiment.Benchmark, next: next}
+	for _, cm := range s.caseModels() {
+		r.ids = append(r.ids, cm[0])
+		r.models = append(r.models, cm[1])
+	}
+	return r, nil
+}
+
+// Ended records case i (a position in the shard's cases), which ended in
+// dir, if it failed and is model-backed; then tells next.
+func (r *Recorder) Ended(i int, dir string, failed bool) {
+	if failed && r.models[i] != "" {
+		u, err := ReadUsage(r.benchmark, dir)
+		if err == nil {
+			err = r.log.Append(Attempt{ID: NewAttemptID(), CaseID: r.ids[i], Outcome: AttemptFailed, Usage: u})
+		}
+		if err != nil {
+			r.mu.Lock()
+			if r.failed++; r.err == nil {
+				r.err = fmt.Errorf("recording the failed attempt at %s in %s: %w", r.ids[i], FileAttempts, err)
+			}
+			r.mu.Unlock()
+		}
+	}
+	if r.next != nil {
+		r.next(i, dir, failed)
+	}
+}
+
+// Err tells of the attempts that could not be recorded (their money is
+// missing from the cost files): the first one's error and their number.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed > 1 {
+		return fmt.Errorf("%w (and %d more attempts not recorded)", r.err, r.failed-1)
+	}
+	return r.err
+}
