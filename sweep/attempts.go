@@ -136,11 +136,15 @@ type AttemptLog struct {
 	mu   sync.Mutex
 }
 
-// OpenAttemptLog opens dir's ledger for appending; a last line cut short
-// by a killed run is cut off first, so that the next line starts whole.
+// OpenAttemptLog opens dir's ledger for appending (the file is made at
+// the first line); a last line cut short by a killed run is cut off
+// first, so that the next line starts whole.
 func OpenAttemptLog(dir string) (*AttemptLog, error) {
 	path := filepath.Join(dir, FileAttempts)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return &AttemptLog{path: path}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +183,7 @@ func (l *AttemptLog) Append(a Attempt) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
