@@ -93,3 +93,18 @@ func MarshalLine(v any) []byte {
 	}
 	return append(b, '\n')
 }
+
+// AppendLine appends line and a newline to the file at path (made if
+// missing) in one write, so that a reader sees whole lines but for a
+// last one cut short by a killed process.
+func AppendLine(path string, line []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

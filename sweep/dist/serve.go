@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/sweep"
 )
 
@@ -441,24 +441,12 @@ func (c *coordinator) onDead(ctx context.Context, m jetstream.Msg) {
 		c.state[id] = StatusDead
 		delete(c.running, id)
 		c.out.Dead = append(c.out.Dead, d)
-		if err := appendLine(filepath.Join(c.opt.Dir, DeadLetterFile), encode(d)); err != nil {
+		if err := atomicfs.AppendLine(filepath.Join(c.opt.Dir, DeadLetterFile), encode(d)); err != nil {
 			c.logf("recording dead-lettered case %s: %v", id, err)
 		}
 		c.logf("dead-lettered %s after %d deliveries", id, a.Deliveries)
 	}
 	c.st.cases.DeleteMsg(ctx, a.StreamSeq)
-}
-
-func appendLine(path string, line []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func (c *coordinator) writeStatus(state string) {
