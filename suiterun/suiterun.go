@@ -16,8 +16,9 @@
 //     failed/<id>/; it runs again on the next invocation, and a later
 //     success removes it from failed/.
 //   - Cases run on a pool of workers. When ctx is cancelled (the CLI's first
-//     Ctrl-C) no new case starts and the cases in flight finish; the CLI's
-//     second Ctrl-C kills the process, which the rules above make safe.
+//     Ctrl-C) no new case starts and the cases in flight finish (unless
+//     Options.CancelInFlight); the CLI's second Ctrl-C kills the process,
+//     which the rules above make safe.
 //   - A directory that holds a suite of another configuration is refused
 //     (Layout.ConfigFile, Plan.Config): a rerun with other instances,
 //     controllers, models or limits would rewrite the summary without the
@@ -124,6 +125,10 @@ type Options struct {
 	// takes another, where the case ended: its directory under
 	// Layout.CasesDir, or under FailedDir when failed.
 	Ended func(i int, dir string, failed bool)
+	// CancelInFlight passes ctx itself to the cases in flight, so that its
+	// end cuts them short (they fail) instead of letting them finish: a
+	// distributed worker told to hand its cases back.
+	CancelInFlight bool
 }
 
 // Progress is the state of a running suite.
@@ -249,6 +254,9 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 	report(nil)
 
 	runCtx := context.WithoutCancel(ctx) // cases in flight finish
+	if opt.CancelInFlight {
+		runCtx = ctx
+	}
 	for o := range pool(ctx, todo, opt.Workers, func(i int) (Outcome[R], bool) {
 		if opt.Admit != nil && !opt.Admit(i) {
 			return Outcome[R]{}, false

@@ -1,9 +1,11 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -44,7 +46,8 @@ func ResolveCase(file string, e *Experiment, m Models, id string) (*Suite, error
 // dir, a scratch directory of its own, with the suite's own runner. It
 // returns the finished case's directory; a case that failed is an error
 // (its partial artifacts stay in dir's failed/). What the case wrote is
-// byte for byte what sweep run writes for it.
+// byte for byte what sweep run writes for it. The end of ctx cuts the
+// case short (it fails): a distributed worker's abort.
 func (s *Suite) RunOne(ctx context.Context, dir string) (string, error) {
 	ids := s.ShardIDs()
 	if len(ids) != 1 {
@@ -56,7 +59,7 @@ func (s *Suite) RunOne(ctx context.Context, dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		rep, err := harness.RunSuite(ctx, s.Des, dir, harness.SuiteRunOptions{Workers: 1, GroupBy: keys})
+		rep, err := harness.RunSuite(ctx, s.Des, dir, harness.SuiteRunOptions{Workers: 1, GroupBy: keys, CancelInFlight: true})
 		if err != nil {
 			return "", err
 		}
@@ -66,7 +69,7 @@ func (s *Suite) RunOne(ctx context.Context, dir string) (string, error) {
 			}
 		}
 	} else {
-		rep, err := suite.Run(ctx, s.Silo, dir, suite.RunOptions{Workers: 1})
+		rep, err := suite.Run(ctx, s.Silo, dir, suite.RunOptions{Workers: 1, CancelInFlight: true})
 		if err != nil {
 			return "", err
 		}
@@ -77,7 +80,11 @@ func (s *Suite) RunOne(ctx context.Context, dir string) (string, error) {
 	if len(failures) > 0 {
 		return "", errors.New(failures[0])
 	}
-	return filepath.Join(dir, CasesDir(s.Experiment.Benchmark), ids[0]), nil
+	caseDir := filepath.Join(dir, CasesDir(s.Experiment.Benchmark), ids[0])
+	if _, err := os.Stat(caseDir); err != nil {
+		return "", fmt.Errorf("case %s did not run (interrupted before it started): %w", ids[0], cmp.Or(ctx.Err(), err))
+	}
+	return caseDir, nil
 }
 
 // Finished summarises the whole experiment s (resolved with Whole) in

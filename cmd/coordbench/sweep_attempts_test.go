@@ -22,6 +22,8 @@ import (
 type flakyStub struct {
 	*httptest.Server
 	left atomic.Int64
+	// onRequest, if set, is called before each request is answered.
+	onRequest atomic.Pointer[func()]
 }
 
 func newFlakyStub(t *testing.T, answers int64) *flakyStub {
@@ -33,6 +35,9 @@ func newFlakyStub(t *testing.T, answers int64) *flakyStub {
 	s := &flakyStub{}
 	s.left.Store(answers)
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := s.onRequest.Load(); f != nil {
+			(*f)()
+		}
 		if s.left.Add(-1) < 0 {
 			http.Error(w, `{"error":{"message":"invalid key"}}`, http.StatusUnauthorized)
 			return
@@ -177,26 +182,28 @@ func TestDistDiscardedAttemptsCounted(t *testing.T) {
 		t.Errorf("cost summary after the failed run: %v", got)
 	}
 
-	// Second serve: the first worker is stopped hard (abort) while it
-	// runs the case; the run ends all the same (cases in flight finish)
-	// and the worker hands the case back with the usage of its run.
+	// Second serve: the first worker is stopped hard (abort) at its
+	// run's third model call; the run is cut short and the worker hands
+	// the case back with the usage of its run.
 	flaky.left.Store(1 << 30)
 	serve = served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
 	abort, stop := context.WithCancel(ctx)
+	var calls atomic.Int64
+	hook := func() {
+		if calls.Add(1) == 3 {
+			stop()
+		}
+	}
+	flaky.onRequest.Store(&hook)
 	stopped := make(chan error, 1)
 	go func() {
 		c := wcfg
 		c.name = "stopped"
-		_, err := runWorker(abort, abort, c, io.Discard, func(run dist.RunCase) dist.RunCase {
-			return func(ctx context.Context, c dist.CaseRun) (string, error) {
-				dir, err := run(ctx, c)
-				stop()
-				return dir, err
-			}
-		})
+		_, err := runWorker(abort, abort, c, io.Discard, nil)
 		stopped <- err
 	}()
 	wait(t, stopped, "the stopped worker")
+	flaky.onRequest.Store(nil)
 	wcfg.name = "b"
 	ws = workers(ctx, 1, wcfg, nil)
 	if err := wait(t, serve, "serve"); err != nil {
@@ -204,14 +211,45 @@ func TestDistDiscardedAttemptsCounted(t *testing.T) {
 	}
 	wait(t, ws, "worker")
 	att, err = sweep.ReadAttempts(out)
-	if err != nil || len(att) != 2 || att[1].Outcome != sweep.AttemptReturned || att[1].Calls < 2 {
-		t.Fatalf("ledger after the second serve: %+v, %v", att, err)
-	}
 	got := totalRow(t, out)
+	if err != nil || len(att) != 2 || att[1].Outcome != sweep.AttemptReturned || att[1].Calls < 2 || float64(att[1].Calls) >= num(t, got["calls"]) {
+		t.Fatalf("ledger after the second serve: %+v, %v; want a returned run cut short, with fewer calls than the finished one's %s", att, err, got["calls"])
+	}
 	if got["cases"] != "1" || got["discarded_attempts"] != "2" || num(t, got["spent_usd"]) <= num(t, got["cost_usd"]) {
 		t.Errorf("cost summary: %v", got)
 	}
 	if st, err := run(t, "sweep", "status", out); err != nil || !strings.Contains(st, "on 2 discarded attempts") {
 		t.Errorf("status: %v\n%s", err, st)
+	}
+}
+
+// TestDistAbortStoresFinishedRun: a worker told to stop (abort) after its
+// run has finished stores the case rather than hand back a result that
+// was paid for.
+func TestDistAbortStoresFinishedRun(t *testing.T) {
+	stub := desStub(t)
+	tmp := t.TempDir()
+	file := llmExperiment(t, tmp, stub.URL, "1", "")
+	emb := startNATS(t)
+	ctx := context.Background()
+	out := filepath.Join(tmp, "dist")
+	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL()})
+	abort, stop := context.WithCancel(ctx)
+	rep, err := runWorker(abort, abort, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "w", scratch: t.TempDir(), experimentDir: "."}, io.Discard,
+		func(run dist.RunCase) dist.RunCase {
+			return func(ctx context.Context, c dist.CaseRun) (string, error) {
+				dir, err := run(ctx, c)
+				stop()
+				return dir, err
+			}
+		})
+	if err != nil || rep.Ran != 1 || rep.Returned != 0 {
+		t.Fatalf("worker: %+v, %v; want the finished run stored, none handed back", rep, err)
+	}
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	if att, err := sweep.ReadAttempts(out); err != nil || len(att) != 0 {
+		t.Errorf("ledger: %+v, %v; want no discarded attempt", att, err)
 	}
 }

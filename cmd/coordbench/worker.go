@@ -44,7 +44,9 @@ the experiment's concurrency and rpm limits hold across all workers; API
 keys are read from this machine's environment, by the variable name in
 the experiment, and sent only to loopback endpoints and those allowed
 with --allow-endpoint (a case of another endpoint fails, saying so). Ctrl-C stops pulling cases and finishes those in flight;
-a second Ctrl-C hands them back to the queue.`,
+a second Ctrl-C cuts them short and hands them back to the queue (the model
+calls they made are reported, for the experiment's cost files; a case that
+finished all the same is stored).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.name == "" {

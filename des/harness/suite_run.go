@@ -35,6 +35,10 @@ type SuiteRunOptions struct {
 	// ended (a sweep's cost limit).
 	Admit func(i int) bool
 	Ended func(i int, dir string, failed bool)
+	// CancelInFlight: the end of ctx interrupts the episodes in flight
+	// too (suiterun.Options.CancelInFlight): each ends before its next
+	// decision with status interrupted, and its case fails.
+	CancelInFlight bool
 
 	// runEpisode replaces RunToDir in tests.
 	runEpisode func(context.Context, Episode, string) (Result, error)
@@ -136,7 +140,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
 	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig,
 		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force, RunNone: opt.RunNone,
-		Admit: opt.Admit, Ended: opt.Ended})
+		Admit: opt.Admit, Ended: opt.Ended, CancelInFlight: opt.CancelInFlight})
 	return rep, err
 }
 
@@ -157,8 +161,11 @@ func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult], groupBy [
 }
 
 // runCase runs one case into dir on the storage of sc: its episode, then
-// the controller's end-of-case hook. ctx is not cancelled with the suite's (suiterun): a
-// case in flight runs to its end.
+// the controller's end-of-case hook. ctx is not cancelled with the
+// suite's (suiterun), and a case in flight runs to its end, unless the
+// suite cancels cases in flight: then ctx's end interrupts the episode
+// (a cancelled ctx alone would only make the controller's answers fall
+// back while the episode went on).
 func runCase(ctx context.Context, c Case, dir string, sc *Scratch, run func(context.Context, Episode, string) (Result, error)) (CaseResult, error) {
 	r := CaseResult{Case: c}
 	ep, err := c.EpisodeIn(ctx, dir)
@@ -166,6 +173,7 @@ func runCase(ctx context.Context, c Case, dir string, sc *Scratch, run func(cont
 		return r, err
 	}
 	ep.Scratch = sc
+	ep.Stop = ctx.Done() // nil, never closed, for a case that runs to its end
 	res, err := run(ctx, ep, dir)
 	r.Metrics, r.Status = res.Metrics, res.Metrics.Status
 	if err == nil {

@@ -74,8 +74,10 @@ type WorkerReport struct {
 // Worker pulls cases of the experiment being served on nc from the
 // shared durable consumer and runs them until the experiment is over or
 // ctx ends (then it pulls no more, and the cases in flight finish).
-// Ending abort as well hands the cases in flight back to the queue
-// (NAK) for another worker. Every case is stored before it is acked.
+// Ending abort as well cuts the cases in flight short (RunCase gets
+// abort) and hands them back to the queue (NAK) for another worker, after
+// reporting the usage of their runs; a run that finished all the same is
+// stored. Every case is stored before it is acked.
 func Worker(ctx, abort context.Context, nc *nats.Conn, opt WorkerOptions) (*WorkerReport, error) {
 	if opt.Run == nil {
 		return nil, errors.New("worker: no case runner")
@@ -309,7 +311,9 @@ func (w *worker) handle(msg jetstream.Msg) {
 	if runErr != nil || caseDir == "" {
 		usedDir = filepath.Join(run.Dir, suiterun.FailedDir, id)
 	}
-	if w.abort.Err() != nil {
+	if w.abort.Err() != nil && runErr != nil {
+		// Cut short (or failed) while the worker was told to stop: not the
+		// case's outcome. A run that finished all the same is stored.
 		w.giveBack(msg, id, w.abort.Err(), usedDir)
 		return
 	}
