@@ -519,7 +519,10 @@ models:
 		t.Errorf("the served sweep made %d model calls, the single-machine run %d", served, calls)
 	}
 	// Each model call of the served sweep was granted a permit under its
-	// own entry's key: as many grants per key as calls to its model.
+	// own entry's key: as many grants per key as calls to its model, and
+	// none under any other key. (Both entries make as many calls, so
+	// this cannot tell the two keys swapped from right; it does tell one
+	// key for both, or calls made without a permit.)
 	got := grants()
 	servedPer := stub.perModel()
 	keyOf := map[string]string{"stub-small": limits[0].Endpoint, "stub-large": limits[1].Endpoint}
