@@ -20,6 +20,9 @@ func (r *desRun) figures(id string) []Figure {
 	if r.spansLeft > 0 {
 		gc += fmt.Sprintf(" Only the first %d spans are drawn; %d more are left out.", maxSpans, r.spansLeft)
 	}
+	if r.transportsLeft > 0 {
+		gc += fmt.Sprintf(" Only the first %d transports are drawn; %d more are left out.", maxTransports, r.transportsLeft)
+	}
 	if r.rowsLeft > 0 {
 		gc += fmt.Sprintf(" Only the first %d rows are drawn; %d more (machines or transport rows) are left out.", maxGanttRows, r.rowsLeft)
 	}

@@ -23,7 +23,8 @@ import (
 // its cap, the decisions by source over time from decisions.jsonl, and
 // the message counts by type from metrics.json. The JSONL files are
 // streamed line by line with a bounded line length, so a long trace costs
-// time, not memory; the drawn spans are capped (maxSpans).
+// time, not memory; the drawn spans and the transports kept are capped
+// (maxSpans, maxTransports).
 
 // Run directory files (docs/trace-format.md).
 const (
@@ -39,6 +40,7 @@ const (
 	maxTraceLine    = 1 << 20  // one trace.jsonl record
 	maxDecisionLine = 64 << 20 // one decisions.jsonl record (payload and raw reply included)
 	maxSpans        = 20000    // Gantt spans drawn per case
+	maxTransports   = 10000    // transport_start records kept (held until the trace is read) and drawn per case
 	maxPowerPoints  = 20000    // power_change records drawn per case
 	maxGanttRows    = 400      // Gantt rows (machines, then transports) per case
 	auditBins       = 200      // time bins of the decision-source audit
@@ -66,6 +68,7 @@ type desRun struct {
 	spans            []Span
 	spansLeft        int // spans not drawn (over maxSpans)
 	rowsLeft         int // rows not drawn (over maxGanttRows)
+	transportsLeft   int // transports not kept (over maxTransports)
 	powerT, powerKW  []float64
 	powerLeft        int
 	sources          []string    // decision sources, sorted
@@ -255,6 +258,10 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 			}
 			if _, ok := transportRow[ev.Cell]; !ok {
 				transportRow[ev.Cell] = 0
+			}
+			if len(transports) >= maxTransports {
+				r.transportsLeft++
+				break
 			}
 			transports = append(transports, transport{ev.Cell, t, t + ev.Dur})
 		case "episode_end":

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,6 +260,38 @@ func TestGanttRowsCapped(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, fileInstance), []byte(`{"areas":[{"cells":[{"id":"C9","machines":-1}]}]}`), 0o644)
 	if _, err := readDESRun(dir); err == nil || !strings.Contains(err.Error(), "instance.json") {
 		t.Errorf("a negative machine count: %v", err)
+	}
+}
+
+// TestTransportsCapped: a trace with more transports than maxTransports
+// keeps and draws the first maxTransports and says how many it left out;
+// their rows are still shown.
+func TestTransportsCapped(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString(`{"t":0,"ev":"episode_start"}` + "\n")
+	const extra = 7
+	for i := range maxTransports + extra {
+		fmt.Fprintf(&b, `{"t":%d,"ev":"transport_start","cell":"C%d","dur":1}`+"\n", i, i%2)
+	}
+	fmt.Fprintf(&b, `{"t":%d,"ev":"episode_end","status":"done"}`+"\n", maxTransports+extra)
+	os.WriteFile(filepath.Join(dir, fileTrace), []byte(b.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, fileInstance), []byte(`{"areas":[{"cells":[{"id":"C0","machines":1},{"id":"C1","machines":1}]}]}`), 0o644)
+	r, err := readDESRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn := 0
+	for _, sp := range r.spans {
+		if sp.Kind == kTransport {
+			drawn++
+		}
+	}
+	if drawn != maxTransports || r.transportsLeft != extra || !slices.Contains(r.rows, "→ C0") || !slices.Contains(r.rows, "→ C1") {
+		t.Errorf("%d transports drawn (want %d), %d left out (want %d), rows %v", drawn, maxTransports, r.transportsLeft, extra, r.rows)
+	}
+	if f := r.figures("x")[0]; !strings.Contains(f.Caption, fmt.Sprintf("Only the first %d transports are drawn; %d more are left out.", maxTransports, extra)) {
+		t.Errorf("caption %q", f.Caption)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Command holdcg runs the hold model on the calendar (des/sim) or on a
 // container/heap callback kernel, for instruction counting under
-// valgrind, where `go test` binaries do not run (bench/callgrind.sh):
+// valgrind, where `go test` binaries do not run (bench/callgrind.sh); the
+// heap kernel is internal/heapkernel, the baseline of des/sim's benchmarks:
 //
 //	holdcg calendar|heap N M [skew]
 //
@@ -11,39 +12,14 @@
 package main
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 
 	"github.com/coordbench/coordbench/des/sim"
+	"github.com/coordbench/coordbench/internal/heapkernel"
 )
-
-type cbEvent struct {
-	t   float64
-	seq uint64
-	fn  func()
-}
-type cbHeap []*cbEvent
-
-func (h cbHeap) Len() int { return len(h) }
-func (h cbHeap) Less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
-	}
-	return h[i].seq < h[j].seq
-}
-func (h cbHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *cbHeap) Push(x any)   { *h = append(*h, x.(*cbEvent)) }
-func (h *cbHeap) Pop() any {
-	old := *h
-	n := len(old)
-	x := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
-	return x
-}
 
 func main() {
 	if len(os.Args) < 4 {
@@ -62,21 +38,16 @@ func main() {
 		return rng.Exp(1)
 	}
 	if kind == "heap" {
-		var h cbHeap
-		var now float64
-		var seq uint64
+		var k heapkernel.Kernel // the one des/sim's benchmarks run
 		var proc func()
-		proc = func() { seq++; heap.Push(&h, &cbEvent{t: now + delay(now), seq: seq, fn: proc}) }
+		proc = func() { k.At(k.Now()+delay(k.Now()), proc) }
 		for i := 0; i < n; i++ {
-			seq++
-			heap.Push(&h, &cbEvent{t: delay(0), seq: seq, fn: proc})
+			k.At(delay(0), proc)
 		}
-		for k := 0; k < m; k++ {
-			e := heap.Pop(&h).(*cbEvent)
-			now = e.t
-			e.fn()
+		for i := 0; i < m; i++ {
+			k.Step()
 		}
-		fmt.Println(now)
+		fmt.Println(k.Now())
 		return
 	}
 	c := sim.NewCalendar(n)

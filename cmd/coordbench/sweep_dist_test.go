@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,12 +41,21 @@ func startNATS(t testing.TB) *dist.Embedded {
 }
 
 // slowStub is the des stub model (llmctl builtin) behind a latency, on
-// loopback, counting requests and their arrival times.
+// loopback, counting requests (in all and per model asked for) and their
+// arrival times.
 type slowStub struct {
 	*httptest.Server
-	n     atomic.Int64
-	mu    sync.Mutex
-	times []time.Time
+	n      atomic.Int64
+	mu     sync.Mutex
+	times  []time.Time
+	models map[string]int64
+}
+
+// perModel is a copy of the requests counted per model.
+func (s *slowStub) perModel() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.models)
 }
 
 func newSlowStub(t testing.TB, delay time.Duration) *slowStub {
@@ -53,10 +64,21 @@ func newSlowStub(t testing.TB, delay time.Duration) *slowStub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &slowStub{}
+	s := &slowStub{models: map[string]int64{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			Model string `json:"model"`
+		}
+		json.Unmarshal(body, &req)
 		s.mu.Lock()
 		s.times = append(s.times, time.Now())
+		s.models[req.Model]++
 		s.mu.Unlock()
 		s.n.Add(1)
 		time.Sleep(delay)
@@ -476,8 +498,9 @@ models:
 	if out, err := run(t, "sweep", "run", file, "--out", whole); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	calls := stub.n.Load()
+	calls, callsPer := stub.n.Load(), stub.perModel()
 	emb := startNATS(t)
+	grants := watchPermits(t, emb.URL())
 	ctx := context.Background()
 	out := filepath.Join(tmp, "dist")
 	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL()})
@@ -494,5 +517,102 @@ models:
 	sameSummaries(t, out, whole, append(slices.Clone(experiments[0].files), "cost.csv", "cost_summary.csv"))
 	if served := stub.n.Load() - calls; served != calls {
 		t.Errorf("the served sweep made %d model calls, the single-machine run %d", served, calls)
+	}
+	// Each model call of the served sweep was granted a permit under its
+	// own entry's key: as many grants per key as calls to its model, and
+	// none under any other key. (Both entries make as many calls, so
+	// this cannot tell the two keys swapped from right; it does tell one
+	// key for both, or calls made without a permit.)
+	got := grants()
+	servedPer := stub.perModel()
+	keyOf := map[string]string{"stub-small": limits[0].Endpoint, "stub-large": limits[1].Endpoint}
+	want := map[string]int64{}
+	for model, key := range keyOf {
+		n := servedPer[model] - callsPer[model]
+		if n == 0 {
+			t.Errorf("the served sweep made no call to %s", model)
+		}
+		want[key] = n
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("permits granted per key %v, want one per model call under its entry's key %v", got, want)
+	}
+}
+
+// watchPermits listens, on the NATS server at url, to the permit requests
+// of any experiment and to the replies to them; the function it returns
+// is the permits granted so far per key (the endpoint asked for). It
+// reads package dist's protocol (subjects cb.permit.<id>.acquire, a JSON
+// request {"endpoint"}, a reply with a "lease" when granted).
+func watchPermits(t *testing.T, url string) func() map[string]int64 {
+	t.Helper()
+	var dropped atomic.Bool // a slow consumer: messages were lost
+	nc, err := nats.Connect(url, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) { dropped.Store(true) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	// One channel for requests and replies keeps their order: a request
+	// reaches this connection before the reply to it.
+	ch := make(chan *nats.Msg, 1<<16)
+	for _, subj := range []string{"cb.permit.*.acquire", "_INBOX.>", "test.permits.sync"} {
+		if _, err := nc.ChanSubscribe(subj, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	asked := map[string]string{} // reply inbox → key
+	granted := map[string]int64{}
+	synced := make(chan struct{}, 1)
+	go func() {
+		for m := range ch {
+			switch {
+			case m.Subject == "test.permits.sync":
+				synced <- struct{}{}
+			case strings.HasPrefix(m.Subject, "cb.permit."):
+				var req struct {
+					Endpoint string `json:"endpoint"`
+				}
+				if json.Unmarshal(m.Data, &req) == nil && m.Reply != "" {
+					mu.Lock()
+					asked[m.Reply] = req.Endpoint
+					mu.Unlock()
+				}
+			default:
+				mu.Lock()
+				key, ok := asked[m.Subject]
+				mu.Unlock()
+				var rep struct {
+					Lease string `json:"lease"`
+				}
+				if ok && json.Unmarshal(m.Data, &rep) == nil && rep.Lease != "" {
+					mu.Lock()
+					granted[key]++
+					delete(asked, m.Subject)
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	return func() map[string]int64 {
+		// Every message sent before this one has been read once it
+		// comes back.
+		if err := nc.Publish("test.permits.sync", nil); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-synced:
+		case <-time.After(time.Minute):
+			t.Fatal("the permit watch did not catch up")
+		}
+		if dropped.Load() {
+			t.Fatal("the permit watch lost messages")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(granted)
 	}
 }

@@ -1,59 +1,16 @@
 package sim
 
 import (
-	"container/heap"
 	"testing"
+
+	"github.com/coordbench/coordbench/internal/heapkernel"
 )
 
 // ---- Baseline: the typical Go simulator kernel, a container/heap of
-// pointers to events carrying a func() callback.
+// pointers to events carrying a func() callback (internal/heapkernel,
+// which bench/holdcg runs under valgrind too).
 
-type cbEvent struct {
-	t   float64
-	seq uint64
-	fn  func()
-}
-
-type cbHeap []*cbEvent
-
-func (h cbHeap) Len() int { return len(h) }
-func (h cbHeap) Less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
-	}
-	return h[i].seq < h[j].seq
-}
-func (h cbHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *cbHeap) Push(x any)   { *h = append(*h, x.(*cbEvent)) }
-func (h *cbHeap) Pop() any {
-	old := *h
-	n := len(old)
-	x := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
-	return x
-}
-
-type cbKernel struct {
-	h   cbHeap
-	now float64
-	seq uint64
-}
-
-func (k *cbKernel) At(t float64, fn func()) {
-	k.seq++
-	heap.Push(&k.h, &cbEvent{t: t, seq: k.seq, fn: fn})
-}
-
-func (k *cbKernel) Step() bool {
-	if len(k.h) == 0 {
-		return false
-	}
-	e := heap.Pop(&k.h).(*cbEvent)
-	k.now = e.t
-	e.fn()
-	return true
-}
+type cbKernel = heapkernel.Kernel
 
 // ---- Second reference: a typed 4-ary min-heap of Event values, with the
 // same API as Calendar (what a careful non-calendar kernel would do).
@@ -183,7 +140,7 @@ func BenchmarkHold(b *testing.B) {
 		k := &cbKernel{}
 		rng := NewStream(1, "hold")
 		var proc func()
-		proc = func() { k.At(k.now+rng.Exp(1), proc) }
+		proc = func() { k.At(k.Now()+rng.Exp(1), proc) }
 		for i := 0; i < holdN; i++ {
 			k.At(rng.Exp(1), proc)
 		}
@@ -256,8 +213,8 @@ func benchContainerHeapN(b *testing.B, n int, delay func(*Stream, float64) (floa
 	rng := NewStream(1, "hold")
 	var proc func()
 	proc = func() {
-		d, _ := delay(&rng, k.now)
-		k.At(max(k.now, k.now+d), proc)
+		d, _ := delay(&rng, k.Now())
+		k.At(max(k.Now(), k.Now()+d), proc)
 	}
 	for i := 0; i < n; i++ {
 		d, _ := delay(&rng, 0)

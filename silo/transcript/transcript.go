@@ -47,8 +47,18 @@ const (
 // contents, answers, replies and prompts.
 const DefaultWidth = 160
 
-// maxLine bounds one JSONL line (the scanner's buffer grows up to it).
-const maxLine = 1 << 30
+// maxLine bounds one JSONL line (the scanner's buffer grows up to it, so
+// it is also the memory one log costs). The harness bounds what a line
+// holds: a message, broadcast or file content is at most proto's 64 KiB
+// (MaxContentBytes), a tool call's arguments 2×64 KiB + 4 KiB, a model
+// reply llm.MaxResponseBytes (8 MiB). The longest lines are a receive
+// result in calls.jsonl, which carries every message waiting (a team of
+// 100 agents that each sent a full-size message: about 6.5 MiB), and a
+// turn in turns.jsonl (a reply, its calls with their results, and the
+// previous turn's results as input). 256 MiB leaves ample room for that
+// (and for JSON escaping, up to 6 bytes a character) while a file that
+// is no run log fails at a bound that cannot exhaust memory.
+const maxLine = 256 << 20
 
 // Options selects and shapes what Write prints.
 type Options struct {
@@ -142,13 +152,19 @@ func readResult(path string) (*round.Result, error) {
 // scanJSONL calls fn with each non-blank line of path and its 1-based line
 // number; an error from fn is reported as path:line.
 func scanJSONL(path string, fn func(line []byte) (stop bool, err error)) error {
+	return scanJSONLMax(path, maxLine, fn)
+}
+
+// scanJSONLMax is scanJSONL with lines of at most max bytes (the tests
+// pass a small one).
+func scanJSONLMax(path string, max int, fn func(line []byte) (stop bool, err error)) error {
 	f, err := inputfile.Open(path, "run log")
 	if err != nil {
 		return missing(path, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 256<<10), maxLine)
+	sc.Buffer(make([]byte, 0, min(256<<10, max)), max)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -165,6 +181,9 @@ func scanJSONL(path string, fn func(line []byte) (stop bool, err error)) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("%s:%d: a line longer than %d bytes, more than a run of the harness writes (is this a run log?)", path, n+1, max)
+		}
 		return fmt.Errorf("%s:%d: %w", path, n+1, err)
 	}
 	return nil

@@ -347,6 +347,24 @@ func TestShowLongLines(t *testing.T) {
 	}
 }
 
+// A log line longer than the bound fails with an error that names the
+// file, the line and the bound; the lines before it were read.
+func TestShowLineTooLong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileCalls)
+	body := "{}\n\n" + `{"x":"` + strings.Repeat("y", 100) + `"}` + "\n{}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	err := scanJSONLMax(path, 64, func([]byte) (bool, error) { read++; return false, nil })
+	if err == nil || !strings.Contains(err.Error(), path+":3:") || !strings.Contains(err.Error(), "longer than 64 bytes") {
+		t.Errorf("a line of 108 bytes, bound 64: %v (want an error naming %s:3 and the bound)", err, path)
+	}
+	if read != 1 {
+		t.Errorf("%d lines read before the long one, want 1", read)
+	}
+}
+
 // Model replies, message contents, tool names and errors are untrusted:
 // what show prints of them reaches the user's terminal with its control
 // characters made visible (ESC as ␛), never as escape sequences.

@@ -16,9 +16,20 @@ import (
 // (granted, or "retry"); a permit is a lease of leaseTTL that its holder
 // renews every leaseTTL/3 while the model call runs, so the permits of a
 // killed worker come back within leaseTTL.
+//
+// A grant starts as a lease of only firstLeaseTTL: its holder confirms it
+// (a renewal) as soon as the grant reaches it, which makes it a lease of
+// leaseTTL. A grant that reaches nobody (the request timed out at the
+// worker just before, or the worker died) thus comes back within
+// firstLeaseTTL, not after leaseTTL. firstLeaseTTL needs to be above one
+// round trip to the holder only, not above its renewal interval; 5 s
+// leaves a slow or busy network ample room. (A worker of an earlier
+// version, which does not confirm, does not ask for the short first
+// lease: permitRequest.Confirms.)
 const (
 	permitWait    = 10 * time.Second
 	leaseTTL      = 30 * time.Second
+	firstLeaseTTL = 5 * time.Second
 	permitTimeout = permitWait + 10*time.Second
 	// maxPermitWaiters bounds the requests waiting at once (each waits in
 	// a goroutine, and anyone who can publish on the NATS server can
@@ -29,6 +40,10 @@ const (
 
 type permitRequest struct {
 	Endpoint string `json:"endpoint"`
+	// Confirms: the asker confirms a grant as soon as it receives it, so
+	// the grant may start as a lease of firstLeaseTTL. A worker of an
+	// earlier version does not say so, and gets leaseTTL at once.
+	Confirms bool `json:"confirms,omitempty"`
 }
 
 type permitReply struct {
@@ -188,7 +203,11 @@ func (p *PermitServer) onAcquire(m *nats.Msg) {
 		p.next++
 		p.granted++
 		id := strconv.FormatUint(p.next, 36)
-		p.leases[id] = &lease{ep: ep, expires: time.Now().Add(leaseTTL)}
+		ttl := leaseTTL
+		if req.Confirms {
+			ttl = firstLeaseTTL
+		}
+		p.leases[id] = &lease{ep: ep, expires: time.Now().Add(ttl)}
 		p.mu.Unlock()
 		if err := m.Respond(encode(permitReply{Lease: id})); err != nil {
 			p.release(id)
@@ -239,18 +258,24 @@ func (p *PermitServer) reap() {
 		case <-p.ctx.Done():
 			return
 		case now := <-t.C:
-			var expired []string
-			p.mu.Lock()
-			for id, ls := range p.leases {
-				if now.After(ls.expires) {
-					expired = append(expired, id)
-				}
-			}
-			p.mu.Unlock()
-			for _, id := range expired {
-				p.release(id)
-			}
+			p.reapAt(now)
 		}
+	}
+}
+
+// reapAt takes back the leases expired at now (the tests pass a time of
+// their choosing).
+func (p *PermitServer) reapAt(now time.Time) {
+	var expired []string
+	p.mu.Lock()
+	for id, ls := range p.leases {
+		if now.After(ls.expires) {
+			expired = append(expired, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, id := range expired {
+		p.release(id)
 	}
 }
 
@@ -279,7 +304,7 @@ func NewPermitClient(nc *nats.Conn, id string) (*PermitClient, error) {
 
 // Acquire implements llm.Limiter.
 func (c *PermitClient) Acquire(ctx context.Context, endpoint string) (func(), error) {
-	req := encode(permitRequest{Endpoint: endpoint})
+	req := encode(permitRequest{Endpoint: endpoint, Confirms: true})
 	for {
 		rctx, cancel := context.WithTimeout(ctx, permitTimeout)
 		m, err := c.nc.RequestWithContext(rctx, c.n.permitSubject("acquire"), req)
@@ -304,6 +329,9 @@ func (c *PermitClient) Acquire(ctx context.Context, endpoint string) (func(), er
 			c.mu.Lock()
 			c.held[rep.Lease] = true
 			c.mu.Unlock()
+			// Confirm the grant at once: until then it is a lease of
+			// firstLeaseTTL only, shorter than the renewal interval.
+			c.nc.Publish(c.n.permitSubject("renew"), encode(leaseMsg{Leases: []string{rep.Lease}}))
 			var once sync.Once
 			return func() {
 				once.Do(func() {
@@ -326,7 +354,8 @@ func (c *PermitClient) Acquire(ctx context.Context, endpoint string) (func(), er
 	}
 }
 
-// renew keeps the held leases alive.
+// renew keeps the held leases alive (Acquire confirms each new one at
+// once; this renews them every leaseTTL/3 from then on).
 func (c *PermitClient) renew() {
 	t := time.NewTicker(leaseTTL / 3)
 	defer t.Stop()

@@ -134,3 +134,84 @@ func TestPermitWaitersBounded(t *testing.T) {
 		t.Errorf("%d busy replies (want 7), %d waiting (want 3)", busy, waiting)
 	}
 }
+
+// A permit granted to a requester that has gone away (its request timed
+// out, or it died, before the grant reached it) comes back soon, not
+// after a whole leaseTTL: nobody renews it. A permit whose holder got it
+// lives on as long as it is renewed.
+func TestPermitUnclaimedGrantComesBack(t *testing.T) {
+	_, nc, ps := servePermits(t, 1)
+	ep := ps.limits["http://e/v1"]
+	// The requester is gone: nobody listens on its reply inbox.
+	if err := nc.PublishRequest(ps.n.permitSubject("acquire"), nats.NewInbox(), encode(permitRequest{Endpoint: "http://e/v1", Confirms: true})); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ps.Granted() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the permit was not granted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	soon := time.Now().Add(leaseTTL / 3) // well before leaseTTL
+	ps.reapAt(soon)
+	if n := len(ep.sem); n != 0 {
+		t.Fatalf("%d permits still held %v after a grant nobody received (want 0: it comes back well before leaseTTL %v)", n, leaseTTL/3, leaseTTL)
+	}
+
+	// A holder that received its grant confirms it at once, and keeps it
+	// for leaseTTL from then (renewing it every leaseTTL/3).
+	pc, err := NewPermitClient(nc, permitsTestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	release, err := pc.Acquire(context.Background(), "http://e/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	granted := time.Now()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		ps.mu.Lock()
+		confirmed := false
+		for _, ls := range ps.leases {
+			confirmed = ls.expires.After(granted.Add(leaseTTL / 2))
+		}
+		ps.mu.Unlock()
+		if confirmed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the holder's lease was not confirmed to leaseTTL")
+		}
+	}
+	ps.reapAt(granted.Add(leaseTTL / 3))
+	if n := len(ep.sem); n != 1 {
+		t.Fatalf("%d permits held after leaseTTL/3 (want 1: its holder has it)", n)
+	}
+	ps.reapAt(time.Now().Add(leaseTTL + time.Second))
+	if n := len(ep.sem); n != 0 {
+		t.Fatalf("%d permits held after leaseTTL without renewal (want 0)", n)
+	}
+
+	// A worker of an earlier version, which does not confirm its grants,
+	// gets a lease of leaseTTL at once (it renews only every leaseTTL/3).
+	if err := nc.PublishRequest(ps.n.permitSubject("acquire"), nats.NewInbox(), encode(permitRequest{Endpoint: "http://e/v1"})); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ps.Granted() < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("the permit was not granted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	old := time.Now()
+	ps.reapAt(old.Add(leaseTTL / 3))
+	if n := len(ep.sem); n != 1 {
+		t.Fatalf("%d permits held by a worker that does not confirm, leaseTTL/3 after the grant (want 1)", n)
+	}
+	ps.reapAt(old.Add(leaseTTL + time.Second))
+	if n := len(ep.sem); n != 0 {
+		t.Fatalf("%d permits held after leaseTTL without renewal (want 0)", n)
+	}
+}
