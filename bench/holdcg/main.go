@@ -1,9 +1,10 @@
-// Command holdcg runs the hold model on the calendar (des/sim) or on a
-// container/heap callback kernel, for instruction counting under
-// valgrind, where `go test` binaries do not run (bench/callgrind.sh); the
-// heap kernel is internal/heapkernel, the baseline of des/sim's benchmarks:
+// Command holdcg runs the hold model on the calendar (des/sim), on a
+// container/heap callback kernel or on a stripped calendar (internal/holdfloor:
+// a floor, not a kernel), for instruction counting under valgrind, where
+// `go test` binaries do not run (bench/callgrind.sh); the heap kernel is
+// internal/heapkernel, the baseline of des/sim's benchmarks:
 //
-//	holdcg calendar|heap N M [skew]
+//	holdcg calendar|heap|stripped N M [skew]
 //
 // N events pending, M events processed, Exp(1) increments (with skew: the
 // dense-ahead workload of the calendar's tests, three in four events in a
@@ -19,11 +20,12 @@ import (
 
 	"github.com/coordbench/coordbench/des/sim"
 	"github.com/coordbench/coordbench/internal/heapkernel"
+	"github.com/coordbench/coordbench/internal/holdfloor"
 )
 
 func main() {
 	if len(os.Args) < 4 {
-		fmt.Fprintln(os.Stderr, "usage: holdcg calendar|heap N M [skew]")
+		fmt.Fprintln(os.Stderr, "usage: holdcg calendar|heap|stripped N M [skew]")
 		os.Exit(2)
 	}
 	kind := os.Args[1]
@@ -48,6 +50,22 @@ func main() {
 			k.Step()
 		}
 		fmt.Println(k.Now())
+		return
+	}
+	if kind == "stripped" {
+		if skew {
+			fmt.Fprintln(os.Stderr, "holdcg: the stripped calendar has no fallback: no skew")
+			os.Exit(2)
+		}
+		s := holdfloor.New(n)
+		for i := 0; i < n; i++ {
+			s.Schedule(delay(0), int32(i))
+		}
+		for k := 0; k < m; k++ {
+			t, a := s.Next()
+			s.Schedule(t+delay(t), a)
+		}
+		fmt.Println(s.Now())
 		return
 	}
 	c := sim.NewCalendar(n)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/internal/heapkernel"
+	"github.com/coordbench/coordbench/internal/holdfloor"
 )
 
 // ---- Baseline: the typical Go simulator kernel, a container/heap of
@@ -170,7 +171,28 @@ func BenchmarkHoldSize(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 10000, 100000} {
 		b.Run(itoa(n)+"/calendar", func(b *testing.B) { benchCalendarN(b, n, holdDelay) })
 		b.Run(itoa(n)+"/container_heap", func(b *testing.B) { benchContainerHeapN(b, n, holdDelay) })
+		b.Run(itoa(n)+"/floor", func(b *testing.B) { benchFloorN(b, n) })
 	}
+}
+
+// benchFloorN runs the hold model on the stripped calendar of
+// internal/holdfloor: a floor under the calendar's time per event with
+// the same draws and loop, not a contender.
+func benchFloorN(b *testing.B, n int) {
+	f := holdfloor.New(n)
+	rng := NewStream(1, "hold")
+	for i := 0; i < n; i++ {
+		d, _ := holdDelay(&rng, 0)
+		f.Schedule(d, int32(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t, a := f.Next()
+		d, _ := holdDelay(&rng, t)
+		f.Schedule(t+d, a)
+	}
+	reportRate(b)
 }
 
 // BenchmarkHoldSkewed runs the hold model (1000 pending) on the skewed
