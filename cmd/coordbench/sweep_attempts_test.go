@@ -253,3 +253,41 @@ func TestDistAbortStoresFinishedRun(t *testing.T) {
 		t.Errorf("ledger: %+v, %v; want no discarded attempt", att, err)
 	}
 }
+
+// TestDistWorkerRefusesOtherInputs: serve publishes what it resolved the
+// experiment from (the instance files' contents, the paradigms, the
+// version); a worker whose --experiment-dir holds another version of an
+// instance file fails the case, naming the instance, instead of running
+// a case that serve's summary would not count; with the same file it
+// runs.
+func TestDistWorkerRefusesOtherInputs(t *testing.T) {
+	tmp := t.TempDir()
+	plant := mustRead(t, filepath.Join("..", "..", "examples", "my_plant.yaml"))
+	exp := "benchmark: des\ndes:\n  instances: [my_plant.yaml]\n  paradigms: centralized\n  controllers: rule\n  seeds: [1]\n"
+	serveDir, workDir := filepath.Join(tmp, "serve"), filepath.Join(tmp, "worker")
+	for d, p := range map[string][]byte{serveDir: plant, workDir: []byte(strings.Replace(string(plant), "horizon: 3600", "horizon: 3000", 1))} {
+		os.MkdirAll(d, 0o755)
+		if err := os.WriteFile(filepath.Join(d, "my_plant.yaml"), p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "e.yaml"), []byte(exp), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emb := startNATS(t)
+	ctx := context.Background()
+	out := filepath.Join(tmp, "dist")
+	serve := served(t, ctx, serveConfig{file: filepath.Join(serveDir, "e.yaml"), out: out, natsURL: emb.URL()})
+	ws := workers(ctx, 1, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "other", scratch: t.TempDir(), experimentDir: workDir}, nil)
+	err := wait(t, serve, "serve")
+	if err == nil || !strings.Contains(err.Error(), "instance file-my_plant: this worker's has SHA-256") {
+		t.Fatalf("serve with a worker of another instance file: %v", err)
+	}
+	wait(t, ws, "worker")
+	serve = served(t, ctx, serveConfig{file: filepath.Join(serveDir, "e.yaml"), out: out, natsURL: emb.URL()})
+	ws = workers(ctx, 1, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "same", scratch: t.TempDir(), experimentDir: serveDir}, nil)
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatalf("serve with a worker of the same file: %v", err)
+	}
+	wait(t, ws, "worker")
+}

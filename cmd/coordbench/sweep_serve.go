@@ -122,6 +122,8 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	}
 	spec := &dist.Spec{ID: e.ID(), Benchmark: e.Benchmark, FileName: filepath.Base(cfg.file), File: data, Store: cfg.store,
 		AckWait: cfg.ackWait, MaxDeliver: cfg.maxDeliver, MaxCaseBytes: cfg.maxCaseBytes, Cases: len(s.IDs), Limits: limits}
+	inputs := s.Inputs()
+	spec.Inputs = &inputs
 	out, err := dist.Serve(ctx, nc, dist.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log, ModelCases: s.ModelCases()})
 	if err != nil {
 		if ctx.Err() != nil {

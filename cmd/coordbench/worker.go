@@ -138,7 +138,8 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 // caseRunner runs one case of a served experiment with the code of sweep
 // run: the experiment parsed from the served bytes (relative paths read
 // from expDir), its models built for the case (workerModels), the suite
-// resolved down to the case and run into the case's scratch directory.
+// resolved down to the case (refused if it resolves from inputs other
+// than serve's: Spec.Inputs) and run into the case's scratch directory.
 func caseRunner(expDir string, trust workerTrust) dist.RunCase {
 	return func(ctx context.Context, c dist.CaseRun) (string, error) {
 		e, err := sweep.Parse(c.Spec.FileName, c.Spec.File)
@@ -160,6 +161,11 @@ func caseRunner(expDir string, trust workerTrust) dist.RunCase {
 		s, err := sweep.ResolveCase(c.Spec.FileName, e, m, c.ID)
 		if err != nil {
 			return "", err
+		}
+		if c.Spec.Inputs != nil {
+			if err := c.Spec.Inputs.Differs(s.Inputs()); err != nil {
+				return "", err
+			}
 		}
 		return s.RunOne(ctx, c.Dir)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/coordbench/coordbench/sweep"
 )
 
 // Stores of case artifacts.
@@ -42,6 +44,10 @@ type Spec struct {
 	Cases int `json:"cases"`
 	// Limits are the endpoint limits the coordinator hands permits for.
 	Limits []EndpointLimit `json:"limits,omitempty"`
+	// Inputs are what serve resolved the experiment from beyond its file
+	// (instance and paradigm contents, the tool's version): a worker that
+	// resolves other ones fails the case, saying what differs.
+	Inputs *sweep.Inputs `json:"inputs,omitempty"`
 }
 
 // EndpointLimit is the global limit of one model endpoint.
