@@ -20,9 +20,10 @@ import (
 
 // cacheSchema is bumped when the table layout or the key derivation changes
 // incompatibly; a cache file with another version is refused rather than
-// misread. Compatible additions (the tool_calls column, the omitempty tool
-// fields of the key) keep it: init adds a missing column in place, and keys
-// of requests without tools are unchanged.
+// misread. Compatible additions (the tool_calls and prompt_cached_tokens
+// columns, the omitempty tool fields of the key) keep it: init adds a
+// missing column in place, and keys of requests without tools are
+// unchanged.
 const cacheSchema = "1"
 
 // Cache is a persistent response cache in one SQLite file (WAL mode). It is
@@ -32,7 +33,8 @@ const cacheSchema = "1"
 //
 // Each row holds the key, the canonical request it was derived from (base
 // URL, model, messages, generation parameters: never headers or the API key),
-// and the response content, tool calls, model, finish reason and usage.
+// and the response content, tool calls, model, finish reason and usage
+// (prompt, completion and prompt-cached tokens).
 type Cache struct {
 	db   *sql.DB
 	path string
@@ -135,24 +137,34 @@ func (c *Cache) init() error {
 			finish_reason     TEXT NOT NULL,
 			prompt_tokens     INTEGER NOT NULL,
 			completion_tokens INTEGER NOT NULL,
-			tool_calls        TEXT NOT NULL DEFAULT ''
+			tool_calls        TEXT NOT NULL DEFAULT '',
+			prompt_cached_tokens INTEGER NOT NULL DEFAULT 0
 		) WITHOUT ROWID`,
 	} {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return err
 		}
 	}
-	// Files written before tool calling lack the tool_calls column: add it
-	// (rows without tool calls read as ''). Builds that predate it name
-	// their columns and so still read and write such a file.
-	var hasToolCalls int
-	if err := tx.QueryRowContext(ctx,
-		`SELECT count(*) FROM pragma_table_info('responses') WHERE name = 'tool_calls'`).Scan(&hasToolCalls); err != nil {
-		return err
-	}
-	if hasToolCalls == 0 {
-		if _, err := tx.ExecContext(ctx, `ALTER TABLE responses ADD COLUMN tool_calls TEXT NOT NULL DEFAULT ''`); err != nil {
-			return fmt.Errorf("adding the tool_calls column: %w", err)
+	// Files written before tool calling lack the tool_calls column, and
+	// files written before the provider's prompt-cache hits were recorded
+	// lack prompt_cached_tokens: add them (old rows read as '' and 0, a
+	// reply without tool calls or prompt-cache hits). Builds that predate
+	// a column name their columns and so still read and write such a file
+	// (their rows get the default). In this order, a migrated file has a
+	// new file's columns in the same order.
+	for _, col := range []struct{ name, decl string }{
+		{"tool_calls", `tool_calls TEXT NOT NULL DEFAULT ''`},
+		{"prompt_cached_tokens", `prompt_cached_tokens INTEGER NOT NULL DEFAULT 0`},
+	} {
+		var has int
+		if err := tx.QueryRowContext(ctx,
+			`SELECT count(*) FROM pragma_table_info('responses') WHERE name = ?`, col.name).Scan(&has); err != nil {
+			return err
+		}
+		if has == 0 {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE responses ADD COLUMN `+col.decl); err != nil {
+				return fmt.Errorf("adding the %s column: %w", col.name, err)
+			}
 		}
 	}
 	var v string
@@ -182,14 +194,17 @@ func (c *Cache) get(ctx context.Context, key string) (cacheEntry, bool, error) {
 	var e cacheEntry
 	var calls string
 	err := c.db.QueryRowContext(ctx,
-		`SELECT content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls FROM responses WHERE key = ?`, key).
-		Scan(&e.Content, &e.Model, &e.FinishReason, &e.Usage.PromptTokens, &e.Usage.CompletionTokens, &calls)
+		`SELECT content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls, prompt_cached_tokens FROM responses WHERE key = ?`, key).
+		Scan(&e.Content, &e.Model, &e.FinishReason, &e.Usage.PromptTokens, &e.Usage.CompletionTokens, &calls, &e.Usage.PromptCachedTokens)
 	if errors.Is(err, sql.ErrNoRows) {
 		return cacheEntry{}, false, nil
 	}
 	if err != nil {
 		return cacheEntry{}, false, fmt.Errorf("llm: cache %s: read: %w", c.path, err)
 	}
+	// The file may have been written by another program: keep the
+	// prompt-cache hits within the prompt, as from a server.
+	e.Usage.PromptCachedTokens = clampPromptCached(e.Usage.PromptCachedTokens, e.Usage.PromptTokens)
 	if calls != "" {
 		if err := json.Unmarshal([]byte(calls), &e.ToolCalls); err != nil {
 			return cacheEntry{}, false, fmt.Errorf("llm: cache %s: read: tool_calls of an entry is not valid JSON: %w", c.path, err)
@@ -214,9 +229,9 @@ func (c *Cache) put(ctx context.Context, key, request string, e cacheEntry) (cac
 		calls = string(b)
 	}
 	res, err := c.db.ExecContext(ctx,
-		`INSERT INTO responses (key, request, content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-		key, request, e.Content, e.Model, e.FinishReason, e.Usage.PromptTokens, e.Usage.CompletionTokens, calls)
+		`INSERT INTO responses (key, request, content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls, prompt_cached_tokens)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, request, e.Content, e.Model, e.FinishReason, e.Usage.PromptTokens, e.Usage.CompletionTokens, calls, e.Usage.PromptCachedTokens)
 	if err != nil {
 		return cacheEntry{}, fmt.Errorf("llm: cache %s: write: %w", c.path, err)
 	}

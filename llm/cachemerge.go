@@ -42,8 +42,8 @@ func (c *Cache) Merge(ctx context.Context, path string) (int, error) {
 	var added int64
 	err = retryBusy(func() error {
 		res, err := conn.ExecContext(ctx,
-			`INSERT INTO main.responses (key, request, content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls)
-			 SELECT key, request, content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls FROM src.responses
+			`INSERT INTO main.responses (key, request, content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls, prompt_cached_tokens)
+			 SELECT key, request, content, model, finish_reason, prompt_tokens, completion_tokens, tool_calls, prompt_cached_tokens FROM src.responses
 			 WHERE true ON CONFLICT (key) DO NOTHING`)
 		if err != nil {
 			return err

@@ -358,10 +358,12 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 			resp.Latency = time.Since(start)
 			c.ep.stats.promptTokens.Add(resp.Usage.PromptTokens)
 			c.ep.stats.completionTokens.Add(resp.Usage.CompletionTokens)
+			c.ep.stats.promptCachedTokens.Add(resp.Usage.PromptCachedTokens)
 			return resp, nil
 		}
 		c.ep.stats.promptTokens.Add(f.usage.PromptTokens) // an unusable reply's tokens are spent all the same
 		c.ep.stats.completionTokens.Add(f.usage.CompletionTokens)
+		c.ep.stats.promptCachedTokens.Add(f.usage.PromptCachedTokens)
 		e := c.newError(f, attempt)
 		e.Usage = f.usage
 		if !f.retryable || f.err != nil || attempt >= c.cfg.MaxAttempts {
@@ -466,8 +468,7 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 		return nil, &failure{reason: "response has no choices", class: ClassBadResponse}
 	}
 	if len(cc.Choices) == 0 { // unusable, but the tokens it reports are spent
-		return nil, &failure{reason: "response has no choices", class: ClassBadResponse,
-			usage: Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens}}
+		return nil, &failure{reason: "response has no choices", class: ClassBadResponse, usage: usageOf(cc.Usage)}
 	}
 	ch := cc.Choices[0]
 	model := cc.Model
@@ -479,8 +480,20 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 		ToolCalls:    toolCalls(ch.Message.ToolCalls),
 		FinishReason: ch.FinishReason,
 		Model:        model,
-		Usage:        Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens},
+		Usage:        usageOf(cc.Usage),
 	}, nil
+}
+
+// usageOf is the server's usage object as a Usage. Its
+// prompt_tokens_details.cached_tokens (the provider's prompt-cache hits)
+// is untrusted: it is clamped to [0, prompt_tokens], so that the tokens
+// priced at a prompt-cache discount are never more than the prompt.
+func usageOf(u openai.CompletionUsage) Usage {
+	return Usage{
+		PromptTokens:       u.PromptTokens,
+		CompletionTokens:   u.CompletionTokens,
+		PromptCachedTokens: clampPromptCached(u.PromptTokensDetails.CachedTokens, u.PromptTokens),
+	}
 }
 
 // toolCalls converts the tool calls of a response (nil if none).

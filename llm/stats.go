@@ -18,6 +18,7 @@ type Stats struct {
 	calls, inFlight, requests, retries atomic.Int64
 	cacheHits, cacheMisses, failures   atomic.Int64
 	promptTokens, completionTokens     atomic.Int64
+	promptCachedTokens                 atomic.Int64
 }
 
 // StatsSnapshot is a point-in-time copy of Stats.
@@ -31,20 +32,24 @@ type StatsSnapshot struct {
 	Failures         int64 `json:"failures"`          // Complete calls that returned an error
 	PromptTokens     int64 `json:"prompt_tokens"`     // reported by the server (not cache hits)
 	CompletionTokens int64 `json:"completion_tokens"` // reported by the server (not cache hits)
+	// PromptCachedTokens are the part of PromptTokens the server served
+	// from its prompt cache (Usage.PromptCachedTokens); omitted when 0.
+	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
 }
 
 // Snapshot returns the current values.
 func (s *Stats) Snapshot() StatsSnapshot {
 	return StatsSnapshot{
-		Calls:            s.calls.Load(),
-		InFlight:         s.inFlight.Load(),
-		Requests:         s.requests.Load(),
-		Retries:          s.retries.Load(),
-		CacheHits:        s.cacheHits.Load(),
-		CacheMisses:      s.cacheMisses.Load(),
-		Failures:         s.failures.Load(),
-		PromptTokens:     s.promptTokens.Load(),
-		CompletionTokens: s.completionTokens.Load(),
+		Calls:              s.calls.Load(),
+		InFlight:           s.inFlight.Load(),
+		Requests:           s.requests.Load(),
+		Retries:            s.retries.Load(),
+		CacheHits:          s.cacheHits.Load(),
+		CacheMisses:        s.cacheMisses.Load(),
+		Failures:           s.failures.Load(),
+		PromptTokens:       s.promptTokens.Load(),
+		CompletionTokens:   s.completionTokens.Load(),
+		PromptCachedTokens: s.promptCachedTokens.Load(),
 	}
 }
 
@@ -71,7 +76,8 @@ func (s *Stats) Failures() int64 { return s.failures.Load() }
 
 // Tokens is the usage reported by the server to this process (no cache hits).
 func (s *Stats) Tokens() Usage {
-	return Usage{PromptTokens: s.promptTokens.Load(), CompletionTokens: s.completionTokens.Load()}
+	return Usage{PromptTokens: s.promptTokens.Load(), CompletionTokens: s.completionTokens.Load(),
+		PromptCachedTokens: s.promptCachedTokens.Load()}
 }
 
 // String is a one-line summary for progress output, e.g.

@@ -12,19 +12,42 @@ import (
 type Usage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// PromptCachedTokens are the prompt tokens the provider served from
+	// its own prompt cache (OpenAI's
+	// usage.prompt_tokens_details.cached_tokens): a part of PromptTokens
+	// that providers bill at a discount. It has nothing to do with this
+	// package's response cache (Response.Cached): a response replayed
+	// from that cache carries the PromptCachedTokens of the original
+	// call. The server's figure is untrusted and kept within
+	// [0, PromptTokens]; it is 0 when the server reports none, and then
+	// left out of the JSON.
+	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
 }
 
 // Add adds v to u.
 func (u *Usage) Add(v Usage) {
 	u.PromptTokens += v.PromptTokens
 	u.CompletionTokens += v.CompletionTokens
+	u.PromptCachedTokens += v.PromptCachedTokens
+}
+
+// clampPromptCached returns cached bounded to [0, prompt] (0 when prompt
+// is not positive): a server's cached_tokens that is negative or exceeds
+// its prompt_tokens is not believed beyond what it can mean.
+func clampPromptCached(cached, prompt int64) int64 {
+	return max(0, min(cached, prompt))
 }
 
 // Total is prompt plus completion tokens.
 func (u Usage) Total() int64 { return u.PromptTokens + u.CompletionTokens }
 
-// String formats u as "P prompt + C completion tokens".
+// String formats u as "P prompt + C completion tokens", with
+// " (K prompt-cached)" after the prompt tokens when the server reported
+// prompt-cache hits.
 func (u Usage) String() string {
+	if u.PromptCachedTokens != 0 {
+		return fmt.Sprintf("%d prompt (%d prompt-cached) + %d completion tokens", u.PromptTokens, u.PromptCachedTokens, u.CompletionTokens)
+	}
 	return fmt.Sprintf("%d prompt + %d completion tokens", u.PromptTokens, u.CompletionTokens)
 }
 

@@ -69,6 +69,8 @@ func (a *Attempt) check() error {
 		return errNegativeUsage
 	case a.Usage.over(maxAttemptCount):
 		return fmt.Errorf("calls or token counts above %d", int64(maxAttemptCount))
+	case a.Usage.PromptCachedInputTokens > a.Usage.InputTokens:
+		return errPromptCachedOver
 	}
 	return nil
 }

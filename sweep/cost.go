@@ -31,23 +31,31 @@ const maxLogLine = 64 << 20
 
 // Usage is the model usage of a case, read from its artifacts: the calls
 // the endpoint answered (billed) and those the response cache replayed
-// (free: they were paid for when first made).
+// (free: they were paid for when first made; the Cached* fields).
+//
+// PromptCachedInputTokens is another cache: the provider's prompt cache.
+// It is the part of InputTokens (billed calls only) that the server
+// reported as served from its prompt cache (the logs' prompt_cached_tokens,
+// OpenAI's usage.prompt_tokens_details.cached_tokens), which providers
+// bill at a discount (Price.CachedInput). It is never more than
+// InputTokens.
 type Usage struct {
-	Calls              int64 `json:"calls"`
-	InputTokens        int64 `json:"input_tokens"`
-	OutputTokens       int64 `json:"output_tokens"`
-	CachedCalls        int64 `json:"cached_calls"`
-	CachedInputTokens  int64 `json:"cached_input_tokens"`
-	CachedOutputTokens int64 `json:"cached_output_tokens"`
+	Calls                   int64 `json:"calls"`
+	InputTokens             int64 `json:"input_tokens"`
+	PromptCachedInputTokens int64 `json:"prompt_cached_input_tokens,omitempty"`
+	OutputTokens            int64 `json:"output_tokens"`
+	CachedCalls             int64 `json:"cached_calls"`
+	CachedInputTokens       int64 `json:"cached_input_tokens"`
+	CachedOutputTokens      int64 `json:"cached_output_tokens"`
 }
 
 func (t Usage) over(n int64) bool {
-	return t.Calls > n || t.InputTokens > n || t.OutputTokens > n ||
+	return t.Calls > n || t.InputTokens > n || t.PromptCachedInputTokens > n || t.OutputTokens > n ||
 		t.CachedCalls > n || t.CachedInputTokens > n || t.CachedOutputTokens > n
 }
 
 func (t Usage) negative() bool {
-	return t.Calls < 0 || t.InputTokens < 0 || t.OutputTokens < 0 ||
+	return t.Calls < 0 || t.InputTokens < 0 || t.PromptCachedInputTokens < 0 || t.OutputTokens < 0 ||
 		t.CachedCalls < 0 || t.CachedInputTokens < 0 || t.CachedOutputTokens < 0
 }
 
@@ -55,21 +63,36 @@ func (t Usage) negative() bool {
 func (t *Usage) Add(u Usage) {
 	t.Calls += u.Calls
 	t.InputTokens += u.InputTokens
+	t.PromptCachedInputTokens += u.PromptCachedInputTokens
 	t.OutputTokens += u.OutputTokens
 	t.CachedCalls += u.CachedCalls
 	t.CachedInputTokens += u.CachedInputTokens
 	t.CachedOutputTokens += u.CachedOutputTokens
 }
 
-// Cost is the billed tokens at price p, in US dollars.
-func (t Usage) Cost(p Price) float64 { return CostOf(p, t.InputTokens, t.OutputTokens) }
+// Cost is the billed tokens at price p, in US dollars: the input tokens
+// the provider's prompt cache served (PromptCachedInputTokens) at
+// p.PromptCachedInput(), the other input tokens at p.Input, the output
+// tokens at p.Output. Without prompt-cache hits it is CostOf(p, input,
+// output), to the last bit.
+func (t Usage) Cost(p Price) float64 {
+	pc := t.PromptCachedInputTokens
+	return (float64(t.InputTokens-pc)*p.Input + float64(pc)*p.PromptCachedInput() + float64(t.OutputTokens)*p.Output) / 1e6
+}
+
+// errPromptCachedOver is a usage whose prompt-cached input tokens exceed
+// its input tokens: no run writes one, and pricing it would give a
+// discount on tokens never sent.
+var errPromptCachedOver = errors.New("more prompt-cached input tokens than input tokens")
 
 // ReadUsage reads the model usage of the case in dir, a case directory of
 // benchmark's suite: for des its decisions.jsonl (tokens per answer) and
 // timing.jsonl (which answers came from the cache); for silo its
 // turns.jsonl and timing.jsonl (one line per model call each, in the same
 // order). A case without them (a built-in controller, scripted agents)
-// used no model.
+// used no model. A line's prompt_cached_tokens (the provider's
+// prompt-cache hits) count for billed calls only, at most its prompt
+// tokens; a negative count is an error.
 func ReadUsage(benchmark, dir string) (Usage, error) {
 	if benchmark == BenchmarkSilo {
 		return readSiloUsage(dir)
@@ -101,16 +124,17 @@ func readDesUsage(dir string) (Usage, error) {
 	}
 	err = eachLine(filepath.Join(dir, harness.FileDecisions), func(b []byte) error {
 		var a struct {
-			Step             int    `json:"step"`
-			AgentID          string `json:"agent_id"`
-			PromptTokens     int64  `json:"prompt_tokens"`
-			CompletionTokens int64  `json:"completion_tokens"`
-			Calls            int64  `json:"calls"`
+			Step               int    `json:"step"`
+			AgentID            string `json:"agent_id"`
+			PromptTokens       int64  `json:"prompt_tokens"`
+			CompletionTokens   int64  `json:"completion_tokens"`
+			PromptCachedTokens int64  `json:"prompt_cached_tokens"`
+			Calls              int64  `json:"calls"`
 		}
 		if err := json.Unmarshal(b, &a); err != nil {
 			return err
 		}
-		if a.Calls < 0 || a.PromptTokens < 0 || a.CompletionTokens < 0 {
+		if a.Calls < 0 || a.PromptTokens < 0 || a.CompletionTokens < 0 || a.PromptCachedTokens < 0 {
 			return errNegativeUsage
 		}
 		if a.Calls == 0 && a.PromptTokens == 0 && a.CompletionTokens == 0 {
@@ -126,6 +150,7 @@ func readDesUsage(dir string) (Usage, error) {
 		} else {
 			u.Calls += a.Calls
 			u.InputTokens += a.PromptTokens
+			u.PromptCachedInputTokens += min(a.PromptCachedTokens, a.PromptTokens)
 			u.OutputTokens += a.CompletionTokens
 		}
 		return nil
@@ -154,14 +179,15 @@ func readSiloUsage(dir string) (Usage, error) {
 		var r struct {
 			Outcome string `json:"outcome"`
 			Usage   struct {
-				PromptTokens     int64 `json:"prompt_tokens"`
-				CompletionTokens int64 `json:"completion_tokens"`
+				PromptTokens       int64 `json:"prompt_tokens"`
+				CompletionTokens   int64 `json:"completion_tokens"`
+				PromptCachedTokens int64 `json:"prompt_cached_tokens"`
 			} `json:"usage"`
 		}
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
-		if r.Usage.PromptTokens < 0 || r.Usage.CompletionTokens < 0 {
+		if r.Usage.PromptTokens < 0 || r.Usage.CompletionTokens < 0 || r.Usage.PromptCachedTokens < 0 {
 			return errNegativeUsage
 		}
 		if r.Outcome == llmagent.OutcomeModelError && r.Usage.PromptTokens == 0 && r.Usage.CompletionTokens == 0 {
@@ -177,6 +203,7 @@ func readSiloUsage(dir string) (Usage, error) {
 		} else {
 			u.Calls++
 			u.InputTokens += r.Usage.PromptTokens
+			u.PromptCachedInputTokens += min(r.Usage.PromptCachedTokens, r.Usage.PromptTokens)
 			u.OutputTokens += r.Usage.CompletionTokens
 		}
 		i++
@@ -379,10 +406,14 @@ func price(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func usageCols(u Usage) []string {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return []string{i(u.Calls), i(u.InputTokens), i(u.OutputTokens), i(u.CachedCalls), i(u.CachedInputTokens), i(u.CachedOutputTokens)}
+	return []string{i(u.Calls), i(u.InputTokens), i(u.PromptCachedInputTokens), i(u.OutputTokens), i(u.CachedCalls), i(u.CachedInputTokens), i(u.CachedOutputTokens)}
 }
 
-var usageHeader = []string{"calls", "input_tokens", "output_tokens", "cached_calls", "cached_input_tokens", "cached_output_tokens"}
+// usageHeader names usageCols. prompt_cached_input_tokens (the part of
+// input_tokens the provider's prompt cache served, priced at
+// price.cached_input) is not a cached_* column: those count the replies
+// the response cache replayed for free.
+var usageHeader = []string{"calls", "input_tokens", "prompt_cached_input_tokens", "output_tokens", "cached_calls", "cached_input_tokens", "cached_output_tokens"}
 
 // FileCostAttempts lists the discarded attempts, one row each (header
 // only if there were none).
@@ -391,10 +422,12 @@ const FileCostAttempts = "cost_attempts.csv"
 // Write writes FileCost, FileCostAttempts and FileCostSummary into dir
 // and returns their paths.
 func (c *Costs) Write(dir string) ([]string, error) {
-	priceCols := []string{"price_input_usd_per_mtok", "price_output_usd_per_mtok", "cost_usd"}
+	// The price of a prompt-cached input token is the one applied:
+	// price.cached_input, or price.input when that is not set.
+	priceCols := []string{"price_input_usd_per_mtok", "price_prompt_cached_input_usd_per_mtok", "price_output_usd_per_mtok", "cost_usd"}
 	row := func(x CaseCost, lead ...string) []string {
 		r := append(lead, usageCols(x.Usage)...)
-		return append(r, price(x.Price.Input), price(x.Price.Output), usd(x.CostUSD))
+		return append(r, price(x.Price.Input), price(x.Price.PromptCachedInput()), price(x.Price.Output), usd(x.CostUSD))
 	}
 	rows := [][]string{append(append([]string{"case_id", "model"}, usageHeader...), priceCols...)}
 	for _, x := range c.Cases {
@@ -405,7 +438,7 @@ func (c *Costs) Write(dir string) ([]string, error) {
 		att = append(att, row(x, x.ID, x.Model, x.Outcome))
 	}
 	sum := [][]string{append(append([]string{"model", "cases"}, usageHeader...), "cost_usd",
-		"discarded_attempts", "discarded_calls", "discarded_input_tokens", "discarded_output_tokens", "discarded_cost_usd", "spent_usd")}
+		"discarded_attempts", "discarded_calls", "discarded_input_tokens", "discarded_prompt_cached_input_tokens", "discarded_output_tokens", "discarded_cost_usd", "spent_usd")}
 	for _, m := range append(append([]string{}, c.Models...), "") {
 		n, u, v := c.ModelTotal(m)
 		dn, du, dv := c.DiscardedTotal(m)
@@ -415,7 +448,7 @@ func (c *Costs) Write(dir string) ([]string, error) {
 		}
 		i := func(v int64) string { return strconv.FormatInt(v, 10) }
 		r := append(append([]string{label, strconv.Itoa(n)}, usageCols(u)...), usd(v))
-		sum = append(sum, append(r, strconv.Itoa(dn), i(du.Calls), i(du.InputTokens), i(du.OutputTokens), usd(dv), usd(v+dv)))
+		sum = append(sum, append(r, strconv.Itoa(dn), i(du.Calls), i(du.InputTokens), i(du.PromptCachedInputTokens), i(du.OutputTokens), usd(dv), usd(v+dv)))
 	}
 	files := []string{filepath.Join(dir, FileCost), filepath.Join(dir, FileCostAttempts), filepath.Join(dir, FileCostSummary)}
 	for i, table := range [][][]string{rows, att, sum} {

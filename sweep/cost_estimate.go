@@ -98,6 +98,10 @@ func (e Estimate) byID() map[string]CaseEstimate {
 }
 
 // CostOf is the cost in US dollars of tokens at price p (per million).
+// Every input token is priced at p.Input: estimates cannot know which
+// input tokens a provider's prompt cache will serve, so they leave out
+// its discount (p.CachedInput) and err high; Usage.Cost applies it to the
+// real usage.
 func CostOf(p Price, input, output int64) float64 {
 	return (float64(input)*p.Input + float64(output)*p.Output) / 1e6
 }

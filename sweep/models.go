@@ -50,10 +50,22 @@ type Price struct {
 	Input  float64 `yaml:"input,omitempty" json:"input"`
 	Output float64 `yaml:"output,omitempty" json:"output"`
 	// CachedInput is the price of input tokens the provider serves from
-	// its prompt cache; it is recorded for reference and not applied:
-	// servers do not report which input tokens they cached in a way this
-	// tool records, so every input token is priced at Input.
+	// its prompt cache (the prompt_cached_tokens the server reports, OpenAI's
+	// usage.prompt_tokens_details.cached_tokens): the real cost (Usage.Cost)
+	// prices them at it. Unset (0), no discount was given and none is
+	// applied: they are priced at Input. Estimates (sweep plan, the cost
+	// limit's) cannot know the hits and price every input token at Input.
+	// Not to be confused with the response cache, whose replays are free.
 	CachedInput float64 `yaml:"cached_input,omitempty" json:"cached_input,omitempty"`
+}
+
+// PromptCachedInput is the price of an input token served from the
+// provider's prompt cache: CachedInput when set (> 0), else Input.
+func (p Price) PromptCachedInput() float64 {
+	if p.CachedInput > 0 {
+		return p.CachedInput
+	}
+	return p.Input
 }
 
 // Label is the model's name in case ids and summaries: Name, else Model.

@@ -135,6 +135,12 @@ func printPlan(w io.Writer, file string, s *sweep.Suite, sh sweep.Shard, est swe
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "these are estimates: real replies differ (cached replies cost nothing); sweep run writes the real cost to cost.csv and cost_summary.csv")
+	for _, m := range e.ModelList() {
+		if m.Price.CachedInput > 0 {
+			fmt.Fprintln(w, "estimates price every input token at price.input: the prompt-cache discount (price.cached_input) applies to the real cost, to the input tokens the server reports as prompt-cached")
+			break
+		}
+	}
 }
 
 // atMost marks an upper bound.
@@ -551,8 +557,12 @@ func writeCost(w io.Writer, s *sweep.Suite, dir string) error {
 		if m == "" {
 			label = "total"
 		}
-		fmt.Fprintf(w, "cost %s: $%s for %d cases, %d calls (%d input, %d output tokens); %d cached calls, free\n",
-			label, usd(v), n, u.Calls, u.InputTokens, u.OutputTokens, u.CachedCalls)
+		in := strconv.FormatInt(u.InputTokens, 10)
+		if u.PromptCachedInputTokens > 0 {
+			in += fmt.Sprintf(" (%d prompt-cached)", u.PromptCachedInputTokens)
+		}
+		fmt.Fprintf(w, "cost %s: $%s for %d cases, %d calls (%s input, %d output tokens); %d cached calls, free\n",
+			label, usd(v), n, u.Calls, in, u.OutputTokens, u.CachedCalls)
 		if dn, du, dv := costs.DiscardedTotal(m); dn > 0 {
 			fmt.Fprintf(w, "  and $%s on %d discarded attempts (%d calls): $%s spent in all\n", usd(dv), dn, du.Calls, usd(v+dv))
 		}

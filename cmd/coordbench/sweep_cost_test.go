@@ -280,19 +280,18 @@ func TestSweepCachedCallsCostNothing(t *testing.T) {
 	if err := os.WriteFile(file, []byte(exp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var sums [2][]string
+	var sums [2]map[string]string
 	for i, d := range []string{"live", "replay"} {
 		dir := filepath.Join(tmp, d)
 		if out, err := run(t, "sweep", "run", file, "--out", dir); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		sum := csvRows(t, filepath.Join(dir, sweep.FileCostSummary))
-		sums[i] = sum[len(sum)-1]
+		sums[i] = totalRow(t, dir)
 	}
-	// total,cases,calls,input,output,cached_calls,cached_input,cached_output,cost
 	live, replay := sums[0], sums[1]
-	if live[2] == "0" || live[8] == "0.000000" || replay[2] != "0" || replay[8] != "0.000000" ||
-		replay[5] == "0" || replay[6] != live[3] || replay[7] != live[4] {
+	if live["calls"] == "0" || live["cost_usd"] == "0.000000" || replay["calls"] != "0" || replay["cost_usd"] != "0.000000" ||
+		replay["cached_calls"] == "0" || replay["cached_input_tokens"] != live["input_tokens"] || replay["cached_output_tokens"] != live["output_tokens"] ||
+		live["prompt_cached_input_tokens"] != "0" {
 		t.Errorf("live %v, replay %v", live, replay)
 	}
 }

@@ -50,7 +50,12 @@ type AgentNote struct {
 	Model            string `json:"model,omitempty"`
 	PromptTokens     int64  `json:"prompt_tokens,omitempty"`
 	CompletionTokens int64  `json:"completion_tokens,omitempty"`
-	Calls            int    `json:"calls,omitempty"`
+	// PromptCachedTokens are the part of PromptTokens the provider served
+	// from its prompt cache (llm.Usage.PromptCachedTokens), billed at its
+	// cached-input price; not to be confused with Cached (the response
+	// cache).
+	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
+	Calls              int   `json:"calls,omitempty"`
 	// LatencyMS (wall time of getting the answer) and Cached (every call
 	// behind it came from the response cache) depend on how the run was
 	// executed, not on what it decided: they are not in the audit (so a

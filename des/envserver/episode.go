@@ -283,6 +283,7 @@ func (e *episode) deliver(req *ActionsRequest, raw []byte) (*ActionsResponse, *a
 		note := base
 		note.Model, note.PromptTokens, note.CompletionTokens, note.Calls, note.Cached =
 			rn.Model, rn.PromptTokens, rn.CompletionTokens, rn.Calls, rn.Cached
+		note.PromptCachedTokens = rn.PromptCached()
 		v, ok := req.Actions[id]
 		if !ok {
 			note.Error = "no action for this agent"

@@ -61,6 +61,9 @@ type audit struct {
 	Requested *int         `json:"requested"`
 	Raw       string       `json:"raw_reply"`
 	Error     string       `json:"reply_error"`
+
+	PromptTokens       int64 `json:"prompt_tokens"`
+	PromptCachedTokens int64 `json:"prompt_cached_tokens"`
 }
 
 const (

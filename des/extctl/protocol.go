@@ -103,9 +103,19 @@ type ReplyNote struct {
 	Model            string `json:"model,omitempty"`
 	PromptTokens     int64  `json:"prompt_tokens,omitempty"`
 	CompletionTokens int64  `json:"completion_tokens,omitempty"`
-	Calls            int    `json:"calls,omitempty"`
-	Cached           bool   `json:"cached,omitempty"`
+	// PromptCachedTokens are the part of PromptTokens the provider served
+	// from its prompt cache (OpenAI's prompt_tokens_details.cached_tokens),
+	// priced at the model's cached-input price; kept within
+	// [0, PromptTokens].
+	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
+	Calls              int   `json:"calls,omitempty"`
+	// Cached: the answer came from a response cache (it cost nothing).
+	Cached bool `json:"cached,omitempty"`
 }
+
+// PromptCached is n's prompt-cache hits within [0, its prompt tokens]:
+// a runner's figure is untrusted.
+func (n ReplyNote) PromptCached() int64 { return max(0, min(n.PromptCachedTokens, n.PromptTokens)) }
 
 // EpisodeEnd is the last message. Metrics is the episode's metrics.json
 // object, or null when the episode could not produce metrics.

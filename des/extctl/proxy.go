@@ -49,11 +49,12 @@ type ProxyConfig struct {
 
 // ProxyCall is one model call made through the proxy.
 type ProxyCall struct {
-	Model            string
-	PromptTokens     int64
-	CompletionTokens int64
-	Cached           bool
-	Failed           bool
+	Model              string
+	PromptTokens       int64
+	CompletionTokens   int64
+	PromptCachedTokens int64 // of PromptTokens, served from the provider's prompt cache
+	Cached             bool  // answered from the response cache
+	Failed             bool
 }
 
 // ProxyTotals sums up the calls made through a proxy (controller.json
@@ -64,7 +65,10 @@ type ProxyTotals struct {
 	Failures         int    `json:"failures"`
 	PromptTokens     int64  `json:"prompt_tokens"`
 	CompletionTokens int64  `json:"completion_tokens"`
-	CacheHits        int    `json:"cache_hits"`
+	// PromptCachedTokens are the part of PromptTokens the provider served
+	// from its prompt cache (omitted when 0).
+	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
+	CacheHits          int   `json:"cache_hits"`
 	// Unattributed counts the calls made outside a decision step (before
 	// the decision was sent, or after its reply was read): they are in
 	// these totals but in no decision's notes.
@@ -268,6 +272,7 @@ func (p *Proxy) record(c ProxyCall) {
 	}
 	p.totals.PromptTokens += c.PromptTokens
 	p.totals.CompletionTokens += c.CompletionTokens
+	p.totals.PromptCachedTokens += c.PromptCachedTokens
 }
 
 type proxyRequest struct {
@@ -363,7 +368,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.record(ProxyCall{Model: req.Model, PromptTokens: resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens, Cached: resp.Cached})
+		CompletionTokens: resp.Usage.CompletionTokens, PromptCachedTokens: resp.Usage.PromptCachedTokens, Cached: resp.Cached})
 	p.mu.Lock()
 	p.n++
 	id := fmt.Sprintf("coordbench-proxy-%d", p.n)
@@ -376,12 +381,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if finish == "" {
 		finish = "stop"
 	}
+	usage := map[string]any{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens,
+		"total_tokens": resp.Usage.PromptTokens + resp.Usage.CompletionTokens}
+	if resp.Usage.PromptCachedTokens > 0 { // passed on as the upstream reported it (clamped)
+		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": resp.Usage.PromptCachedTokens}
+	}
 	out := map[string]any{
 		"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": model,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
 			"message": map[string]any{"role": "assistant", "content": resp.Content}}},
-		"usage": map[string]any{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens,
-			"total_tokens": resp.Usage.PromptTokens + resp.Usage.CompletionTokens},
+		"usage": usage,
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(out) //nolint:errcheck // the client sees a short body
@@ -408,13 +417,14 @@ func attribute(notes map[string]coord.AgentNote, ids []string, calls []ProxyCall
 	}
 	for i, id := range ids {
 		n := notes[id]
-		n.Calls, n.PromptTokens, n.CompletionTokens, n.Cached = 0, 0, 0, false
+		n.Calls, n.PromptTokens, n.CompletionTokens, n.PromptCachedTokens, n.Cached = 0, 0, 0, 0, false
 		var models []string
 		cached := len(per[i]) > 0
 		for _, c := range per[i] {
 			n.Calls++
 			n.PromptTokens += c.PromptTokens
 			n.CompletionTokens += c.CompletionTokens
+			n.PromptCachedTokens += c.PromptCachedTokens
 			cached = cached && c.Cached
 			if !slices.Contains(models, c.Model) {
 				models = append(models, c.Model)

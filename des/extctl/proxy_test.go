@@ -55,6 +55,7 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stub.PromptCache = true // the runner's system message is a prompt-cache hit
 	srv := httptest.NewServer(stub)
 	upstream := srv.URL + "/v1"
 	cachePath := filepath.Join(t.TempDir(), "cache.sqlite")
@@ -82,6 +83,19 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	if s := e.c.Summary(); s.Proxy == nil || s.Proxy.Calls != tot.Calls {
 		t.Errorf("summary proxy: %+v", s.Proxy)
 	}
+	// The provider's prompt-cache hits: the runner's system message on
+	// every call, in the totals and in the audit lines.
+	perCall := int64(llmctl.StubPromptCached(len(`Reply {"action": N}.`)))
+	var audited int64
+	for _, a := range e.audits {
+		audited += a.PromptCachedTokens
+		if a.PromptCachedTokens > a.PromptTokens {
+			t.Errorf("audit %+v: more prompt-cached tokens than prompt tokens", a)
+		}
+	}
+	if tot.PromptCachedTokens != int64(tot.Calls)*perCall || audited != tot.PromptCachedTokens || perCall == 0 {
+		t.Errorf("prompt-cached tokens: totals %d, audits %d, want %d calls × %d", tot.PromptCachedTokens, audited, tot.Calls, perCall)
+	}
 	// The key never reaches the runner: not its variable, not its value.
 	if !strings.Contains(e.stderr, "proxy_runner env: ") || !strings.Contains(e.stderr, extctl.EnvLLMBaseURL) ||
 		!strings.Contains(e.stderr, "proxy_runner key: "+extctl.TokenPrefix) {
@@ -101,7 +115,7 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	r.intact(t)
 	rs := r.res.Metrics.Secondary
 	if r.fallbacks() != 0 || rs.LLMCalls != sec.LLMCalls || r.res.CacheHits != rs.LLMCalls || rtot.CacheHits != rtot.Calls ||
-		rs.PromptTokens != sec.PromptTokens || r.res.Metrics.GLlm != m.GLlm {
+		rs.PromptTokens != sec.PromptTokens || r.res.Metrics.GLlm != m.GLlm || rtot.PromptCachedTokens != tot.PromptCachedTokens {
 		t.Errorf("replay: fallbacks %d, secondary %+v, totals %+v", r.fallbacks(), rs, rtot)
 	}
 	if !bytes.Equal(readFile(t, r.dir, harness.FileTrace), trace) {

@@ -138,6 +138,7 @@ func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
 		note := base
 		note.Model, note.PromptTokens, note.CompletionTokens, note.Calls, note.Cached =
 			rn.Model, rn.PromptTokens, rn.CompletionTokens, rn.Calls, rn.Cached
+		note.PromptCachedTokens = rn.PromptCached()
 		v, ok := acts[id]
 		switch {
 		case !ok:

@@ -139,12 +139,20 @@ func TestParseReply(t *testing.T) {
 // The runner's own notes reach the agents' audit notes.
 func TestParseReplyNotes(t *testing.T) {
 	r := parseReply(replyDecision(), []byte(`{"actions":{"plant":2,"cell:c1":1},
-		"notes":{"plant":{"model":"m1","prompt_tokens":12,"completion_tokens":3,"calls":2,"cached":true}}}`), time.Millisecond)
-	want := coord.AgentNote{Model: "m1", PromptTokens: 12, CompletionTokens: 3, Calls: 2, Cached: true, LatencyMS: 1}
+		"notes":{"plant":{"model":"m1","prompt_tokens":12,"completion_tokens":3,"prompt_cached_tokens":8,"calls":2,"cached":true}}}`), time.Millisecond)
+	want := coord.AgentNote{Model: "m1", PromptTokens: 12, CompletionTokens: 3, PromptCachedTokens: 8, Calls: 2, Cached: true, LatencyMS: 1}
 	got := r.notes["plant"]
 	got.Raw = ""
 	if got != want {
 		t.Errorf("plant note %+v, want %+v", got, want)
+	}
+	// A runner's prompt-cache hits are kept within [0, prompt_tokens].
+	for cached, want := range map[string]int64{"-4": 0, "13": 12, "99999999999": 12} {
+		r := parseReply(replyDecision(), []byte(`{"actions":{"plant":2,"cell:c1":1},
+			"notes":{"plant":{"prompt_tokens":12,"prompt_cached_tokens":`+cached+`}}}`), 0)
+		if got := r.notes["plant"].PromptCachedTokens; got != want {
+			t.Errorf("prompt_cached_tokens %s: noted %d, want %d", cached, got, want)
+		}
 	}
 	if n := r.notes["cell:c1"]; n.Model != "" || n.Calls != 0 || n.Error != "" {
 		t.Errorf("cell note %+v, want none of the plant's", n)

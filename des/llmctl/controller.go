@@ -217,13 +217,13 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer 
 		a.note.Error = "model call failed: " + err.Error()
 		a.err = err
 		if le := (*llm.Error)(nil); errors.As(err, &le) { // an unusable reply's tokens are spent all the same
-			a.note.PromptTokens, a.note.CompletionTokens = le.Usage.PromptTokens, le.Usage.CompletionTokens
+			a.note.PromptTokens, a.note.CompletionTokens, a.note.PromptCachedTokens = le.Usage.PromptTokens, le.Usage.CompletionTokens, le.Usage.PromptCachedTokens
 		}
 		return a
 	}
 	a.note.SetRaw(resp.Content) // the cache keeps the whole reply
 	a.note.Calls = 1
-	a.note.PromptTokens, a.note.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+	a.note.PromptTokens, a.note.CompletionTokens, a.note.PromptCachedTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.PromptCachedTokens
 	a.note.LatencyMS = float64(resp.Latency.Microseconds()) / 1000
 	a.note.Cached = resp.Cached
 	act, how, err := ParseReplyWith(c.parsing, resp.Content, v.LegalActions)

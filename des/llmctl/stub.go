@@ -26,6 +26,12 @@ var StubPolicies = []string{"builtin", "random", "faults"}
 // counted from the text: one token per 4 bytes, rounded up.
 type Stub struct {
 	Policy string
+	// PromptCache makes the stub report, as a provider's prompt cache
+	// would, the tokens of the request's leading system messages (the
+	// constant part of every scheduling prompt; one token per 4 bytes,
+	// rounded down) as usage.prompt_tokens_details.cached_tokens. Off by
+	// default: no prompt_tokens_details is sent.
+	PromptCache bool
 
 	mu       sync.Mutex
 	attempts map[uint64]int
@@ -81,10 +87,14 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prompt, user := "", ""
+	prefix, inPrefix := 0, true
 	for _, m := range req.Messages {
 		prompt += m.Content
 		if m.Role == "user" {
 			user = m.Content
+		}
+		if inPrefix = inPrefix && m.Role == "system"; inPrefix {
+			prefix += len(m.Content)
 		}
 	}
 	v, err := ParseView(user)
@@ -113,12 +123,16 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = "coordbench-stub"
 	}
+	usage := map[string]any{"prompt_tokens": tokens(prompt), "completion_tokens": tokens(reply),
+		"total_tokens": tokens(prompt) + tokens(reply)}
+	if s.PromptCache {
+		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": StubPromptCached(prefix)}
+	}
 	resp := map[string]any{
 		"id": fmt.Sprintf("stub-%x", key), "object": "chat.completion", "created": 0, "model": model,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
 			"message": map[string]any{"role": "assistant", "content": reply}}},
-		"usage": map[string]any{"prompt_tokens": tokens(prompt), "completion_tokens": tokens(reply),
-			"total_tokens": tokens(prompt) + tokens(reply)},
+		"usage": usage,
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp) //nolint:errcheck // the client sees a short body
@@ -162,6 +176,11 @@ func (s *Stub) answer(v *coord.View, key uint64) (reply, outcome string) {
 
 // tokens approximates a token count: one per 4 bytes, rounded up.
 func tokens(s string) int { return (len(s) + 3) / 4 }
+
+// StubPromptCached is the prompt-cache hits a Stub with PromptCache
+// reports for a request whose leading system messages hold n bytes: one
+// token per 4 whole bytes (never more than the prompt's tokens).
+func StubPromptCached(n int) int { return n / 4 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

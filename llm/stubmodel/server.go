@@ -46,7 +46,8 @@
 // messages (their content, and the name and arguments of each tool call they
 // carry), and completion tokens the number of words in the reply content plus
 // those in the name and arguments of each tool call of the reply. Tool
-// definitions are not counted.
+// definitions are not counted. No prompt-cache hits are reported
+// (usage.prompt_tokens_details) unless Reply.Usage sets PromptCachedTokens.
 package stubmodel
 
 import (
@@ -140,6 +141,12 @@ const (
 type Usage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// PromptCachedTokens, when not 0, is reported as
+	// usage.prompt_tokens_details.cached_tokens (the provider's prompt-cache
+	// hits), verbatim: a test may send values no real server would
+	// (negative, above PromptTokens). When 0 the body has no
+	// prompt_tokens_details, as before.
+	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
 }
 
 // Reply tells the server what to answer to one request.
@@ -362,6 +369,7 @@ func (s *Server) Completed() (n int, total Usage) {
 			n++
 			total.PromptTokens += r.Usage.PromptTokens
 			total.CompletionTokens += r.Usage.CompletionTokens
+			total.PromptCachedTokens += r.Usage.PromptCachedTokens
 		}
 	}
 	return n, total
@@ -701,6 +709,14 @@ func completionBody(req ChatRequest, reply Reply) ([]byte, Usage) {
 			finish = "tool_calls"
 		}
 	}
+	usage := map[string]any{
+		"prompt_tokens":     u.PromptTokens,
+		"completion_tokens": u.CompletionTokens,
+		"total_tokens":      u.PromptTokens + u.CompletionTokens,
+	}
+	if u.PromptCachedTokens != 0 {
+		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": u.PromptCachedTokens}
+	}
 	message := map[string]any{"role": "assistant", "content": reply.Content}
 	if len(reply.ToolCalls) > 0 {
 		calls := make([]any, len(reply.ToolCalls))
@@ -731,11 +747,7 @@ func completionBody(req ChatRequest, reply Reply) ([]byte, Usage) {
 			"finish_reason": finish,
 			"logprobs":      nil,
 		}},
-		"usage": map[string]any{
-			"prompt_tokens":     u.PromptTokens,
-			"completion_tokens": u.CompletionTokens,
-			"total_tokens":      u.PromptTokens + u.CompletionTokens,
-		},
+		"usage": usage,
 	})
 	return body, u
 }
