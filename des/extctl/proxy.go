@@ -363,7 +363,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := cl.Complete(r.Context(), msgs)
 	if err != nil {
-		p.record(ProxyCall{Model: req.Model, Failed: true})
+		// An unusable reply's tokens were spent all the same.
+		c := ProxyCall{Model: req.Model, Failed: true}
+		if le := (*llm.Error)(nil); errors.As(err, &le) {
+			c.PromptTokens, c.CompletionTokens, c.PromptCachedTokens = le.Usage.PromptTokens, le.Usage.CompletionTokens, le.Usage.PromptCachedTokens
+		}
+		p.record(c)
 		proxyError(w, http.StatusBadGateway, err.Error()) // llm errors never hold the key
 		return
 	}
@@ -421,7 +426,9 @@ func attribute(notes map[string]coord.AgentNote, ids []string, calls []ProxyCall
 		var models []string
 		cached := len(per[i]) > 0
 		for _, c := range per[i] {
-			n.Calls++
+			if !c.Failed || c.PromptTokens+c.CompletionTokens > 0 {
+				n.Calls++ // a billed call: a call that failed without a reply is not
+			}
 			n.PromptTokens += c.PromptTokens
 			n.CompletionTokens += c.CompletionTokens
 			n.PromptCachedTokens += c.PromptCachedTokens
