@@ -129,3 +129,26 @@ func TestStopInterruptsTheEpisode(t *testing.T) {
 		t.Errorf("re-check: status %q, %v", rep.Stats.Status, rep.Problems)
 	}
 }
+
+// A stop that comes while the controller answers the episode's last
+// decision interrupts the episode too: the answer may be a fallback of a
+// cancelled call, so the episode must not end done.
+func TestStopDuringLastDecision(t *testing.T) {
+	in, err := factory.Resolve("A3C9-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := policy.New("rule", 1)
+	full, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized, Controller: rule}, t.TempDir())
+	if err != nil || full.Metrics.Status != "done" {
+		t.Fatalf("full episode: %v, %q", err, full.Metrics.Status)
+	}
+	rule, _ = policy.New("rule", 1)
+	stop := make(chan struct{})
+	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized,
+		Controller: &stoppingController{Controller: rule, steps: full.Metrics.GDs, stop: stop}, Stop: stop}
+	res, err := harness.RunToDir(context.Background(), ep, t.TempDir())
+	if !errors.Is(err, harness.ErrInterrupted) || res.Metrics.Status != string(factory.Interrupted) {
+		t.Errorf("stopped during decision %d of %d: %v, status %q; want interrupted", full.Metrics.GDs, full.Metrics.GDs, err, res.Metrics.Status)
+	}
+}

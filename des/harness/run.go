@@ -217,6 +217,14 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.Aborted)
 			break
 		}
+		if ep.Stop != nil && stopped(ep.Stop) {
+			// Stopped while the controller answered: its answers may be
+			// fallbacks (a cancelled call), so the episode is interrupted
+			// even when this was its last decision.
+			stopErr = ErrInterrupted
+			eng.Truncate(factory.Interrupted)
+			break
+		}
 		if p := eng.Progress(); p != lastProgress {
 			lastProgress, idle = p, 0
 		} else if idle++; idle >= limits.NoProgressSteps {
