@@ -93,7 +93,7 @@ type Plan[R any] struct {
 	// Run runs case i into dir, an empty directory. A non-nil error fails
 	// the case; its result is kept all the same (a partial one may tell
 	// what happened). ctx is not cancelled by an interruption: a case
-	// that has started finishes.
+	// that has started finishes (unless Options.CancelInFlight).
 	Run func(ctx context.Context, i int, dir string) (R, error)
 	// End, if set, runs with the directory still locked once every case
 	// has an outcome or the suite was interrupted (to write the summary).
@@ -122,8 +122,10 @@ type Options struct {
 	// the workers' goroutines.
 	Admit func(i int) bool
 	// Ended, if set, is told by the worker that ran case i, before it
-	// takes another, where the case ended: its directory under
-	// Layout.CasesDir, or under FailedDir when failed.
+	// takes another, where the case's artifacts are: its directory under
+	// Layout.CasesDir, or under FailedDir when failed; a temporary
+	// directory, still there while Ended runs, when moving it into place
+	// failed (the case failed); "" when the case never ran.
 	Ended func(i int, dir string, failed bool)
 	// CancelInFlight passes ctx itself to the cases in flight, so that its
 	// end cuts them short (they fail) instead of letting them finish: a
@@ -261,15 +263,11 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 		if opt.Admit != nil && !opt.Admit(i) {
 			return Outcome[R]{}, false
 		}
-		o := runCase(runCtx, p, i, casesDir, failedDir)
+		var ended func(string, bool)
 		if opt.Ended != nil {
-			if o.Failed() {
-				opt.Ended(i, filepath.Join(failedDir, o.ID), true)
-			} else {
-				opt.Ended(i, filepath.Join(casesDir, o.ID), false)
-			}
+			ended = func(dir string, failed bool) { opt.Ended(i, dir, failed) }
 		}
-		return o, true
+		return runCase(runCtx, p, i, casesDir, failedDir, ended), true
 	}) {
 		outcomes[o.Index] = &o
 		prog.Done++
@@ -337,12 +335,22 @@ func pool[R any](ctx context.Context, todo []int, workers int, do func(int) (Out
 
 // runCase runs case i into a temporary directory and moves it into place:
 // cases/<id>/ when it finished, failed/<id>/ (with error.txt) when not.
-func runCase[R any](ctx context.Context, p Plan[R], i int, casesDir, failedDir string) Outcome[R] {
+// ended, if set, is told where the case's artifacts are once it has
+// ended, before the temporary directory is removed: the directory moved
+// into place, or the temporary one when the move failed (its artifacts
+// are still there to read), or "" when the case never ran.
+func runCase[R any](ctx context.Context, p Plan[R], i int, casesDir, failedDir string, ended func(dir string, failed bool)) Outcome[R] {
 	id := p.IDs[i]
 	o := Outcome[R]{Index: i, ID: id}
+	tell := func(dir string) {
+		if ended != nil {
+			ended(dir, o.Failed())
+		}
+	}
 	tmp, err := os.MkdirTemp(casesDir, TmpPrefix+id+"-")
 	if err != nil {
 		o.Err = err.Error()
+		tell("")
 		return o
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed into place
@@ -350,19 +358,25 @@ func runCase[R any](ctx context.Context, p Plan[R], i int, casesDir, failedDir s
 	if err != nil {
 		o.Err = err.Error()
 		if werr := os.WriteFile(filepath.Join(tmp, ErrorFile), []byte(o.Err+"\n"), 0o644); werr != nil {
+			tell(tmp)
 			return o
 		}
 		if merr := atomicfs.MoveIntoPlace(tmp, filepath.Join(failedDir, id), failedDir, TmpPrefix); merr != nil {
 			o.Err += "; " + merr.Error()
+			tell(tmp)
+			return o
 		}
+		tell(filepath.Join(failedDir, id))
 		return o
 	}
 	if err := atomicfs.MoveIntoPlace(tmp, filepath.Join(casesDir, id), casesDir, TmpPrefix); err != nil {
 		o.Err = err.Error()
+		tell(tmp)
 		return o
 	}
 	// A success supersedes an earlier failure of the same case.
 	os.RemoveAll(filepath.Join(failedDir, id))
+	tell(filepath.Join(casesDir, id))
 	return o
 }
 

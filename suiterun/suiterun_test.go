@@ -304,3 +304,41 @@ func TestRunNone(t *testing.T) {
 		t.Fatalf("outcomes %+v", rep.Outcomes)
 	}
 }
+
+// Ended is told where a case's artifacts really are: failed/<id>/ once
+// moved there, and never an earlier failure's failed/<id>/ when this
+// run's artifacts could not be moved (a sweep's ledger would count that
+// earlier failure twice and lose this one).
+func TestEndedGetsTheArtifactsOfThisRun(t *testing.T) {
+	dir := t.TempDir()
+	l := suiterun.Layout{Dir: dir, CasesDir: "cases"}
+	var runs atomic.Int32
+	p := plan(1, func(int) bool { return true }, &runs)
+	var got []string
+	opt := suiterun.Options{Workers: 1, Ended: func(_ int, d string, failed bool) {
+		if !failed {
+			t.Errorf("case ended in %s not failed", d)
+		}
+		got = append(got, d)
+	}}
+	if _, err := suiterun.Run(context.Background(), l, p, opt); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, suiterun.FailedDir, "c00")
+	if len(got) != 1 || got[0] != old {
+		t.Fatalf("first run ended in %v, want %s", got, old)
+	}
+	// The second run's artifacts cannot be kept: its directory is gone
+	// before error.txt can be written.
+	p.Run = func(_ context.Context, _ int, d string) (string, error) {
+		os.RemoveAll(d)
+		return "", errors.New("boom again")
+	}
+	got = nil
+	if _, err := suiterun.Run(context.Background(), l, p, opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] == old {
+		t.Errorf("second run ended in %v: the earlier failure's directory", got)
+	}
+}

@@ -222,7 +222,7 @@ func (s *Suite) NewRecorder(dir string, next func(i int, dir string, failed bool
 // Ended records case i (a position in the shard's cases), which ended in
 // dir, if it failed and is model-backed; then tells next.
 func (r *Recorder) Ended(i int, dir string, failed bool) {
-	if failed && r.models[i] != "" {
+	if failed && r.models[i] != "" && dir != "" { // "": the case never ran
 		u, err := ReadUsage(r.benchmark, dir)
 		if err == nil {
 			err = r.log.Append(Attempt{ID: NewAttemptID(), CaseID: r.ids[i], Outcome: AttemptFailed, Usage: u})

@@ -77,7 +77,11 @@ func (b *Budget) Admit(i int) bool {
 // Ended records the cost of case i, which ended in dir: its estimate is
 // released and its real cost, read from its artifacts, counted.
 func (b *Budget) Ended(i int, dir string, _ bool) {
-	u, err := ReadUsage(b.benchmark, dir)
+	var u Usage
+	var err error
+	if dir != "" { // "": the case never ran
+		u, err = ReadUsage(b.benchmark, dir)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cost := b.running[i]
