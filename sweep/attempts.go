@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -36,9 +37,9 @@ const (
 	AttemptDuplicate = "duplicate"
 )
 
-// maxAttemptsFile bounds the ledger read: at about 250 bytes a line, a
-// quarter of a million attempts.
-const maxAttemptsFile = 64 << 20
+// maxAttemptLine bounds one line of the ledger (about 300 bytes as
+// written: an id, a case id, an outcome and seven counts).
+const maxAttemptLine = 64 << 10
 
 // Attempt is one line of FileAttempts.
 type Attempt struct {
@@ -92,40 +93,56 @@ func (s *Suite) ModelCases() map[string]bool {
 
 // ReadAttempts reads dir's ledger: its attempts in file order, each id
 // once. A missing ledger has none. A last line cut short (a run killed
-// while appending it) is left out; any other malformed line is an error.
+// while appending it) is left out, unless all it lacks is its newline;
+// any other malformed line, or one longer than maxAttemptLine, is an
+// error naming the file and line.
 func ReadAttempts(dir string) ([]Attempt, error) {
 	path := filepath.Join(dir, FileAttempts)
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	data, err := inputfile.Read(path, "attempts ledger", maxAttemptsFile)
+	f, err := inputfile.Open(path, "attempts ledger")
 	if err != nil {
 		return nil, err
 	}
-	data = data[:completeLines(data)]
+	defer f.Close()
+	r := bufio.NewReaderSize(f, maxAttemptLine)
 	var out []Attempt
 	seen := map[string]bool{}
-	for n := 1; len(data) > 0; n++ {
-		line, rest, _ := bytes.Cut(data, []byte{'\n'})
-		data = rest
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	for n := 1; ; n++ {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a ledger this program wrote", path, n, r.Size())
 		}
-		var a Attempt
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&a); err != nil {
+		whole := err == nil
+		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
 		}
-		if err := a.check(); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		if len(bytes.TrimSpace(line)) > 0 {
+			a, perr := parseAttempt(line)
+			switch {
+			case perr != nil && whole:
+				return nil, fmt.Errorf("%s:%d: %v", path, n, perr)
+			case perr == nil && !seen[a.ID]:
+				seen[a.ID] = true
+				out = append(out, a)
+			}
 		}
-		if !seen[a.ID] {
-			seen[a.ID] = true
-			out = append(out, a)
+		if !whole {
+			return out, nil
 		}
 	}
-	return out, nil
+}
+
+// parseAttempt decodes and checks one line of the ledger.
+func parseAttempt(line []byte) (Attempt, error) {
+	var a Attempt
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return a, err
+	}
+	return a, a.check()
 }
 
 // completeLines is the length of data's complete lines: up to and with
@@ -140,8 +157,9 @@ type AttemptLog struct {
 }
 
 // OpenAttemptLog opens dir's ledger for appending (the file is made at
-// the first line); a last line cut short by a killed run is cut off
-// first, so that the next line starts whole.
+// the first line). A last line cut short by a killed run is cut off first
+// (or, if all it lacks is its newline, given one), so that the next line
+// starts whole.
 func OpenAttemptLog(dir string) (*AttemptLog, error) {
 	path := filepath.Join(dir, FileAttempts)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -156,21 +174,28 @@ func OpenAttemptLog(dir string) (*AttemptLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if size > 0 {
-		// Read back from the end to the last newline (a line is short).
-		tail := make([]byte, min(size, 4096))
-		if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
-			return nil, err
-		}
-		if tail[len(tail)-1] != '\n' {
-			keep := size - int64(len(tail)) + int64(completeLines(tail))
-			if completeLines(tail) == 0 && size > int64(len(tail)) {
-				return nil, fmt.Errorf("%s: its last line is longer than %d bytes: not a ledger this program wrote", path, len(tail))
-			}
-			if err := f.Truncate(keep); err != nil {
-				return nil, err
-			}
-		}
+	if size == 0 {
+		return &AttemptLog{path: path}, nil
+	}
+	// Read back from the end to the last newline (a line is short).
+	tail := make([]byte, min(size, maxAttemptLine))
+	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil {
+		return nil, err
+	}
+	if tail[len(tail)-1] == '\n' {
+		return &AttemptLog{path: path}, nil
+	}
+	cut := completeLines(tail)
+	if cut == 0 && size > int64(len(tail)) {
+		return nil, fmt.Errorf("%s: its last line is longer than %d bytes: not a ledger this program wrote", path, len(tail))
+	}
+	if _, perr := parseAttempt(tail[cut:]); perr == nil {
+		_, err = f.Write([]byte{'\n'}) // at the end (Seek)
+	} else {
+		err = f.Truncate(size - int64(len(tail)) + int64(cut))
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &AttemptLog{path: path}, nil
 }
@@ -212,9 +237,16 @@ func (s *Suite) NewRecorder(dir string, next func(i int, dir string, failed bool
 		return nil, err
 	}
 	r := &Recorder{log: log, benchmark: s.Experiment.Benchmark, next: next}
+	modelOf := map[string]string{}
 	for _, cm := range s.caseModels() {
 		r.ids = append(r.ids, cm[0])
 		r.models = append(r.models, cm[1])
+		if cm[1] != "" {
+			modelOf[cm[0]] = cm[1]
+		}
+	}
+	if err := MigrateFailed(r.benchmark, dir, modelOf, log); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -100,28 +100,74 @@ func TestAttemptLogTornTail(t *testing.T) {
 }
 
 // Discarded prices the ledger's attempts under their case's model, takes
-// a failed case the ledger does not name from its failed/<id>/ (a
-// directory from before the ledger), and refuses a line it cannot price.
+// a failed case that no failed line names from its failed/<id>/ (a
+// directory from before the ledger; a returned line does not name it),
+// counts an attempt once however many directories hold it, and refuses
+// a line it cannot price. MigrateFailed writes such a failed/<id>/ into
+// the ledger once, after which the figures are the same.
 func TestDiscardedLedgerAndOldFailedCases(t *testing.T) {
 	dir := t.TempDir()
 	appendAll(t, dir,
 		Attempt{ID: "1", CaseID: "a", Outcome: AttemptFailed, Usage: Usage{Calls: 2, InputTokens: 10}},
-		Attempt{ID: "2", CaseID: "a", Outcome: AttemptReturned, Usage: Usage{Calls: 1, InputTokens: 5}})
+		Attempt{ID: "2", CaseID: "a", Outcome: AttemptReturned, Usage: Usage{Calls: 1, InputTokens: 5}},
+		Attempt{ID: "3", CaseID: "b", Outcome: AttemptReturned, Usage: Usage{Calls: 1, InputTokens: 7}})
 	// failed/a/ is the ledger's attempt 1; failed/b/ is older than the ledger.
 	for _, id := range []string{"a", "b"} {
 		d := filepath.Join(dir, suiterun.FailedDir, id)
 		os.MkdirAll(d, 0o755)
 		os.WriteFile(filepath.Join(d, harness.FileDecisions), []byte(`{"step":0,"agent_id":"plant","prompt_tokens":40,"completion_tokens":4,"calls":1}`+"\n"), 0o644)
 	}
-	got, err := Discarded(BenchmarkDes, dir, map[string]string{"a": "m1", "b": "m2"})
-	if err != nil {
-		t.Fatal(err)
+	models := map[string]string{"a": "m1", "b": "m2"}
+	total := func(dirs ...string) (n int, in int64) {
+		t.Helper()
+		got, err := Discarded(BenchmarkDes, dirs, models)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range got {
+			n++
+			in += c.Usage.InputTokens
+		}
+		return n, in
 	}
-	if len(got) != 3 || got[0].Model != "m1" || got[1].Outcome != AttemptReturned || got[2].ID != "b" || got[2].Model != "m2" || got[2].Usage.InputTokens != 40 {
-		t.Errorf("discarded %+v", got)
+	if n, in := total(dir); n != 4 || in != 10+5+7+40 {
+		t.Errorf("%d attempts, %d input tokens: want 4 and 62 (the ledger's three and b's failed/)", n, in)
 	}
-	if _, err := Discarded(BenchmarkDes, dir, map[string]string{"b": "m2"}); err == nil || !strings.Contains(err.Error(), `"a"`) {
+	if n, in := total(dir, dir); n != 4 || in != 62 {
+		t.Errorf("the directory given twice: %d attempts, %d input tokens; want each once", n, in)
+	}
+	if _, err := Discarded(BenchmarkDes, []string{dir}, map[string]string{"b": "m2"}); err == nil || !strings.Contains(err.Error(), `"a"`) {
 		t.Errorf("a ledger line of a case without a model: %v", err)
+	}
+	for range 2 {
+		log, err := OpenAttemptLog(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := MigrateFailed(BenchmarkDes, dir, models, log); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if att, _ := ReadAttempts(dir); len(att) != 4 || att[3].CaseID != "b" || att[3].InputTokens != 40 {
+		t.Errorf("after migrating twice: %+v; want b's failed/ once more in the ledger", att)
+	}
+	os.RemoveAll(filepath.Join(dir, suiterun.FailedDir, "b")) // b's rerun removes it: its line stays
+	if n, in := total(dir); n != 4 || in != 62 {
+		t.Errorf("after migrating and b's rerun: %d attempts, %d input tokens; want 4 and 62", n, in)
+	}
+}
+
+// A last line that lacks only its newline is a whole attempt: read, and
+// given its newline before the next append.
+func TestAttemptLogTailWithoutNewline(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileAttempts), []byte(`{"attempt":"x","case_id":"c","outcome":"failed","calls":3}`), 0o644)
+	if att, err := ReadAttempts(dir); err != nil || len(att) != 1 || att[0].Calls != 3 {
+		t.Fatalf("%+v, %v", att, err)
+	}
+	appendAll(t, dir, Attempt{ID: "y", CaseID: "c", Outcome: AttemptFailed, Usage: Usage{Calls: 1}})
+	if att, err := ReadAttempts(dir); err != nil || len(att) != 2 {
+		t.Fatalf("after an append: %+v, %v", att, err)
 	}
 }
 

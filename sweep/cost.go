@@ -3,13 +3,16 @@ package sweep
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/coordbench/coordbench/des/harness"
@@ -347,7 +350,7 @@ func (s *Suite) ReadCosts(dir string) (*Costs, error) {
 		}
 		c.Cases = append(c.Cases, c.priced(CaseCost{ID: cm[0], Model: cm[1], Usage: u}))
 	}
-	att, err := Discarded(e.Benchmark, dir, modelOf)
+	att, err := Discarded(e.Benchmark, []string{dir}, modelOf)
 	if err != nil {
 		return nil, err
 	}
@@ -364,37 +367,90 @@ func (c *Costs) priced(x CaseCost) CaseCost {
 }
 
 // Discarded reads the discarded attempts at the cases of modelOf (case
-// id → model label) recorded in the sweep directory dir: its ledger's
-// lines, and for a failed case the ledger does not name (a directory
-// written before there was a ledger) the usage in its failed/<id>/. A
-// ledger line of another case is an error: it cannot be priced.
-func Discarded(benchmark, dir string, modelOf map[string]string) ([]CaseCost, error) {
-	att, err := ReadAttempts(dir)
-	if err != nil {
-		return nil, err
-	}
+// id → model label) recorded in the sweep directories dirs (one run's or
+// shards'): their ledgers' lines, each attempt id once however many
+// directories hold it, and, for a failed case whose failed/<id>/ no
+// ledger line of outcome failed names (a directory written before there
+// was a ledger, see MigrateFailed), the usage in that failed/<id>/ of the
+// first directory holding one (as DirProgress reads it). A ledger line of
+// another case is an error: it cannot be priced.
+func Discarded(benchmark string, dirs []string, modelOf map[string]string) ([]CaseCost, error) {
 	var out []CaseCost
-	named := map[string]bool{}
-	for _, a := range att {
-		m, ok := modelOf[a.CaseID]
-		if !ok {
-			return nil, fmt.Errorf("%s: attempt %s is at %q, not a model-backed case of this experiment", filepath.Join(dir, FileAttempts), a.ID, a.CaseID)
-		}
-		named[a.CaseID] = true
-		out = append(out, CaseCost{ID: a.CaseID, Model: m, Outcome: a.Outcome, Usage: a.Usage})
-	}
-	for _, id := range entries(filepath.Join(dir, suiterun.FailedDir)) {
-		m, ok := modelOf[id]
-		if !ok || named[id] {
-			continue
-		}
-		u, err := ReadUsage(benchmark, filepath.Join(dir, suiterun.FailedDir, id))
+	seen, named := map[string]bool{}, map[string]bool{}
+	for _, dir := range dirs {
+		att, err := ReadAttempts(dir)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, CaseCost{ID: id, Model: m, Outcome: AttemptFailed, Usage: u})
+		for _, a := range att {
+			m, ok := modelOf[a.CaseID]
+			if !ok {
+				return nil, fmt.Errorf("%s: attempt %s is at %q, not a model-backed case of this experiment", filepath.Join(dir, FileAttempts), a.ID, a.CaseID)
+			}
+			if a.Outcome == AttemptFailed {
+				named[a.CaseID] = true
+			}
+			if !seen[a.ID] {
+				seen[a.ID] = true
+				out = append(out, CaseCost{ID: a.CaseID, Model: m, Outcome: a.Outcome, Usage: a.Usage})
+			}
+		}
+	}
+	for _, id := range unnamedFailed(dirs, modelOf, named) {
+		d := find(dirs, suiterun.FailedDir, id)
+		u, err := ReadUsage(benchmark, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CaseCost{ID: id, Model: modelOf[id], Outcome: AttemptFailed, Usage: u})
 	}
 	return out, nil
+}
+
+// unnamedFailed are the model-backed cases of modelOf with a failed/<id>/
+// in one of dirs that named leaves out, sorted.
+func unnamedFailed[V any](dirs []string, modelOf map[string]V, named map[string]bool) []string {
+	var out []string
+	for _, dir := range dirs {
+		for _, id := range entries(filepath.Join(dir, suiterun.FailedDir)) {
+			if _, ok := modelOf[id]; ok && !named[id] && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// MigrateFailed writes into dir's ledger, as a failed attempt, the usage
+// of every failed/<id>/ of a case of modelOf that no failed line of the
+// ledger names: a directory from before there was a ledger. The next run
+// of the case replaces or removes failed/<id>/; without the line its
+// money would be lost then. The line's id derives from the case id, so
+// migrating twice writes it once. sweep run and sweep serve call it when
+// they open a directory.
+func MigrateFailed[V any](benchmark, dir string, modelOf map[string]V, log *AttemptLog) error {
+	att, err := ReadAttempts(dir)
+	if err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	for _, a := range att {
+		if a.Outcome == AttemptFailed {
+			named[a.CaseID] = true
+		}
+	}
+	for _, id := range unnamedFailed([]string{dir}, modelOf, named) {
+		u, err := ReadUsage(benchmark, filepath.Join(dir, suiterun.FailedDir, id))
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256([]byte("failed before the ledger\x00" + id))
+		if err := log.Append(Attempt{ID: "pre-ledger-" + hex.EncodeToString(sum[:12]), CaseID: id, Outcome: AttemptFailed, Usage: u}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // usd formats dollars with 6 decimals (a millionth of a dollar is the

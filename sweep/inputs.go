@@ -63,3 +63,19 @@ func (in *Inputs) Differs(got Inputs) error {
 	}
 	return nil
 }
+
+// InputsOf resolves the inputs of e (read from file, named in errors)
+// alone, its controllers and models left out: what a worker compares with
+// serve's before it takes a case.
+func InputsOf(file string, e *Experiment) (Inputs, error) {
+	if e.Benchmark != BenchmarkDes {
+		return Inputs{Version: suite.Version()}, nil
+	}
+	opt := e.DesOptions()
+	opt.Controllers = "builtin" // neither instances nor paradigms depend on them
+	full, err := harness.ResolveSuite(opt)
+	if err != nil {
+		return Inputs{}, e.FieldError(file, err)
+	}
+	return (&Suite{Des: full}).Inputs(), nil
+}

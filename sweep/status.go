@@ -90,18 +90,10 @@ func (p DirProgress) Case(id string) (CaseState, string) {
 	return NotStarted, ""
 }
 
-// Discarded implements Progress: the discarded attempts of every
-// directory.
+// Discarded implements Progress: the discarded attempts recorded in the
+// directories, each once.
 func (p DirProgress) Discarded(modelOf map[string]string) ([]CaseCost, error) {
-	var out []CaseCost
-	for _, d := range p.Dirs {
-		att, err := Discarded(p.Benchmark, d, modelOf)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, att...)
-	}
-	return out, nil
+	return Discarded(p.Benchmark, p.Dirs, modelOf)
 }
 
 // Sources implements Progress: each directory with the shard it holds.

@@ -36,7 +36,7 @@ func (st *Status) Render(w io.Writer) error {
 	}
 	discarded := ""
 	if st.Discarded > 0 {
-		discarded = fmt.Sprintf(" (of which $%s on %d discarded attempts: runs that failed or were handed back, see %s)", usd(st.DiscardedUSD), st.Discarded, FileAttempts)
+		discarded = fmt.Sprintf(" (of which $%s on %d discarded attempts: runs that failed, were handed back or ran twice, see %s)", usd(st.DiscardedUSD), st.Discarded, FileAttempts)
 	}
 	_, err := fmt.Fprintf(w, "spent: $%s%s; remaining: $%s (%s; cached replies cost nothing)\n", usd(st.SpentUSD), discarded, usd(st.RemainingUSD), bound)
 	return err

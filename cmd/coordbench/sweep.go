@@ -319,7 +319,8 @@ func sweepStatusCmd() *cobra.Command {
 		Long: `Read the directories of one experiment (the --out of sweep run, one or
 several shards; give every shard for the whole picture) and print how many
 of its cases are planned, done, failed and not started, per model and in
-total, the money spent on model calls (cached replies cost nothing) and,
+total, the money spent on model calls (cached replies cost nothing; runs
+that failed, were handed back or ran twice count too, named apart) and,
 by estimate (as sweep plan prints it), the money the failed and
 not-started cases will take. For the directory of a distributed sweep
 (sweep serve, whose coordinator rewrites DIR/dist_status.json as results

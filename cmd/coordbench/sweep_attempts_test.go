@@ -257,9 +257,9 @@ func TestDistAbortStoresFinishedRun(t *testing.T) {
 // TestDistWorkerRefusesOtherInputs: serve publishes what it resolved the
 // experiment from (the instance files' contents, the paradigms, the
 // version); a worker whose --experiment-dir holds another version of an
-// instance file fails the case, naming the instance, instead of running
-// a case that serve's summary would not count; with the same file it
-// runs.
+// instance file refuses the experiment before it takes a case, naming
+// the instance, and leaves the case to a worker with the same file, which
+// runs it: no case fails, no attempt is recorded.
 func TestDistWorkerRefusesOtherInputs(t *testing.T) {
 	tmp := t.TempDir()
 	plant := mustRead(t, filepath.Join("..", "..", "examples", "my_plant.yaml"))
@@ -278,16 +278,16 @@ func TestDistWorkerRefusesOtherInputs(t *testing.T) {
 	ctx := context.Background()
 	out := filepath.Join(tmp, "dist")
 	serve := served(t, ctx, serveConfig{file: filepath.Join(serveDir, "e.yaml"), out: out, natsURL: emb.URL()})
-	ws := workers(ctx, 1, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "other", scratch: t.TempDir(), experimentDir: workDir}, nil)
-	err := wait(t, serve, "serve")
-	if err == nil || !strings.Contains(err.Error(), "instance file-my_plant: this worker's has SHA-256") {
-		t.Fatalf("serve with a worker of another instance file: %v", err)
+	rep, err := runWorker(ctx, ctx, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "other", scratch: t.TempDir(), experimentDir: workDir}, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "instance file-my_plant: this worker's has SHA-256") || rep == nil || rep.Ran != 0 {
+		t.Fatalf("a worker of another instance file: %+v, %v; want it refused before any case", rep, err)
 	}
-	wait(t, ws, "worker")
-	serve = served(t, ctx, serveConfig{file: filepath.Join(serveDir, "e.yaml"), out: out, natsURL: emb.URL()})
-	ws = workers(ctx, 1, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "same", scratch: t.TempDir(), experimentDir: serveDir}, nil)
+	ws := workers(ctx, 1, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "same", scratch: t.TempDir(), experimentDir: serveDir}, nil)
 	if err := wait(t, serve, "serve"); err != nil {
-		t.Fatalf("serve with a worker of the same file: %v", err)
+		t.Fatalf("serve: %v", err)
 	}
 	wait(t, ws, "worker")
+	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 1 || st.Failed != 0 {
+		t.Errorf("status %+v: want the case done by the worker with the same file", st)
+	}
 }

@@ -149,7 +149,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 		return err
 	}
 	if len(out.Failed) == 0 && len(out.Dead) == 0 {
-		return nil
+		return out.LedgerErr
 	}
 	var msgs []string
 	for _, id := range slices.Sorted(maps.Keys(out.Failed)) {
@@ -158,7 +158,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	for _, d := range out.Dead {
 		msgs = append(msgs, fmt.Sprintf("dead-lettered %s after %d deliveries (see %s)", d.Case, d.Deliveries, filepath.Join(cfg.out, dist.DeadLetterFile)))
 	}
-	return fmt.Errorf("%d of %d cases did not finish; serve again to retry them:\n  %s", len(msgs), len(s.IDs), strings.Join(msgs, "\n  "))
+	return errors.Join(fmt.Errorf("%d of %d cases did not finish; serve again to retry them:\n  %s", len(msgs), len(s.IDs), strings.Join(msgs, "\n  ")), out.LedgerErr)
 }
 
 func firstLine(s string) string {

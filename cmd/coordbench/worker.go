@@ -132,7 +132,7 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 		run = wrap(run)
 	}
 	return dist.Worker(ctx, abort, nc, dist.WorkerOptions{Name: cfg.name, Slots: cfg.slots, Dir: cfg.out, Scratch: cfg.scratch,
-		Run: run, Log: log, WaitSpec: cfg.wait})
+		Run: run, Log: log, WaitSpec: cfg.wait, Check: func(spec *dist.Spec) error { return checkInputs(expDir, trust, spec) }})
 }
 
 // caseRunner runs one case of a served experiment with the code of sweep
@@ -162,11 +162,33 @@ func caseRunner(expDir string, trust workerTrust) dist.RunCase {
 		if err != nil {
 			return "", err
 		}
-		if c.Spec.Inputs != nil {
+		if c.Spec.Inputs != nil { // checked at the start too (checkInputs): files may change meanwhile
 			if err := c.Spec.Inputs.Differs(s.Inputs()); err != nil {
 				return "", err
 			}
 		}
 		return s.RunOne(ctx, c.Dir)
 	}
+}
+
+// checkInputs refuses a served experiment that this worker would resolve
+// from inputs other than serve's (Spec.Inputs: another version of an
+// instance file in expDir, another coordbench) or cannot resolve at all
+// (a file missing), before it takes a case, so that the cases go to other
+// workers. An experiment the worker does not trust is left to the cases,
+// which fail saying why (and nothing is read for it).
+func checkInputs(expDir string, trust workerTrust, spec *dist.Spec) error {
+	if spec.Inputs == nil {
+		return nil
+	}
+	e, err := sweep.Parse(spec.FileName, spec.File)
+	if err != nil || trust.check(e) != nil {
+		return nil
+	}
+	e.Dir = expDir
+	in, err := sweep.InputsOf(spec.FileName, e)
+	if err != nil {
+		return fmt.Errorf("cannot resolve the experiment here (--experiment-dir %s): %w", expDir, err)
+	}
+	return spec.Inputs.Differs(in)
 }

@@ -424,20 +424,21 @@ func attribute(notes map[string]coord.AgentNote, ids []string, calls []ProxyCall
 		n := notes[id]
 		n.Calls, n.PromptTokens, n.CompletionTokens, n.PromptCachedTokens, n.Cached = 0, 0, 0, 0, false
 		var models []string
-		cached := len(per[i]) > 0
+		cached := true
 		for _, c := range per[i] {
-			if !c.Failed || c.PromptTokens+c.CompletionTokens > 0 {
-				n.Calls++ // a billed call: a call that failed without a reply is not
+			if !slices.Contains(models, c.Model) {
+				models = append(models, c.Model)
 			}
+			if c.Failed && c.PromptTokens+c.CompletionTokens == 0 {
+				continue // failed without a reply: not a billed call, and no reply to cache
+			}
+			n.Calls++
 			n.PromptTokens += c.PromptTokens
 			n.CompletionTokens += c.CompletionTokens
 			n.PromptCachedTokens += c.PromptCachedTokens
 			cached = cached && c.Cached
-			if !slices.Contains(models, c.Model) {
-				models = append(models, c.Model)
-			}
 		}
-		n.Cached = cached
+		n.Cached = n.Calls > 0 && cached
 		if len(models) > 0 {
 			n.Model = strings.Join(models, ",")
 		}

@@ -43,4 +43,16 @@ func TestProxyFailedCallsBilled(t *testing.T) {
 	if tot := p.Totals(); tot.Calls != 2 || tot.Failures != 2 || tot.PromptTokens != 70 {
 		t.Errorf("totals %+v", tot)
 	}
+	// A replayed reply and a call that failed without one: the note is
+	// the replay's, cached (free), not a billed call.
+	notes = map[string]coord.AgentNote{}
+	attribute(notes, []string{"plant"}, []ProxyCall{{Model: "m", PromptTokens: 100, CompletionTokens: 3, Cached: true}, {Model: "m", Failed: true}})
+	if n := notes["plant"]; !n.Cached || n.Calls != 1 || n.PromptTokens != 100 {
+		t.Errorf("replay and failed call: note %+v; want 1 cached call", n)
+	}
+	notes = map[string]coord.AgentNote{}
+	attribute(notes, []string{"plant"}, []ProxyCall{{Model: "m", Failed: true}})
+	if n := notes["plant"]; n.Cached || n.Calls != 0 || n.Model != "m" {
+		t.Errorf("one failed call: note %+v; want no call, not cached, model m", n)
+	}
 }

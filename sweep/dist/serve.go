@@ -49,6 +49,10 @@ type Outcome struct {
 	Dead   []DeadCase
 	// Granted is how many model-call permits were handed out.
 	Granted uint64
+	// LedgerErr is set if a discarded run a worker reported could not be
+	// written to the ledger (its money is missing from the cost files):
+	// the first such error, with how many there were.
+	LedgerErr error
 }
 
 // Serve publishes the experiment and its unfinished cases on nc's
@@ -100,6 +104,9 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 	}
 	ledger, err := sweep.OpenAttemptLog(opt.Dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := sweep.MigrateFailed(s.Benchmark, opt.Dir, opt.ModelCases, ledger); err != nil {
 		return nil, err
 	}
 	c := &coordinator{opt: opt, st: st, store: &store{spec: s, dir: opt.Dir, casesDir: sweep.CasesDir(s.Benchmark), obj: st.obj},
@@ -189,6 +196,11 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 		}
 	}
 	c.out.Failed = c.failed
+	if c.ledgerErrs > 1 {
+		c.out.LedgerErr = fmt.Errorf("%w (and %d more runs not recorded)", c.ledgerErr, c.ledgerErrs-1)
+	} else {
+		c.out.LedgerErr = c.ledgerErr
+	}
 	if permits != nil {
 		c.out.Granted = permits.Granted()
 	}
@@ -211,8 +223,10 @@ type coordinator struct {
 	deliv      int
 	// ledger records the discarded runs; attempts counts them per case
 	// in this serve, to bound what a peer can make it write.
-	ledger   *sweep.AttemptLog
-	attempts map[string]int
+	ledger     *sweep.AttemptLog
+	attempts   map[string]int
+	ledgerErr  error // the first append that failed
+	ledgerErrs int
 }
 
 // addWorker records a worker's name for the status, up to maxWorkers
@@ -374,6 +388,9 @@ func (c *coordinator) record(r Result) {
 	c.attempts[r.Case]++
 	if err := c.ledger.Append(*a); err != nil {
 		c.logf("recording a discarded run of %s (worker %s): %v", r.Case, r.Worker, err)
+		if c.ledgerErrs++; c.ledgerErrs == 1 {
+			c.ledgerErr = fmt.Errorf("recording a discarded run of %s in %s: %w", r.Case, sweep.FileAttempts, err)
+		}
 	}
 }
 

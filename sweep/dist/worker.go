@@ -60,6 +60,11 @@ type WorkerOptions struct {
 	// WaitSpec bounds the wait for an experiment to be served (0: wait
 	// until ctx ends).
 	WaitSpec time.Duration
+	// Check, if set, is asked about the served experiment before any
+	// case is pulled; an error stops the worker with that error, leaving
+	// the cases to other workers (a worker whose files differ from
+	// serve's, say).
+	Check func(*Spec) error
 }
 
 // WorkerReport is what a worker did.
@@ -93,6 +98,11 @@ func Worker(ctx, abort context.Context, nc *nats.Conn, opt WorkerOptions) (*Work
 	spec, kv, err := waitSpec(ctx, js, opt)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Check != nil {
+		if err := opt.Check(spec); err != nil {
+			return &WorkerReport{ExperimentID: spec.ID}, fmt.Errorf("experiment %s: %w", short(spec.ID), err)
+		}
 	}
 	n, _ := namesOf(spec.ID)
 	w := &worker{opt: opt, spec: spec, n: n, nc: nc, js: js, kv: kv, abort: abort,
@@ -298,7 +308,7 @@ func (w *worker) handle(msg jetstream.Msg) {
 	}()
 	scratch, err := os.MkdirTemp(w.opt.Scratch, "coordbench-case-")
 	if err != nil {
-		w.giveBack(msg, id, err, "")
+		w.giveBack(msg, id, err, nil)
 		return
 	}
 	defer os.RemoveAll(scratch)
@@ -314,13 +324,13 @@ func (w *worker) handle(msg jetstream.Msg) {
 	if w.abort.Err() != nil && runErr != nil {
 		// Cut short (or failed) while the worker was told to stop: not the
 		// case's outcome. A run that finished all the same is stored.
-		w.giveBack(msg, id, w.abort.Err(), usedDir)
+		w.giveBack(msg, id, w.abort.Err(), w.attempt(id, sweep.AttemptReturned, usedDir))
 		return
 	}
 	if runErr == nil {
 		stored, err := w.st.put(ctx, id, caseDir, run.Cache, scratch)
 		if err != nil {
-			w.giveBack(msg, id, fmt.Errorf("storing: %w", err), usedDir)
+			w.giveBack(msg, id, fmt.Errorf("storing: %w", err), w.attempt(id, sweep.AttemptReturned, usedDir))
 			return
 		}
 		if !stored {
@@ -333,7 +343,7 @@ func (w *worker) handle(msg jetstream.Msg) {
 		res.Status, res.Err = StatusFailed, truncate(runErr.Error(), 4000)
 		res.Attempt = w.attempt(id, sweep.AttemptFailed, usedDir)
 		if err := w.st.putFailed(id, filepath.Join(run.Dir, suiterun.FailedDir, id), res.Err); err != nil {
-			w.giveBack(msg, id, fmt.Errorf("storing the failure: %w", err), usedDir)
+			w.giveBack(msg, id, fmt.Errorf("storing the failure: %w", err), res.Attempt)
 			return
 		}
 		w.count(func(r *WorkerReport) { r.Failed++ })
@@ -343,9 +353,13 @@ func (w *worker) handle(msg jetstream.Msg) {
 }
 
 // attempt is the record of a discarded run of case id whose logs are in
-// dir; a run whose logs cannot be read is recorded without usage (the
-// coordinator logs the reason).
+// dir, nil if the run left none (it never started). A run whose logs
+// cannot be read is recorded with the usage read so far, and this worker
+// logs why.
 func (w *worker) attempt(id, outcome, dir string) *sweep.Attempt {
+	if !fileExists(dir) {
+		return nil
+	}
 	u, err := sweep.ReadUsage(w.spec.Benchmark, dir)
 	if err != nil {
 		w.logf("reading the usage of %s's discarded run: %v", id, err)
@@ -358,7 +372,10 @@ func (w *worker) finish(msg jetstream.Msg, res Result) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := w.js.Publish(ctx, w.n.resultSubject(), encode(res)); err != nil {
-		w.giveBack(msg, res.Case, fmt.Errorf("reporting the result: %w", err), "")
+		// The attempt the result carried (a failed or duplicate run) is
+		// reported again with the case handed back; its id is the same, so
+		// it counts once if the result did arrive.
+		w.giveBack(msg, res.Case, fmt.Errorf("reporting the result: %w", err), res.Attempt)
 		return
 	}
 	if err := msg.DoubleAck(ctx); err != nil {
@@ -371,14 +388,14 @@ func (w *worker) finish(msg jetstream.Msg, res Result) {
 	}
 }
 
-// giveBack hands the case back to the queue for another delivery. A run
-// that left logs in usedDir ("": none) is reported first, so that the
-// coordinator records the money it spent.
-func (w *worker) giveBack(msg jetstream.Msg, id string, why error, usedDir string) {
+// giveBack hands the case back to the queue for another delivery. The
+// run's attempt, if any (nil: no run left artifacts), is reported first,
+// so that the coordinator records the money it spent.
+func (w *worker) giveBack(msg jetstream.Msg, id string, why error, att *sweep.Attempt) {
 	w.logf("handing %s back: %v", id, why)
-	if usedDir != "" && fileExists(usedDir) {
+	if att != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res := Result{Case: id, Worker: w.opt.Name, Status: StatusReturned, Attempt: w.attempt(id, sweep.AttemptReturned, usedDir)}
+		res := Result{Case: id, Worker: w.opt.Name, Status: StatusReturned, Attempt: att}
 		if _, err := w.js.Publish(ctx, w.n.resultSubject(), encode(res)); err != nil {
 			w.logf("reporting the usage of %s's handed-back run: %v", id, err)
 		}
