@@ -54,10 +54,12 @@ func (s *store) has(ctx context.Context, id string) (bool, error) {
 }
 
 // put stores the finished case id from caseDir, with its response cache
-// (cache, if the file exists). In the shared directory the cache goes
-// first and the case directory is renamed into place last, so a case
-// directory present means everything is; a case stored meanwhile by
-// another delivery is kept as it is, and stored reports false.
+// (cache, if the file exists). In the shared directory the case
+// directory is renamed into place, then the cache (copied beside its
+// place before): a worker killed between the two leaves a case without
+// its cache, whose replay from the merged cache then misses, saying so.
+// A case stored meanwhile by another delivery is kept as it is, with its
+// own cache, and stored reports false.
 func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) (stored bool, err error) {
 	hasCache := fileExists(cache)
 	if s.obj != nil {
@@ -79,12 +81,21 @@ func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) (st
 	if fileExists(filepath.Join(s.dir, s.casesDir, id)) {
 		return false, nil
 	}
+	// The cache is copied beside its place first and renamed into it only
+	// if this delivery's case directory is the one kept: a delivery that
+	// loses the race must not replace the kept case's replies with its own.
+	staged, dst := "", filepath.Join(s.dir, CachesDir, id+".db")
 	if hasCache {
-		if err := copyIntoPlace(cache, filepath.Join(s.dir, CachesDir, id+".db")); err != nil {
+		if staged, err = stage(cache, dst); err != nil {
 			return false, err
 		}
+		defer os.Remove(staged) // a no-op once renamed
 	}
-	return moveDirIntoPlace(caseDir, filepath.Join(s.dir, s.casesDir), id, s.spec.MaxCaseBytes)
+	moved, err := moveDirIntoPlace(caseDir, filepath.Join(s.dir, s.casesDir), id, s.spec.MaxCaseBytes)
+	if err != nil || !moved || staged == "" {
+		return moved, err
+	}
+	return true, os.Rename(staged, dst)
 }
 
 // putFailed records a failed case in the shared directory's failed/ (its
@@ -197,17 +208,31 @@ func moveDirIntoPlace(src, parent, name string, max int64) (moved bool, err erro
 // copyIntoPlace copies the file src to dst through a temporary file of
 // its own (two deliveries of one case may copy at once) and a rename.
 func copyIntoPlace(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	tmp, err := stage(src, dst)
+	if err != nil {
 		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// stage copies the file src to a temporary file beside dst and returns
+// its name, for the caller to rename into place.
+func stage(src, dst string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
 	}
 	in, err := os.Open(src)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer in.Close()
 	out, err := os.CreateTemp(filepath.Dir(dst), suiterun.TmpPrefix+filepath.Base(dst)+"-")
 	if err != nil {
-		return err
+		return "", err
 	}
 	_, err = io.Copy(out, in)
 	if cerr := out.Close(); err == nil {
@@ -216,13 +241,11 @@ func copyIntoPlace(src, dst string) error {
 	if err == nil {
 		err = os.Chmod(out.Name(), 0o644)
 	}
-	if err == nil {
-		err = os.Rename(out.Name(), dst)
-	}
 	if err != nil {
 		os.Remove(out.Name())
+		return "", err
 	}
-	return err
+	return out.Name(), nil
 }
 
 func fileExists(p string) bool {
