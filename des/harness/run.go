@@ -338,8 +338,7 @@ func (t *TraceWriter) reset(w io.Writer, p *factory.Plant) {
 
 // Emit implements factory.Tracer.
 func (t *TraceWriter) Emit(r *factory.Record) {
-	t.buf = t.enc.Append(t.buf, r, t.p)
-	t.buf = append(t.buf, '\n')
+	t.buf = t.enc.AppendLine(t.buf, r, t.p)
 	if len(t.buf) >= traceChunk {
 		t.flush()
 	}
