@@ -116,6 +116,9 @@ func TestBacklogIsNominal(t *testing.T) {
 							want += e.nominal(j, c)
 						}
 					}
+					if got, want := e.Cell(c), cellInfoRef(e, c); got != want {
+						t.Fatalf("%s seed %d t=%g: cell %s summary %+v, the plain summation gives %+v", name, seed, e.Now(), p.Cells[c].ID, got, want)
+					}
 					if got := e.Cell(c).Backlog; math.Abs(got-want) > 1e-9*max(1, want) {
 						t.Fatalf("%s seed %d t=%g: cell %s backlog %v, want %v", name, seed, e.Now(), p.Cells[c].ID, got, want)
 					}
@@ -130,6 +133,39 @@ func TestBacklogIsNominal(t *testing.T) {
 	if stale == 0 {
 		t.Error("no machine broke down idle or blocked after an interrupted phase: the stale case went untested")
 	}
+}
+
+// cellInfoRef is Engine.Cell written plainly (CellInto before it counted
+// in locals): CellInto must give the same summary, the backlog's float
+// sum in the same order included.
+func cellInfoRef(e *Engine, c int) CellInfo {
+	cell := &e.P.Cells[c]
+	cs := &e.cells[c]
+	info := CellInfo{Occupancy: cs.occupancy, Waiting: len(cs.waiting), AdmitQueue: len(cs.admitQ),
+		FreeSlots: cell.Buffer - cs.occupancy}
+	for m := 0; m < cell.Machines; m++ {
+		mc := &e.machines[cell.FirstMachine+m]
+		info.PowerW += cell.PowerW[mc.state]
+		switch mc.state {
+		case Idle:
+			info.Idle++
+		case Setup:
+			info.Setup++
+		case Busy:
+			info.Busy++
+		case Blocked:
+			info.Blocked++
+		case Down:
+			info.Down++
+		}
+		info.Backlog += e.machineBacklog(mc)
+	}
+	for _, q := range [][]int{cs.waiting, cs.admitQ, cs.incoming} {
+		for _, j := range q {
+			info.Backlog += e.nominal(j, c)
+		}
+	}
+	return info
 }
 
 // leastLoaded makes the pending decision: it releases the first backlog

@@ -114,11 +114,14 @@ func TestTraceEncoderMatchesAppendJSON(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		rec := Record{T: times[i%len(times)], Ev: EventType(r.IntN(int(NumEventTypes) + 1)), Job: small(), Op: -1,
 			Cell: int32(r.IntN(len(p.Cells)+1)) - 1, Machine: -1, From: int32(r.IntN(len(p.Cells)+1)) - 1,
-			KW: r.Float64(), Dur: r.ExpFloat64(), Due: float64(r.IntN(1000)) / 4, Phase: MachineState(r.IntN(5)),
+			KW: float64(r.IntN(40000)) / 1000, Dur: r.ExpFloat64(), Due: float64(r.IntN(1000)) / 4, Phase: MachineState(r.IntN(5)),
 			Status: Status([]string{"", "complete", "horizon"}[r.IntN(3)]), Product: int32(r.IntN(len(p.Products))),
 			Ops: wide(), Seed: r.Uint64()}
 		if i%2 == 0 {
 			rec.Job, rec.Op, rec.Machine = wide(), wide(), wide()
+		}
+		if i%3 == 0 {
+			rec.KW, rec.Dur, rec.Due = r.Float64(), float64(r.IntN(100))/4, r.ExpFloat64()*100
 		}
 		if i%7 == 0 {
 			tm += r.ExpFloat64() * 10
@@ -175,6 +178,36 @@ func checkShortest(t *testing.T, f float64) {
 		if got, want := string(buf[5:n]), string(got); got != want {
 			t.Fatalf("shortestDigits(%v, false) (bits %#x) = %q, want %q", f, math.Float64bits(f), got, want)
 		}
+	}
+}
+
+// TestAppendMilliMatchesAppendFloat checks the power draws' and
+// durations' path: thousandths as the engine makes them (float64(w)/1000)
+// over every w below 2*10^6 and random ones up to 10^11, values next to
+// them, and values outside its case.
+func TestAppendMilliMatchesAppendFloat(t *testing.T) {
+	check := func(f float64) {
+		t.Helper()
+		if got, want := string(appendMilli(nil, f)), string(AppendFloat(nil, f)); got != want {
+			t.Fatalf("appendMilli(%v) (bits %#x) = %q, want %q", f, math.Float64bits(f), got, want)
+		}
+	}
+	for w := 0; w < 2_000_000; w++ {
+		check(float64(w) / 1000)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 1_000_000; i++ {
+		f := float64(r.Int64N(1e11)) / 1000
+		check(f)
+		check(-f)
+		check(math.Nextafter(f, 0))
+		check(math.Nextafter(f, math.Inf(1)))
+		check(float64(r.IntN(100000)) / 10)
+		check(r.ExpFloat64() * 10)
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), 1e-7, 0.0005, 0.001, 99999999.999, 1e8, 1e8 + 0.5, 1e300, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		check(f)
+		check(-f)
 	}
 }
 

@@ -3,6 +3,7 @@ package factory
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 
@@ -128,22 +129,18 @@ const tWords = 4
 // Append appends r as one JSON object (no newline), byte for byte what
 // r.AppendJSON(b, p) appends.
 func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
-	b = spare(b)
-	if bits := math.Float64bits(r.T); enc.ok && bits == enc.t {
-		b = putWords4(b, &enc.tW, enc.tLen)
-	} else {
-		b = enc.appendTime(b, r.T)
-	}
 	if r.Ev >= EvEpisodeStart || len(p.cellWords) != len(p.Cells) { // the header, an unknown type, a plant not built by Compile
-		return r.appendFields(b, p)
+		return r.appendFields(enc.appendTime(b, r.T), p)
 	}
-	return r.appendFieldsFast(b, p)
+	return enc.appendFast(b, r, p, false)
 }
 
 // AppendLine appends r as Append does, followed by a newline.
 func (enc *TraceEncoder) AppendLine(b []byte, r *Record, p *Plant) []byte {
-	b = enc.Append(b, r, p)
-	return append(b, '\n')
+	if r.Ev >= EvEpisodeStart || len(p.cellWords) != len(p.Cells) {
+		return append(r.appendFields(enc.appendTime(b, r.T), p), '\n')
+	}
+	return enc.appendFast(b, r, p, true)
 }
 
 // appendTime appends `{"t":` and time t, and keeps them as the encoder's
@@ -152,6 +149,15 @@ func (enc *TraceEncoder) AppendLine(b []byte, r *Record, p *Plant) []byte {
 // are written eight digits at a time; the others as AppendFloat writes
 // them.
 func (enc *TraceEncoder) appendTime(b []byte, t float64) []byte {
+	b = spare(b)
+	if enc.ok && math.Float64bits(t) == enc.t {
+		return putWords4(b, &enc.tW, enc.tLen)
+	}
+	return enc.formatTime(b, t)
+}
+
+// formatTime is appendTime for a time other than the last one.
+func (enc *TraceEncoder) formatTime(b []byte, t float64) []byte {
 	var buf [decimalBuf]byte
 	n := copy(buf[:], `{"t":`)
 	if c, k, ok := shortestDigits(t, false); ok {
@@ -195,7 +201,7 @@ func spare(b []byte) []byte {
 // putWords4 appends the first n (<= 32) bytes of w's little-endian words.
 func putWords4(b []byte, w *[4]uint64, n int) []byte {
 	l := len(b)
-	s := b[l : l+32]
+	s := b[l : l+32 : l+32]
 	binary.LittleEndian.PutUint64(s[0:8], w[0])
 	binary.LittleEndian.PutUint64(s[8:16], w[1])
 	binary.LittleEndian.PutUint64(s[16:24], w[2])
@@ -206,7 +212,7 @@ func putWords4(b []byte, w *[4]uint64, n int) []byte {
 // putWords5 appends the first n (<= 40) bytes of w's little-endian words.
 func putWords5(b []byte, w *[5]uint64, n int) []byte {
 	l := len(b)
-	s := b[l : l+40]
+	s := b[l : l+40 : l+40]
 	binary.LittleEndian.PutUint64(s[0:8], w[0])
 	binary.LittleEndian.PutUint64(s[8:16], w[1])
 	binary.LittleEndian.PutUint64(s[16:24], w[2])
@@ -275,13 +281,20 @@ var smallInts = func() (t [1000]uint32) {
 func putSmallInt(b []byte, v int32) []byte {
 	x := smallInts[v]
 	l := len(b)
-	binary.LittleEndian.PutUint32(b[l:l+4], x)
+	binary.LittleEndian.PutUint32(b[l:l+4:l+4], x)
 	return b[:l+int(x>>24)]
 }
 
-// appendFieldsFast is appendFields for the events of an episode (not its
-// header, not an unknown type) on a compiled plant: the same bytes.
-func (r *Record) appendFieldsFast(b []byte, p *Plant) []byte {
+// appendFast appends what Append appends (and a newline, if line) for
+// the events of an episode (not its header, not an unknown type) on a
+// compiled plant, with the fixed parts stored as words (see TraceEncoder).
+func (enc *TraceEncoder) appendFast(b []byte, r *Record, p *Plant, line bool) []byte {
+	b = spare(b)
+	if enc.ok && math.Float64bits(r.T) == enc.t {
+		b = putWords4(b, &enc.tW, enc.tLen)
+	} else {
+		b = enc.formatTime(b, r.T)
+	}
 	h := &eventHeads[r.Ev]
 	if r.Job >= 0 {
 		b = putWords5(b, &h.wJob, h.nJob)
@@ -325,6 +338,9 @@ func (r *Record) appendFieldsFast(b []byte, p *Plant) []byte {
 		b = append(b, r.Phase.String()...)
 		b = append(b, '"')
 	}
+	if line {
+		return append(b, '}', '\n')
+	}
 	return append(b, '}')
 }
 
@@ -338,7 +354,7 @@ func (r *Record) appendSpecific(b []byte, p *Plant) []byte {
 		b = append(b, `","ops":`...)
 		b = appendInt(b, r.Ops)
 		b = append(b, `,"due":`...)
-		b = AppendFloat(b, r.Due)
+		b = appendMilli(b, r.Due)
 	case EvTransportStart:
 		b = append(b, `,"from":"`...)
 		if r.From < 0 {
@@ -352,16 +368,58 @@ func (r *Record) appendSpecific(b []byte, p *Plant) []byte {
 			b = appendInt(b, r.Machine)
 		}
 		b = append(b, `,"dur":`...)
-		b = AppendFloat(b, r.Dur)
+		b = appendMilli(b, r.Dur)
 	case EvPowerChange:
 		b = append(b, `,"kw":`...)
-		b = AppendFloat(b, r.KW)
+		b = appendMilli(b, r.KW)
 	case EvEpisodeEnd:
 		b = append(b, `,"status":"`...)
 		b = append(b, r.Status...)
 		b = append(b, '"')
 	}
 	return b
+}
+
+// appendMilli appends f as AppendFloat does. A power draw is its watts
+// over 1000 (float64(w)/1000), and most durations have at most three
+// decimals: for f = float64(w)/1000 with w a positive integer and f below
+// 1e8, the decimal w/1000 (trailing zeros dropped) is what strconv
+// writes, and it is written here from w without the float searches.
+//
+// Why: f is the float nearest to D = w/1000 (the division is correctly
+// rounded), so D parses back to f. Any other decimal that parses back to
+// f is within a float spacing of D, under 2^-26 below 1e8; one with as
+// few digits as D (or fewer) would be a multiple of 10^-3 too, at least
+// 10^-3 from D. So D is the only shortest form, and 'f' is strconv's
+// format from 1e-6 to 1e21. Values outside the case go to AppendFloat.
+func appendMilli(b []byte, f float64) []byte {
+	if !(f >= 0.001 && f < 1e8) {
+		return AppendFloat(b, f)
+	}
+	w := uint64(f*1000 + 0.5)
+	if float64(w)/1000 != f {
+		return AppendFloat(b, f)
+	}
+	ip, fr := w/1000, w%1000
+	b = spare(b)
+	l := len(b)
+	s := b[l : l+16 : l+16]
+	d := digits8(ip) // ip < 10^5
+	z := min(uint(bits.TrailingZeros64(d))>>3, 7)
+	binary.LittleEndian.PutUint64(s[0:8], (d+zeros8)>>(8*z))
+	n := l + 8 - int(z)
+	if fr == 0 {
+		return b[:n]
+	}
+	k := 3 // fraction digits, trailing zeros dropped
+	if fr%100 == 0 {
+		k = 1
+	} else if fr%10 == 0 {
+		k = 2
+	}
+	s = b[n : n+8 : n+8]
+	binary.LittleEndian.PutUint64(s, (digits8(fr)+zeros8)>>40<<8|'.') // '.' and the last 3 of the 8 digits
+	return b[:n+1+k]
 }
 
 // appendFields appends what follows the time in r's JSON object.
@@ -388,7 +446,7 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, `","ops":`...)
 		b = appendInt(b, r.Ops)
 		b = append(b, `,"due":`...)
-		b = AppendFloat(b, r.Due)
+		b = appendMilli(b, r.Due)
 	case EvTransportStart:
 		b = append(b, `,"from":"`...)
 		if r.From < 0 {
