@@ -56,3 +56,98 @@ func TestDecisionAgentsAreTheMap(t *testing.T) {
 		t.Fatalf("hand-made decision: Agents %v", got)
 	}
 }
+
+// TestActiveAgentsAreTheActiveViews: Next leaves the reused ActiveAgents
+// map as it is when it already holds the new decision's views. Whatever a
+// controller or caller did to the map after the previous decision (a key
+// deleted, one added, a view replaced), the map Next hands out must hold
+// exactly the views the decision activated, under their ids, and a
+// controller that changed the map must not change the episode.
+func TestActiveAgentsAreTheActiveViews(t *testing.T) {
+	kept := 0
+	for _, m := range Builtins {
+		e := engine(t, "A5C12-1", 3)
+		in, err := NewInterpreter(e, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := engine(t, "A5C12-1", 3) // the same episode, its map never touched
+		inRef, err := NewInterpreter(ref, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for steps := 0; steps < 400; steps++ {
+			if more, moreRef := e.Advance(), ref.Advance(); more != moreRef {
+				t.Fatalf("%s step %d: one episode ended before the other", m.ID, steps)
+			} else if !more {
+				break
+			}
+			before := len(in.decision.ActiveAgents)
+			d, dRef := in.Next(), inRef.Next()
+			want := map[string]*View{}
+			for _, s := range in.active {
+				want[s.view.AgentID] = &s.view
+			}
+			if !maps.Equal(d.ActiveAgents, want) {
+				t.Fatalf("%s step %d: ActiveAgents %v, the activated views %v", m.ID, d.Step, d.ActiveAgents, want)
+			}
+			if len(d.ActiveAgents) != len(dRef.ActiveAgents) {
+				t.Fatalf("%s step %d: %d active agents, %d in the untouched episode", m.ID, d.Step, len(d.ActiveAgents), len(dRef.ActiveAgents))
+			}
+			if before == len(want) && steps%4 == 0 {
+				kept++
+			}
+			actions := map[string]int{}
+			for id, v := range d.ActiveAgents {
+				actions[id] = SafeAction(v)
+			}
+			if _, err := in.Apply(d, actions, SourceBuiltin, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := inRef.Apply(dRef, actions, SourceBuiltin, nil); err != nil {
+				t.Fatal(err)
+			}
+			switch steps % 4 { // after Apply, as a careless caller might
+			case 1:
+				for id := range d.ActiveAgents {
+					delete(d.ActiveAgents, id)
+					break
+				}
+			case 2:
+				d.ActiveAgents["stray"] = &View{AgentID: "stray"}
+			case 3:
+				for id := range d.ActiveAgents {
+					d.ActiveAgents[id] = &View{AgentID: id}
+				}
+			}
+		}
+		if e.Now() != ref.Now() || in.Steps() != inRef.Steps() || len(in.Messages) != len(inRef.Messages) {
+			t.Fatalf("%s: the episode with a touched map diverged: t=%g/%g, %d/%d steps", m.ID, e.Now(), ref.Now(), in.Steps(), inRef.Steps())
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no decision found the map already right")
+	}
+}
+
+// TestCellOfFollowsTheName: an option's cell is the one its name names,
+// whatever index it carries (a hand-made option, or one renamed).
+func TestCellOfFollowsTheName(t *testing.T) {
+	e := engine(t, "A5C12-1", 1)
+	in, err := NewInterpreter(e, Centralized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := e.P.Cells
+	for c := range cells {
+		for _, idx := range []int{c, 0, len(cells) - 1, -1, len(cells), 1 << 40} {
+			got, ok := in.cellOf(&CellOption{Cell: cells[c].ID, index: idx})
+			if !ok || got != c {
+				t.Fatalf("cell %s with index %d: got %d, %v", cells[c].ID, idx, got, ok)
+			}
+		}
+	}
+	if _, ok := in.cellOf(&CellOption{Cell: "no-such-cell", index: 2}); ok {
+		t.Fatal("an unknown cell name was found")
+	}
+}

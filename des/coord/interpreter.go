@@ -193,11 +193,11 @@ func (in *Interpreter) Next() *Decision {
 	if d.ActiveAgents == nil {
 		d.ActiveAgents = map[string]*View{}
 	}
-	clear(d.ActiveAgents)
 	in.active = in.active[:0]
 	if !in.item.active && len(e.RouteQueue()) > 0 {
 		if err := in.startItem(e.RouteQueue()[0]); err != nil {
 			in.err = err
+			clear(d.ActiveAgents) // no decision: no agent active
 			return nil
 		}
 	}
@@ -206,6 +206,7 @@ func (in *Interpreter) Next() *Decision {
 		for _, s := range in.active {
 			if len(s.view.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
 				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", s.view.AgentID, in.item.job, in.item.mode.ID)
+				clear(d.ActiveAgents)
 				return nil
 			}
 		}
@@ -213,12 +214,29 @@ func (in *Interpreter) Next() *Decision {
 		v := &in.view(RolePlant, RolePlant, e.ReleaseTrigger()).view
 		in.releaseView(v)
 		in.finishView(v)
-		d.ActiveAgents[v.AgentID] = v
 	}
 	for _, s := range in.active {
 		d.agents = append(d.agents, &s.view)
 	}
+	in.fillActiveAgents(d)
 	return d
+}
+
+// fillActiveAgents makes d.ActiveAgents map the views of in.active (d's
+// list) by their ids. The map is reused from decision to decision, and
+// the same agents are often active again (the plant, under the
+// centralized paradigm, at every decision): when the map already holds
+// exactly d's views, it is left as it is, sparing a clear and a store
+// per agent (a lookup per agent checks it).
+func (in *Interpreter) fillActiveAgents(d *Decision) {
+	m := d.ActiveAgents
+	if d.listed() {
+		return
+	}
+	clear(m)
+	for _, v := range d.agents {
+		m[v.AgentID] = v
+	}
 }
 
 // Apply validates the controller's actions for decision d, replaces
@@ -336,6 +354,29 @@ func (in *Interpreter) auditOf(id string) (int, bool) {
 	return i, i < len(a) && a[i].AgentID == id
 }
 
+// decided returns agent id's view and the action committed for it in the
+// step being applied (nil and 0 if id has no audit). The audits are made
+// from exactly the entries of the decision's ActiveAgents (activeAgents),
+// each with its view as Payload: the view is d.ActiveAgents[id], found
+// without a map lookup.
+func (in *Interpreter) decided(id string) (*View, int) {
+	if i, ok := in.auditOf(id); ok {
+		return in.audits[i].Payload, in.audits[i].Action
+	}
+	return nil, 0
+}
+
+// cellOf returns the index of the cell a cell option names. An option
+// the interpreter made knows its cell's index; any other (or one whose
+// name was changed) is looked up by name.
+func (in *Interpreter) cellOf(o *CellOption) (int, bool) {
+	if cells := in.eng.P.Cells; o.index >= 0 && o.index < len(cells) && cells[o.index].ID == o.Cell {
+		return o.index, true
+	}
+	c, ok := in.cellIndex[o.Cell]
+	return c, ok
+}
+
 // choice is the action committed for agent id in the step being applied
 // (0 if id has no audit, as a missing map key read).
 func (in *Interpreter) choice(id string) int {
@@ -358,11 +399,11 @@ func (in *Interpreter) countMsgs(cause string, n int) {
 // commit applies one step's validated actions.
 func (in *Interpreter) commit(d *Decision) error {
 	if !in.item.active {
-		v := d.ActiveAgents[RolePlant]
+		v, act := in.decided(RolePlant)
 		if v == nil || v.Kind != KindRelease {
 			return fmt.Errorf("no release decision to commit")
 		}
-		opt := v.Options[in.choice(RolePlant)]
+		opt := v.Options[act]
 		if opt.Action == ActDefer {
 			in.rememberf(RolePlant, d.Time, -1, 0, "defer")
 			return in.eng.Defer()

@@ -195,10 +195,9 @@ func (in *Interpreter) itemViews(d *Decision) {
 	p := in.eng.P
 	in.fillWorkItem()
 	in.cellOpts = slices.Grow(in.cellOpts[:0], len(p.Cells))
-	add := func(v *View) {
+	add := func(v *View) { // Next puts the views of in.active in d.ActiveAgents
 		v.Context.WorkItem = &in.work
 		in.finishView(v)
-		d.ActiveAgents[v.AgentID] = v
 	}
 	plant := func() *View { // the plant's view, with its contract
 		s := in.view(RolePlant, RolePlant, it.trigger)
@@ -372,7 +371,7 @@ func (in *Interpreter) cellOption(c int) *CellOption {
 		Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: p.Cells[c].Machines,
 		ProcTime: round2(p.ProcTime(c, in.item.op, in.work.Base)), TransportTime: p.TransportTime(in.eng.JobLocation(in.item.job), c),
 		FreeSlots: ci.FreeSlots, Backlog: round2(ci.Backlog), Idle: ci.Idle, Down: ci.Down,
-		BusyKW: float64(p.Cells[c].PowerW[factory.Busy]) / 1000,
+		BusyKW: float64(p.Cells[c].PowerW[factory.Busy]) / 1000, index: c,
 	})
 	return &in.cellOpts[len(in.cellOpts)-1]
 }
