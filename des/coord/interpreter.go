@@ -44,6 +44,7 @@ type Interpreter struct {
 	// setup or busy, the clock moved (see cellInfo).
 	gen       uint64
 	cells     []cellSnapshot // by cell index
+	areas     []areaSnapshot // by area index: the plant view's area summaries, kept as cells are
 	plantGen  uint64         // plantObs is valid if plantGen == gen
 	untried   []int          // untriedCells's result, reused
 	candAreas []int          // candidateAreas's result, reused
@@ -112,6 +113,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
 		cells:   reuse(in.cells, nc),
+		areas:   reuse(in.areas, len(p.Areas)),
 		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		audits: in.audits[:0],
 		plant:  in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, areaMachines: in.areaMachines, cellIndex: in.cellIndex,
@@ -427,6 +429,18 @@ type cellSnapshot struct {
 	gen  uint64  // the decision that last read it (Interpreter.gen)
 	kept bool    // info was taken in this episode, at version ver and time at
 	ver  uint64  // the cell's version (factory.Engine.CellVersion) then
+	at   float64 // the clock then
+}
+
+// areaSnapshot is an area's summary (the plant view's AreaSummary) as the
+// interpreter keeps it: it is the area's current summary while the
+// area's version is the same and either the clock has not moved or no
+// machine of the area is in setup or busy (sum.Busy counts both), for
+// then every cell's summary is the same (see cellInfo).
+type areaSnapshot struct {
+	sum  AreaSummary
+	kept bool    // sum was made in this episode, at version ver and time at
+	ver  uint64  // the area's version (factory.Engine.AreaVersion) then
 	at   float64 // the clock then
 }
 

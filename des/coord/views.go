@@ -93,23 +93,33 @@ func (in *Interpreter) fillPlantObservation() {
 		Backlog: len(e.Backlog()), Completed: e.Completed(), Jobs: e.NumJobs(), InTransit: e.InTransit(),
 		Areas: o.Areas[:0]}
 	o.Areas = slices.Grow(o.Areas, len(p.Areas))[:len(p.Areas)]
+	now := e.Now()
 	for a := range p.Areas {
-		area := &p.Areas[a]
-		s := &o.Areas[a]
-		*s = AreaSummary{Area: area.ID, Cells: len(area.Cells), Machines: in.areaMachines[a]}
-		var w int64
-		for _, c := range area.Cells {
-			ci := in.cellInfo(c)
-			s.Busy += ci.Busy + ci.Setup
-			s.Down += ci.Down
-			s.Blocked += ci.Blocked
-			s.FreeSlots += ci.FreeSlots
-			s.Backlog += ci.Backlog
-			w += ci.PowerW
+		sn := &in.areas[a]
+		if ver := e.AreaVersion(a); !sn.kept || sn.ver != ver || sn.at != now && sn.sum.Busy > 0 {
+			in.sumArea(a, &sn.sum)
+			sn.kept, sn.ver, sn.at = true, ver, now
 		}
-		s.Backlog = round2(s.Backlog)
-		s.PowerKW = float64(w) / 1000
+		o.Areas[a] = sn.sum // a copy: the payload's is the controller's to read (or spoil)
 	}
+}
+
+// sumArea writes area a's summary over its cells' summaries into s.
+func (in *Interpreter) sumArea(a int, s *AreaSummary) {
+	area := &in.eng.P.Areas[a]
+	*s = AreaSummary{Area: area.ID, Cells: len(area.Cells), Machines: in.areaMachines[a]}
+	var w int64
+	for _, c := range area.Cells {
+		ci := in.cellInfo(c)
+		s.Busy += ci.Busy + ci.Setup
+		s.Down += ci.Down
+		s.Blocked += ci.Blocked
+		s.FreeSlots += ci.FreeSlots
+		s.Backlog += ci.Backlog
+		w += ci.PowerW
+	}
+	s.Backlog = round2(s.Backlog)
+	s.PowerKW = float64(w) / 1000
 }
 
 // view activates agent id for the current decision: it returns the

@@ -118,6 +118,7 @@ type Engine struct {
 	machines []machine
 	cells    []cellState
 	cellVer  []uint64 // cell c's version (CellVersion): bumped by touch
+	areaVer  []uint64 // area a's version (AreaVersion): bumped by touch with its cell's
 	backlog  []int    // arrived, unreleased jobs in arrival order
 	routeQ   []int    // jobs whose current operation awaits routing, FIFO
 	dirty    []int    // cells whose dispatch must be retried
@@ -210,6 +211,7 @@ func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
 		machines: slices.Grow(e.machines[:0], p.Machines),
 		cells:    reuseCells(e.cells, len(p.Cells)),
 		cellVer:  reuse(e.cellVer, len(p.Cells)),
+		areaVer:  reuse(e.areaVer, len(p.Areas)),
 		backlog:  e.backlog[:0],
 		routeQ:   e.routeQ[:0],
 		dirty:    e.dirty[:0],

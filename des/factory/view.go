@@ -77,6 +77,11 @@ type CellInfo struct {
 // the version and, for a cell with Setup+Busy > 0, the time are the same.
 func (e *Engine) CellVersion(c int) uint64 { return e.cellVer[c] }
 
+// AreaVersion is area a's version: it changes whenever the version of
+// one of its cells (CellVersion) changes. While it is the same, every
+// cell of the area has kept its version.
+func (e *Engine) AreaVersion(a int) uint64 { return e.areaVer[a] }
+
 // Cell summarizes cell c.
 func (e *Engine) Cell(c int) CellInfo {
 	var info CellInfo
