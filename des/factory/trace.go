@@ -129,18 +129,23 @@ const tWords = 4
 // Append appends r as one JSON object (no newline), byte for byte what
 // r.AppendJSON(b, p) appends.
 func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
-	if r.Ev >= EvEpisodeStart || len(p.cellWords) != len(p.Cells) { // the header, an unknown type, a plant not built by Compile
-		return r.appendFields(enc.appendTime(b, r.T), p)
-	}
 	return enc.appendFast(b, r, p, false)
 }
 
-// AppendLine appends r as Append does, followed by a newline.
+// AppendLine appends r as Append does, followed by a newline. (Small
+// enough to inline into the trace writer: one call per record.)
 func (enc *TraceEncoder) AppendLine(b []byte, r *Record, p *Plant) []byte {
-	if r.Ev >= EvEpisodeStart || len(p.cellWords) != len(p.Cells) {
-		return append(r.appendFields(enc.appendTime(b, r.T), p), '\n')
-	}
 	return enc.appendFast(b, r, p, true)
+}
+
+// appendSlow is Append (AppendLine, if line) for the header, an unknown
+// event type, or a plant not built by Compile.
+func (enc *TraceEncoder) appendSlow(b []byte, r *Record, p *Plant, line bool) []byte {
+	b = r.appendFields(enc.appendTime(b, r.T), p)
+	if line {
+		b = append(b, '\n')
+	}
+	return b
 }
 
 // appendTime appends `{"t":` and time t, and keeps them as the encoder's
@@ -285,10 +290,14 @@ func putSmallInt(b []byte, v int32) []byte {
 	return b[:l+int(x>>24)]
 }
 
-// appendFast appends what Append appends (and a newline, if line) for
-// the events of an episode (not its header, not an unknown type) on a
-// compiled plant, with the fixed parts stored as words (see TraceEncoder).
+// appendFast appends what Append appends (and a newline, if line): the
+// events of an episode (not its header, not an unknown type) on a
+// compiled plant with the fixed parts stored as words (see TraceEncoder),
+// the others through appendSlow.
 func (enc *TraceEncoder) appendFast(b []byte, r *Record, p *Plant, line bool) []byte {
+	if r.Ev >= EvEpisodeStart || len(p.cellWords) != len(p.Cells) {
+		return enc.appendSlow(b, r, p, line)
+	}
 	b = spare(b)
 	if enc.ok && math.Float64bits(r.T) == enc.t {
 		b = putWords4(b, &enc.tW, enc.tLen)
@@ -338,10 +347,12 @@ func (enc *TraceEncoder) appendFast(b []byte, r *Record, p *Plant, line bool) []
 		b = append(b, r.Phase.String()...)
 		b = append(b, '"')
 	}
+	l := len(b) // within spareMin of the last spare call
+	binary.LittleEndian.PutUint16(b[l:l+2:l+2], '}'|'\n'<<8)
 	if line {
-		return append(b, '}', '\n')
+		return b[:l+2]
 	}
-	return append(b, '}')
+	return b[:l+1]
 }
 
 // appendSpecific appends the fields of an arrival, a transport start, a

@@ -65,11 +65,17 @@ type keyCount[K ~string] struct {
 	n   int
 }
 
-// add counts one occurrence of key.
+// add counts one occurrence of key. A key found after the first moves to
+// the front: the next occurrence of the most frequent key (an episode's
+// audits are mostly of one source) costs one comparison. The order of
+// the list is not part of the counts.
 func (s keyCounts[K]) add(key K) keyCounts[K] {
 	for i := range s {
 		if s[i].key == key {
 			s[i].n++
+			if i > 0 {
+				s[0], s[i] = s[i], s[0]
+			}
 			return s
 		}
 	}
@@ -168,6 +174,7 @@ func Run(ctx context.Context, ep Episode) Result {
 	var stopErr error // what cut the episode short
 	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
+	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
 	for eng.Advance() {
 		if stopped(ep.Stop) {
 			stopErr = ErrInterrupted
@@ -185,8 +192,8 @@ func Run(ctx context.Context, ep Episode) Result {
 		}
 		actions, cerr := act(ctx, ep.Controller, d)
 		var notes map[string]coord.AgentNote
-		if an, ok := ep.Controller.(coord.Annotator); ok {
-			notes = an.Notes()
+		if annotates {
+			notes = annotator.Notes()
 		}
 		audits, err := in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notes)
 		for i := range audits {
@@ -212,7 +219,7 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
-		if errors.Is(cerr, coord.ErrAbort) { // the step is committed (fallbacks) and audited; stop here
+		if cerr != nil && errors.Is(cerr, coord.ErrAbort) { // the step is committed (fallbacks) and audited; stop here
 			stopErr = fmt.Errorf("controller %s: %w", ep.Controller.Name(), cerr)
 			eng.Truncate(factory.Aborted)
 			break
