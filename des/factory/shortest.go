@@ -86,10 +86,20 @@ func shortestDigits(f float64, shortFirst bool) (c uint64, k int, ok bool) {
 	kTop := int(q*78913>>18) + 1 // floor(q*log10(2)) + 1 (TestLog10Of2)
 	var cmin, cmax uint64
 	k, floor := kTop, 0
-	if shortFirst && shortK < kTop {
+	switch {
+	case shortFirst && shortK < kTop:
 		k = shortK
 		if cmin, cmax = candidates(k); cmin > cmax {
 			k, floor = kTop, k+1
+		}
+	case !shortFirst:
+		// A time's interval is 10^-(kTop-1) to 10^-kTop wide: there is a
+		// candidate at kTop-1 about as often as not. Trying it first
+		// settles which way to walk with one call fewer.
+		if cmin, cmax = candidates(kTop - 1); cmin <= cmax {
+			k = kTop - 1
+		} else {
+			floor = kTop // none at kTop-1, so none below
 		}
 	}
 	if k == kTop {
