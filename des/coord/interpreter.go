@@ -29,6 +29,10 @@ const (
 type Interpreter struct {
 	eng *factory.Engine
 	sel ModeSelector
+	// static is sel when sel is an AuthorityMode (isStatic), validated by
+	// Reset: a work item takes it without asking sel again.
+	static   AuthorityMode
+	isStatic bool
 
 	step    int
 	recent  [RecentEvents]string // names of the last event types, a ring (see Emit)
@@ -100,8 +104,9 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 // memory lines, strings in blocks that are never reused, stay valid). On an error in is left unusable until the next
 // successful Reset.
 func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
-	if m, ok := sel.(AuthorityMode); ok {
-		if err := m.Validate(); err != nil {
+	static, isStatic := sel.(AuthorityMode)
+	if isStatic {
+		if err := static.Validate(); err != nil {
 			in.err = err
 			return err
 		}
@@ -109,7 +114,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	p := eng.P
 	nc := len(p.Cells)
 	it := &in.item
-	*in = Interpreter{eng: eng, sel: sel,
+	*in = Interpreter{eng: eng, sel: sel, static: static, isStatic: isStatic,
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
 		cells:   reuse(in.cells, nc),

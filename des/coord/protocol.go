@@ -62,14 +62,14 @@ func (in *Interpreter) startItem(j int) error {
 		rejected: it.rejected[:0], escalated: it.escalated[:0],
 	}
 	it.op, _, _ = e.CurrentOp(j)
-	if m, ok := in.sel.(AuthorityMode); ok {
-		it.mode = m // a static mode reads no observation (itemViews describes the item)
+	if in.isStatic {
+		it.mode = in.static // a static mode reads no observation (itemViews describes the item); Reset validated it
 	} else {
 		in.fillWorkItem()
 		it.mode = in.sel.ModeFor(&in.work, in.plantObservation())
-	}
-	if err := it.mode.Validate(); err != nil {
-		return fmt.Errorf("mode selector for job %d: %w", j, err)
+		if err := it.mode.Validate(); err != nil {
+			return fmt.Errorf("mode selector for job %d: %w", j, err)
+		}
 	}
 	why, from, reroute := e.Reroute(j)
 	if reroute {

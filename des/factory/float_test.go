@@ -209,6 +209,11 @@ func TestAppendMilliMatchesAppendFloat(t *testing.T) {
 		check(f)
 		check(-f)
 	}
+	for i := 0; i < 200_000; i++ { // appendLong, its fallback: due dates (times plus work), short decimals, anything
+		check(r.ExpFloat64()*1000 + r.Float64()*100)
+		check(float64(r.Int64N(1e9)) / 1e4)
+		check(math.Float64frombits(r.Uint64()))
+	}
 }
 
 // TestLog10Of2 checks shortestDigits's integer floor(q*log10(2)) over

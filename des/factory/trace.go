@@ -405,11 +405,11 @@ func (r *Record) appendSpecific(b []byte, p *Plant) []byte {
 // format from 1e-6 to 1e21. Values outside the case go to AppendFloat.
 func appendMilli(b []byte, f float64) []byte {
 	if !(f >= 0.001 && f < 1e8) {
-		return AppendFloat(b, f)
+		return appendLong(b, f)
 	}
 	w := uint64(f*1000 + 0.5)
 	if float64(w)/1000 != f {
-		return AppendFloat(b, f)
+		return appendLong(b, f)
 	}
 	ip, fr := w/1000, w%1000
 	b = spare(b)
@@ -431,6 +431,20 @@ func appendMilli(b []byte, f float64) []byte {
 	s = b[n : n+8 : n+8]
 	binary.LittleEndian.PutUint64(s, (digits8(fr)+zeros8)>>40<<8|'.') // '.' and the last 3 of the 8 digits
 	return b[:n+1+k]
+}
+
+// appendLong appends f as AppendFloat does, for a value that is rarely a
+// short decimal (the due dates that are not: arrival times plus noisy
+// work): shortestDigits without the short-decimal tries, then the digits
+// eight at a time; integers and values outside its range go to
+// AppendFloat.
+func appendLong(b []byte, f float64) []byte {
+	if c, k, ok := shortestDigits(f, false); ok {
+		var buf [decimalBuf]byte
+		n := putDecimal(&buf, 0, f < 0, c, k)
+		return append(b, buf[:n]...)
+	}
+	return AppendFloat(b, f)
 }
 
 // appendFields appends what follows the time in r's JSON object.
