@@ -430,11 +430,12 @@ func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 
 // cellSnapshot is a cell's summary as the interpreter keeps it.
 type cellSnapshot struct {
-	info factory.CellInfo
-	gen  uint64  // the decision that last read it (Interpreter.gen)
-	kept bool    // info was taken in this episode, at version ver and time at
-	ver  uint64  // the cell's version (factory.Engine.CellVersion) then
-	at   float64 // the clock then
+	info  factory.CellInfo
+	terms factory.BacklogTerms // info.Backlog's terms, made with info when a machine is in setup or busy
+	gen   uint64               // the decision that last read it (Interpreter.gen)
+	kept  bool                 // info was taken in this episode, at version ver and time at
+	ver   uint64               // the cell's version (factory.Engine.CellVersion) then
+	at    float64              // the clock then
 }
 
 // areaSnapshot is an area's summary (the plant view's AreaSummary) as the
@@ -466,9 +467,22 @@ func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
 func (in *Interpreter) stampCell(c int, s *cellSnapshot) {
 	e := in.eng
 	ver, now := e.CellVersion(c), e.Now()
-	if !s.kept || s.ver != ver || s.at != now && s.info.Setup+s.info.Busy > 0 {
+	switch {
+	case !s.kept || s.ver != ver:
 		e.CellInto(c, &s.info)
+		if s.info.Setup+s.info.Busy > 0 { // the clock will move its backlog: keep the terms
+			e.CellTerms(c, &s.terms)
+		}
 		s.kept, s.ver, s.at = true, ver, now
+	case s.at != now && s.info.Setup+s.info.Busy > 0:
+		// Only the clock moved: the backlog is all that changed (see
+		// factory.BacklogTerms); the terms give it without CellInto's walk.
+		if s.terms.OK() {
+			s.info.Backlog = s.terms.At(now)
+		} else {
+			e.CellInto(c, &s.info)
+		}
+		s.at = now
 	}
 	s.gen = in.gen
 	in.cellReads++

@@ -90,7 +90,8 @@ func (b *backlogRef) backlog(mi int) float64 {
 // rebuilt from the trace: nominal durations minus time run, nothing left
 // over from a phase a breakdown interrupted earlier.
 func TestBacklogIsNominal(t *testing.T) {
-	stale, checked := 0, 0
+	tb := t
+	stale, checked, termsChecked, termsFull := 0, 0, 0, 0
 	for _, name := range BuiltinNames() {
 		in, err := Resolve(name)
 		if err != nil {
@@ -104,8 +105,25 @@ func TestBacklogIsNominal(t *testing.T) {
 			}
 			e := NewEngine(p, seed, ref)
 			ref.e = e
+			terms := make([]BacklogTerms, len(p.Cells))
+			termsVer := make([]uint64, len(p.Cells))
 			for e.Advance() {
 				for c := range p.Cells {
+					// The terms of a cell whose version is unchanged give
+					// CellInto's backlog at any later time, bit for bit.
+					if t := &terms[c]; t.OK() && termsVer[c] == e.CellVersion(c) {
+						if got, want := t.At(e.Now()), e.Cell(c).Backlog; got != want {
+							t2 := *t
+							tb.Fatalf("%s seed %d t=%g: cell %s backlog from its terms %v, CellInto %v (%+v)", name, seed, e.Now(), p.Cells[c].ID, got, want, t2)
+						}
+						termsChecked++
+					} else {
+						e.CellTerms(c, t)
+						termsVer[c] = e.CellVersion(c)
+						if !t.OK() {
+							termsFull++
+						}
+					}
 					want := 0.0
 					for m := 0; m < p.Cells[c].Machines; m++ {
 						want += ref.backlog(p.Cells[c].FirstMachine + m)
@@ -129,7 +147,11 @@ func TestBacklogIsNominal(t *testing.T) {
 			stale += ref.staleChances
 		}
 	}
-	t.Logf("%d cell backlogs checked, %d breakdowns of idle or blocked machines after an interruption", checked, stale)
+	t.Logf("%d cell backlogs checked, %d breakdowns of idle or blocked machines after an interruption; %d backlogs from kept terms, %d cells with too many terms",
+		checked, stale, termsChecked, termsFull)
+	if termsChecked == 0 {
+		t.Error("no backlog was computed from kept terms")
+	}
 	if stale == 0 {
 		t.Error("no machine broke down idle or blocked after an interrupted phase: the stale case went untested")
 	}

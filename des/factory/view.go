@@ -127,6 +127,88 @@ func (e *Engine) CellInto(c int, dst *CellInfo) {
 	info.PowerW = w
 }
 
+// BacklogTerms is a cell's backlog (CellInfo.Backlog) as the sum CellInto
+// makes, term by term in its order, with the terms of machines in setup
+// or busy kept as their phase's nominal end: while the cell's version
+// (CellVersion) is the same, only the clock moves the backlog, and At(now)
+// is what CellInto would give at time now, bit for bit. Terms that are
+// zero (idle and blocked machines) are left out: adding +0 to a sum of
+// non-negative terms changes nothing. A cell with more terms than the
+// array holds has none (ok false): its reader takes CellInto again.
+type BacklogTerms struct {
+	n    int
+	ok   bool
+	kind [maxBacklogTerms]uint8   // termConst, termBusy or termSetup
+	end  [maxBacklogTerms]float64 // the phase's nominal end (busy, setup)
+	v    [maxBacklogTerms]float64 // the constant term, or what a setup adds (its operation)
+}
+
+const maxBacklogTerms = 4
+
+const (
+	termConst uint8 = iota
+	termBusy
+	termSetup
+)
+
+// OK reports whether t holds the cell's terms (see BacklogTerms).
+func (t *BacklogTerms) OK() bool { return t.ok }
+
+// At is the cell's backlog at time now, as CellInto sums it.
+func (t *BacklogTerms) At(now float64) float64 {
+	var b float64
+	for i := 0; i < t.n && i < maxBacklogTerms; i++ {
+		switch t.kind[i] {
+		case termBusy:
+			b += max(0, t.end[i]-now)
+		case termSetup:
+			b += max(0, t.end[i]-now) + t.v[i]
+		default:
+			b += t.v[i]
+		}
+	}
+	return b
+}
+
+func (t *BacklogTerms) add(kind uint8, end, v float64) {
+	if t.n == maxBacklogTerms {
+		t.ok = false
+		return
+	}
+	t.kind[t.n], t.end[t.n], t.v[t.n] = kind, end, v
+	t.n++
+}
+
+// CellTerms writes cell c's backlog terms into *t (see BacklogTerms):
+// machineBacklog's cases, then the buffer, the admission queue and the
+// incoming jobs, as CellInto adds them.
+func (e *Engine) CellTerms(c int, t *BacklogTerms) {
+	*t = BacklogTerms{ok: true}
+	cell := &e.P.Cells[c]
+	cs := &e.cells[c]
+	for m := 0; m < cell.Machines; m++ {
+		mc := &e.machines[cell.FirstMachine+m]
+		switch mc.state {
+		case Idle, Blocked: // 0
+		case Busy:
+			t.add(termBusy, mc.nomEnd, 0)
+		case Setup:
+			t.add(termSetup, mc.nomEnd, e.nominal(mc.job, mc.cell))
+		default: // down: what is left does not move with the clock
+			if v := e.setupBacklog(mc); v != 0 {
+				t.add(termConst, 0, v)
+			}
+		}
+	}
+	for _, q := range [...][]int{cs.waiting, cs.admitQ, cs.incoming} {
+		for _, j := range q {
+			if v := e.nominal(j, c); v != 0 {
+				t.add(termConst, 0, v)
+			}
+		}
+	}
+}
+
 // machineBacklog is the nominal work left on machine m: what remains of a
 // running or interrupted setup plus the operation that follows it, or what
 // remains of a running or interrupted operation. What remains is the
