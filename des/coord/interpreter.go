@@ -431,7 +431,7 @@ func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 // cellSnapshot is a cell's summary as the interpreter keeps it.
 type cellSnapshot struct {
 	info  factory.CellInfo
-	terms factory.BacklogTerms // info.Backlog's terms, made with info when a machine is in setup or busy
+	terms factory.BacklogTerms // info.Backlog's terms, made with info
 	gen   uint64               // the decision that last read it (Interpreter.gen)
 	kept  bool                 // info was taken in this episode, at version ver and time at
 	ver   uint64               // the cell's version (factory.Engine.CellVersion) then
@@ -469,10 +469,7 @@ func (in *Interpreter) stampCell(c int, s *cellSnapshot) {
 	ver, now := e.CellVersion(c), e.Now()
 	switch {
 	case !s.kept || s.ver != ver:
-		e.CellInto(c, &s.info)
-		if s.info.Setup+s.info.Busy > 0 { // the clock will move its backlog: keep the terms
-			e.CellTerms(c, &s.terms)
-		}
+		e.CellIntoTerms(c, &s.info, &s.terms) // the terms, for when only the clock moves
 		s.kept, s.ver, s.at = true, ver, now
 	case s.at != now && s.info.Setup+s.info.Busy > 0:
 		// Only the clock moved: the backlog is all that changed (see

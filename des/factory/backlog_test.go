@@ -118,7 +118,11 @@ func TestBacklogIsNominal(t *testing.T) {
 						}
 						termsChecked++
 					} else {
-						e.CellTerms(c, t)
+						var info CellInfo
+						e.CellIntoTerms(c, &info, t)
+						if want := e.Cell(c); info != want {
+							tb.Fatalf("%s seed %d t=%g: cell %s CellIntoTerms %+v, CellInto %+v", name, seed, e.Now(), p.Cells[c].ID, info, want)
+						}
 						termsVer[c] = e.CellVersion(c)
 						if !t.OK() {
 							termsFull++

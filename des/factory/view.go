@@ -179,34 +179,53 @@ func (t *BacklogTerms) add(kind uint8, end, v float64) {
 	t.n++
 }
 
-// CellTerms writes cell c's backlog terms into *t (see BacklogTerms):
-// machineBacklog's cases, then the buffer, the admission queue and the
-// incoming jobs, as CellInto adds them.
-func (e *Engine) CellTerms(c int, t *BacklogTerms) {
-	*t = BacklogTerms{ok: true}
+// CellIntoTerms writes cell c's summary into *dst, as CellInto does, and
+// its backlog's terms into *t (see BacklogTerms), in one walk of the
+// cell's machines and queues.
+func (e *Engine) CellIntoTerms(c int, dst *CellInfo, t *BacklogTerms) {
 	cell := &e.P.Cells[c]
 	cs := &e.cells[c]
+	info := dst
+	*info = CellInfo{Occupancy: cs.occupancy, Waiting: len(cs.waiting), AdmitQueue: len(cs.admitQ),
+		FreeSlots: cell.Buffer - cs.occupancy}
+	t.n, t.ok = 0, true
+	var w int64
 	for m := 0; m < cell.Machines; m++ {
 		mc := &e.machines[cell.FirstMachine+m]
-		switch mc.state {
-		case Idle, Blocked: // 0
-		case Busy:
-			t.add(termBusy, mc.nomEnd, 0)
+		w += cell.PowerW[mc.state]
+		switch mc.state { // machineBacklog's cases; idle and blocked add 0
+		case Idle:
+			info.Idle++
 		case Setup:
-			t.add(termSetup, mc.nomEnd, e.nominal(mc.job, mc.cell))
-		default: // down: what is left does not move with the clock
-			if v := e.setupBacklog(mc); v != 0 {
+			info.Setup++
+			nom := e.nominal(mc.job, mc.cell)
+			info.Backlog += max(0, mc.nomEnd-e.now) + nom
+			t.add(termSetup, mc.nomEnd, nom)
+		case Busy:
+			info.Busy++
+			info.Backlog += max(0, mc.nomEnd-e.now)
+			t.add(termBusy, mc.nomEnd, 0)
+		case Blocked:
+			info.Blocked++
+		case Down:
+			info.Down++
+			v := e.setupBacklog(mc)
+			info.Backlog += v
+			if v != 0 {
 				t.add(termConst, 0, v)
 			}
 		}
 	}
 	for _, q := range [...][]int{cs.waiting, cs.admitQ, cs.incoming} {
 		for _, j := range q {
-			if v := e.nominal(j, c); v != 0 {
+			v := e.nominal(j, c)
+			info.Backlog += v
+			if v != 0 {
 				t.add(termConst, 0, v)
 			}
 		}
 	}
+	info.PowerW = w
 }
 
 // machineBacklog is the nominal work left on machine m: what remains of a
