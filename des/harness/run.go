@@ -65,17 +65,11 @@ type keyCount[K ~string] struct {
 	n   int
 }
 
-// add counts one occurrence of key. A key found after the first moves to
-// the front: the next occurrence of the most frequent key (an episode's
-// audits are mostly of one source) costs one comparison. The order of
-// the list is not part of the counts.
+// add counts one occurrence of key.
 func (s keyCounts[K]) add(key K) keyCounts[K] {
 	for i := range s {
 		if s[i].key == key {
 			s[i].n++
-			if i > 0 {
-				s[0], s[i] = s[i], s[0]
-			}
 			return s
 		}
 	}
