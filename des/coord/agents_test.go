@@ -3,6 +3,8 @@ package coord
 import (
 	"maps"
 	"testing"
+
+	"github.com/coordbench/coordbench/des/factory"
 )
 
 // TestDecisionAgentsAreTheMap: Decision.Agents yields exactly the entries
@@ -149,5 +151,55 @@ func TestCellOfFollowsTheName(t *testing.T) {
 	}
 	if _, ok := in.cellOf(&CellOption{Cell: "no-such-cell", index: 2}); ok {
 		t.Fatal("an unknown cell name was found")
+	}
+}
+
+// TestCellOptionsDescribeTheirCell: a cell option's parts copied from the
+// per-plant template (id, area, machines, busy power, index) are the
+// plant's, on an interpreter reset from one plant to another.
+func TestCellOptionsDescribeTheirCell(t *testing.T) {
+	var in *Interpreter
+	seen := 0
+	for _, ref := range []string{"A5C12-1", "A3C9-1", "A5C12-1"} {
+		e := engine(t, ref, 4)
+		if in == nil {
+			var err error
+			if in, err = NewInterpreter(e, Centralized); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := in.Reset(e, Centralized); err != nil {
+			t.Fatal(err)
+		}
+		p := e.P
+		for steps := 0; e.Advance() && steps < 300; steps++ {
+			d := in.Next()
+			for _, v := range d.ActiveAgents {
+				for _, o := range v.Options {
+					c := o.Cell
+					if c == nil {
+						continue
+					}
+					i, ok := in.cellOf(c)
+					if !ok || i != c.index {
+						t.Fatalf("%s: option for %s carries index %d", ref, c.Cell, c.index)
+					}
+					cell := p.Cells[i]
+					if c.Area != p.Areas[cell.Area].ID || c.Machines != cell.Machines || c.BusyKW != float64(cell.PowerW[factory.Busy])/1000 {
+						t.Fatalf("%s: option %+v does not describe cell %s", ref, *c, cell.ID)
+					}
+					seen++
+				}
+			}
+			actions := map[string]int{}
+			for id, v := range d.ActiveAgents {
+				actions[id] = SafeAction(v)
+			}
+			if _, err := in.Apply(d, actions, SourceBuiltin, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no cell option seen")
 	}
 }

@@ -65,6 +65,7 @@ type Interpreter struct {
 	cellAgents   []string       // agent id by cell index ("cell:C01")
 	areaAgents   []string       // agent id by area index ("area:A1")
 	areaMachines []int          // machines by area index (AreaSummary.Machines), with areaAgents
+	cellTmpl     []CellOption   // by cell index: a cell option's parts that are the plant's (cellOption)
 	cellIndex    map[string]int // cell index by cell id ("C01")
 
 	// Messages is every protocol message so far (G_cm = len).
@@ -122,6 +123,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		audits: in.audits[:0],
 		plant:  in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, areaMachines: in.areaMachines, cellIndex: in.cellIndex,
+		cellTmpl: in.cellTmpl,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
@@ -140,10 +142,13 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	if in.plant != p {
 		in.plant = p
 		in.cellAgents, in.areaAgents, in.cellIndex = in.cellAgents[:0], in.areaAgents[:0], map[string]int{}
+		in.cellTmpl = in.cellTmpl[:0]
 		for c, cell := range p.Cells {
 			id := RoleCell + ":" + cell.ID
 			in.cellAgents = append(in.cellAgents, id)
 			in.cellIndex[cell.ID] = c
+			in.cellTmpl = append(in.cellTmpl, CellOption{Cell: cell.ID, Area: p.Areas[cell.Area].ID, Machines: cell.Machines,
+				BusyKW: float64(cell.PowerW[factory.Busy]) / 1000, index: c})
 		}
 		in.areaMachines = in.areaMachines[:0]
 		for _, a := range p.Areas {

@@ -377,13 +377,12 @@ func (in *Interpreter) cellView(c int) *View {
 func (in *Interpreter) cellOption(c int) *CellOption {
 	p := in.eng.P
 	ci := in.cellInfo(c)
-	in.cellOpts = append(in.cellOpts, CellOption{
-		Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: p.Cells[c].Machines,
-		ProcTime: round2(p.ProcTime(c, in.item.op, in.work.Base)), TransportTime: p.TransportTime(in.eng.JobLocation(in.item.job), c),
-		FreeSlots: ci.FreeSlots, Backlog: round2(ci.Backlog), Idle: ci.Idle, Down: ci.Down,
-		BusyKW: float64(p.Cells[c].PowerW[factory.Busy]) / 1000, index: c,
-	})
-	return &in.cellOpts[len(in.cellOpts)-1]
+	in.cellOpts = append(in.cellOpts, in.cellTmpl[c]) // the cell's id, area, machines, busy power and index
+	o := &in.cellOpts[len(in.cellOpts)-1]
+	o.ProcTime = round2(p.ProcTime(c, in.item.op, in.work.Base))
+	o.TransportTime = p.TransportTime(in.eng.JobLocation(in.item.job), c)
+	o.FreeSlots, o.Backlog, o.Idle, o.Down = ci.FreeSlots, round2(ci.Backlog), ci.Idle, ci.Down
+	return o
 }
 
 // areaOption aggregates area a's untried capable cells for the running item.
