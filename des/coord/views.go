@@ -164,7 +164,14 @@ func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 	}
 	if in.nRecent < RecentEvents {
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:in.nRecent]...)
-	} else { // the ring is full: oldest first
+	} else if rv := v.Context.RecentEvents; cap(rv) >= RecentEvents { // the ring is full: oldest first, in place
+		rv = rv[:RecentEvents]
+		oldest := in.nRecent % RecentEvents
+		for i := range rv {
+			rv[i] = in.recent[(oldest+i)%RecentEvents]
+		}
+		v.Context.RecentEvents = rv
+	} else {
 		oldest := in.nRecent % RecentEvents
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[oldest:]...)
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:oldest]...)
