@@ -142,7 +142,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	if in.plant != p {
 		in.plant = p
 		in.cellAgents, in.areaAgents, in.cellIndex = in.cellAgents[:0], in.areaAgents[:0], map[string]int{}
-		in.cellTmpl = in.cellTmpl[:0]
+		in.cellTmpl = slices.Grow(in.cellTmpl[:0], len(p.Cells))
 		for c, cell := range p.Cells {
 			id := RoleCell + ":" + cell.ID
 			in.cellAgents = append(in.cellAgents, id)
