@@ -203,3 +203,45 @@ func TestCellOptionsDescribeTheirCell(t *testing.T) {
 		t.Fatal("no cell option seen")
 	}
 }
+
+// TestMemoryLinesNeverChange: a memory line handed out in a payload keeps
+// its text for good, while later lines are written into the same blocks
+// (rememberf writes past a block's length) and later episodes run on the
+// same interpreter.
+func TestMemoryLinesNeverChange(t *testing.T) {
+	type kept struct{ line, text string }
+	var lines []kept
+	var in *Interpreter
+	for ep, ref := range []string{"A5C12-1", "A3C9-1", "A5C12-1"} {
+		e := engine(t, ref, uint64(ep+1))
+		if in == nil {
+			var err error
+			if in, err = NewInterpreter(e, Builtins[ep%len(Builtins)]); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := in.Reset(e, Builtins[ep%len(Builtins)]); err != nil {
+			t.Fatal(err)
+		}
+		for steps := 0; e.Advance() && steps < 400; steps++ {
+			d := in.Next()
+			actions := map[string]int{}
+			for id, v := range d.ActiveAgents {
+				for _, l := range v.Context.Memory {
+					lines = append(lines, kept{l, string([]byte(l))})
+				}
+				actions[id] = SafeAction(v)
+			}
+			if _, err := in.Apply(d, actions, SourceBuiltin, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, k := range lines {
+			if k.line != k.text {
+				t.Fatalf("episode %d: memory line %d changed from %q to %q", ep, i, k.text, k.line)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("no memory line seen")
+	}
+}

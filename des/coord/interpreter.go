@@ -504,7 +504,44 @@ func (in *Interpreter) plantObservation() *PlantObservation {
 // rememberf adds "t=<t> job <job> op <op>: <what>" to agent's memory, or
 // "t=<t> <what>" when job < 0: the text of fmt's "t=%.1f job %d op %d: ",
 // built without fmt.
+//
+// The line is written straight into the current block of lines (see
+// line) when the block has room for the longest line the arguments can
+// make: past the block's length, where no line handed out lies.
 func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...string) {
+	n := len("t=") + 15 + len(" job ") + 20 + len(" op ") + 20 + len(": ") // tenths of t < 2^40: at most 15 bytes
+	for _, w := range what {
+		n += len(w)
+	}
+	if !(t >= 0 && t < 1<<40) || n > lineChunk/4 {
+		in.rememberSlow(agent, t, job, op, what...)
+		return
+	}
+	if cap(in.lines)-len(in.lines) < n {
+		in.lines = make([]byte, 0, lineChunk) // the full block stays with the lines it holds
+	}
+	b := in.lines
+	start := len(b)
+	b = append(b, "t="...)
+	b = appendTenths(b, t)
+	b = append(b, ' ')
+	if job >= 0 {
+		b = append(b, "job "...)
+		b = appendInt(b, job)
+		b = append(b, " op "...)
+		b = appendInt(b, op)
+		b = append(b, ": "...)
+	}
+	for _, w := range what {
+		b = append(b, w...)
+	}
+	in.lines = b // within the block's capacity: the same block
+	in.remember(agent, unsafe.String(&b[start], len(b)-start))
+}
+
+// rememberSlow is rememberf for a line that may not fit a block's room:
+// built aside, then stored by line.
+func (in *Interpreter) rememberSlow(agent string, t float64, job, op int, what ...string) {
 	b := append(in.remembers[:0], "t="...)
 	b = appendTenths(b, t)
 	b = append(b, ' ')
