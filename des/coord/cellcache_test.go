@@ -8,6 +8,7 @@ import (
 )
 
 // TestCellSummariesFollowTheEngine: the interpreter keeps cell summaries
+// (and the plant view's area summaries, by area version)
 // from one decision to the next while a cell's version (and, for a cell
 // at work, the clock) stays the same. At every decision of episodes under
 // every paradigm, with random legal answers (so that jobs block, reroute
@@ -17,7 +18,7 @@ import (
 // a cache keyed by the clock alone gets wrong), and summaries actually
 // served from the cache.
 func TestCellSummariesFollowTheEngine(t *testing.T) {
-	sameInstantChanges, kept := 0, 0
+	sameInstantChanges, kept, areasChecked, areasKept := 0, 0, 0, 0
 	for _, ref := range []string{"A5C12-1", "A3C9-1", "gen:A4C8J7"} {
 		for _, m := range Builtins {
 			for seed := uint64(1); seed <= 3; seed++ {
@@ -49,6 +50,15 @@ func TestCellSummariesFollowTheEngine(t *testing.T) {
 							sameInstantChanges++
 						}
 					}
+					if v := d.ActiveAgents[RolePlant]; v != nil && v.Observation.Plant != nil {
+						checkAreaSummaries(t, e, in, v.Observation.Plant.Areas)
+						areasChecked++
+						for a := range in.areas {
+							if in.areas[a].at != e.Now() {
+								areasKept++ // served from an earlier decision's summary
+							}
+						}
+					}
 					prev, prevT = prev[:0], d.Time
 					for c := range e.P.Cells {
 						prev = append(prev, e.Cell(c))
@@ -64,8 +74,41 @@ func TestCellSummariesFollowTheEngine(t *testing.T) {
 			}
 		}
 	}
+	if areasChecked == 0 || areasKept == 0 {
+		t.Fatalf("the area summaries went untested: %d plant views, %d summaries kept", areasChecked, areasKept)
+	}
 	if sameInstantChanges == 0 || kept == 0 {
 		t.Fatalf("the episodes did not exercise the cache: %d same-instant changes, %d summaries kept", sameInstantChanges, kept)
 	}
-	t.Logf("%d same-instant cell changes, %d summaries served from an earlier decision", sameInstantChanges, kept)
+	t.Logf("%d same-instant cell changes, %d summaries served from an earlier decision; %d plant views, %d area summaries kept",
+		sameInstantChanges, kept, areasChecked, areasKept)
+}
+
+// checkAreaSummaries compares the plant view's area summaries with sums
+// of the engine's cell summaries of the moment, in the areas' cell order.
+func checkAreaSummaries(t *testing.T, e *factory.Engine, in *Interpreter, got []AreaSummary) {
+	t.Helper()
+	p := e.P
+	if len(got) != len(p.Areas) {
+		t.Fatalf("t=%g: %d area summaries for %d areas", e.Now(), len(got), len(p.Areas))
+	}
+	for a, area := range p.Areas {
+		want := AreaSummary{Area: area.ID, Cells: len(area.Cells)}
+		var w int64
+		for _, c := range area.Cells {
+			ci := e.Cell(c)
+			want.Machines += p.Cells[c].Machines
+			want.Busy += ci.Busy + ci.Setup
+			want.Down += ci.Down
+			want.Blocked += ci.Blocked
+			want.FreeSlots += ci.FreeSlots
+			want.Backlog += ci.Backlog
+			w += ci.PowerW
+		}
+		want.Backlog = round2(want.Backlog)
+		want.PowerKW = float64(w) / 1000
+		if got[a] != want {
+			t.Fatalf("t=%g area %s: the plant view shows %+v, the engine has %+v", e.Now(), area.ID, got[a], want)
+		}
+	}
 }

@@ -29,6 +29,10 @@ const (
 type Interpreter struct {
 	eng *factory.Engine
 	sel ModeSelector
+	// static is sel when sel is an AuthorityMode (isStatic), validated by
+	// Reset: a work item takes it without asking sel again.
+	static   AuthorityMode
+	isStatic bool
 
 	step    int
 	recent  [RecentEvents]string // names of the last event types, a ring (see Emit)
@@ -44,6 +48,7 @@ type Interpreter struct {
 	// setup or busy, the clock moved (see cellInfo).
 	gen       uint64
 	cells     []cellSnapshot // by cell index
+	areas     []areaSnapshot // by area index: the plant view's area summaries, kept as cells are
 	plantGen  uint64         // plantObs is valid if plantGen == gen
 	untried   []int          // untriedCells's result, reused
 	candAreas []int          // candidateAreas's result, reused
@@ -60,6 +65,7 @@ type Interpreter struct {
 	cellAgents   []string       // agent id by cell index ("cell:C01")
 	areaAgents   []string       // agent id by area index ("area:A1")
 	areaMachines []int          // machines by area index (AreaSummary.Machines), with areaAgents
+	cellTmpl     []CellOption   // by cell index: a cell option's parts that are the plant's (cellOption)
 	cellIndex    map[string]int // cell index by cell id ("C01")
 
 	// Messages is every protocol message so far (G_cm = len).
@@ -99,8 +105,9 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 // memory lines, strings in blocks that are never reused, stay valid). On an error in is left unusable until the next
 // successful Reset.
 func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
-	if m, ok := sel.(AuthorityMode); ok {
-		if err := m.Validate(); err != nil {
+	static, isStatic := sel.(AuthorityMode)
+	if isStatic {
+		if err := static.Validate(); err != nil {
 			in.err = err
 			return err
 		}
@@ -108,13 +115,15 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	p := eng.P
 	nc := len(p.Cells)
 	it := &in.item
-	*in = Interpreter{eng: eng, sel: sel,
+	*in = Interpreter{eng: eng, sel: sel, static: static, isStatic: isStatic,
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
 		cells:   reuse(in.cells, nc),
+		areas:   reuse(in.areas, len(p.Areas)),
 		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],
 		audits: in.audits[:0],
 		plant:  in.plant, cellAgents: in.cellAgents, areaAgents: in.areaAgents, areaMachines: in.areaMachines, cellIndex: in.cellIndex,
+		cellTmpl: in.cellTmpl,
 		// About two messages per operation under the centralized paradigm
 		// (assign, accept), more under the others: room for the first
 		// saves the slice's early doublings.
@@ -133,10 +142,13 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	if in.plant != p {
 		in.plant = p
 		in.cellAgents, in.areaAgents, in.cellIndex = in.cellAgents[:0], in.areaAgents[:0], map[string]int{}
+		in.cellTmpl = slices.Grow(in.cellTmpl[:0], len(p.Cells))
 		for c, cell := range p.Cells {
 			id := RoleCell + ":" + cell.ID
 			in.cellAgents = append(in.cellAgents, id)
 			in.cellIndex[cell.ID] = c
+			in.cellTmpl = append(in.cellTmpl, CellOption{Cell: cell.ID, Area: p.Areas[cell.Area].ID, Machines: cell.Machines,
+				BusyKW: float64(cell.PowerW[factory.Busy]) / 1000, index: c})
 		}
 		in.areaMachines = in.areaMachines[:0]
 		for _, a := range p.Areas {
@@ -193,11 +205,11 @@ func (in *Interpreter) Next() *Decision {
 	if d.ActiveAgents == nil {
 		d.ActiveAgents = map[string]*View{}
 	}
-	clear(d.ActiveAgents)
 	in.active = in.active[:0]
 	if !in.item.active && len(e.RouteQueue()) > 0 {
 		if err := in.startItem(e.RouteQueue()[0]); err != nil {
 			in.err = err
+			clear(d.ActiveAgents) // no decision: no agent active
 			return nil
 		}
 	}
@@ -206,6 +218,7 @@ func (in *Interpreter) Next() *Decision {
 		for _, s := range in.active {
 			if len(s.view.Options) == 0 { // the protocol guarantees options; never hand out an empty choice
 				in.err = fmt.Errorf("protocol error: %s has no legal action for job %d (paradigm %s)", s.view.AgentID, in.item.job, in.item.mode.ID)
+				clear(d.ActiveAgents)
 				return nil
 			}
 		}
@@ -213,12 +226,29 @@ func (in *Interpreter) Next() *Decision {
 		v := &in.view(RolePlant, RolePlant, e.ReleaseTrigger()).view
 		in.releaseView(v)
 		in.finishView(v)
-		d.ActiveAgents[v.AgentID] = v
 	}
 	for _, s := range in.active {
 		d.agents = append(d.agents, &s.view)
 	}
+	in.fillActiveAgents(d)
 	return d
+}
+
+// fillActiveAgents makes d.ActiveAgents map the views of in.active (d's
+// list) by their ids. The map is reused from decision to decision, and
+// the same agents are often active again (the plant, under the
+// centralized paradigm, at every decision): when the map already holds
+// exactly d's views, it is left as it is, sparing a clear and a store
+// per agent (a lookup per agent checks it).
+func (in *Interpreter) fillActiveAgents(d *Decision) {
+	m := d.ActiveAgents
+	if d.listed() {
+		return
+	}
+	clear(m)
+	for _, v := range d.agents {
+		m[v.AgentID] = v
+	}
 }
 
 // Apply validates the controller's actions for decision d, replaces
@@ -336,6 +366,29 @@ func (in *Interpreter) auditOf(id string) (int, bool) {
 	return i, i < len(a) && a[i].AgentID == id
 }
 
+// decided returns agent id's view and the action committed for it in the
+// step being applied (nil and 0 if id has no audit). The audits are made
+// from exactly the entries of the decision's ActiveAgents (activeAgents),
+// each with its view as Payload: the view is d.ActiveAgents[id], found
+// without a map lookup.
+func (in *Interpreter) decided(id string) (*View, int) {
+	if i, ok := in.auditOf(id); ok {
+		return in.audits[i].Payload, in.audits[i].Action
+	}
+	return nil, 0
+}
+
+// cellOf returns the index of the cell a cell option names. An option
+// the interpreter made knows its cell's index; any other (or one whose
+// name was changed) is looked up by name.
+func (in *Interpreter) cellOf(o *CellOption) (int, bool) {
+	if cells := in.eng.P.Cells; o.index >= 0 && o.index < len(cells) && cells[o.index].ID == o.Cell {
+		return o.index, true
+	}
+	c, ok := in.cellIndex[o.Cell]
+	return c, ok
+}
+
 // choice is the action committed for agent id in the step being applied
 // (0 if id has no audit, as a missing map key read).
 func (in *Interpreter) choice(id string) int {
@@ -358,11 +411,11 @@ func (in *Interpreter) countMsgs(cause string, n int) {
 // commit applies one step's validated actions.
 func (in *Interpreter) commit(d *Decision) error {
 	if !in.item.active {
-		v := d.ActiveAgents[RolePlant]
+		v, act := in.decided(RolePlant)
 		if v == nil || v.Kind != KindRelease {
 			return fmt.Errorf("no release decision to commit")
 		}
-		opt := v.Options[in.choice(RolePlant)]
+		opt := v.Options[act]
 		if opt.Action == ActDefer {
 			in.rememberf(RolePlant, d.Time, -1, 0, "defer")
 			return in.eng.Defer()
@@ -382,10 +435,23 @@ func (in *Interpreter) send(d *Decision, cause, typ, from, to string) {
 
 // cellSnapshot is a cell's summary as the interpreter keeps it.
 type cellSnapshot struct {
-	info factory.CellInfo
-	gen  uint64  // the decision that last read it (Interpreter.gen)
-	kept bool    // info was taken in this episode, at version ver and time at
-	ver  uint64  // the cell's version (factory.Engine.CellVersion) then
+	info  factory.CellInfo
+	terms factory.BacklogTerms // info.Backlog's terms, made with info
+	gen   uint64               // the decision that last read it (Interpreter.gen)
+	kept  bool                 // info was taken in this episode, at version ver and time at
+	ver   uint64               // the cell's version (factory.Engine.CellVersion) then
+	at    float64              // the clock then
+}
+
+// areaSnapshot is an area's summary (the plant view's AreaSummary) as the
+// interpreter keeps it: it is the area's current summary while the
+// area's version is the same and either the clock has not moved or no
+// machine of the area is in setup or busy (sum.Busy counts both), for
+// then every cell's summary is the same (see cellInfo).
+type areaSnapshot struct {
+	sum  AreaSummary
+	kept bool    // sum was made in this episode, at version ver and time at
+	ver  uint64  // the area's version (factory.Engine.AreaVersion) then
 	at   float64 // the clock then
 }
 
@@ -406,9 +472,19 @@ func (in *Interpreter) cellInfo(c int) *factory.CellInfo {
 func (in *Interpreter) stampCell(c int, s *cellSnapshot) {
 	e := in.eng
 	ver, now := e.CellVersion(c), e.Now()
-	if !s.kept || s.ver != ver || s.at != now && s.info.Setup+s.info.Busy > 0 {
-		e.CellInto(c, &s.info)
+	switch {
+	case !s.kept || s.ver != ver:
+		e.CellIntoTerms(c, &s.info, &s.terms) // the terms, for when only the clock moves
 		s.kept, s.ver, s.at = true, ver, now
+	case s.at != now && s.info.Setup+s.info.Busy > 0:
+		// Only the clock moved: the backlog is all that changed (see
+		// factory.BacklogTerms); the terms give it without CellInto's walk.
+		if s.terms.OK() {
+			s.info.Backlog = s.terms.At(now)
+		} else {
+			e.CellInto(c, &s.info)
+		}
+		s.at = now
 	}
 	s.gen = in.gen
 	in.cellReads++
@@ -428,7 +504,44 @@ func (in *Interpreter) plantObservation() *PlantObservation {
 // rememberf adds "t=<t> job <job> op <op>: <what>" to agent's memory, or
 // "t=<t> <what>" when job < 0: the text of fmt's "t=%.1f job %d op %d: ",
 // built without fmt.
+//
+// The line is written straight into the current block of lines (see
+// line) when the block has room for the longest line the arguments can
+// make: past the block's length, where no line handed out lies.
 func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...string) {
+	n := len("t=") + 15 + len(" job ") + 20 + len(" op ") + 20 + len(": ") // tenths of t < 2^40: at most 15 bytes
+	for _, w := range what {
+		n += len(w)
+	}
+	if !(t >= 0 && t < 1<<40) || n > lineChunk/4 {
+		in.rememberSlow(agent, t, job, op, what...)
+		return
+	}
+	if cap(in.lines)-len(in.lines) < n {
+		in.lines = make([]byte, 0, lineChunk) // the full block stays with the lines it holds
+	}
+	b := in.lines
+	start := len(b)
+	b = append(b, "t="...)
+	b = appendTenths(b, t)
+	b = append(b, ' ')
+	if job >= 0 {
+		b = append(b, "job "...)
+		b = appendInt(b, job)
+		b = append(b, " op "...)
+		b = appendInt(b, op)
+		b = append(b, ": "...)
+	}
+	for _, w := range what {
+		b = append(b, w...)
+	}
+	in.lines = b // within the block's capacity: the same block
+	in.remember(agent, unsafe.String(&b[start], len(b)-start))
+}
+
+// rememberSlow is rememberf for a line that may not fit a block's room:
+// built aside, then stored by line.
+func (in *Interpreter) rememberSlow(agent string, t float64, job, op int, what ...string) {
 	b := append(in.remembers[:0], "t="...)
 	b = appendTenths(b, t)
 	b = append(b, ' ')

@@ -291,6 +291,8 @@ type CellOption struct {
 	Down          int     `json:"down"`
 	BusyKW        float64 `json:"busy_kw"`
 	Bid           string  `json:"bid,omitempty"`
+
+	index int // the cell's index, when the interpreter made the option (see Interpreter.cellOf)
 }
 
 // AreaOption describes a candidate area: aggregates over its cells that

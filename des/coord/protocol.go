@@ -62,14 +62,14 @@ func (in *Interpreter) startItem(j int) error {
 		rejected: it.rejected[:0], escalated: it.escalated[:0],
 	}
 	it.op, _, _ = e.CurrentOp(j)
-	if m, ok := in.sel.(AuthorityMode); ok {
-		it.mode = m // a static mode reads no observation (itemViews describes the item)
+	if in.isStatic {
+		it.mode = in.static // a static mode reads no observation (itemViews describes the item); Reset validated it
 	} else {
 		in.fillWorkItem()
 		it.mode = in.sel.ModeFor(&in.work, in.plantObservation())
-	}
-	if err := it.mode.Validate(); err != nil {
-		return fmt.Errorf("mode selector for job %d: %w", j, err)
+		if err := it.mode.Validate(); err != nil {
+			return fmt.Errorf("mode selector for job %d: %w", j, err)
+		}
 	}
 	why, from, reroute := e.Reroute(j)
 	if reroute {
@@ -99,8 +99,9 @@ func (in *Interpreter) advance(d *Decision) error {
 	switch it.stage {
 	case stPlantFallback:
 		// ApplyNotes has replaced a decline by the contract-safe cell.
-		opt := d.ActiveAgents[RolePlant].Options[in.choice(RolePlant)]
-		c, ok := in.cellIndex[opt.Cell.Cell]
+		v, act := in.decided(RolePlant)
+		opt := v.Options[act]
+		c, ok := in.cellOf(opt.Cell)
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
@@ -112,11 +113,11 @@ func (in *Interpreter) advance(d *Decision) error {
 		it.area, it.decider = -1, RolePlant
 		return in.settle(d, RolePlant, c)
 	case stPlantCell, stAreaCell, stAward, stReroute:
-		v := d.ActiveAgents[it.decider]
+		v, act := in.decided(it.decider)
 		if v == nil {
 			return fmt.Errorf("no decision from %s", it.decider)
 		}
-		opt := v.Options[in.choice(it.decider)]
+		opt := v.Options[act]
 		if opt.Action == ActEscalate {
 			in.rememberf(it.decider, d.Time, it.job, in.work.Op, "escalated")
 			if err := in.escalate(d, it.decider); err != nil {
@@ -124,7 +125,7 @@ func (in *Interpreter) advance(d *Decision) error {
 			}
 			break
 		}
-		c, ok := in.cellIndex[opt.Cell.Cell]
+		c, ok := in.cellOf(opt.Cell)
 		if !ok {
 			return fmt.Errorf("no cell %q", opt.Cell.Cell)
 		}
@@ -141,7 +142,8 @@ func (in *Interpreter) advance(d *Decision) error {
 			return err
 		}
 	case stPlantArea:
-		opt := d.ActiveAgents[RolePlant].Options[in.choice(RolePlant)]
+		v, act := in.decided(RolePlant)
+		opt := v.Options[act]
 		a := slices.Index(in.areaAgents, RoleArea+":"+opt.Area.Area)
 		if a < 0 {
 			return fmt.Errorf("no area %q", opt.Area.Area)
@@ -159,7 +161,8 @@ func (in *Interpreter) advance(d *Decision) error {
 		for _, c := range it.candidates {
 			id := in.cellAgents[c]
 			in.send(d, id, MsgAnnounce, it.decider, id)
-			opt := d.ActiveAgents[id].Options[in.choice(id)]
+			v, act := in.decided(id)
+			opt := v.Options[act]
 			if opt.Action == ActBid {
 				it.bids = append(it.bids, c)
 				it.bidClass[c] = opt.Bid
@@ -177,7 +180,8 @@ func (in *Interpreter) advance(d *Decision) error {
 		it.stage, it.trigger = stAward, "bids"
 	case stCommit:
 		id := in.cellAgents[it.cell]
-		opt := d.ActiveAgents[id].Options[in.choice(id)]
+		v, act := in.decided(id)
+		opt := v.Options[act]
 		if opt.Action == ActAccept {
 			in.rememberf(id, d.Time, it.job, in.work.Op, "accepted")
 			in.send(d, id, MsgAccept, id, it.decider)

@@ -93,23 +93,33 @@ func (in *Interpreter) fillPlantObservation() {
 		Backlog: len(e.Backlog()), Completed: e.Completed(), Jobs: e.NumJobs(), InTransit: e.InTransit(),
 		Areas: o.Areas[:0]}
 	o.Areas = slices.Grow(o.Areas, len(p.Areas))[:len(p.Areas)]
+	now := e.Now()
 	for a := range p.Areas {
-		area := &p.Areas[a]
-		s := &o.Areas[a]
-		*s = AreaSummary{Area: area.ID, Cells: len(area.Cells), Machines: in.areaMachines[a]}
-		var w int64
-		for _, c := range area.Cells {
-			ci := in.cellInfo(c)
-			s.Busy += ci.Busy + ci.Setup
-			s.Down += ci.Down
-			s.Blocked += ci.Blocked
-			s.FreeSlots += ci.FreeSlots
-			s.Backlog += ci.Backlog
-			w += ci.PowerW
+		sn := &in.areas[a]
+		if ver := e.AreaVersion(a); !sn.kept || sn.ver != ver || sn.at != now && sn.sum.Busy > 0 {
+			in.sumArea(a, &sn.sum)
+			sn.kept, sn.ver, sn.at = true, ver, now
 		}
-		s.Backlog = round2(s.Backlog)
-		s.PowerKW = float64(w) / 1000
+		o.Areas[a] = sn.sum // a copy: the payload's is the controller's to read (or spoil)
 	}
+}
+
+// sumArea writes area a's summary over its cells' summaries into s.
+func (in *Interpreter) sumArea(a int, s *AreaSummary) {
+	area := &in.eng.P.Areas[a]
+	*s = AreaSummary{Area: area.ID, Cells: len(area.Cells), Machines: in.areaMachines[a]}
+	var w int64
+	for _, c := range area.Cells {
+		ci := in.cellInfo(c)
+		s.Busy += ci.Busy + ci.Setup
+		s.Down += ci.Down
+		s.Blocked += ci.Blocked
+		s.FreeSlots += ci.FreeSlots
+		s.Backlog += ci.Backlog
+		w += ci.PowerW
+	}
+	s.Backlog = round2(s.Backlog)
+	s.PowerKW = float64(w) / 1000
 }
 
 // view activates agent id for the current decision: it returns the
@@ -154,7 +164,14 @@ func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 	}
 	if in.nRecent < RecentEvents {
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:in.nRecent]...)
-	} else { // the ring is full: oldest first
+	} else if rv := v.Context.RecentEvents; cap(rv) >= RecentEvents { // the ring is full: oldest first, in place
+		rv = rv[:RecentEvents]
+		oldest := in.nRecent % RecentEvents
+		for i := range rv {
+			rv[i] = in.recent[(oldest+i)%RecentEvents]
+		}
+		v.Context.RecentEvents = rv
+	} else {
 		oldest := in.nRecent % RecentEvents
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[oldest:]...)
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:oldest]...)
@@ -195,10 +212,9 @@ func (in *Interpreter) itemViews(d *Decision) {
 	p := in.eng.P
 	in.fillWorkItem()
 	in.cellOpts = slices.Grow(in.cellOpts[:0], len(p.Cells))
-	add := func(v *View) {
+	add := func(v *View) { // Next puts the views of in.active in d.ActiveAgents
 		v.Context.WorkItem = &in.work
 		in.finishView(v)
-		d.ActiveAgents[v.AgentID] = v
 	}
 	plant := func() *View { // the plant's view, with its contract
 		s := in.view(RolePlant, RolePlant, it.trigger)
@@ -368,13 +384,12 @@ func (in *Interpreter) cellView(c int) *View {
 func (in *Interpreter) cellOption(c int) *CellOption {
 	p := in.eng.P
 	ci := in.cellInfo(c)
-	in.cellOpts = append(in.cellOpts, CellOption{
-		Cell: p.Cells[c].ID, Area: p.Areas[p.Cells[c].Area].ID, Machines: p.Cells[c].Machines,
-		ProcTime: round2(p.ProcTime(c, in.item.op, in.work.Base)), TransportTime: p.TransportTime(in.eng.JobLocation(in.item.job), c),
-		FreeSlots: ci.FreeSlots, Backlog: round2(ci.Backlog), Idle: ci.Idle, Down: ci.Down,
-		BusyKW: float64(p.Cells[c].PowerW[factory.Busy]) / 1000,
-	})
-	return &in.cellOpts[len(in.cellOpts)-1]
+	in.cellOpts = append(in.cellOpts, in.cellTmpl[c]) // the cell's id, area, machines, busy power and index
+	o := &in.cellOpts[len(in.cellOpts)-1]
+	o.ProcTime = round2(p.ProcTime(c, in.item.op, in.work.Base))
+	o.TransportTime = p.TransportTime(in.eng.JobLocation(in.item.job), c)
+	o.FreeSlots, o.Backlog, o.Idle, o.Down = ci.FreeSlots, round2(ci.Backlog), ci.Idle, ci.Down
+	return o
 }
 
 // areaOption aggregates area a's untried capable cells for the running item.

@@ -90,7 +90,8 @@ func (b *backlogRef) backlog(mi int) float64 {
 // rebuilt from the trace: nominal durations minus time run, nothing left
 // over from a phase a breakdown interrupted earlier.
 func TestBacklogIsNominal(t *testing.T) {
-	stale, checked := 0, 0
+	tb := t
+	stale, checked, termsChecked, termsFull := 0, 0, 0, 0
 	for _, name := range BuiltinNames() {
 		in, err := Resolve(name)
 		if err != nil {
@@ -104,8 +105,29 @@ func TestBacklogIsNominal(t *testing.T) {
 			}
 			e := NewEngine(p, seed, ref)
 			ref.e = e
+			terms := make([]BacklogTerms, len(p.Cells))
+			termsVer := make([]uint64, len(p.Cells))
 			for e.Advance() {
 				for c := range p.Cells {
+					// The terms of a cell whose version is unchanged give
+					// CellInto's backlog at any later time, bit for bit.
+					if t := &terms[c]; t.OK() && termsVer[c] == e.CellVersion(c) {
+						if got, want := t.At(e.Now()), e.Cell(c).Backlog; got != want {
+							t2 := *t
+							tb.Fatalf("%s seed %d t=%g: cell %s backlog from its terms %v, CellInto %v (%+v)", name, seed, e.Now(), p.Cells[c].ID, got, want, t2)
+						}
+						termsChecked++
+					} else {
+						var info CellInfo
+						e.CellIntoTerms(c, &info, t)
+						if want := e.Cell(c); info != want {
+							tb.Fatalf("%s seed %d t=%g: cell %s CellIntoTerms %+v, CellInto %+v", name, seed, e.Now(), p.Cells[c].ID, info, want)
+						}
+						termsVer[c] = e.CellVersion(c)
+						if !t.OK() {
+							termsFull++
+						}
+					}
 					want := 0.0
 					for m := 0; m < p.Cells[c].Machines; m++ {
 						want += ref.backlog(p.Cells[c].FirstMachine + m)
@@ -115,6 +137,9 @@ func TestBacklogIsNominal(t *testing.T) {
 						for _, j := range q {
 							want += e.nominal(j, c)
 						}
+					}
+					if got, want := e.Cell(c), cellInfoRef(e, c); got != want {
+						t.Fatalf("%s seed %d t=%g: cell %s summary %+v, the plain summation gives %+v", name, seed, e.Now(), p.Cells[c].ID, got, want)
 					}
 					if got := e.Cell(c).Backlog; math.Abs(got-want) > 1e-9*max(1, want) {
 						t.Fatalf("%s seed %d t=%g: cell %s backlog %v, want %v", name, seed, e.Now(), p.Cells[c].ID, got, want)
@@ -126,10 +151,47 @@ func TestBacklogIsNominal(t *testing.T) {
 			stale += ref.staleChances
 		}
 	}
-	t.Logf("%d cell backlogs checked, %d breakdowns of idle or blocked machines after an interruption", checked, stale)
+	t.Logf("%d cell backlogs checked, %d breakdowns of idle or blocked machines after an interruption; %d backlogs from kept terms, %d cells with too many terms",
+		checked, stale, termsChecked, termsFull)
+	if termsChecked == 0 {
+		t.Error("no backlog was computed from kept terms")
+	}
 	if stale == 0 {
 		t.Error("no machine broke down idle or blocked after an interrupted phase: the stale case went untested")
 	}
+}
+
+// cellInfoRef is Engine.Cell written plainly (CellInto before it counted
+// in locals): CellInto must give the same summary, the backlog's float
+// sum in the same order included.
+func cellInfoRef(e *Engine, c int) CellInfo {
+	cell := &e.P.Cells[c]
+	cs := &e.cells[c]
+	info := CellInfo{Occupancy: cs.occupancy, Waiting: len(cs.waiting), AdmitQueue: len(cs.admitQ),
+		FreeSlots: cell.Buffer - cs.occupancy}
+	for m := 0; m < cell.Machines; m++ {
+		mc := &e.machines[cell.FirstMachine+m]
+		info.PowerW += cell.PowerW[mc.state]
+		switch mc.state {
+		case Idle:
+			info.Idle++
+		case Setup:
+			info.Setup++
+		case Busy:
+			info.Busy++
+		case Blocked:
+			info.Blocked++
+		case Down:
+			info.Down++
+		}
+		info.Backlog += e.machineBacklog(mc)
+	}
+	for _, q := range [][]int{cs.waiting, cs.admitQ, cs.incoming} {
+		for _, j := range q {
+			info.Backlog += e.nominal(j, c)
+		}
+	}
+	return info
 }
 
 // leastLoaded makes the pending decision: it releases the first backlog

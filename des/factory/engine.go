@@ -118,6 +118,7 @@ type Engine struct {
 	machines []machine
 	cells    []cellState
 	cellVer  []uint64 // cell c's version (CellVersion): bumped by touch
+	areaVer  []uint64 // area a's version (AreaVersion): bumped by touch with its cell's
 	backlog  []int    // arrived, unreleased jobs in arrival order
 	routeQ   []int    // jobs whose current operation awaits routing, FIFO
 	dirty    []int    // cells whose dispatch must be retried
@@ -209,7 +210,7 @@ func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
 		jobs:     reuse(e.jobs, len(specs)),
 		machines: slices.Grow(e.machines[:0], p.Machines),
 		cells:    reuseCells(e.cells, len(p.Cells)),
-		cellVer:  reuse(e.cellVer, len(p.Cells)),
+		cellVer:  reuse(e.cellVer, len(p.Cells)+len(p.Areas)), // areaVer too (split below): one allocation
 		backlog:  e.backlog[:0],
 		routeQ:   e.routeQ[:0],
 		dirty:    e.dirty[:0],
@@ -219,6 +220,7 @@ func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
 		status:   Running, releaseOpen: true, releaseWhy: "episode_start",
 		overUnit: -1,
 	}
+	e.cellVer, e.areaVer = e.cellVer[:len(p.Cells)], e.cellVer[len(p.Cells):] // cellVer keeps the capacity of both for the next Reset
 	for i, s := range specs {
 		pt := &p.Products[s.product]
 		e.jobs[i] = job{JobSpec: s, dest: -1, at: -1, machine: -1, route: pt.Route, family: pt.Family, rerouteFrom: -1, offered: -1}

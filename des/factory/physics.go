@@ -188,8 +188,12 @@ func (e *Engine) setState(mi int, s MachineState) {
 }
 
 // touch records a change of cell c's state: its buffer, its queues, or a
-// machine's state, job or phase (see CellVersion).
-func (e *Engine) touch(c int) { e.cellVer[c]++ }
+// machine's state, job or phase (see CellVersion), and so of its area
+// (AreaVersion).
+func (e *Engine) touch(c int) {
+	e.cellVer[c]++
+	e.areaVer[e.P.Cells[c].Area]++
+}
 
 // closeState books the time spent in the machine's current state up to t.
 func (e *Engine) closeState(m *machine, t float64) {

@@ -43,7 +43,8 @@ type Plant struct {
 	setup     [][]float64 // [1+from family or 0 for a clean machine][to family]
 	capWatts  int64
 	transW    int64
-	cellField []string // [cell] its trace field, `,"cell":"<id>"` (Record.appendFields)
+	cellField []string    // [cell] its trace field, `,"cell":"<id>"` (Record.appendFields)
+	cellWords []textWords // [cell] the same as words (TraceEncoder)
 }
 
 // Area is one area and the indices of its cells.
@@ -205,6 +206,7 @@ func Compile(in *Instance) *Plant {
 	}
 	for _, c := range p.Cells {
 		p.cellField = append(p.cellField, `,"cell":"`+c.ID+`"`)
+		p.cellWords = append(p.cellWords, makeTextWords(p.cellField[len(p.cellField)-1]))
 	}
 	return p
 }

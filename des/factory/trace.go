@@ -1,7 +1,10 @@
 package factory
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 
 	"github.com/coordbench/coordbench/internal/decfmt"
@@ -106,37 +109,342 @@ func (r *Record) AppendJSON(b []byte, p *Plant) []byte {
 // time it formatted: the records of one instant (often several in a row)
 // share its bytes. The zero value is ready to use; it is owned by one
 // writer (an episode's trace), never shared.
+//
+// The fixed parts of a record (the time with its `{"t":`, the event name
+// with the `,"job":` that follows it, the cell field) are kept as 8-byte
+// words and stored a word at a time into the buffer's spare capacity:
+// one store per 8 bytes instead of a call to memmove per part. Append
+// therefore may write into b's spare capacity beyond the bytes it
+// appends (as append itself writes there); it never writes below len(b).
 type TraceEncoder struct {
 	t    uint64 // bits of the last formatted time
-	tLen int
-	tBuf [32]byte // its JSON text (at most 24 bytes)
 	ok   bool
+	tLen int
+	tW   [tWords]uint64 // `{"t":` and its JSON text (at most 5+24 bytes)
 }
+
+// tWords is the words of a cached time: `{"t":` and up to 27 bytes.
+const tWords = 4
 
 // Append appends r as one JSON object (no newline), byte for byte what
 // r.AppendJSON(b, p) appends.
 func (enc *TraceEncoder) Append(b []byte, r *Record, p *Plant) []byte {
-	b = append(b, `{"t":`...)
-	if bits := math.Float64bits(r.T); !enc.ok || bits != enc.t {
-		n := len(b)
-		b = appendTime(b, r.T)
-		if l := len(b) - n; l <= len(enc.tBuf) {
-			enc.t, enc.tLen, enc.ok = bits, copy(enc.tBuf[:], b[n:]), true
-		}
-	} else {
-		b = append(b, enc.tBuf[:enc.tLen]...)
-	}
-	return r.appendFields(b, p)
+	return enc.appendFast(b, r, p, false)
 }
 
-// appendTime appends a record's time as AppendFloat does. Times mostly
-// have long binary tails (sums of noisy durations), so appendShortest is
-// tried first, sparing them appendShortDecimal's failed tries.
-func appendTime(b []byte, t float64) []byte {
-	if out, ok := appendShortest(b, t); ok {
-		return out
+// AppendLine appends r as Append does, followed by a newline. (Small
+// enough to inline into the trace writer: one call per record.)
+func (enc *TraceEncoder) AppendLine(b []byte, r *Record, p *Plant) []byte {
+	return enc.appendFast(b, r, p, true)
+}
+
+// appendSlow is Append (AppendLine, if line) for the header, an unknown
+// event type, or a plant not built by Compile.
+func (enc *TraceEncoder) appendSlow(b []byte, r *Record, p *Plant, line bool) []byte {
+	b = r.appendFields(enc.appendTime(b, r.T), p)
+	if line {
+		b = append(b, '\n')
 	}
-	return AppendFloat(b, t)
+	return b
+}
+
+// appendTime appends `{"t":` and time t, and keeps them as the encoder's
+// last time. Times with long binary tails (sums of noisy durations, nearly
+// all of them) go to shortestDigits without its short-decimal try and
+// are written eight digits at a time; the others as AppendFloat writes
+// them.
+func (enc *TraceEncoder) appendTime(b []byte, t float64) []byte {
+	b = spare(b)
+	if enc.ok && math.Float64bits(t) == enc.t {
+		return putWords4(b, &enc.tW, enc.tLen)
+	}
+	return enc.formatTime(b, t)
+}
+
+// formatTime is appendTime for a time other than the last one.
+func (enc *TraceEncoder) formatTime(b []byte, t float64) []byte {
+	var buf [decimalBuf]byte
+	n := copy(buf[:], `{"t":`)
+	if c, k, ok := shortestDigits(t, false); ok {
+		n = putDecimal(&buf, n, t < 0, c, k)
+	} else {
+		tb := AppendFloat(buf[:n], t)
+		if len(tb) > 8*tWords { // a long text (not a simulation time): written, not kept
+			enc.ok = false
+			return spare(append(b, tb...))
+		}
+		n = len(tb) // in buf
+	}
+	if n > 8*tWords {
+		enc.ok = false
+		return spare(append(b, buf[:n]...))
+	}
+	enc.t, enc.ok, enc.tLen = math.Float64bits(t), true, n
+	for i := range enc.tW {
+		enc.tW[i] = binary.LittleEndian.Uint64(buf[8*i:])
+	}
+	return putWords4(b, &enc.tW, enc.tLen)
+}
+
+// spareMin is the spare capacity the word stores of a record need: the
+// time (32 bytes), the event head (40), the cell (32), three integers
+// (3 x 4) and the constant text between them, with room to spare.
+// Append makes room for it (slices.Grow: rarely a reallocation, the
+// trace writer's buffer is flushed long before it fills) before a record
+// and again after the parts written with append (strings and floats of
+// any length); the put functions below rely on it.
+const spareMin = 256
+
+// spare makes room for spareMin more bytes in b.
+func spare(b []byte) []byte {
+	if cap(b)-len(b) < spareMin {
+		b = slices.Grow(b, spareMin)
+	}
+	return b
+}
+
+// putWords4 appends the first n (<= 32) bytes of w's little-endian words.
+func putWords4(b []byte, w *[4]uint64, n int) []byte {
+	l := len(b)
+	s := b[l : l+32 : l+32]
+	binary.LittleEndian.PutUint64(s[0:8], w[0])
+	binary.LittleEndian.PutUint64(s[8:16], w[1])
+	binary.LittleEndian.PutUint64(s[16:24], w[2])
+	binary.LittleEndian.PutUint64(s[24:32], w[3])
+	return b[:l+n]
+}
+
+// putWords5 appends the first n (<= 40) bytes of w's little-endian words.
+func putWords5(b []byte, w *[5]uint64, n int) []byte {
+	l := len(b)
+	s := b[l : l+40 : l+40]
+	binary.LittleEndian.PutUint64(s[0:8], w[0])
+	binary.LittleEndian.PutUint64(s[8:16], w[1])
+	binary.LittleEndian.PutUint64(s[16:24], w[2])
+	binary.LittleEndian.PutUint64(s[24:32], w[3])
+	binary.LittleEndian.PutUint64(s[32:40], w[4])
+	return b[:l+n]
+}
+
+// textWords is a short text as little-endian words (ok false: longer
+// than 32 bytes, not kept).
+type textWords struct {
+	w  [4]uint64
+	n  int
+	ok bool
+}
+
+func makeTextWords(s string) textWords {
+	var buf [32]byte
+	if len(s) > len(buf) {
+		return textWords{}
+	}
+	t := textWords{n: copy(buf[:], s), ok: true}
+	for i := range t.w {
+		t.w[i] = binary.LittleEndian.Uint64(buf[8*i:])
+	}
+	return t
+}
+
+// eventHead is an event's `,"ev":"<name>"` field and the same followed by
+// `,"job":`, as words (at most 7+19+1+7 bytes).
+type eventHead struct {
+	w, wJob [5]uint64
+	n, nJob int
+}
+
+var eventHeads = func() (h [NumEventTypes]eventHead) {
+	for i, f := range eventFields {
+		var buf [40]byte
+		h[i].n = copy(buf[:], f)
+		for k := range h[i].w {
+			h[i].w[k] = binary.LittleEndian.Uint64(buf[8*k:])
+		}
+		h[i].nJob = copy(buf[:], f+`,"job":`)
+		for k := range h[i].wJob {
+			h[i].wJob[k] = binary.LittleEndian.Uint64(buf[8*k:])
+		}
+	}
+	return h
+}()
+
+// smallInts holds the decimal text of 0 ... 999 in its low bytes and the
+// text's length in its top byte.
+var smallInts = func() (t [1000]uint32) {
+	for v := range t {
+		s := strconv.Itoa(v)
+		var x uint32
+		for i := len(s) - 1; i >= 0; i-- {
+			x = x<<8 | uint32(s[i])
+		}
+		t[v] = x | uint32(len(s))<<24
+	}
+	return t
+}()
+
+// putSmallInt appends v (0 <= v < len(smallInts)) in decimal.
+func putSmallInt(b []byte, v int32) []byte {
+	x := smallInts[v]
+	l := len(b)
+	binary.LittleEndian.PutUint32(b[l:l+4:l+4], x)
+	return b[:l+int(x>>24)]
+}
+
+// appendFast appends what Append appends (and a newline, if line): the
+// events of an episode (not its header, not an unknown type) on a
+// compiled plant with the fixed parts stored as words (see TraceEncoder),
+// the others through appendSlow.
+func (enc *TraceEncoder) appendFast(b []byte, r *Record, p *Plant, line bool) []byte {
+	if r.Ev >= EvEpisodeStart || len(p.cellWords) != len(p.Cells) {
+		return enc.appendSlow(b, r, p, line)
+	}
+	b = spare(b)
+	if enc.ok && math.Float64bits(r.T) == enc.t {
+		b = putWords4(b, &enc.tW, enc.tLen)
+	} else {
+		b = enc.formatTime(b, r.T)
+	}
+	h := &eventHeads[r.Ev]
+	if r.Job >= 0 {
+		b = putWords5(b, &h.wJob, h.nJob)
+		if uint32(r.Job) < uint32(len(smallInts)) {
+			b = putSmallInt(b, r.Job)
+		} else {
+			b = appendIntMore(b, r.Job)
+		}
+	} else {
+		b = putWords5(b, &h.w, h.n)
+	}
+	if r.Op >= 0 {
+		b = append(b, `,"op":`...)
+		if uint32(r.Op) < uint32(len(smallInts)) {
+			b = putSmallInt(b, r.Op)
+		} else {
+			b = appendIntMore(b, r.Op)
+		}
+	}
+	switch r.Ev {
+	case EvArrival, EvTransportStart, EvPowerChange, EvEpisodeEnd:
+		b = spare(r.appendSpecific(b, p))
+	}
+	if r.Cell >= 0 {
+		if cw := &p.cellWords[r.Cell]; cw.ok {
+			b = putWords4(b, &cw.w, cw.n)
+		} else {
+			b = spare(append(b, p.cellField[r.Cell]...))
+		}
+		if r.Machine >= 0 && r.Ev != EvTransportStart {
+			b = append(b, `,"machine":`...)
+			if uint32(r.Machine) < uint32(len(smallInts)) {
+				b = putSmallInt(b, r.Machine)
+			} else {
+				b = appendIntMore(b, r.Machine)
+			}
+		}
+	}
+	if r.Ev == EvProcessResume {
+		b = append(b, `,"phase":"`...)
+		b = append(b, r.Phase.String()...)
+		b = append(b, '"')
+	}
+	l := len(b) // within spareMin of the last spare call
+	binary.LittleEndian.PutUint16(b[l:l+2:l+2], '}'|'\n'<<8)
+	if line {
+		return b[:l+2]
+	}
+	return b[:l+1]
+}
+
+// appendSpecific appends the fields of an arrival, a transport start, a
+// power change or an episode end that follow the job and the operation.
+func (r *Record) appendSpecific(b []byte, p *Plant) []byte {
+	switch r.Ev {
+	case EvArrival:
+		b = append(b, `,"product":"`...)
+		b = append(b, p.Products[r.Product].ID...)
+		b = append(b, `","ops":`...)
+		b = appendInt(b, r.Ops)
+		b = append(b, `,"due":`...)
+		b = appendMilli(b, r.Due)
+	case EvTransportStart:
+		b = append(b, `,"from":"`...)
+		if r.From < 0 {
+			b = append(b, "dock"...)
+		} else {
+			b = append(b, p.Cells[r.From].ID...)
+		}
+		b = append(b, '"')
+		if r.Machine >= 0 {
+			b = append(b, `,"from_machine":`...)
+			b = appendInt(b, r.Machine)
+		}
+		b = append(b, `,"dur":`...)
+		b = appendMilli(b, r.Dur)
+	case EvPowerChange:
+		b = append(b, `,"kw":`...)
+		b = appendMilli(b, r.KW)
+	case EvEpisodeEnd:
+		b = append(b, `,"status":"`...)
+		b = append(b, r.Status...)
+		b = append(b, '"')
+	}
+	return b
+}
+
+// appendMilli appends f as AppendFloat does. A power draw is its watts
+// over 1000 (float64(w)/1000), and most durations have at most three
+// decimals: for f = float64(w)/1000 with w a positive integer and f below
+// 1e8, the decimal w/1000 (trailing zeros dropped) is what strconv
+// writes, and it is written here from w without the float searches.
+//
+// Why: f is the float nearest to D = w/1000 (the division is correctly
+// rounded), so D parses back to f. Any other decimal that parses back to
+// f is within a float spacing of D, under 2^-26 below 1e8; one with as
+// few digits as D (or fewer) would be a multiple of 10^-3 too, at least
+// 10^-3 from D. So D is the only shortest form, and 'f' is strconv's
+// format from 1e-6 to 1e21. Values outside the case go to AppendFloat.
+func appendMilli(b []byte, f float64) []byte {
+	if !(f >= 0.001 && f < 1e8) {
+		return appendLong(b, f)
+	}
+	w := uint64(f*1000 + 0.5)
+	if float64(w)/1000 != f {
+		return appendLong(b, f)
+	}
+	ip, fr := w/1000, w%1000
+	b = spare(b)
+	l := len(b)
+	s := b[l : l+16 : l+16]
+	d := digits8(ip) // ip < 10^5
+	z := min(uint(bits.TrailingZeros64(d))>>3, 7)
+	binary.LittleEndian.PutUint64(s[0:8], (d+zeros8)>>(8*z))
+	n := l + 8 - int(z)
+	if fr == 0 {
+		return b[:n]
+	}
+	k := 3 // fraction digits, trailing zeros dropped
+	if fr%100 == 0 {
+		k = 1
+	} else if fr%10 == 0 {
+		k = 2
+	}
+	s = b[n : n+8 : n+8]
+	binary.LittleEndian.PutUint64(s, (digits8(fr)+zeros8)>>40<<8|'.') // '.' and the last 3 of the 8 digits
+	return b[:n+1+k]
+}
+
+// appendLong appends f as AppendFloat does, for a value that is rarely a
+// short decimal (the due dates that are not: arrival times plus noisy
+// work): shortestDigits without the short-decimal tries, then the digits
+// eight at a time; integers and values outside its range go to
+// AppendFloat.
+func appendLong(b []byte, f float64) []byte {
+	if c, k, ok := shortestDigits(f, false); ok {
+		var buf [decimalBuf]byte
+		n := putDecimal(&buf, 0, f < 0, c, k)
+		return append(b, buf[:n]...)
+	}
+	return AppendFloat(b, f)
 }
 
 // appendFields appends what follows the time in r's JSON object.
@@ -163,7 +471,7 @@ func (r *Record) appendFields(b []byte, p *Plant) []byte {
 		b = append(b, `","ops":`...)
 		b = appendInt(b, r.Ops)
 		b = append(b, `,"due":`...)
-		b = AppendFloat(b, r.Due)
+		b = appendMilli(b, r.Due)
 	case EvTransportStart:
 		b = append(b, `,"from":"`...)
 		if r.From < 0 {

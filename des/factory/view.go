@@ -77,6 +77,11 @@ type CellInfo struct {
 // the version and, for a cell with Setup+Busy > 0, the time are the same.
 func (e *Engine) CellVersion(c int) uint64 { return e.cellVer[c] }
 
+// AreaVersion is area a's version: it changes whenever the version of
+// one of its cells (CellVersion) changes. While it is the same, every
+// cell of the area has kept its version.
+func (e *Engine) AreaVersion(a int) uint64 { return e.areaVer[a] }
+
 // Cell summarizes cell c.
 func (e *Engine) Cell(c int) CellInfo {
 	var info CellInfo
@@ -118,6 +123,107 @@ func (e *Engine) CellInto(c int, dst *CellInfo) {
 	}
 	for _, j := range cs.incoming {
 		info.Backlog += e.nominal(j, c)
+	}
+	info.PowerW = w
+}
+
+// BacklogTerms is a cell's backlog (CellInfo.Backlog) as the sum CellInto
+// makes, term by term in its order, with the terms of machines in setup
+// or busy kept as their phase's nominal end: while the cell's version
+// (CellVersion) is the same, only the clock moves the backlog, and At(now)
+// is what CellInto would give at time now, bit for bit. Terms that are
+// zero (idle and blocked machines) are left out: adding +0 to a sum of
+// non-negative terms changes nothing. A cell with more terms than the
+// array holds has none (ok false): its reader takes CellInto again.
+type BacklogTerms struct {
+	n    int
+	ok   bool
+	kind [maxBacklogTerms]uint8   // termConst, termBusy or termSetup
+	end  [maxBacklogTerms]float64 // the phase's nominal end (busy, setup)
+	v    [maxBacklogTerms]float64 // the constant term, or what a setup adds (its operation)
+}
+
+const maxBacklogTerms = 4
+
+const (
+	termConst uint8 = iota
+	termBusy
+	termSetup
+)
+
+// OK reports whether t holds the cell's terms (see BacklogTerms).
+func (t *BacklogTerms) OK() bool { return t.ok }
+
+// At is the cell's backlog at time now, as CellInto sums it.
+func (t *BacklogTerms) At(now float64) float64 {
+	var b float64
+	for i := 0; i < t.n && i < maxBacklogTerms; i++ {
+		switch t.kind[i] {
+		case termBusy:
+			b += max(0, t.end[i]-now)
+		case termSetup:
+			b += max(0, t.end[i]-now) + t.v[i]
+		default:
+			b += t.v[i]
+		}
+	}
+	return b
+}
+
+func (t *BacklogTerms) add(kind uint8, end, v float64) {
+	if t.n == maxBacklogTerms {
+		t.ok = false
+		return
+	}
+	t.kind[t.n], t.end[t.n], t.v[t.n] = kind, end, v
+	t.n++
+}
+
+// CellIntoTerms writes cell c's summary into *dst, as CellInto does, and
+// its backlog's terms into *t (see BacklogTerms), in one walk of the
+// cell's machines and queues.
+func (e *Engine) CellIntoTerms(c int, dst *CellInfo, t *BacklogTerms) {
+	cell := &e.P.Cells[c]
+	cs := &e.cells[c]
+	info := dst
+	*info = CellInfo{Occupancy: cs.occupancy, Waiting: len(cs.waiting), AdmitQueue: len(cs.admitQ),
+		FreeSlots: cell.Buffer - cs.occupancy}
+	t.n, t.ok = 0, true
+	var w int64
+	for m := 0; m < cell.Machines; m++ {
+		mc := &e.machines[cell.FirstMachine+m]
+		w += cell.PowerW[mc.state]
+		switch mc.state { // machineBacklog's cases; idle and blocked add 0
+		case Idle:
+			info.Idle++
+		case Setup:
+			info.Setup++
+			nom := e.nominal(mc.job, mc.cell)
+			info.Backlog += max(0, mc.nomEnd-e.now) + nom
+			t.add(termSetup, mc.nomEnd, nom)
+		case Busy:
+			info.Busy++
+			info.Backlog += max(0, mc.nomEnd-e.now)
+			t.add(termBusy, mc.nomEnd, 0)
+		case Blocked:
+			info.Blocked++
+		case Down:
+			info.Down++
+			v := e.setupBacklog(mc)
+			info.Backlog += v
+			if v != 0 {
+				t.add(termConst, 0, v)
+			}
+		}
+	}
+	for _, q := range [...][]int{cs.waiting, cs.admitQ, cs.incoming} {
+		for _, j := range q {
+			v := e.nominal(j, c)
+			info.Backlog += v
+			if v != 0 {
+				t.add(termConst, 0, v)
+			}
+		}
 	}
 	info.PowerW = w
 }

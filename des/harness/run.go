@@ -168,6 +168,7 @@ func Run(ctx context.Context, ep Episode) Result {
 	var stopErr error // what cut the episode short
 	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
+	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
 	for eng.Advance() {
 		if stopped(ep.Stop) {
 			stopErr = ErrInterrupted
@@ -185,8 +186,8 @@ func Run(ctx context.Context, ep Episode) Result {
 		}
 		actions, cerr := act(ctx, ep.Controller, d)
 		var notes map[string]coord.AgentNote
-		if an, ok := ep.Controller.(coord.Annotator); ok {
-			notes = an.Notes()
+		if annotates {
+			notes = annotator.Notes()
 		}
 		audits, err := in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notes)
 		for i := range audits {
@@ -212,7 +213,7 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
-		if errors.Is(cerr, coord.ErrAbort) { // the step is committed (fallbacks) and audited; stop here
+		if cerr != nil && errors.Is(cerr, coord.ErrAbort) { // the step is committed (fallbacks) and audited; stop here
 			stopErr = fmt.Errorf("controller %s: %w", ep.Controller.Name(), cerr)
 			eng.Truncate(factory.Aborted)
 			break
@@ -305,8 +306,11 @@ type tracerMux struct {
 }
 
 func (m *tracerMux) Emit(r *factory.Record) {
-	if m.tw != nil {
-		m.tw.Emit(r)
+	if t := m.tw; t != nil { // TraceWriter.Emit, written out: one call less per record
+		t.buf = t.enc.AppendLine(t.buf, r, t.p)
+		if len(t.buf) >= traceChunk {
+			t.flush()
+		}
 	}
 	if m.obs != nil {
 		m.obs.Emit(r)
@@ -344,10 +348,9 @@ func (t *TraceWriter) reset(w io.Writer, p *factory.Plant) {
 	*t = TraceWriter{w: w, p: p, buf: buf}
 }
 
-// Emit implements factory.Tracer.
+// Emit implements factory.Tracer. (tracerMux.Emit has a copy of it.)
 func (t *TraceWriter) Emit(r *factory.Record) {
-	t.buf = t.enc.Append(t.buf, r, t.p)
-	t.buf = append(t.buf, '\n')
+	t.buf = t.enc.AppendLine(t.buf, r, t.p)
 	if len(t.buf) >= traceChunk {
 		t.flush()
 	}

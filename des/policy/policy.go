@@ -119,13 +119,7 @@ func ruleChoice(v *coord.View) int {
 		if escalate := option(v, coord.ActEscalate); escalate >= 0 && allFull(v) {
 			return escalate // no room here: let the plant look elsewhere
 		}
-		return argmin(v, func(o coord.Option) (float64, bool) {
-			c := o.Cell
-			if c == nil {
-				return 0, false
-			}
-			return cellScore(c, headroom) + bidWeight(c.Bid)*c.ProcTime, true
-		})
+		return ruleCell(v, headroom)
 	case coord.KindBid:
 		c := v.Observation.Cell
 		ct := v.Context.Contract
@@ -153,6 +147,28 @@ func ruleChoice(v *coord.View) int {
 		return ruleCommit(v)
 	}
 	return coord.SafeAction(v)
+}
+
+// ruleCell is argmin over the cell options with the score
+// cellScore(c, headroom) + bidWeight(c.Bid)*c.ProcTime, written out: the
+// rule's most frequent choice (every plant or area cell selection) without
+// a copy of each option and a call of the score through a closure.
+func ruleCell(v *coord.View, headroom float64) int {
+	best, bestS := -1, 0.0
+	for _, i := range v.LegalActions {
+		c := v.Options[i].Cell
+		if c == nil {
+			continue
+		}
+		s := cellScore(c, headroom) + bidWeight(c.Bid)*c.ProcTime
+		if best < 0 || s < bestS {
+			best, bestS = i, s
+		}
+	}
+	if best < 0 && len(v.LegalActions) > 0 {
+		best = v.LegalActions[0]
+	}
+	return best
 }
 
 // cellScore is the rule's expected cost of sending the item to cell c:

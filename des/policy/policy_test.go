@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -110,5 +111,40 @@ func TestRandomIsLegalAndSeeded(t *testing.T) {
 	}
 	if _, err := New("oracle", 1); err == nil {
 		t.Error("unknown controller accepted")
+	}
+}
+
+// TestRuleCellIsArgmin: the rule's written-out cell choice is argmin with
+// the cell score, on random views (options without a cell, equal scores,
+// bids, full buffers, any headroom, options left out of the legal ones).
+func TestRuleCellIsArgmin(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	bids := []string{"", "high", "medium", "low"}
+	for n := 0; n < 20000; n++ {
+		v := &coord.View{}
+		for i := 0; i < r.IntN(7); i++ {
+			o := coord.Option{Action: coord.ActAssign, Index: i}
+			if r.IntN(6) > 0 {
+				o.Cell = &coord.CellOption{Machines: r.IntN(3), ProcTime: float64(r.IntN(4)) * 2.5, TransportTime: float64(r.IntN(3)),
+					FreeSlots: r.IntN(3) - 1, Backlog: float64(r.IntN(5)) * 10, BusyKW: float64(r.IntN(8)), Bid: bids[r.IntN(len(bids))]}
+			} else {
+				o.Action = coord.ActEscalate
+			}
+			v.Options = append(v.Options, o)
+			if r.IntN(5) > 0 {
+				v.LegalActions = append(v.LegalActions, i)
+			}
+		}
+		headroom := float64(r.IntN(20)) - 5
+		want := argmin(v, func(o coord.Option) (float64, bool) {
+			c := o.Cell
+			if c == nil {
+				return 0, false
+			}
+			return cellScore(c, headroom) + bidWeight(c.Bid)*c.ProcTime, true
+		})
+		if got := ruleCell(v, headroom); got != want {
+			t.Fatalf("view %d: ruleCell %d, argmin %d", n, got, want)
+		}
 	}
 }
