@@ -520,8 +520,21 @@ func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...s
 	if cap(in.lines)-len(in.lines) < n {
 		in.lines = make([]byte, 0, lineChunk) // the full block stays with the lines it holds
 	}
-	b := in.lines
-	start := len(b)
+	start := len(in.lines)
+	b := appendMemoryLine(in.lines, t, job, op, what)
+	in.lines = b // within the block's capacity: the same block
+	in.remember(agent, unsafe.String(&b[start], len(b)-start))
+}
+
+// rememberSlow is rememberf for a line that may not fit a block's room:
+// built aside, then stored by line.
+func (in *Interpreter) rememberSlow(agent string, t float64, job, op int, what ...string) {
+	in.remembers = appendMemoryLine(in.remembers[:0], t, job, op, what)
+	in.remember(agent, in.line(in.remembers))
+}
+
+// appendMemoryLine appends the text of rememberf's line.
+func appendMemoryLine(b []byte, t float64, job, op int, what []string) []byte {
 	b = append(b, "t="...)
 	b = appendTenths(b, t)
 	b = append(b, ' ')
@@ -535,28 +548,7 @@ func (in *Interpreter) rememberf(agent string, t float64, job, op int, what ...s
 	for _, w := range what {
 		b = append(b, w...)
 	}
-	in.lines = b // within the block's capacity: the same block
-	in.remember(agent, unsafe.String(&b[start], len(b)-start))
-}
-
-// rememberSlow is rememberf for a line that may not fit a block's room:
-// built aside, then stored by line.
-func (in *Interpreter) rememberSlow(agent string, t float64, job, op int, what ...string) {
-	b := append(in.remembers[:0], "t="...)
-	b = appendTenths(b, t)
-	b = append(b, ' ')
-	if job >= 0 {
-		b = append(b, "job "...)
-		b = appendInt(b, job)
-		b = append(b, " op "...)
-		b = appendInt(b, op)
-		b = append(b, ": "...)
-	}
-	for _, w := range what {
-		b = append(b, w...)
-	}
-	in.remembers = b
-	in.remember(agent, in.line(b))
+	return b
 }
 
 // appendTenths appends t as strconv.AppendFloat(b, t, 'f', 1, 64) does:
