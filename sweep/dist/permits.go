@@ -21,15 +21,16 @@ import (
 // (a renewal) as soon as the grant reaches it, which makes it a lease of
 // leaseTTL. A grant that reaches nobody (the request timed out at the
 // worker just before, or the worker died) thus comes back within
-// firstLeaseTTL, not after leaseTTL. firstLeaseTTL needs to be above one
-// round trip to the holder only, not above its renewal interval; 5 s
-// leaves a slow or busy network ample room. (A worker of an earlier
+// firstLeaseTTL, not after leaseTTL. firstLeaseTTL is above the holder's
+// renewal interval (leaseTTL/3), so that a confirmation lost on the way
+// (a core NATS publish) is made up by the holder's next renewal before
+// the lease lapses under a call still running. (A worker of an earlier
 // version, which does not confirm, does not ask for the short first
 // lease: permitRequest.Confirms.)
 const (
 	permitWait    = 10 * time.Second
 	leaseTTL      = 30 * time.Second
-	firstLeaseTTL = 5 * time.Second
+	firstLeaseTTL = leaseTTL/3 + 5*time.Second
 	permitTimeout = permitWait + 10*time.Second
 	// maxPermitWaiters bounds the requests waiting at once (each waits in
 	// a goroutine, and anyone who can publish on the NATS server can
@@ -330,7 +331,7 @@ func (c *PermitClient) Acquire(ctx context.Context, endpoint string) (func(), er
 			c.held[rep.Lease] = true
 			c.mu.Unlock()
 			// Confirm the grant at once: until then it is a lease of
-			// firstLeaseTTL only, shorter than the renewal interval.
+			// firstLeaseTTL only (the renewals make up for a lost one).
 			c.nc.Publish(c.n.permitSubject("renew"), encode(leaseMsg{Leases: []string{rep.Lease}}))
 			var once sync.Once
 			return func() {

@@ -152,10 +152,10 @@ func TestPermitUnclaimedGrantComesBack(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	soon := time.Now().Add(leaseTTL / 3) // well before leaseTTL
-	ps.reapAt(soon)
+	soon := firstLeaseTTL + time.Second // well before leaseTTL
+	ps.reapAt(time.Now().Add(soon))
 	if n := len(ep.sem); n != 0 {
-		t.Fatalf("%d permits still held %v after a grant nobody received (want 0: it comes back well before leaseTTL %v)", n, leaseTTL/3, leaseTTL)
+		t.Fatalf("%d permits still held %v after a grant nobody received (want 0: it comes back well before leaseTTL %v)", n, soon, leaseTTL)
 	}
 
 	// A holder that received its grant confirms it at once, and keeps it
