@@ -38,8 +38,13 @@ const (
 )
 
 // maxAttemptLine bounds one line of the ledger (about 300 bytes as
-// written: an id, a case id, an outcome and seven counts).
-const maxAttemptLine = 64 << 10
+// written: an id, a case id, an outcome and seven counts), and
+// maxAttemptsFile the whole ledger (some three million attempts, each
+// held in memory while it is read).
+const (
+	maxAttemptLine  = 64 << 10
+	maxAttemptsFile = 1 << 30
+)
 
 // Attempt is one line of FileAttempts.
 type Attempt struct {
@@ -101,7 +106,7 @@ func ReadAttempts(dir string) ([]Attempt, error) {
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	f, err := inputfile.Open(path, "attempts ledger")
+	f, err := inputfile.OpenMax(path, "attempts ledger", maxAttemptsFile)
 	if err != nil {
 		return nil, err
 	}

@@ -183,3 +183,20 @@ func TestSpentCountsDiscardedAttempts(t *testing.T) {
 		t.Errorf("discarded total %d, %+v, %v", n, u, v)
 	}
 }
+
+// A ledger larger than maxAttemptsFile is refused before it is read (a
+// sparse file: nothing is written).
+func TestAttemptsFileBounded(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, FileAttempts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxAttemptsFile + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := ReadAttempts(dir); err == nil || !strings.Contains(err.Error(), FileAttempts) {
+		t.Errorf("a ledger over the bound: %v", err)
+	}
+}

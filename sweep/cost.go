@@ -411,9 +411,11 @@ func Discarded(benchmark string, dirs []string, modelOf map[string]string) ([]Ca
 // in one of dirs that named leaves out, sorted.
 func unnamedFailed[V any](dirs []string, modelOf map[string]V, named map[string]bool) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, dir := range dirs {
 		for _, id := range entries(filepath.Join(dir, suiterun.FailedDir)) {
-			if _, ok := modelOf[id]; ok && !named[id] && !slices.Contains(out, id) {
+			if _, ok := modelOf[id]; ok && !named[id] && !seen[id] {
+				seen[id] = true
 				out = append(out, id)
 			}
 		}

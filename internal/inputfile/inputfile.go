@@ -42,6 +42,10 @@ func Read(path, what string, max int64) ([]byte, error) {
 // file system's (errors.Is(err, fs.ErrNotExist) for a missing file).
 func Open(path, what string) (*os.File, error) { return open(path, what, math.MaxInt64) }
 
+// OpenMax is Open for a file of at most max bytes: a larger one is
+// refused before it is read.
+func OpenMax(path, what string, max int64) (*os.File, error) { return open(path, what, max) }
+
 func open(path, what string, max int64) (*os.File, error) {
 	// Stat first, so that a FIFO is never opened (opening one for reading
 	// blocks until a writer appears).
