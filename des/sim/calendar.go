@@ -290,7 +290,7 @@ func (c *Calendar) pop() int32 {
 	cur := c.cur
 	b := cur & mask
 	h := heads[b]
-	if h == 0 || nodes[h].vb != cur {
+	if nodes[h].vb != cur { // the sentinel's vb matches no bucket
 		skipped := 0
 		for {
 			cur++
@@ -300,7 +300,7 @@ func (c *Calendar) pop() int32 {
 				break
 			}
 			b = cur & mask
-			if h = heads[b]; h != 0 && nodes[h].vb == cur {
+			if h = heads[b]; nodes[h].vb == cur {
 				c.cur = cur
 				break
 			}
@@ -341,7 +341,9 @@ func (c *Calendar) Peek() (Event, bool) {
 // 0, keeping its memory.
 func (c *Calendar) Reset() {
 	c.nodes, c.data = c.nodes[:1], c.data[:1]
-	c.nodes[0] = node{t: math.Inf(1)} // the sentinel: after every event
+	// The sentinel: after every event, and in no virtual bucket (cur never
+	// exceeds vbClamp), so that an empty bucket's head never matches cur.
+	c.nodes[0] = node{t: math.Inf(1), vb: math.MaxUint64}
 	c.data[0] = Event{Time: math.Inf(1), Class: math.MaxUint8}
 	c.free = 0
 	if cap(c.heads) < minBuckets {
@@ -400,7 +402,7 @@ func (c *Calendar) locate() (int32, uint64) {
 	cur := c.cur
 	for skipped := 0; skipped <= len(heads); skipped++ {
 		b := cur & mask
-		if h := heads[b]; h != 0 && nodes[h].vb == cur {
+		if h := heads[b]; nodes[h].vb == cur {
 			c.cur = cur
 			c.skip += skipped
 			return h, b
