@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,8 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/sweep"
@@ -219,6 +225,120 @@ func TestDistDiscardedAttemptsCounted(t *testing.T) {
 		t.Errorf("cost summary: %v", got)
 	}
 	if st, err := run(t, "sweep", "status", out); err != nil || !strings.Contains(st, "on 2 discarded attempts") {
+		t.Errorf("status: %v\n%s", err, st)
+	}
+}
+
+// TestDistDuplicateRunCounted: with the object store, two deliveries of
+// one case that finish at once both try to store it (the first worker
+// looked dead: the workers' consumer was replaced, as if its heartbeats
+// were lost, so the case went to a second worker while the first still
+// ran it). One run is kept; the other's worker reports a duplicate run
+// with its usage, which serve records in the ledger and the cost files
+// and status count. The other case waits until both results are in, so
+// that serve is still collecting when the second arrives.
+func TestDistDuplicateRunCounted(t *testing.T) {
+	stub := desStub(t)
+	tmp := t.TempDir()
+	file := llmExperiment(t, tmp, stub.URL, "1, 2", "  price: {input: 1, output: 2}\n")
+	emb := startNATS(t)
+	ctx := context.Background()
+	out := filepath.Join(tmp, "dist")
+	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+
+	var mu sync.Mutex
+	dup := ""                // the case both workers run: the first one delivered
+	ran := make(chan string) // the experiment id, once per run of dup, which then waits for release
+	release, rest := make(chan struct{}), make(chan struct{})
+	wrap := func(run dist.RunCase) dist.RunCase {
+		return func(ctx context.Context, c dist.CaseRun) (string, error) {
+			mu.Lock()
+			if dup == "" {
+				dup = c.ID
+			}
+			isDup := c.ID == dup
+			mu.Unlock()
+			if !isDup {
+				<-rest
+				return run(ctx, c)
+			}
+			dir, err := run(ctx, c)
+			ran <- c.Spec.ID
+			<-release
+			return dir, err
+		}
+	}
+	nextRun := func() string {
+		select {
+		case id := <-ran:
+			return id
+		case <-time.After(2 * time.Minute):
+			t.Fatal("no run of the case")
+			return ""
+		}
+	}
+	wcfg := workerConfig{natsURL: emb.URL(), out: out, slots: 1, scratch: t.TempDir(), experimentDir: ".", name: "a"}
+	wa := workers(ctx, 1, wcfg, wrap)
+	id := nextRun()
+
+	nc, err := nats.Connect(emb.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := "CB_CASES_" + id[:16]
+	cons, err := js.Consumer(ctx, cases, dist.ConsumerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cons.CachedInfo().Config
+	if err := js.DeleteConsumer(ctx, cases, dist.ConsumerName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateConsumer(ctx, cases, cfg); err != nil {
+		t.Fatal(err)
+	}
+	wcfg.name = "b"
+	wb := workers(ctx, 1, wcfg, wrap)
+	nextRun()
+	close(release) // both runs store the case at once
+
+	results, err := js.Stream(ctx, "CB_RESULTS_"+id[:16])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		info, err := results.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d results of the case run twice, want 2", info.State.Msgs)
+		}
+	}
+	close(rest)
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, wa, "worker a")
+	wait(t, wb, "worker b")
+
+	att, err := sweep.ReadAttempts(out)
+	if err != nil || len(att) != 1 || att[0].CaseID != dup || att[0].Outcome != sweep.AttemptDuplicate || att[0].Calls == 0 || att[0].InputTokens == 0 {
+		t.Fatalf("ledger %+v, %v; want one duplicate run of %s, with its usage", att, err, dup)
+	}
+	got := totalRow(t, out)
+	if got["cases"] != "2" || got["discarded_attempts"] != "1" || got["discarded_calls"] != fmt.Sprint(att[0].Calls) || num(t, got["spent_usd"]) <= num(t, got["cost_usd"]) {
+		t.Errorf("cost summary: %v", got)
+	}
+	if st, err := run(t, "sweep", "status", out); err != nil || !strings.Contains(st, "on 1 discarded attempts") {
 		t.Errorf("status: %v\n%s", err, st)
 	}
 }

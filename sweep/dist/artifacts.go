@@ -10,9 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/coordbench/coordbench/suiterun"
 	"github.com/coordbench/coordbench/sweep"
@@ -30,21 +33,59 @@ const (
 )
 
 // store is where finished cases go: a shared directory or the object store.
+//
+// In the object store each finished delivery of a case uploads its run
+// as an object of a name of its own (the case id, ".", a run id), then
+// claims the case with a create-only-if-absent key in the claims bucket
+// (claimKey(id) → the object's name). Exactly one delivery's claim is
+// written; every other finished delivery deletes its own object and
+// reports the case not stored (a duplicate run, whose usage the worker
+// reports). The claim is what has and fetch read, so serve downloads the
+// kept run's object, with the kept run's response cache, whatever order
+// the deliveries finished in. An object of an earlier version of
+// coordbench, named by the bare case id and without a claim, still
+// counts as the stored case.
 type store struct {
 	spec     *Spec
 	dir      string // experiment directory (shared file system), "" for object
 	casesDir string // the suite's cases subdirectory name
 	obj      jetstream.ObjectStore
+	claims   jetstream.KeyValue // with obj: the claims bucket
 }
 
-// has reports whether case id is stored already.
+// metaCase is the metadata key, on each object this version stores,
+// naming the case the object holds (an earlier version's objects have
+// none).
+const metaCase = "coordbench-case"
+
+// runIDRE is what the run part of an object name may look like (a
+// nuid: 22 letters and digits).
+var runIDRE = regexp.MustCompile(`^[A-Za-z0-9]{1,32}$`)
+
+// checkObjectName refuses an object name that is not one of case id's
+// runs: a claim comes from whoever can publish on the NATS server, and
+// must not make serve download another case's object as this one.
+func checkObjectName(id, name string) error {
+	if run, ok := strings.CutPrefix(name, id+"."); !ok || !runIDRE.MatchString(run) {
+		return fmt.Errorf("it names object %q, not a run of case %s", peerText(name, maxObjectName), id)
+	}
+	return nil
+}
+
+// has reports whether case id is stored already. In the object store, a
+// claimed case is stored, even if its claim turns out not to name a
+// usable object (a second claim could not be written anyway; fetch says
+// what is wrong with it).
 func (s *store) has(ctx context.Context, id string) (bool, error) {
 	if s.obj != nil {
-		_, err := s.obj.GetInfo(ctx, id)
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			return false, nil
+		_, err := s.claims.Get(ctx, claimKey(id))
+		if err == nil {
+			return true, nil
 		}
-		return err == nil, err
+		if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return false, err
+		}
+		return s.hasLegacy(ctx, id)
 	}
 	fi, err := os.Stat(filepath.Join(s.dir, s.casesDir, id))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -53,12 +94,51 @@ func (s *store) has(ctx context.Context, id string) (bool, error) {
 	return err == nil && fi.IsDir(), err
 }
 
+// hasLegacy reports whether the object store holds case id as an earlier
+// version stored it: an object named by the bare case id, without this
+// version's metadata (an object of this version named so is another
+// case's run, whose id and run id read as this id).
+func (s *store) hasLegacy(ctx context.Context, id string) (bool, error) {
+	info, err := s.obj.GetInfo(ctx, id)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, ours := info.Metadata[metaCase]
+	return !ours, nil
+}
+
+// object is the name of the object holding stored case id: the one its
+// claim names, or else an earlier version's object named by the id.
+func (s *store) object(ctx context.Context, id string) (string, error) {
+	e, err := s.claims.Get(ctx, claimKey(id))
+	if err == nil {
+		name := string(e.Value())
+		if err := checkObjectName(id, name); err != nil {
+			return "", fmt.Errorf("its claim (key %s of bucket %s): %w", claimKey(id), e.Bucket(), err)
+		}
+		return name, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", err
+	}
+	if legacy, err := s.hasLegacy(ctx, id); err != nil {
+		return "", err
+	} else if !legacy {
+		return "", errors.New("not stored: no claim, and no object of an earlier version")
+	}
+	return id, nil
+}
+
 // put stores the finished case id from caseDir, with its response cache
 // (cache, if the file exists). In the shared directory the case
 // directory is renamed into place, then the cache (copied beside its
 // place before): a worker killed between the two leaves a case without
 // its cache, whose replay from the merged cache then misses, saying so.
-// A case stored meanwhile by another delivery is kept as it is, with its
+// In the object store the case is uploaded and claimed (see store). A
+// case stored meanwhile by another delivery is kept as it is, with its
 // own cache, and stored reports false.
 func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) (stored bool, err error) {
 	hasCache := fileExists(cache)
@@ -70,13 +150,7 @@ func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) (st
 		if err := writeTar(tarPath, caseDir, cache, hasCache, s.spec.MaxCaseBytes); err != nil {
 			return false, err
 		}
-		f, err := os.Open(tarPath)
-		if err != nil {
-			return false, err
-		}
-		defer f.Close()
-		_, err = s.obj.Put(ctx, jetstream.ObjectMeta{Name: id}, f)
-		return err == nil, err
+		return s.putObject(ctx, id, tarPath)
 	}
 	if fileExists(filepath.Join(s.dir, s.casesDir, id)) {
 		return false, nil
@@ -96,6 +170,110 @@ func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) (st
 		return moved, err
 	}
 	return true, os.Rename(staged, dst)
+}
+
+// putObject uploads the tar of a run of case id as an object of its own
+// and claims the case for it. A worker killed between the two leaves an
+// object no claim names: another delivery stores the case, and serve
+// deletes the object once a claim names another (prune).
+func (s *store) putObject(ctx context.Context, id, tarPath string) (bool, error) {
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	name := id + "." + nuid.Next()
+	if _, err := s.obj.Put(ctx, jetstream.ObjectMeta{Name: name, Metadata: map[string]string{metaCase: id}}, f); err != nil {
+		return false, err
+	}
+	return s.claim(ctx, id, name)
+}
+
+// claimTries bounds the attempts to learn whether a claim was written.
+const claimTries = 4
+
+// claim claims case id for the object name, unless another delivery's
+// object is claimed already: then it deletes its own object and reports
+// false. An object is deleted only once a claim is seen naming another:
+// after an error that leaves unknown whether the claim was written, it
+// asks again (a second Create of its own claim fails as a claim that
+// exists, which then names this object), and if it still cannot tell it
+// keeps the object and returns the error.
+func (s *store) claim(ctx context.Context, id, name string) (bool, error) {
+	key := claimKey(id)
+	var err error
+	for try := range claimTries {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return false, ctx.Err()
+			case <-time.After(time.Duration(try) * 250 * time.Millisecond):
+			}
+		}
+		if _, err = s.claims.Create(ctx, key, []byte(name)); err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			continue
+		}
+		var e jetstream.KeyValueEntry
+		if e, err = s.claims.Get(ctx, key); err != nil {
+			continue
+		}
+		if string(e.Value()) == name {
+			return true, nil // an earlier try of this delivery's was written
+		}
+		// Another delivery's run is kept. An object that cannot be deleted
+		// now is an orphan serve deletes at the end (prune).
+		s.obj.Delete(ctx, name)
+		return false, nil
+	}
+	return false, fmt.Errorf("claiming case %s for its object %s: %w", id, name, err)
+}
+
+// prune deletes the objects of the cases ids that lost to another run's
+// claim but were left behind (their worker was stopped between upload
+// and claim, or could not delete its object), and reports how many. An
+// object of a case no claim names yet is kept: a worker may be about to
+// claim it. Earlier versions' objects (named by a case id) are kept.
+func (s *store) prune(ctx context.Context, ids []string) (int, error) {
+	objs, err := s.obj.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	cases := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		cases[id] = true
+	}
+	n := 0
+	for _, o := range objs {
+		i := strings.LastIndexByte(o.Name, '.')
+		if cases[o.Name] || i < 0 {
+			continue
+		}
+		id := o.Name[:i]
+		if !cases[id] || o.Metadata[metaCase] != id || checkObjectName(id, o.Name) != nil {
+			continue
+		}
+		e, err := s.claims.Get(ctx, claimKey(id))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if string(e.Value()) == o.Name {
+			continue
+		}
+		if err := s.obj.Delete(ctx, o.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // putFailed records a failed case in the shared directory's failed/ (its
@@ -139,22 +317,30 @@ func writeFailed(dir, id, failedDir, msg string, max int64) error {
 
 // fetch downloads stored case id from the object store into the
 // experiment directory dir (case directory and cache), unless the case
-// directory is there already.
+// directory is there already: the object its claim names (or an earlier
+// version's object named by the id).
 func (s *store) fetch(ctx context.Context, dir, id string) error {
 	casesDir := filepath.Join(dir, s.casesDir)
 	if fileExists(filepath.Join(casesDir, id)) {
 		return nil
 	}
-	info, err := s.obj.GetInfo(ctx, id)
+	name, err := s.object(ctx, id)
 	if err != nil {
-		return fmt.Errorf("case %s: object: %w", id, err)
+		return fmt.Errorf("case %s: %w", id, err)
+	}
+	info, err := s.obj.GetInfo(ctx, name)
+	if err != nil {
+		return fmt.Errorf("case %s: object %s: %w", id, name, err)
+	}
+	if name != id && info.Metadata[metaCase] != id {
+		return fmt.Errorf("case %s: object %s holds case %q", id, name, peerText(info.Metadata[metaCase], maxObjectName))
 	}
 	if bound := tarBound(s.spec.MaxCaseBytes); int64(info.Size) > bound {
 		return fmt.Errorf("case %s: object of %d bytes, more than the bound %d", id, info.Size, bound)
 	}
-	r, err := s.obj.Get(ctx, id)
+	r, err := s.obj.Get(ctx, name)
 	if err != nil {
-		return fmt.Errorf("case %s: object: %w", id, err)
+		return fmt.Errorf("case %s: object %s: %w", id, name, err)
 	}
 	defer r.Close()
 	if err := os.MkdirAll(casesDir, 0o755); err != nil {
@@ -166,7 +352,7 @@ func (s *store) fetch(ctx context.Context, dir, id string) error {
 	}
 	defer os.RemoveAll(tmp)
 	if err := readTar(io.LimitReader(r, tarBound(s.spec.MaxCaseBytes)+1), tmp, s.spec.MaxCaseBytes); err != nil {
-		return fmt.Errorf("case %s: object: %w", id, err)
+		return fmt.Errorf("case %s: object %s: %w", id, name, err)
 	}
 	if c := filepath.Join(tmp, tarCache); fileExists(c) {
 		if err := copyIntoPlace(c, filepath.Join(dir, CachesDir, id+".db")); err != nil {

@@ -13,6 +13,7 @@
 //	  ── case messages ───────▶  stream CB_CASES_<id> ─ consumer ─▶ pull, run
 //	                                                    "workers"    InProgress every AckWait/3
 //	  ◀─ downloads (object) ──── object store cb_cases_<id> ◀──────── store (or shared dir)
+//	                             KV cb_claims_<id> ◀───────────────── claim the case (object)
 //	  ◀─ results ─────────────── stream CB_RESULTS_<id> ◀──────────── publish, then ack
 //	  ◀─ dead letters ────────── stream CB_DEAD_<id> (max-deliveries advisories)
 //	  ◀▶ permits ─────────────── request/reply cb.permit.<id>.* ◀──▶ before every model call
@@ -21,8 +22,11 @@
 // (in the shared directory, or as one object), so a worker killed
 // mid-case loses nothing: after AckWait the case is redelivered. A case
 // is counted once however often it was delivered: its id names its
-// directory and its object, a worker skips a case already stored, and
-// the coordinator counts results by case id. MaxDeliver stops a case that
+// directory and its claim, a worker skips a case already stored, and
+// the coordinator counts results by case id. Of two deliveries that
+// both finish, exactly one run is kept (its directory renamed into
+// place first, or its object claimed first with a create-only key) and
+// the other is reported as a duplicate run, with its usage. MaxDeliver stops a case that
 // kills every worker: the server's max-deliveries advisory lands in a
 // dead-letter stream, and the coordinator records the case in
 // dead_letter.jsonl.

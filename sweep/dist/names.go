@@ -3,6 +3,7 @@ package dist
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Bucket is the key-value bucket that holds the experiments being served
@@ -27,6 +28,11 @@ const (
 	DefaultMaxCaseBytes = 256 << 20
 	// maxCaseFiles bounds the files of one stored case.
 	maxCaseFiles = 10_000
+	// maxObjectName bounds an object name: a case id (caseIDRE), a dot
+	// and a run id (runIDRE).
+	maxObjectName = 255 + 1 + 32
+	// maxClaimSize bounds a value of the claims bucket: an object name.
+	maxClaimSize = 512
 )
 
 // names are the NATS names of one experiment.
@@ -48,6 +54,7 @@ func (n names) resultStream() string  { return "CB_RESULTS_" + n.short() }
 func (n names) resultSubject() string { return "cb.result." + n.id }
 func (n names) deadStream() string    { return "CB_DEAD_" + n.short() }
 func (n names) objectBucket() string  { return "cb_cases_" + n.short() }
+func (n names) claimBucket() string   { return "cb_claims_" + n.short() }
 func (n names) eventSubject() string  { return "cb.event." + n.id }
 func (n names) controlSubject() string {
 	return "cb.control." + n.id
@@ -71,6 +78,27 @@ func checkCaseID(id string) error {
 		return fmt.Errorf("case id %q: not a case id (letters, digits and ._=+,@- only)", id)
 	}
 	return nil
+}
+
+// claimKey is the key of case id's claim in the claims bucket: the id
+// with every character but letters, digits, - and = written as _XX (its
+// hex byte), so that any case id is a valid key (no '.', which separates
+// subject tokens, nor the + , @ a key may not hold) and no two ids share
+// a key.
+func claimKey(id string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '=':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('_')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
 }
 
 // EventSubject is the core NATS subject on which workers announce the

@@ -61,7 +61,13 @@ type Outcome struct {
 // returns ctx's error and leaves the streams as they are, so that
 // serving again resumes. The caller then writes the summaries from Dir.
 func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, error) {
-	s := opt.Spec
+	if opt.Spec == nil {
+		return nil, errors.New("serve: no experiment spec")
+	}
+	spec := *opt.Spec // the caller's is left as it is
+	spec.ObjectClaims = spec.Store == StoreObject
+	s := &spec
+	opt.Spec = s
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -109,7 +115,7 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 	if err := sweep.MigrateFailed(s.Benchmark, opt.Dir, opt.ModelCases, ledger); err != nil {
 		return nil, err
 	}
-	c := &coordinator{opt: opt, st: st, store: &store{spec: s, dir: opt.Dir, casesDir: sweep.CasesDir(s.Benchmark), obj: st.obj},
+	c := &coordinator{opt: opt, st: st, store: &store{spec: s, dir: opt.Dir, casesDir: sweep.CasesDir(s.Benchmark), obj: st.obj, claims: st.claims},
 		state: map[string]string{}, running: map[string]string{}, failed: map[string]string{}, workers: map[string]bool{},
 		out: &Outcome{Total: len(opt.IDs), Failed: map[string]string{}}, ledger: ledger, attempts: map[string]int{}}
 	for _, id := range opt.IDs {
@@ -185,6 +191,15 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 				c.writeStatus(StateRunning)
 			}
 		}
+	}
+	if c.store.obj != nil {
+		pctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if n, err := c.store.prune(pctx, opt.IDs); err != nil {
+			c.logf("removing the objects of runs not kept: %v (serving again retries)", err)
+		} else if n > 0 {
+			c.logf("removed %d objects of runs not kept (left by a worker stopped between upload and claim, or one that could not delete its own)", n)
+		}
+		cancel()
 	}
 	c.writeStatus(StateDone)
 	nc.Publish(st.n.controlSubject(), encode(control{Kind: "done"}))

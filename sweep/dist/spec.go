@@ -33,6 +33,13 @@ type Spec struct {
 	File     []byte `json:"file"`
 	// Store is StoreFS or StoreObject.
 	Store string `json:"store"`
+	// ObjectClaims is set with StoreObject (and only then): each stored
+	// case is an object of a name of its own, claimed once in the claims
+	// bucket (see store.put). Serve sets it. A worker of a version that
+	// stored objects under the bare case id (and raced) refuses the spec
+	// for this unknown field, and a worker of this version refuses a spec
+	// of StoreObject without it, served by such a version.
+	ObjectClaims bool `json:"object_claims,omitempty"`
 	// AckWait is how long a delivered case may go without a heartbeat
 	// before it is redelivered; workers heartbeat every AckWait/3.
 	AckWait time.Duration `json:"ack_wait"`
@@ -64,6 +71,11 @@ func (s *Spec) check() error {
 	switch {
 	case s.Store != StoreFS && s.Store != StoreObject:
 		return fmt.Errorf("store %q: want fs or object", s.Store)
+	case s.ObjectClaims != (s.Store == StoreObject):
+		if s.Store == StoreObject {
+			return errors.New("store object without claims: served by an older coordbench, which stored cases in a way two deliveries could both think they stored: run serve and workers of the same version")
+		}
+		return fmt.Errorf("object claims with store %q", s.Store)
 	case s.AckWait < time.Second:
 		return fmt.Errorf("ack wait %s: want at least 1s", s.AckWait)
 	case s.MaxDeliver < 1:

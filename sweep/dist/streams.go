@@ -14,7 +14,7 @@ const resultsAge = 7 * 24 * time.Hour
 // setup creates (or updates) the streams, consumers and buckets of the
 // experiment s: the work queue and the workers' shared consumer, the
 // results and dead-letter streams with the coordinator's consumers, and
-// the object store when cases are stored there.
+// the object store and its claims bucket when cases are stored there.
 func setup(ctx context.Context, js jetstream.JetStream, s *Spec) (*streams, error) {
 	n, err := namesOf(s.ID)
 	if err != nil {
@@ -61,6 +61,11 @@ func setup(ctx context.Context, js jetstream.JetStream, s *Spec) (*streams, erro
 		}); err != nil {
 			return nil, fmt.Errorf("object store %s: %w", n.objectBucket(), err)
 		}
+		if st.claims, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: n.claimBucket(), Storage: jetstream.FileStorage, History: 1, MaxValueSize: maxClaimSize,
+		}); err != nil {
+			return nil, fmt.Errorf("key-value bucket %s: %w", n.claimBucket(), err)
+		}
 	}
 	return st, nil
 }
@@ -72,4 +77,5 @@ type streams struct {
 	results jetstream.Consumer
 	dead    jetstream.Consumer
 	obj     jetstream.ObjectStore
+	claims  jetstream.KeyValue
 }

@@ -124,6 +124,9 @@ func Worker(ctx, abort context.Context, nc *nats.Conn, opt WorkerOptions) (*Work
 		if w.st.obj, err = js.ObjectStore(ctx, n.objectBucket()); err != nil {
 			return nil, fmt.Errorf("object store %s: %w", n.objectBucket(), err)
 		}
+		if w.st.claims, err = js.KeyValue(ctx, n.claimBucket()); err != nil {
+			return nil, fmt.Errorf("key-value bucket %s (the claims of stored cases): %w", n.claimBucket(), err)
+		}
 	}
 	cons, err := js.Consumer(ctx, n.caseStream(), ConsumerName)
 	if err != nil {
