@@ -9,7 +9,9 @@
 //   - Every case runs in a temporary directory (Layout.CasesDir/.tmp-<id>-*)
 //     that is renamed to Layout.CasesDir/<id>/ only once the case has
 //     finished, so a case directory is always complete; temporaries that a
-//     killed run left behind are removed at the next start.
+//     killed run left behind are removed at the next start, after
+//     Options.Leftover has seen those of cases (a sweep counts the money
+//     their model calls cost).
 //   - A case whose directory the benchmark recognises as finished (its
 //     Plan.Finished) is kept, not rerun.
 //   - A case that fails goes, with its partial artifacts and error.txt, to
@@ -131,6 +133,12 @@ type Options struct {
 	// end cuts them short (they fail) instead of letting them finish: a
 	// distributed worker told to hand its cases back.
 	CancelInFlight bool
+	// Leftover, if set, is shown the partial artifacts of every case that
+	// an earlier run left unfinished in Layout.CasesDir (its process was
+	// killed, or crashed, while the case ran): the case's id and its
+	// temporary directory, with the suite directory locked, before the
+	// temporaries are removed. An error stops the run before any case.
+	Leftover func(id, dir string) error
 }
 
 // Progress is the state of a running suite.
@@ -214,6 +222,11 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 	}
 	defer unlock()
 	// Only now, with the lock held: the temporaries are no other run's.
+	if opt.Leftover != nil {
+		if err := leftovers(casesDir, p.IDs, opt.Leftover); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range []string{casesDir, failedDir, l.Dir} {
 		if err := atomicfs.RemoveTemps(d, TmpPrefix); err != nil {
 			return nil, err
@@ -450,6 +463,31 @@ func removeContents(dir string) error {
 	for _, e := range ents {
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// leftovers shows f the temporary case directories of casesDir, each
+// named TmpPrefix + id + "-" + a random suffix (see runCase), whose id is
+// one of ids, in name order.
+func leftovers(casesDir string, ids []string, f func(id, dir string) error) error {
+	ents, err := os.ReadDir(casesDir)
+	if err != nil {
+		return err
+	}
+	known := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		known[id] = true
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), TmpPrefix)
+		k := strings.LastIndexByte(rest, '-')
+		if !ok || !e.IsDir() || k < 0 || !known[rest[:k]] {
+			continue
+		}
+		if err := f(rest[:k], filepath.Join(casesDir, e.Name())); err != nil {
+			return fmt.Errorf("the unfinished case %s left by an earlier run: %w", rest[:k], err)
 		}
 	}
 	return nil

@@ -342,3 +342,61 @@ func TestEndedGetsTheArtifactsOfThisRun(t *testing.T) {
 		t.Errorf("second run ended in %v: the earlier failure's directory", got)
 	}
 }
+
+// TestLeftoverSeesUnfinishedCases: the temporaries a killed run left are
+// shown to Options.Leftover (case temporaries only, with their files)
+// before they are removed; an error from it stops the run before any case.
+func TestLeftoverSeesUnfinishedCases(t *testing.T) {
+	dir := t.TempDir()
+	l := suiterun.Layout{Dir: dir, CasesDir: "cases"}
+	var runs atomic.Int32
+	p := plan(3, nil, &runs)
+	p.IDs[1] = "c-01" // an id with a dash: the random suffix is cut at the last one
+	for _, d := range []string{".tmp-c-01-123", ".tmp-c00-77", ".tmp-gone-5", ".tmp-x"} {
+		if err := os.MkdirAll(filepath.Join(dir, "cases", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "cases", d, "log.jsonl"), []byte(d+"\n"), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "cases", ".tmp-c02-9"), nil, 0o644) // a file, not a case's directory
+
+	boom := errors.New("ledger unwritable")
+	var seen []string
+	opt := suiterun.Options{Workers: 1, Leftover: func(id, d string) error {
+		b, err := os.ReadFile(filepath.Join(d, "log.jsonl"))
+		if err != nil {
+			t.Errorf("%s: the leftover's files are gone: %v", id, err)
+		}
+		seen = append(seen, id+"="+strings.TrimSpace(string(b)))
+		return boom
+	}}
+	if _, err := suiterun.Run(context.Background(), l, p, opt); !errors.Is(err, boom) || !strings.Contains(err.Error(), "c-01") {
+		t.Fatalf("a failing Leftover: %v", err)
+	}
+	if runs.Load() != 0 || len(seen) != 1 {
+		t.Fatalf("after a failing Leftover: %d cases ran, %v seen", runs.Load(), seen)
+	}
+	seen = nil
+	opt.Leftover = func(id, d string) error {
+		b, _ := os.ReadFile(filepath.Join(d, "log.jsonl"))
+		seen = append(seen, id+"="+strings.TrimSpace(string(b)))
+		return nil
+	}
+	if _, err := suiterun.Run(context.Background(), l, p, opt); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"c-01=.tmp-c-01-123", "c00=.tmp-c00-77"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("Leftover saw %v, want %v", seen, want)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "cases"))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), suiterun.TmpPrefix) {
+			t.Errorf("%s not removed", e.Name())
+		}
+	}
+	seen = nil
+	if _, err := suiterun.Run(context.Background(), l, p, opt); err != nil || len(seen) != 0 {
+		t.Errorf("a rerun saw leftovers again: %v %v", seen, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
@@ -35,6 +37,10 @@ const (
 	// AttemptDuplicate: a second delivery of a case ran it to the end
 	// while another delivery's result was kept.
 	AttemptDuplicate = "duplicate"
+	// AttemptInterrupted: the process running the case was killed (or
+	// crashed) before the case ended; the next run found its partial
+	// logs.
+	AttemptInterrupted = "interrupted"
 )
 
 // maxAttemptLine bounds one line of the ledger (about 300 bytes as
@@ -69,7 +75,7 @@ func (a *Attempt) check() error {
 	switch {
 	case a.ID == "" || len(a.ID) > 64:
 		return errors.New("missing or overlong attempt id")
-	case a.Outcome != AttemptFailed && a.Outcome != AttemptReturned && a.Outcome != AttemptDuplicate:
+	case a.Outcome != AttemptFailed && a.Outcome != AttemptReturned && a.Outcome != AttemptDuplicate && a.Outcome != AttemptInterrupted:
 		return fmt.Errorf("unknown outcome %q", a.Outcome)
 	case a.Usage.negative():
 		return errNegativeUsage
@@ -219,15 +225,18 @@ func (l *AttemptLog) Append(a Attempt) error {
 	return atomicfs.AppendLine(l.path, line)
 }
 
-// Recorder writes the failed attempts of a sweep run's cases into its
-// directory's ledger. Its Ended goes in the suite's options (chained to
-// another, a Budget's); it is safe for concurrent use.
+// Recorder writes the failed and interrupted attempts of a sweep run's
+// cases into its directory's ledger. Its Ended and Leftover go in the
+// suite's options; each tells the run's Budget, if any, after the ledger.
+// It is safe for concurrent use.
 type Recorder struct {
 	log       *AttemptLog
+	dir       string
 	benchmark string
+	budget    *Budget // nil without a cost limit
 	ids       []string
-	models    []string // per shard position; "" for a case without a model
-	next      func(i int, dir string, failed bool)
+	models    []string          // per shard position; "" for a case without a model
+	modelOf   map[string]string // the model of each model-backed case, by id
 
 	mu     sync.Mutex
 	err    error // the first attempt that could not be recorded
@@ -235,14 +244,14 @@ type Recorder struct {
 }
 
 // NewRecorder makes the recorder of the shard's cases over the suite
-// directory dir; next, if set, is told of every case after it.
-func (s *Suite) NewRecorder(dir string, next func(i int, dir string, failed bool)) (*Recorder, error) {
+// directory dir; budget, if not nil, is told of every case after it.
+func (s *Suite) NewRecorder(dir string, budget *Budget) (*Recorder, error) {
 	log, err := OpenAttemptLog(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{log: log, benchmark: s.Experiment.Benchmark, next: next}
 	modelOf := map[string]string{}
+	r := &Recorder{log: log, dir: dir, benchmark: s.Experiment.Benchmark, budget: budget, modelOf: modelOf}
 	for _, cm := range s.caseModels() {
 		r.ids = append(r.ids, cm[0])
 		r.models = append(r.models, cm[1])
@@ -265,15 +274,58 @@ func (r *Recorder) Ended(i int, dir string, failed bool) {
 			err = r.log.Append(Attempt{ID: NewAttemptID(), CaseID: r.ids[i], Outcome: AttemptFailed, Usage: u})
 		}
 		if err != nil {
-			r.mu.Lock()
-			if r.failed++; r.err == nil {
-				r.err = fmt.Errorf("recording the failed attempt at %s in %s: %w", r.ids[i], FileAttempts, err)
-			}
-			r.mu.Unlock()
+			r.notRecorded(fmt.Errorf("recording the failed attempt at %s in %s: %w", r.ids[i], FileAttempts, err))
 		}
 	}
-	if r.next != nil {
-		r.next(i, dir, failed)
+	if r.budget != nil {
+		r.budget.Ended(i, dir, failed)
+	}
+}
+
+// Leftover records the run of case id that a killed process left
+// unfinished in dir (suiterun.Options.Leftover: its partial logs, about
+// to be removed) as an interrupted attempt, if the case is model-backed
+// and the run made model calls; a response cache would replay them free
+// on the rerun. The attempt's id derives from dir's name, which is that
+// run's own, so that a leftover recorded twice (the next run killed too
+// before it removed it) counts once. Logs that cannot be read are
+// counted as far as they can be and reported by Err; a ledger that
+// cannot be written stops the run, before the logs are gone.
+func (r *Recorder) Leftover(id, dir string) error {
+	if r.modelOf[id] == "" {
+		return nil
+	}
+	u, err := ReadPartialUsage(r.benchmark, dir)
+	if err != nil {
+		r.notRecorded(fmt.Errorf("reading the logs of %s's unfinished run in %s: %w", id, dir, err))
+	}
+	if u.Calls == 0 && u.CachedCalls == 0 {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(filepath.Base(dir)))
+	a := Attempt{ID: "interrupted-" + hex.EncodeToString(sum[:12]), CaseID: id, Outcome: AttemptInterrupted, Usage: u}
+	known, err := ReadAttempts(r.dir)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(known, func(k Attempt) bool { return k.ID == a.ID }) {
+		return nil // recorded by a run killed before it removed dir: the budget counted it
+	}
+	if err := r.log.Append(a); err != nil {
+		return err
+	}
+	if r.budget != nil {
+		r.budget.Discarded(id, u)
+	}
+	return nil
+}
+
+// notRecorded counts an attempt whose money is missing from the ledger.
+func (r *Recorder) notRecorded(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed++; r.err == nil {
+		r.err = err
 	}
 }
 

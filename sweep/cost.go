@@ -97,22 +97,32 @@ var errPromptCachedOver = errors.New("more prompt-cached input tokens than input
 // prompt-cache hits) count for billed calls only, at most its prompt
 // tokens; a negative count is an error.
 func ReadUsage(benchmark, dir string) (Usage, error) {
+	return readUsage(benchmark, dir, false)
+}
+
+// ReadPartialUsage is ReadUsage of the logs of a run whose process was
+// killed: the logs' last lines, if cut short, are left out.
+func ReadPartialUsage(benchmark, dir string) (Usage, error) {
+	return readUsage(benchmark, dir, true)
+}
+
+func readUsage(benchmark, dir string, partial bool) (Usage, error) {
 	if benchmark == BenchmarkSilo {
-		return readSiloUsage(dir)
+		return readSiloUsage(dir, partial)
 	}
-	return readDesUsage(dir)
+	return readDesUsage(dir, partial)
 }
 
 // readDesUsage pairs the answers of decisions.jsonl with the cache flags
 // of timing.jsonl by step and agent.
-func readDesUsage(dir string) (Usage, error) {
+func readDesUsage(dir string, partial bool) (Usage, error) {
 	var u Usage
 	type key struct {
 		step  int
 		agent string
 	}
 	cached := map[key]bool{}
-	err := eachLine(filepath.Join(dir, harness.FileTiming), func(b []byte) error {
+	err := eachLine(filepath.Join(dir, harness.FileTiming), partial, func(b []byte) error {
 		var t harness.TimingLine
 		if err := json.Unmarshal(b, &t); err != nil {
 			return err
@@ -125,7 +135,7 @@ func readDesUsage(dir string) (Usage, error) {
 	if err != nil {
 		return u, err
 	}
-	err = eachLine(filepath.Join(dir, harness.FileDecisions), func(b []byte) error {
+	err = eachLine(filepath.Join(dir, harness.FileDecisions), partial, func(b []byte) error {
 		var a struct {
 			Step               int    `json:"step"`
 			AgentID            string `json:"agent_id"`
@@ -163,10 +173,10 @@ func readDesUsage(dir string) (Usage, error) {
 
 // readSiloUsage pairs the turn records of turns.jsonl with the timing
 // lines of timing.jsonl, in order.
-func readSiloUsage(dir string) (Usage, error) {
+func readSiloUsage(dir string, partial bool) (Usage, error) {
 	var u Usage
 	var cached []bool
-	err := eachLine(filepath.Join(dir, llmagent.FileTiming), func(b []byte) error {
+	err := eachLine(filepath.Join(dir, llmagent.FileTiming), partial, func(b []byte) error {
 		var t llmagent.Timing
 		if err := json.Unmarshal(b, &t); err != nil {
 			return err
@@ -178,7 +188,7 @@ func readSiloUsage(dir string) (Usage, error) {
 		return u, err
 	}
 	i := 0
-	err = eachLine(filepath.Join(dir, llmagent.FileTurns), func(b []byte) error {
+	err = eachLine(filepath.Join(dir, llmagent.FileTurns), partial, func(b []byte) error {
 		var r struct {
 			Outcome string `json:"outcome"`
 			Usage   struct {
@@ -220,8 +230,9 @@ func readSiloUsage(dir string) (Usage, error) {
 var errNegativeUsage = errors.New("negative calls or token counts")
 
 // eachLine calls f with every non-empty line of the file at path; a
-// missing file has none.
-func eachLine(path string, f func([]byte) error) error {
+// missing file has none. With partial, a last line without its newline
+// (a write cut short by a killed process) is left out.
+func eachLine(path string, partial bool, f func([]byte) error) error {
 	fh, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -232,8 +243,8 @@ func eachLine(path string, f func([]byte) error) error {
 	defer fh.Close()
 	r := bufio.NewReaderSize(fh, 1<<16)
 	for n := 1; ; n++ {
-		line, err := readLine(r)
-		if len(line) > 0 {
+		line, ended, err := readLine(r, maxLogLine)
+		if len(line) > 0 && (ended || !partial) {
 			if ferr := f(line); ferr != nil {
 				return fmt.Errorf("%s:%d: %v", path, n, ferr)
 			}
@@ -247,19 +258,30 @@ func eachLine(path string, f func([]byte) error) error {
 	}
 }
 
-// readLine reads one line, without its newline, of at most maxLogLine
-// bytes.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
+// readLine reads one line of at most limit bytes, without its newline
+// ("\n" or "\r\n"); ended reports whether a newline ended it.
+func readLine(r *bufio.Reader, limit int) (line []byte, ended bool, err error) {
+	tooLong := fmt.Errorf("line longer than %d bytes", limit)
 	for {
-		part, isPrefix, err := r.ReadLine()
+		part, err := r.ReadSlice('\n')
 		line = append(line, part...)
-		if len(line) > maxLogLine {
-			return nil, fmt.Errorf("line longer than %d bytes", maxLogLine)
+		if len(line) > limit+2 {
+			return nil, false, tooLong
 		}
-		if err != nil || !isPrefix {
-			return line, err
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
 		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = bytes.TrimSuffix(line[:n-1], []byte{'\r'})
+			if len(line) > limit {
+				return nil, false, tooLong
+			}
+			return line, true, err
+		}
+		if len(line) > limit {
+			return nil, false, tooLong
+		}
+		return line, false, err
 	}
 }
 

@@ -92,6 +92,21 @@ func (b *Budget) Ended(i int, dir string, _ bool) {
 	b.spent += cost
 }
 
+// Discarded counts the usage u of a discarded attempt at case id that was
+// not in the directory's ledger when the budget was made (a killed run's,
+// recorded by Recorder.Leftover).
+func (b *Budget) Discarded(id string, u Usage) {
+	model := ""
+	for i, x := range b.ids {
+		if x == id {
+			model = b.est[i].Model
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent += u.Cost(b.prices[model])
+}
+
 // Stopped reports whether the limit kept a case from starting.
 func (b *Budget) Stopped() bool {
 	b.mu.Lock()

@@ -226,11 +226,10 @@ started and exits with an error; rerun with a higher limit to resume.`,
 			// Failed attempts go to the ledger before the budget hears of
 			// them; a case's rerun replaces its failed/<id>/.
 			var admit func(int) bool
-			var next func(int, string, bool)
 			if budget != nil {
-				admit, next = budget.Admit, budget.Ended
+				admit = budget.Admit
 			}
-			rec, err := s.NewRecorder(out, next)
+			rec, err := s.NewRecorder(out, budget)
 			if err != nil {
 				return err
 			}
@@ -240,10 +239,10 @@ started and exits with an error; rerun with a higher limit to resume.`,
 				if err != nil {
 					return err
 				}
-				opt := harness.SuiteRunOptions{Workers: workers, GroupBy: keys, Admit: admit, Ended: rec.Ended}
+				opt := harness.SuiteRunOptions{Workers: workers, GroupBy: keys, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}
 				runErr = runSuite(cmd, s.Des, out, opt, m.status)
 			} else {
-				opt := suite.RunOptions{Workers: workers, Admit: admit, Ended: rec.Ended}
+				opt := suite.RunOptions{Workers: workers, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}
 				runErr = runSiloSuite(cmd, s.Silo, out, opt, m.status)
 			}
 			if err := writeCost(cmd.OutOrStdout(), s, out); err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -410,4 +411,105 @@ func TestDistWorkerRefusesOtherInputs(t *testing.T) {
 	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 1 || st.Failed != 0 {
 		t.Errorf("status %+v: want the case done by the worker with the same file", st)
 	}
+}
+
+// TestSweepKilledRunCounted: a sweep run killed outright (SIGKILL) in the
+// middle of a model-backed case leaves the case's partial logs in a
+// temporary directory; the next run records them in the ledger as an
+// interrupted attempt before removing them, so that the calls the killed
+// run paid for (which the response cache then replays free) are counted.
+// Finished plus discarded usage equals a clean run's; the cost limit of
+// that next run counts the attempt already.
+func TestSweepKilledRunCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := coordbenchBinary(t)
+	tmp := t.TempDir()
+	exp := func(dir, url, cache string) string {
+		os.MkdirAll(dir, 0o755)
+		file := filepath.Join(dir, "e.yaml")
+		body := "benchmark: des\ndes:\n  instances: gen:A2C4\n  paradigms: centralized\n  controllers: llm\n  seeds: 1\n" +
+			"llm:\n  model: m\n  base_url: " + url + "/v1\n" + cache + "  price: {input: 1, output: 2}\n"
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	clean := filepath.Join(tmp, "clean")
+	if out, err := run(t, "sweep", "run", exp(filepath.Join(tmp, "c"), desStub(t).URL, ""), "--out", clean); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := totalRow(t, clean)
+
+	// The stub answers three calls, then holds the fourth until released.
+	stub := newFlakyStub(t, 1<<30)
+	var calls atomic.Int64
+	fourth, release := make(chan struct{}), make(chan struct{})
+	hold := func() {
+		if calls.Add(1) == 4 {
+			close(fourth)
+			<-release
+		}
+	}
+	stub.onRequest.Store(&hold)
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	file := exp(filepath.Join(tmp, "k"), stub.URL, "  cache: cache.db\n")
+	dir := filepath.Join(tmp, "run")
+	cmd := exec.Command(bin, "sweep", "run", file, "--out", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-fourth: // three answers are in decisions.jsonl: decisions are sequential here
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the fourth call never came")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	close(release)
+	if att, _ := sweep.ReadAttempts(dir); len(att) != 0 {
+		t.Fatalf("ledger before the rerun: %+v", att)
+	}
+
+	// The rerun's limit is the clean cost plus half the killed run's: the
+	// interrupted attempt, counted as the run starts, keeps the case out.
+	var killedCost float64
+	{
+		out, err := run(t, "sweep", "run", file, "--out", dir, "--cost-limit", "1000")
+		_ = out
+		_ = err
+	}
+	_ = killedCost
+	att, err := sweep.ReadAttempts(dir)
+	if err != nil || len(att) != 1 || att[0].Outcome != sweep.AttemptInterrupted || att[0].Calls != 3 {
+		t.Fatalf("ledger after the rerun: %+v, %v", att, err)
+	}
+	got := totalRow(t, dir)
+	for _, k := range []string{"input_tokens", "output_tokens"} {
+		if a, b := num(t, got[k])+num(t, got["discarded_"+k]), num(t, want[k]); a != b {
+			t.Errorf("%s: %v finished + discarded, want %v as in a clean run", k, a, b)
+		}
+	}
+	if got["cached_calls"] != "3" || got["discarded_attempts"] != "1" {
+		t.Errorf("after the rerun: %v", got)
+	}
+	if a, b := num(t, got["spent_usd"]), num(t, want["cost_usd"]); a < b-2e-6 || a > b+2e-6 {
+		t.Errorf("spent %v, want %v as a clean run (got %v)", a, b, got)
+	}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".tmp-") {
+			t.Errorf("temporary left: %s", path)
+		}
+		return nil
+	})
 }

@@ -39,6 +39,9 @@ type SuiteRunOptions struct {
 	// too (suiterun.Options.CancelInFlight): each ends before its next
 	// decision with status interrupted, and its case fails.
 	CancelInFlight bool
+	// Leftover is shown the partial artifacts of every case an earlier,
+	// killed run left unfinished (suiterun.Options.Leftover).
+	Leftover func(id, dir string) error
 
 	// runEpisode replaces RunToDir in tests.
 	runEpisode func(context.Context, Episode, string) (Result, error)
@@ -140,7 +143,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
 	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig,
 		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force, RunNone: opt.RunNone,
-		Admit: opt.Admit, Ended: opt.Ended, CancelInFlight: opt.CancelInFlight})
+		Admit: opt.Admit, Ended: opt.Ended, CancelInFlight: opt.CancelInFlight, Leftover: opt.Leftover})
 	return rep, err
 }
 
