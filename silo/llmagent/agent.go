@@ -77,6 +77,7 @@ type Agent struct {
 	usage    round.Usage
 	records  []TurnRecord
 	timings  []Timing
+	journal  *journal // the team's, or nil: each ended turn is written there too
 }
 
 // New returns agent id of instance in over protocol p.
@@ -171,7 +172,15 @@ func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
 		err = a.runXML(t, resp, &rec)
 	}
 	a.records = append(a.records, rec)
+	a.logTurn()
 	return err
+}
+
+// logTurn writes the turn just recorded into the team's journal.
+func (a *Agent) logTurn() {
+	if a.journal != nil {
+		a.journal.add(&a.records[len(a.records)-1], &a.timings[len(a.timings)-1])
+	}
 }
 
 func ms(r *llm.Response) float64 { return float64(r.Latency.Microseconds()) / 1000 }
@@ -191,6 +200,7 @@ func (a *Agent) modelError(ctx context.Context, rec *TurnRecord, err error) erro
 	}
 	a.records = append(a.records, *rec)
 	a.timings = append(a.timings, Timing{Round: rec.Round, Agent: a.id})
+	a.logTurn()
 	var miss *llm.CacheMissError
 	if errors.As(err, &miss) || ctx.Err() != nil || a.cfg.AbortOnModelError {
 		return fmt.Errorf("%w: %v", round.ErrAbort, err)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -516,5 +518,83 @@ func TestEmptyChoicesTokensCount(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d failed turns of agent 1 logged with their tokens, want 2", n)
+	}
+}
+
+// TestJournalKeepsTurnsOfAnAbortedRun: with a journal, the turns of a run
+// that aborts (a model error with AbortOnModelError, as suites run) are in
+// the turn log, paired line for line with their timings; a run that ends
+// writes the same log, in (round, agent) order, as one without a journal.
+func TestJournalKeepsTurnsOfAnAbortedRun(t *testing.T) {
+	in := seeded(t, "III-21", 3)
+	runOnce := func(journal bool, failAfter int64) (dir string, err error) {
+		var calls atomic.Int64
+		inner := gatherModel(in, nil)
+		srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
+			if failAfter > 0 && calls.Add(1) > failAfter {
+				return stubmodel.Status(http.StatusUnauthorized, "invalid key")
+			}
+			return inner(req)
+		})
+		defer srv.Close()
+		team, err := llmagent.NewTeam(in, proto.Broadcast, llmagent.Config{Model: client(t, srv, nil), AbortOnModelError: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = t.TempDir()
+		if journal {
+			if err := team.Journal(dir); err != nil {
+				t.Fatal(err)
+			}
+			defer team.CloseJournal()
+		}
+		_, err = round.Run(context.Background(), round.Config{Instance: in, Protocol: proto.Broadcast, MaxRounds: 20,
+			DB: filepath.Join(dir, "run.db"), OnEnd: func(st *proto.Store) error { return team.WriteLogs(dir, st) }}, team.Agents())
+		return dir, err
+	}
+	read := func(dir string) ([]byte, []byte) {
+		a, _ := os.ReadFile(filepath.Join(dir, llmagent.FileTurns))
+		b, _ := os.ReadFile(filepath.Join(dir, llmagent.FileTiming))
+		return a, b
+	}
+	plain, err := runOnce(false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journaled, err := runOnce(true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1, m1 := read(plain)
+	t2, m2 := read(journaled)
+	// timing.jsonl holds wall-clock latencies: its lines are compared in number.
+	if len(t1) == 0 || !bytes.Equal(t1, t2) || bytes.Count(m1, []byte("\n")) != bytes.Count(m2, []byte("\n")) {
+		t.Error("a journaled run that ends writes another turn log than a run without a journal")
+	}
+
+	aborted, err := runOnce(true, 5)
+	if err == nil {
+		t.Fatal("the run did not abort")
+	}
+	turns, timing := read(aborted)
+	var recs []llmagent.TurnRecord
+	for _, line := range bytes.Split(bytes.TrimSuffix(turns, []byte("\n")), []byte("\n")) {
+		var r llmagent.TurnRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("turn log of the aborted run: %v", err)
+		}
+		recs = append(recs, r)
+	}
+	billed := 0
+	for _, r := range recs {
+		if r.Usage.PromptTokens > 0 {
+			billed++
+		}
+	}
+	if billed != 5 || bytes.Count(timing, []byte("\n")) != len(recs) {
+		t.Errorf("aborted run: %d turns (%d billed, want 5), %d timing lines", len(recs), billed, bytes.Count(timing, []byte("\n")))
+	}
+	if _, err := os.Stat(filepath.Join(aborted, llmagent.FileTurns)); err != nil {
+		t.Error(err)
 	}
 }

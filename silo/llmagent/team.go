@@ -24,7 +24,34 @@ const (
 
 // Team is the LLM agents of one run.
 type Team struct {
-	agents []*Agent
+	agents  []*Agent
+	journal *journal // see Journal; nil without
+}
+
+// Journal makes the agents write each turn into the turn log in dir
+// (FileTurns, FileTiming) as it ends, so that a run that does not reach
+// its end leaves the turns it made, and their usage, in the order they
+// ended. WriteLogs then writes the whole log in order; CloseJournal
+// closes it when WriteLogs is not called (the run failed).
+func (t *Team) Journal(dir string) error {
+	j, err := openJournal(dir)
+	if err != nil {
+		return fmt.Errorf("llmagent: turn log: %w", err)
+	}
+	t.journal = j
+	for _, a := range t.agents {
+		a.journal = j
+	}
+	return nil
+}
+
+// CloseJournal closes the turn log that Journal opened (a no-op without
+// one, or once closed) and reports the first error writing it.
+func (t *Team) CloseJournal() error {
+	if t.journal == nil {
+		return nil
+	}
+	return t.journal.close()
 }
 
 // NewTeam builds the N agents of instance in over protocol p, sharing cfg
@@ -78,7 +105,11 @@ func (t *Team) Records() ([]TurnRecord, []Timing) {
 
 // WriteLogs writes the turn log into dir (FileTurns, FileTiming) and into
 // the run database of st (TableTurns). Call it from round.Config.OnEnd.
+// A journal (Journal) is closed first, and its error, if any, returned.
 func (t *Team) WriteLogs(dir string, st *proto.Store) error {
+	if err := t.CloseJournal(); err != nil {
+		return err
+	}
 	recs, tims := t.Records()
 	var turns, timing bytes.Buffer
 	lines := make([][]byte, len(recs))

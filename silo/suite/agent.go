@@ -115,9 +115,10 @@ func (p Players) Label() string {
 	return p.Kind
 }
 
-// team builds the agents of one run, and the hook that writes their logs
-// into dir (nil for scripted teams).
-func (p Players) team(in *task.Instance, pr proto.Protocol, dir string) ([]round.Agent, func(*proto.Store) error, error) {
+// team builds the agents of one run; for LLM agents also their team,
+// which writes each turn into dir's turn log as it ends (nil for
+// scripted teams).
+func (p Players) team(in *task.Instance, pr proto.Protocol, dir string) ([]round.Agent, *llmagent.Team, error) {
 	if p.Kind != AgentLLM {
 		a, err := round.NewTeamByName(p.Kind, in.N)
 		return a, nil, err
@@ -129,5 +130,8 @@ func (p Players) team(in *task.Instance, pr proto.Protocol, dir string) ([]round
 	if err != nil {
 		return nil, nil, err
 	}
-	return t.Agents(), func(st *proto.Store) error { return t.WriteLogs(dir, st) }, nil
+	if err := t.Journal(dir); err != nil {
+		return nil, nil, err
+	}
+	return t.Agents(), t, nil
 }

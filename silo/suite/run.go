@@ -200,13 +200,18 @@ func report(s *Suite, dir string, r *suiterun.Report[*round.Result]) *Report {
 // timing.jsonl), and result.json (FileResult), whose bytes it returns with
 // the result. coordbench silo run and every suite case use it.
 func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (*round.Result, []byte, error) {
-	agents, teamLog, err := players.team(in, p, dir)
+	agents, team, err := players.team(in, p, dir)
 	if err != nil {
 		return nil, nil, err
 	}
+	if team != nil {
+		// A run that fails keeps the turns it made, and their usage, in
+		// its partial turn log.
+		defer team.CloseJournal()
+	}
 	writeLog := func(st *proto.Store) error {
-		if teamLog != nil {
-			if err := teamLog(st); err != nil {
+		if team != nil {
+			if err := team.WriteLogs(dir, st); err != nil {
 				return err
 			}
 		}

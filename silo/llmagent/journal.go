@@ -1,0 +1,72 @@
+package llmagent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// journal writes each turn into the run directory's turn log as the turn
+// ends, so that a run that never reaches its end (aborted after a model
+// outage, killed) leaves the turns it paid for, in the order they ended;
+// Team.WriteLogs rewrites the log in (round, agent) order once the run
+// is over. A turn's record and timing are appended together, so the two
+// files pair line by line. The Team owns it; its agents share it.
+type journal struct {
+	mu            sync.Mutex
+	turns, timing *os.File
+	err           error // the first write that failed; later turns are not written
+}
+
+// openJournal creates (or empties) the turn log files in dir.
+func openJournal(dir string) (*journal, error) {
+	turns, err := os.OpenFile(filepath.Join(dir, FileTurns), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	timing, err := os.OpenFile(filepath.Join(dir, FileTiming), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		turns.Close()
+		return nil, err
+	}
+	return &journal{turns: turns, timing: timing}, nil
+}
+
+// add appends one ended turn. Safe for concurrent use.
+func (j *journal) add(rec *TurnRecord, tim *Timing) {
+	line, err := marshalLine(rec)
+	if err != nil {
+		err = fmt.Errorf("turn log: %w", err)
+	}
+	tline, _ := marshalLine(tim) // plain numbers: cannot fail
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil || j.turns == nil {
+		return
+	}
+	if err == nil {
+		_, err = j.turns.Write(line)
+	}
+	if err == nil {
+		_, err = j.timing.Write(tline)
+	}
+	j.err = err
+}
+
+// close closes the files and reports the first error of the journal.
+// Safe to call more than once.
+func (j *journal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.turns == nil {
+		return j.err
+	}
+	err := errors.Join(j.turns.Close(), j.timing.Close())
+	j.turns, j.timing = nil, nil
+	if j.err == nil {
+		j.err = err
+	}
+	return j.err
+}
