@@ -192,6 +192,11 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 			}
 		}
 	}
+	// Results that come after the last outcome: a duplicate delivery that
+	// ended late, or, serving an experiment that was finished already, the
+	// results of runs that ended after the previous serve had stopped.
+	// Their discarded runs go to the ledger.
+	c.drain(ctx, results, dead)
 	if c.store.obj != nil {
 		pctx, cancel := context.WithTimeout(ctx, time.Minute)
 		if n, err := c.store.prune(pctx, opt.IDs); err != nil {
@@ -220,6 +225,39 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 		c.out.Granted = permits.Granted()
 	}
 	return c.out, nil
+}
+
+// drainQuiet and drainMax bound how long serve keeps reading results once
+// every case has an outcome: until none came for drainQuiet, at most
+// drainMax. A result published later waits in the results stream for the
+// next serve of the experiment.
+const (
+	drainQuiet = 500 * time.Millisecond
+	drainMax   = 10 * time.Second
+)
+
+// drain handles the results and dead letters that arrive until none came
+// for drainQuiet (at most drainMax, or until ctx ends).
+func (c *coordinator) drain(ctx context.Context, results, dead <-chan jetstream.Msg) {
+	limit := time.NewTimer(drainMax)
+	defer limit.Stop()
+	quiet := time.NewTimer(drainQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-limit.C:
+			return
+		case <-quiet.C:
+			return
+		case m := <-results:
+			c.onResult(ctx, m)
+		case m := <-dead:
+			c.onDead(ctx, m)
+		}
+		quiet.Reset(drainQuiet)
+	}
 }
 
 // coordinator is Serve's state; only Serve's goroutine touches it.
