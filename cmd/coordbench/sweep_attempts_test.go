@@ -55,6 +55,33 @@ func newFlakyStub(t *testing.T, answers int64) *flakyStub {
 	return s
 }
 
+// oneCaseExperiment returns a writer of a one-case des experiment with an
+// LLM controller at url (cache: its cache line, or ""), into dir.
+func oneCaseExperiment(t *testing.T) func(dir, url, cache string) string {
+	return func(dir, url, cache string) string {
+		os.MkdirAll(dir, 0o755)
+		file := filepath.Join(dir, "e.yaml")
+		body := "benchmark: des\ndes:\n  instances: gen:A2C4\n  paradigms: centralized\n  controllers: llm\n  seeds: 1\n" +
+			"llm:\n  model: m\n  base_url: " + url + "/v1\n" + cache + "  price: {input: 1, output: 2}\n"
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+}
+
+// cleanTotals runs exp's case once against the des stub model, in tmp,
+// and returns the total row of its cost summary: what a run that nothing
+// interrupted costs.
+func cleanTotals(t *testing.T, exp func(dir, url, cache string) string, tmp string) map[string]string {
+	t.Helper()
+	clean := filepath.Join(tmp, "clean")
+	if out, err := run(t, "sweep", "run", exp(filepath.Join(tmp, "c"), desStub(t).URL, ""), "--out", clean); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return totalRow(t, clean)
+}
+
 // totalRow is the total row of dir's cost_summary.csv, by column name.
 func totalRow(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -90,21 +117,8 @@ func num(t *testing.T, s string) float64 {
 // second.
 func TestSweepDiscardedAttemptsCounted(t *testing.T) {
 	tmp := t.TempDir()
-	exp := func(dir, url, cache string) string {
-		os.MkdirAll(dir, 0o755)
-		file := filepath.Join(dir, "e.yaml")
-		body := "benchmark: des\ndes:\n  instances: gen:A2C4\n  paradigms: centralized\n  controllers: llm\n  seeds: 1\n" +
-			"llm:\n  model: m\n  base_url: " + url + "/v1\n" + cache + "  price: {input: 1, output: 2}\n"
-		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return file
-	}
-	clean := filepath.Join(tmp, "clean")
-	if out, err := run(t, "sweep", "run", exp(filepath.Join(tmp, "c"), desStub(t).URL, ""), "--out", clean); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	want := totalRow(t, clean)
+	exp := oneCaseExperiment(t)
+	want := cleanTotals(t, exp, tmp)
 
 	flaky := newFlakyStub(t, 3)
 	file := exp(filepath.Join(tmp, "f"), flaky.URL, "  cache: cache.db\n")
@@ -426,21 +440,8 @@ func TestSweepKilledRunCounted(t *testing.T) {
 	}
 	bin := coordbenchBinary(t)
 	tmp := t.TempDir()
-	exp := func(dir, url, cache string) string {
-		os.MkdirAll(dir, 0o755)
-		file := filepath.Join(dir, "e.yaml")
-		body := "benchmark: des\ndes:\n  instances: gen:A2C4\n  paradigms: centralized\n  controllers: llm\n  seeds: 1\n" +
-			"llm:\n  model: m\n  base_url: " + url + "/v1\n" + cache + "  price: {input: 1, output: 2}\n"
-		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return file
-	}
-	clean := filepath.Join(tmp, "clean")
-	if out, err := run(t, "sweep", "run", exp(filepath.Join(tmp, "c"), desStub(t).URL, ""), "--out", clean); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	want := totalRow(t, clean)
+	exp := oneCaseExperiment(t)
+	want := cleanTotals(t, exp, tmp)
 
 	// The stub answers three calls, then holds the fourth until released.
 	stub := newFlakyStub(t, 1<<30)
