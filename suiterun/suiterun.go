@@ -468,27 +468,46 @@ func removeContents(dir string) error {
 	return nil
 }
 
-// leftovers shows f the temporary case directories of casesDir, each
-// named TmpPrefix + id + "-" + a random suffix (see runCase), whose id is
-// one of ids, in name order.
+// leftovers shows f the unfinished cases of casesDir among ids.
 func leftovers(casesDir string, ids []string, f func(id, dir string) error) error {
-	ents, err := os.ReadDir(casesDir)
+	un, err := Unfinished(casesDir, ids)
 	if err != nil {
 		return err
+	}
+	for _, u := range un {
+		if err := f(u.ID, u.Dir); err != nil {
+			return fmt.Errorf("the unfinished case %s left by an earlier run: %w", u.ID, err)
+		}
+	}
+	return nil
+}
+
+// UnfinishedCase is the temporary directory of a case that has not ended:
+// one in flight, or one a killed run left.
+type UnfinishedCase struct{ ID, Dir string }
+
+// Unfinished lists the temporary case directories of casesDir (each named
+// TmpPrefix + id + "-" + a random suffix, see runCase) whose id is one of
+// ids, in name order; none if casesDir does not exist.
+func Unfinished(casesDir string, ids []string) ([]UnfinishedCase, error) {
+	ents, err := os.ReadDir(casesDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	known := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		known[id] = true
 	}
+	var out []UnfinishedCase
 	for _, e := range ents {
 		rest, ok := strings.CutPrefix(e.Name(), TmpPrefix)
 		k := strings.LastIndexByte(rest, '-')
-		if !ok || !e.IsDir() || k < 0 || !known[rest[:k]] {
-			continue
-		}
-		if err := f(rest[:k], filepath.Join(casesDir, e.Name())); err != nil {
-			return fmt.Errorf("the unfinished case %s left by an earlier run: %w", rest[:k], err)
+		if ok && e.IsDir() && k >= 0 && known[rest[:k]] {
+			out = append(out, UnfinishedCase{ID: rest[:k], Dir: filepath.Join(casesDir, e.Name())})
 		}
 	}
-	return nil
+	return out, nil
 }

@@ -35,6 +35,14 @@ type Status struct {
 	// worker handed back); DiscardedUSD is their part of SpentUSD.
 	Discarded    int
 	DiscardedUSD float64
+	// Unfinished counts the model-backed cases whose run has not ended: in
+	// flight, or left by a killed run (their temporary directories);
+	// UnfinishedUSD is the cost of their calls so far, in no other figure
+	// (it moves into SpentUSD when the run ends, or, for a killed run,
+	// when the next sweep run in the directory records it). Only the
+	// directories of sweep run hold them.
+	Unfinished    int
+	UnfinishedUSD float64
 }
 
 // ModelStatus is one model's part of a Status.
@@ -94,6 +102,25 @@ func (p DirProgress) Case(id string) (CaseState, string) {
 // directories, each once.
 func (p DirProgress) Discarded(modelOf map[string]string) ([]CaseCost, error) {
 	return Discarded(p.Benchmark, p.Dirs, modelOf)
+}
+
+// Unfinished are the runs of the cases of modelOf that have not ended in
+// the directories (in flight, or left by a killed run), with their usage
+// so far. A log that cannot be read counts as far as it can.
+func (p DirProgress) Unfinished(modelOf map[string]string) []CaseCost {
+	ids := make([]string, 0, len(modelOf))
+	for id := range modelOf {
+		ids = append(ids, id)
+	}
+	var out []CaseCost
+	for _, d := range p.Dirs {
+		un, _ := suiterun.Unfinished(filepath.Join(d, CasesDir(p.Benchmark)), ids) // unreadable: none shown
+		for _, u := range un {
+			usage, _ := ReadPartialUsage(p.Benchmark, u.Dir) // a run ending meanwhile: what was read
+			out = append(out, CaseCost{ID: u.ID, Model: modelOf[u.ID], Usage: usage})
+		}
+	}
+	return out
 }
 
 // Sources implements Progress: each directory with the shard it holds.
@@ -169,6 +196,14 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 		v := ms.add(a.Usage, prices[a.Model].Price)
 		ms.Discarded++
 		ms.DiscardedUSD += v
+	}
+	if up, ok := p.(interface {
+		Unfinished(map[string]string) []CaseCost
+	}); ok {
+		for _, u := range up.Unfinished(modelOf) {
+			st.Unfinished++
+			st.UnfinishedUSD += u.Usage.Cost(prices[u.Model].Price)
+		}
 	}
 	for _, m := range st.Models {
 		st.SpentUSD += m.SpentUSD

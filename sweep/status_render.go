@@ -36,8 +36,12 @@ func (st *Status) Render(w io.Writer) error {
 	}
 	discarded := ""
 	if st.Discarded > 0 {
-		discarded = fmt.Sprintf(" (of which $%s on %d discarded attempts: runs that failed, were handed back or ran twice, see %s)", usd(st.DiscardedUSD), st.Discarded, FileAttempts)
+		discarded = fmt.Sprintf(" (of which $%s on %d discarded attempts: runs that failed, were killed, were handed back or ran twice, see %s)", usd(st.DiscardedUSD), st.Discarded, FileAttempts)
 	}
 	_, err := fmt.Fprintf(w, "spent: $%s%s; remaining: $%s (%s; cached replies cost nothing)\n", usd(st.SpentUSD), discarded, usd(st.RemainingUSD), bound)
+	if err == nil && st.Unfinished > 0 {
+		_, err = fmt.Fprintf(w, "not ended: %d model-backed case runs in flight or left by a killed run, $%s so far (not in spent yet: a run's cost counts when it ends, a killed run's when sweep run is run again in its directory)\n",
+			st.Unfinished, usd(st.UnfinishedUSD))
+	}
 	return err
 }

@@ -319,9 +319,9 @@ func sweepStatusCmd() *cobra.Command {
 several shards; give every shard for the whole picture) and print how many
 of its cases are planned, done, failed and not started, per model and in
 total, the money spent on model calls (cached replies cost nothing; runs
-that failed, were handed back or ran twice count too, named apart) and,
-by estimate (as sweep plan prints it), the money the failed and
-not-started cases will take. For the directory of a distributed sweep
+that failed, were killed, were handed back or ran twice count too, named
+apart) and, by estimate (as sweep plan prints it), the money the failed
+and not-started cases will take. For the directory of a distributed sweep
 (sweep serve, whose coordinator rewrites DIR/dist_status.json as results
 come in) it first prints its state and how many cases are pending, running
 on a worker, done, failed and dead-lettered. Nothing is run and no model

@@ -482,17 +482,39 @@ func TestSweepKilledRunCounted(t *testing.T) {
 		t.Fatalf("ledger before the rerun: %+v", att)
 	}
 
-	// The rerun's limit is the clean cost plus half the killed run's: the
-	// interrupted attempt, counted as the run starts, keeps the case out.
-	var killedCost float64
-	{
-		out, err := run(t, "sweep", "run", file, "--out", dir, "--cost-limit", "1000")
-		_ = out
-		_ = err
+	// The killed run's partial logs, as the next run will find them.
+	tmps, _ := filepath.Glob(filepath.Join(dir, "cases", ".tmp-*"))
+	if len(tmps) != 1 {
+		t.Fatalf("temporaries of the killed run: %v", tmps)
 	}
-	_ = killedCost
+	killed, err := sweep.ReadPartialUsage(sweep.BenchmarkDes, tmps[0])
+	if err != nil || killed.Calls != 3 {
+		t.Fatalf("the killed run's logs: %+v, %v", killed, err)
+	}
+	killedCost := killed.Cost(sweep.Price{Input: 1, Output: 2})
+	// Status shows that money apart until a rerun records it.
+	if st, err := run(t, "sweep", "status", dir); err != nil || !strings.Contains(st, "not ended: 1 model-backed case runs in flight or left by a killed run, $"+
+		strconv.FormatFloat(killedCost, 'f', 6, 64)+" so far") {
+		t.Errorf("status after the kill: %v\n%s", err, st)
+	}
+	// A rerun whose limit is the clean cost plus half the killed run's:
+	// the interrupted attempt, counted as the run starts, keeps the case
+	// from starting.
+	limit := num(t, want["cost_usd"]) + killedCost/2
+	out, err := run(t, "sweep", "run", file, "--out", dir, "--cost-limit", strconv.FormatFloat(limit, 'f', -1, 64))
+	if err == nil || !strings.Contains(out, "cost limit: 1 case not started") {
+		t.Errorf("--cost-limit %v (the estimate plus half the killed run's cost): %v\n%s", limit, err, out)
+	}
+	if out, err := run(t, "sweep", "run", file, "--out", dir); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	} else if !strings.Contains(out, "on 1 discarded attempt") {
+		t.Errorf("sweep run does not print the discarded attempt:\n%s", out)
+	}
+	if st, err := run(t, "sweep", "status", dir); err != nil || strings.Contains(st, "not ended") {
+		t.Errorf("status after the rerun: %v\n%s", err, st)
+	}
 	att, err := sweep.ReadAttempts(dir)
-	if err != nil || len(att) != 1 || att[0].Outcome != sweep.AttemptInterrupted || att[0].Calls != 3 {
+	if err != nil || len(att) != 1 || att[0].Outcome != sweep.AttemptInterrupted || att[0].Usage != killed {
 		t.Fatalf("ledger after the rerun: %+v, %v", att, err)
 	}
 	got := totalRow(t, dir)
