@@ -291,11 +291,19 @@ func TestRunNone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A killed run's temporary, for the next run that runs cases.
+	left := filepath.Join(dir, "cases", ".tmp-c00-42")
+	if err := os.MkdirAll(left, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var ended *suiterun.Report[string]
 	p.End = func(r *suiterun.Report[string]) error { ended = r; return nil }
 	rep, err := suiterun.Run(context.Background(), l, p, suiterun.Options{RunNone: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); err != nil {
+		t.Errorf("RunNone removed a case's temporary: %v", err)
 	}
 	if runs.Load() != 0 || ended != rep || rep.Ran != 0 || rep.Skipped != 2 || len(rep.Outcomes) != 2 || !rep.Interrupted || rep.Complete() {
 		t.Fatalf("%d runs, report %+v", runs.Load(), rep)

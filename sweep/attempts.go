@@ -286,9 +286,9 @@ func (r *Recorder) Ended(i int, dir string, failed bool) {
 // unfinished in dir (suiterun.Options.Leftover: its partial logs, about
 // to be removed) as an interrupted attempt, if the case is model-backed
 // and the run made model calls; a response cache would replay them free
-// on the rerun. The attempt's id derives from dir's name, which is that
-// run's own, so that a leftover recorded twice (the next run killed too
-// before it removed it) counts once. Logs that cannot be read are
+// on the rerun. The attempt's id derives from dir's name and time, which
+// are that run's own, so that a leftover recorded twice (the next run
+// killed too before it removed it) counts once. Logs that cannot be read are
 // counted as far as they can be and reported by Err; a ledger that
 // cannot be written stops the run, before the logs are gone.
 func (r *Recorder) Leftover(id, dir string) error {
@@ -302,7 +302,11 @@ func (r *Recorder) Leftover(id, dir string) error {
 	if u.Calls == 0 && u.CachedCalls == 0 {
 		return nil
 	}
-	sum := sha256.Sum256([]byte(filepath.Base(dir)))
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s %d", filepath.Base(dir), fi.ModTime().UnixNano()))
 	a := Attempt{ID: "interrupted-" + hex.EncodeToString(sum[:12]), CaseID: id, Outcome: AttemptInterrupted, Usage: u}
 	known, err := ReadAttempts(r.dir)
 	if err != nil {

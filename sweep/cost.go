@@ -172,24 +172,31 @@ func readDesUsage(dir string, partial bool) (Usage, error) {
 }
 
 // readSiloUsage pairs the turn records of turns.jsonl with the timing
-// lines of timing.jsonl, in order.
+// lines of timing.jsonl (which say which came from the cache) by round
+// and agent: the two files of a run whose end was cut short (killed
+// between rewriting one and the other) need not be in the same order.
 func readSiloUsage(dir string, partial bool) (Usage, error) {
 	var u Usage
-	var cached []bool
+	// A turn is one model call of one agent in one round.
+	type key struct{ round, agent int }
+	cached := map[key]bool{}
 	err := eachLine(filepath.Join(dir, llmagent.FileTiming), partial, func(b []byte) error {
 		var t llmagent.Timing
 		if err := json.Unmarshal(b, &t); err != nil {
 			return err
 		}
-		cached = append(cached, t.Cached)
+		if t.Cached {
+			cached[key{t.Round, t.Agent}] = true
+		}
 		return nil
 	})
 	if err != nil {
 		return u, err
 	}
-	i := 0
 	err = eachLine(filepath.Join(dir, llmagent.FileTurns), partial, func(b []byte) error {
 		var r struct {
+			Round   int    `json:"round"`
+			Agent   int    `json:"agent"`
 			Outcome string `json:"outcome"`
 			Usage   struct {
 				PromptTokens       int64 `json:"prompt_tokens"`
@@ -206,10 +213,9 @@ func readSiloUsage(dir string, partial bool) (Usage, error) {
 		if r.Outcome == llmagent.OutcomeModelError && r.Usage.PromptTokens == 0 && r.Usage.CompletionTokens == 0 {
 			// The call failed without a reply (a dead endpoint, a
 			// refused request): nothing was billed.
-			i++
 			return nil
 		}
-		if i < len(cached) && cached[i] {
+		if cached[key{r.Round, r.Agent}] {
 			u.CachedCalls++
 			u.CachedInputTokens += r.Usage.PromptTokens
 			u.CachedOutputTokens += r.Usage.CompletionTokens
@@ -219,7 +225,6 @@ func readSiloUsage(dir string, partial bool) (Usage, error) {
 			u.PromptCachedInputTokens += min(r.Usage.PromptCachedTokens, r.Usage.PromptTokens)
 			u.OutputTokens += r.Usage.CompletionTokens
 		}
-		i++
 		return nil
 	})
 	return u, err
@@ -261,12 +266,12 @@ func eachLine(path string, partial bool, f func([]byte) error) error {
 // readLine reads one line of at most limit bytes, without its newline
 // ("\n" or "\r\n"); ended reports whether a newline ended it.
 func readLine(r *bufio.Reader, limit int) (line []byte, ended bool, err error) {
-	tooLong := fmt.Errorf("line longer than %d bytes", limit)
+	tooLong := func() error { return fmt.Errorf("line longer than %d bytes", limit) }
 	for {
 		part, err := r.ReadSlice('\n')
 		line = append(line, part...)
 		if len(line) > limit+2 {
-			return nil, false, tooLong
+			return nil, false, tooLong()
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -274,12 +279,12 @@ func readLine(r *bufio.Reader, limit int) (line []byte, ended bool, err error) {
 		if n := len(line); n > 0 && line[n-1] == '\n' {
 			line = bytes.TrimSuffix(line[:n-1], []byte{'\r'})
 			if len(line) > limit {
-				return nil, false, tooLong
+				return nil, false, tooLong()
 			}
 			return line, true, err
 		}
 		if len(line) > limit {
-			return nil, false, tooLong
+			return nil, false, tooLong()
 		}
 		return line, false, err
 	}

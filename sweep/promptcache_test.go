@@ -70,16 +70,18 @@ func TestReadUsagePromptCached(t *testing.T) {
 	}
 
 	silo := t.TempDir()
-	write(silo, llmagent.FileTurns, `{"outcome":"ok","usage":{"prompt_tokens":100,"completion_tokens":10,"prompt_cached_tokens":40}}
-{"outcome":"ok","usage":{"prompt_tokens":100,"completion_tokens":10,"prompt_cached_tokens":40}}
-{"outcome":"model_error","usage":{"prompt_tokens":20,"completion_tokens":1,"prompt_cached_tokens":25}}
+	write(silo, llmagent.FileTurns, `{"round":1,"agent":0,"outcome":"ok","usage":{"prompt_tokens":100,"completion_tokens":10,"prompt_cached_tokens":40}}
+{"round":1,"agent":1,"outcome":"ok","usage":{"prompt_tokens":200,"completion_tokens":20,"prompt_cached_tokens":80}}
+{"round":2,"agent":0,"outcome":"model_error","usage":{"prompt_tokens":20,"completion_tokens":1,"prompt_cached_tokens":25}}
 `)
-	write(silo, llmagent.FileTiming, `{"round":1,"agent":0,"cached":false}
-{"round":1,"agent":1,"cached":true}
+	// The timings in another order (the end order of a run cut short
+	// between its two rewrites): paired by round and agent all the same.
+	write(silo, llmagent.FileTiming, `{"round":1,"agent":1,"cached":true}
+{"round":1,"agent":0,"cached":false}
 {"round":2,"agent":0}
 `)
 	u, err = readSiloUsage(silo, false)
-	want = Usage{Calls: 2, InputTokens: 120, PromptCachedInputTokens: 60, OutputTokens: 11, CachedCalls: 1, CachedInputTokens: 100, CachedOutputTokens: 10}
+	want = Usage{Calls: 2, InputTokens: 120, PromptCachedInputTokens: 60, OutputTokens: 11, CachedCalls: 1, CachedInputTokens: 200, CachedOutputTokens: 20}
 	if err != nil || u != want {
 		t.Errorf("silo: %+v, %v; want %+v", u, err, want)
 	}

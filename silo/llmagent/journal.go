@@ -12,8 +12,10 @@ import (
 // ends, so that a run that never reaches its end (aborted after a model
 // outage, killed) leaves the turns it paid for, in the order they ended;
 // Team.WriteLogs rewrites the log in (round, agent) order once the run
-// is over. A turn's record and timing are appended together, so the two
-// files pair line by line. The Team owns it; its agents share it.
+// is over. A turn's timing is appended, then its record: a process
+// killed between the two leaves a timing without its turn, which no
+// reader counts, rather than a turn without its timing (read as billed,
+// cached or not). The Team owns the journal; its agents share it.
 type journal struct {
 	mu            sync.Mutex
 	turns, timing *os.File
@@ -47,10 +49,10 @@ func (j *journal) add(rec *TurnRecord, tim *Timing) {
 		return
 	}
 	if err == nil {
-		_, err = j.turns.Write(line)
+		_, err = j.timing.Write(tline)
 	}
 	if err == nil {
-		_, err = j.timing.Write(tline)
+		_, err = j.turns.Write(line)
 	}
 	j.err = err
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,15 +201,20 @@ func report(s *Suite, dir string, r *suiterun.Report[*round.Result]) *Report {
 // tool-call log (FileCalls), for LLM agents the turn log (turns.jsonl,
 // timing.jsonl), and result.json (FileResult), whose bytes it returns with
 // the result. coordbench silo run and every suite case use it.
-func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (*round.Result, []byte, error) {
+func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (res *round.Result, b []byte, err error) {
 	agents, team, err := players.team(in, p, dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	if team != nil {
 		// A run that fails keeps the turns it made, and their usage, in
-		// its partial turn log.
-		defer team.CloseJournal()
+		// its partial turn log; a log that could not be written is said,
+		// since the usage read from it falls short.
+		defer func() {
+			if cerr := team.CloseJournal(); cerr != nil && err != nil {
+				err = errors.Join(err, fmt.Errorf("the partial turn log: %w", cerr))
+			}
+		}()
 	}
 	writeLog := func(st *proto.Store) error {
 		if team != nil {
@@ -228,13 +235,13 @@ func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players P
 		}
 		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
 	}
-	res, err := round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
+	res, err = round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
 		Options: proto.Options{MessageFormat: lim.format()},
 		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
 	if err != nil {
 		return nil, nil, err
 	}
-	b := atomicfs.MarshalLine(res)
+	b = atomicfs.MarshalLine(res)
 	if err := os.WriteFile(filepath.Join(dir, FileResult), b, 0o644); err != nil {
 		return nil, nil, err
 	}

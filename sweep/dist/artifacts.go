@@ -228,7 +228,34 @@ func (s *store) claim(ctx context.Context, id, name string) (bool, error) {
 		s.obj.Delete(ctx, name)
 		return false, nil
 	}
-	return false, fmt.Errorf("claiming case %s for its object %s: %w", id, name, err)
+	return false, &claimUnknownError{id: id, object: name, err: err}
+}
+
+// claimUnknownError is a claim that may or may not have been written:
+// its object is kept, and the worker hands the case back naming it
+// (Result.Object), so that serve does not count as discarded a run that
+// was kept after all.
+type claimUnknownError struct {
+	id, object string
+	err        error
+}
+
+func (e *claimUnknownError) Error() string {
+	return fmt.Sprintf("claiming case %s for its object %s: %v", e.id, e.object, e.err)
+}
+
+func (e *claimUnknownError) Unwrap() error { return e.err }
+
+// claimed reports whether case id's claim names the object name.
+func (s *store) claimed(ctx context.Context, id, name string) (bool, error) {
+	e, err := s.claims.Get(ctx, claimKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return string(e.Value()) == name, nil
 }
 
 // prune deletes the objects of the cases ids that lost to another run's

@@ -26,6 +26,11 @@ type Result struct {
 	// (it failed, was handed back, or another delivery's was kept), for
 	// the experiment's ledger of discarded attempts.
 	Attempt *sweep.Attempt `json:"attempt,omitempty"`
+	// Object, on a case handed back after storing it in the object store
+	// failed, names the object of its run when the worker could not tell
+	// whether its claim had been written: if the case's claim names it,
+	// the run was kept and Attempt is not recorded.
+	Object string `json:"object,omitempty"`
 }
 
 // Case outcomes.

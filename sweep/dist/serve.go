@@ -197,7 +197,7 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 	// results of runs that ended after the previous serve had stopped.
 	// Their discarded runs go to the ledger.
 	c.drain(ctx, results, dead)
-	if c.store.obj != nil {
+	if c.store.obj != nil && ctx.Err() == nil {
 		pctx, cancel := context.WithTimeout(ctx, time.Minute)
 		if n, err := c.store.prune(pctx, opt.IDs); err != nil {
 			c.logf("removing the objects of runs not kept: %v (serving again retries)", err)
@@ -208,7 +208,9 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 	}
 	c.writeStatus(StateDone)
 	nc.Publish(st.n.controlSubject(), encode(control{Kind: "done"}))
-	kv.Delete(ctx, "current")
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second) // ctx may have ended during the drain
+	kv.Delete(dctx, "current")
+	dcancel()
 	nc.Flush()
 	for _, id := range opt.IDs {
 		if c.state[id] == StatusDone {
@@ -332,8 +334,14 @@ func (c *coordinator) publish(ctx context.Context, js jetstream.JetStream) error
 			if has, err := c.store.has(ctx, id); err != nil {
 				return err
 			} else if has {
+				// A claim that names no usable object fails its case
+				// (claims cannot be rewritten), not the whole serve.
 				if err := c.store.fetch(ctx, c.opt.Dir, id); err != nil {
-					return err
+					if werr := writeFailed(c.opt.Dir, id, "", err.Error(), c.opt.Spec.MaxCaseBytes); werr != nil {
+						c.logf("recording failed case %s: %v", id, werr)
+					}
+					c.fail(id, err.Error())
+					continue
 				}
 				c.state[id] = StatusDone
 				c.out.Kept++
@@ -381,7 +389,7 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		c.logf("ignoring a result for %q: not a case of this experiment", r.Case)
 		return
 	}
-	c.record(r)
+	c.record(ctx, r)
 	if r.Status == StatusReturned {
 		return // handed back: delivered again
 	}
@@ -425,8 +433,10 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 
 // record appends the discarded run r reports, if any, to the ledger.
 // A case is delivered at most MaxDeliver times a serve, each delivery
-// run once: more records of one case are a peer's, and dropped.
-func (c *coordinator) record(r Result) {
+// run once: more records of one case are a peer's, and dropped. A run
+// handed back naming its object (Result.Object) whose claim was written
+// after all is the kept one, not a discarded one.
+func (c *coordinator) record(ctx context.Context, r Result) {
 	a := r.Attempt
 	if a == nil || !c.opt.ModelCases[r.Case] {
 		return
@@ -434,6 +444,14 @@ func (c *coordinator) record(r Result) {
 	if a.CaseID != r.Case {
 		c.logf("ignoring the attempt record of a result for %s: it names case %q", r.Case, peerText(a.CaseID, maxWorkerName))
 		return
+	}
+	if r.Object != "" && c.store.obj != nil && checkObjectName(r.Case, r.Object) == nil {
+		if kept, err := c.store.claimed(ctx, r.Case, r.Object); err != nil {
+			c.logf("reading the claim of %s: %v (its handed-back run is recorded as discarded)", r.Case, err)
+		} else if kept {
+			c.logf("the run of %s that worker %s handed back was stored after all: kept, not discarded", r.Case, r.Worker)
+			return
+		}
 	}
 	if c.attempts[r.Case] > c.opt.Spec.MaxDeliver {
 		return

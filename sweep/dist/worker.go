@@ -399,6 +399,9 @@ func (w *worker) giveBack(msg jetstream.Msg, id string, why error, att *sweep.At
 	if att != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		res := Result{Case: id, Worker: w.opt.Name, Status: StatusReturned, Attempt: att}
+		if cu := (*claimUnknownError)(nil); errors.As(why, &cu) {
+			res.Object = cu.object
+		}
 		if _, err := w.js.Publish(ctx, w.n.resultSubject(), encode(res)); err != nil {
 			w.logf("reporting the usage of %s's handed-back run: %v", id, err)
 		}
