@@ -369,3 +369,23 @@ func TestApplyListIsApplyNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditOfFindsEveryAgent: auditOf (an equality scan for a few
+// audits, a binary search for more) finds each audit of a step by its
+// id, and no id that has none.
+func TestAuditOfFindsEveryAgent(t *testing.T) {
+	var in Interpreter
+	for n := range 12 {
+		in.audits = in.audits[:0]
+		for i := range n {
+			in.audits = append(in.audits, Audit{AgentID: fmt.Sprintf("C%02d", 2*i+1)}) // in id order, as apply makes them
+		}
+		for i := range 2*n + 2 {
+			id := fmt.Sprintf("C%02d", i)
+			got, ok := in.auditOf(id)
+			if want := i%2 == 1 && i < 2*n; ok != want || ok && got != i/2 {
+				t.Fatalf("%d audits: auditOf(%s) = %d, %v", n, id, got, ok)
+			}
+		}
+	}
+}

@@ -401,9 +401,19 @@ func sortByID(agents []activeAgent) {
 }
 
 // auditOf finds agent id's audit in the step being applied (audits are
-// in id order).
+// in id order, one per agent). Most steps have a single agent (every
+// centralized one): for a few audits, comparing ids for equality costs
+// less than sort.Search's ordered comparisons through a closure.
 func (in *Interpreter) auditOf(id string) (int, bool) {
 	a := in.audits
+	if len(a) <= 4 {
+		for i := range a {
+			if a[i].AgentID == id {
+				return i, true
+			}
+		}
+		return 0, false
+	}
 	i := sort.Search(len(a), func(i int) bool { return a[i].AgentID >= id })
 	return i, i < len(a) && a[i].AgentID == id
 }
