@@ -175,7 +175,7 @@ func (in *Interpreter) Emit(r *factory.Record) {
 	if r.Ev == factory.EvPowerChange || r.Ev == factory.EvEpisodeStart {
 		return
 	}
-	in.recent[in.nRecent%RecentEvents] = r.Ev.String()
+	in.recent[uint(in.nRecent)%RecentEvents] = r.Ev.String() // unsigned: a mask, no bounds check
 	in.nRecent++
 }
 
@@ -310,16 +310,17 @@ func (in *Interpreter) apply(d *Decision, agents []activeAgent, src Source, ctrl
 	for _, ag := range agents {
 		id, v, act, ok := ag.id, ag.view, ag.act, ag.answered
 		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
-		note, noted := notes[id]
-		if noted {
-			n := note // only noted answers pay for a copy on the heap
-			a.AgentNote = &n
+		if len(notes) > 0 { // most controllers take no notes: no lookup, no copy of an empty note
+			if note, noted := notes[id]; noted {
+				n := note // only noted answers pay for a copy on the heap
+				a.AgentNote = &n
+			}
 		}
 		switch {
 		case ctrlErr != nil:
 			a.Reason = "controller error: " + ctrlErr.Error()
-		case !ok && noted && note.Error != "":
-			a.Reason = "unusable reply: " + note.Error
+		case !ok && a.AgentNote != nil && a.AgentNote.Error != "":
+			a.Reason = "unusable reply: " + a.AgentNote.Error
 		case !ok:
 			a.Reason = "no action for this agent"
 		case act < 0 || act >= len(v.ActionMask) || !v.ActionMask[act]:

@@ -166,8 +166,8 @@ func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:in.nRecent]...)
 	} else if rv := v.Context.RecentEvents; cap(rv) >= RecentEvents { // the ring is full: oldest first, in place
 		rv = rv[:RecentEvents]
-		oldest := in.nRecent % RecentEvents
-		for i := range rv {
+		oldest := uint(in.nRecent) % RecentEvents // unsigned: a mask, no sign fix-up nor bounds check
+		for i := range uint(len(rv)) {
 			rv[i] = in.recent[(oldest+i)%RecentEvents]
 		}
 		v.Context.RecentEvents = rv
