@@ -1,6 +1,9 @@
 package coord
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"testing"
 
@@ -243,5 +246,146 @@ func TestMemoryLinesNeverChange(t *testing.T) {
 	}
 	if len(lines) == 0 {
 		t.Fatal("no memory line seen")
+	}
+}
+
+// TestActiveViewsAreTheAgents: the views a ListController answers are
+// Decision.Agents's, in its order, at every decision; ApplyList refuses a
+// list of the wrong length.
+func TestActiveViewsAreTheAgents(t *testing.T) {
+	for _, m := range Builtins {
+		e := engine(t, "A5C12-1", 3)
+		in, err := NewInterpreter(e, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for steps := 0; e.Advance() && steps < 200; steps++ {
+			d := in.Next()
+			views := in.ActiveViews()
+			i := 0
+			for id, v := range d.Agents() {
+				if i >= len(views) || views[i] != v || v.AgentID != id {
+					t.Fatalf("%s step %d: agent %d is %s, not the list's", m.ID, d.Step, i, id)
+				}
+				i++
+			}
+			if i != len(views) || i != len(d.ActiveAgents) {
+				t.Fatalf("%s step %d: %d agents, %d views, %d in the map", m.ID, d.Step, i, len(views), len(d.ActiveAgents))
+			}
+			if _, err := in.ApplyList(make([]int, len(views)+1), SourceBuiltin, nil, nil); err == nil {
+				t.Fatalf("%s step %d: ApplyList took one action too many", m.ID, d.Step)
+			}
+			actions := make([]int, len(views))
+			for i, v := range views {
+				actions[i] = SafeAction(v)
+			}
+			if _, err := in.ApplyList(actions, SourceBuiltin, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// oddAnswer is a deliberately poor answer for the i-th view of step
+// `step`: a negative index, one past the options, a masked option or a
+// legal one, in turn.
+func oddAnswer(step, i int, v *View) int {
+	switch (step + i) % 5 {
+	case 0:
+		return -1
+	case 1:
+		return len(v.Options) + i
+	case 2:
+		for j, ok := range v.ActionMask {
+			if !ok {
+				return j
+			}
+		}
+	}
+	return v.LegalActions[(step+i)%len(v.LegalActions)]
+}
+
+// TestApplyListIsApplyNotes drives twin interpreters on twin engines, one
+// answered through ApplyNotes's map and the other through ApplyList by
+// position, with the same answers (many of them illegal, some steps with
+// a controller error), and checks that the audits of every step, the
+// errors, the messages and the engines' ends are the same.
+func TestApplyListIsApplyNotes(t *testing.T) {
+	for _, ref := range []string{"A5C12-1", "A3C9-1"} {
+		for _, m := range Builtins {
+			e1, e2 := engine(t, ref, 4), engine(t, ref, 4)
+			in1, err1 := NewInterpreter(e1, m)
+			in2, err2 := NewInterpreter(e2, m)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			fallbacks, kept := 0, 0
+			for steps := 0; steps < 400; steps++ {
+				ok1, ok2 := e1.Advance(), e2.Advance()
+				if ok1 != ok2 {
+					t.Fatalf("%s %s step %d: the engines part", ref, m.ID, steps)
+				}
+				if !ok1 {
+					break
+				}
+				d1, d2 := in1.Next(), in2.Next()
+				views := in2.ActiveViews()
+				actions := make([]int, len(views))
+				byID := map[string]int{}
+				for i, v := range views {
+					actions[i] = oddAnswer(d2.Step, i, v)
+					byID[v.AgentID] = actions[i]
+				}
+				var ctrlErr error
+				if d1.Step%11 == 3 {
+					ctrlErr = errors.New("no answer this time")
+				}
+				a1, err1 := in1.ApplyNotes(d1, byID, SourceExternal, ctrlErr, nil)
+				a2, err2 := in2.ApplyList(actions, SourceExternal, ctrlErr, nil)
+				j1, _ := json.Marshal(a1)
+				j2, _ := json.Marshal(a2)
+				if string(j1) != string(j2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+					t.Fatalf("%s %s step %d:\nApplyNotes %s %v\nApplyList  %s %v", ref, m.ID, d1.Step, j1, err1, j2, err2)
+				}
+				if err1 != nil {
+					break
+				}
+				for _, a := range a1 {
+					if a.Source == SourceFallback {
+						fallbacks++
+					} else {
+						kept++
+					}
+				}
+			}
+			j1, _ := json.Marshal(in1.Messages)
+			j2, _ := json.Marshal(in2.Messages)
+			if string(j1) != string(j2) || e1.Now() != e2.Now() || e1.Status() != e2.Status() {
+				t.Fatalf("%s %s: the episodes differ", ref, m.ID)
+			}
+			if fallbacks == 0 || kept == 0 {
+				t.Fatalf("%s %s: %d fallbacks, %d answers kept: the test does not test", ref, m.ID, fallbacks, kept)
+			}
+		}
+	}
+}
+
+// TestAuditOfFindsEveryAgent: auditOf (an equality scan for a few
+// audits, a binary search for more) finds each audit of a step by its
+// id, and no id that has none.
+func TestAuditOfFindsEveryAgent(t *testing.T) {
+	var in Interpreter
+	for n := range 12 {
+		in.audits = in.audits[:0]
+		for i := range n {
+			in.audits = append(in.audits, Audit{AgentID: fmt.Sprintf("C%02d", 2*i+1)}) // in id order, as apply makes them
+		}
+		for i := range 2*n + 2 {
+			id := fmt.Sprintf("C%02d", i)
+			got, ok := in.auditOf(id)
+			if want := i%2 == 1 && i < 2*n; ok != want || ok && got != i/2 {
+				t.Fatalf("%d audits: auditOf(%s) = %d, %v", n, id, got, ok)
+			}
+		}
 	}
 }

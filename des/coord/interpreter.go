@@ -175,7 +175,7 @@ func (in *Interpreter) Emit(r *factory.Record) {
 	if r.Ev == factory.EvPowerChange || r.Ev == factory.EvEpisodeStart {
 		return
 	}
-	in.recent[in.nRecent%RecentEvents] = r.Ev.String()
+	in.recent[uint(in.nRecent)%RecentEvents] = r.Ev.String() // unsigned: a mask, no bounds check
 	in.nRecent++
 }
 
@@ -270,21 +270,57 @@ func (in *Interpreter) Apply(d *Decision, actions map[string]int, src Source, ct
 // that keeps audits past that must copy them.
 func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
 	agents := in.activeAgents(d)
+	for i := range agents {
+		agents[i].act, agents[i].answered = actions[agents[i].id]
+	}
+	return in.apply(d, agents, src, ctrlErr, notes)
+}
+
+// ApplyList is ApplyNotes for the decision of the last Next with the
+// actions given by position: actions[i] is the action for the i-th view
+// of ActiveViews (activation order). harness.Run uses it for a controller
+// that answers each view alone (policy.PerView). The decision's
+// ActiveAgents map is not read: the list is the decision's own (Next made
+// the map from it). Every agent has an answer; the checks, fallbacks,
+// audits and commit are ApplyNotes's.
+func (in *Interpreter) ApplyList(actions []int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
+	d := &in.decision
+	if len(actions) != len(in.active) {
+		return nil, fmt.Errorf("step %d: %d actions for %d active agents", d.Step, len(actions), len(in.active))
+	}
+	agents := in.agents[:0]
+	for i, s := range in.active {
+		agents = append(agents, activeAgent{id: s.view.AgentID, view: &s.view, slot: s, act: actions[i], answered: true})
+	}
+	sortByID(agents)
+	in.agents = agents
+	return in.apply(d, agents, src, ctrlErr, notes)
+}
+
+// ActiveViews lists the views of the last Next's decision in activation
+// order, the views ApplyList's actions answer. The slice belongs to the
+// decision and is reused by the next call to Next.
+func (in *Interpreter) ActiveViews() []*View { return in.decision.agents }
+
+// apply validates the answers of agents (in id order; act and answered
+// set), replaces missing or illegal ones by the contract-safe fallback,
+// audits them and commits the step.
+func (in *Interpreter) apply(d *Decision, agents []activeAgent, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
 	audits := in.audits[:0]
 	for _, ag := range agents {
-		id, v := ag.id, ag.view
+		id, v, act, ok := ag.id, ag.view, ag.act, ag.answered
 		a := Audit{Step: d.Step, Time: d.Time, AgentID: id, Role: v.Role, Kind: v.Kind, Source: src, Payload: v}
-		note, noted := notes[id]
-		if noted {
-			n := note // only noted answers pay for a copy on the heap
-			a.AgentNote = &n
+		if len(notes) > 0 { // most controllers take no notes: no lookup, no copy of an empty note
+			if note, noted := notes[id]; noted {
+				n := note // only noted answers pay for a copy on the heap
+				a.AgentNote = &n
+			}
 		}
-		act, ok := actions[id]
 		switch {
 		case ctrlErr != nil:
 			a.Reason = "controller error: " + ctrlErr.Error()
-		case !ok && noted && note.Error != "":
-			a.Reason = "unusable reply: " + note.Error
+		case !ok && a.AgentNote != nil && a.AgentNote.Error != "":
+			a.Reason = "unusable reply: " + a.AgentNote.Error
 		case !ok:
 			a.Reason = "no action for this agent"
 		case act < 0 || act >= len(v.ActionMask) || !v.ActionMask[act]:
@@ -331,9 +367,11 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 
 // activeAgent is one agent of the decision being applied.
 type activeAgent struct {
-	id   string
-	view *View
-	slot *agentSlot
+	id       string
+	view     *View
+	slot     *agentSlot
+	act      int  // the controller's answer,
+	answered bool // if it gave one
 }
 
 // activeAgents lists d's active agents in id order (the audits' order).
@@ -351,17 +389,32 @@ func (in *Interpreter) activeAgents(d *Decision) []activeAgent {
 			agents = append(agents, activeAgent{id: id, view: v, slot: in.slot(id)})
 		}
 	}
-	if len(agents) > 1 {
-		slices.SortFunc(agents, func(a, b activeAgent) int { return strings.Compare(a.id, b.id) })
-	}
+	sortByID(agents)
 	in.agents = agents
 	return agents
 }
 
+// sortByID puts agents in id order, the audits' order.
+func sortByID(agents []activeAgent) {
+	if len(agents) > 1 {
+		slices.SortFunc(agents, func(a, b activeAgent) int { return strings.Compare(a.id, b.id) })
+	}
+}
+
 // auditOf finds agent id's audit in the step being applied (audits are
-// in id order).
+// in id order, one per agent). Most steps have a single agent (every
+// centralized one): for a few audits, comparing ids for equality costs
+// less than sort.Search's ordered comparisons through a closure.
 func (in *Interpreter) auditOf(id string) (int, bool) {
 	a := in.audits
+	if len(a) <= 4 {
+		for i := range a {
+			if a[i].AgentID == id {
+				return i, true
+			}
+		}
+		return 0, false
+	}
 	i := sort.Search(len(a), func(i int) bool { return a[i].AgentID >= id })
 	return i, i < len(a) && a[i].AgentID == id
 }

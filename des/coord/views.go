@@ -96,9 +96,13 @@ func (in *Interpreter) fillPlantObservation() {
 	now := e.Now()
 	for a := range p.Areas {
 		sn := &in.areas[a]
-		if ver := e.AreaVersion(a); !sn.kept || sn.ver != ver || sn.at != now && sn.sum.Busy > 0 {
+		switch ver := e.AreaVersion(a); {
+		case !sn.kept || sn.ver != ver:
 			in.sumArea(a, &sn.sum)
 			sn.kept, sn.ver, sn.at = true, ver, now
+		case sn.at != now && sn.sum.Busy > 0:
+			in.sumAreaBacklog(a, &sn.sum) // only the clock moved: the counts and power are the same
+			sn.at = now
 		}
 		o.Areas[a] = sn.sum // a copy: the payload's is the controller's to read (or spoil)
 	}
@@ -120,6 +124,20 @@ func (in *Interpreter) sumArea(a int, s *AreaSummary) {
 	}
 	s.Backlog = round2(s.Backlog)
 	s.PowerKW = float64(w) / 1000
+}
+
+// sumAreaBacklog refreshes the backlog of area a's summary s, made by
+// sumArea while the area's version was the same: with no cell of the area
+// changed, only the clock has moved the cells' backlogs (their busy and
+// setup machines count down); the counts and the power are still s's.
+// The sum is sumArea's, cell by cell in the same order, so that it is the
+// same float.
+func (in *Interpreter) sumAreaBacklog(a int, s *AreaSummary) {
+	var b float64
+	for _, c := range in.eng.P.Areas[a].Cells {
+		b += in.cellInfo(c).Backlog
+	}
+	s.Backlog = round2(b)
 }
 
 // view activates agent id for the current decision: it returns the
@@ -166,8 +184,8 @@ func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 		v.Context.RecentEvents = append(v.Context.RecentEvents, in.recent[:in.nRecent]...)
 	} else if rv := v.Context.RecentEvents; cap(rv) >= RecentEvents { // the ring is full: oldest first, in place
 		rv = rv[:RecentEvents]
-		oldest := in.nRecent % RecentEvents
-		for i := range rv {
+		oldest := uint(in.nRecent) % RecentEvents // unsigned: a mask, no sign fix-up nor bounds check
+		for i := range uint(len(rv)) {
 			rv[i] = in.recent[(oldest+i)%RecentEvents]
 		}
 		v.Context.RecentEvents = rv

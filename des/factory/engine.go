@@ -403,13 +403,24 @@ func (e *Engine) end(s Status) {
 	}
 }
 
-// record resets the shared trace record for event ev about job j.
+// record resets the shared trace record for event ev about job j: it is
+// Record{T: now, Ev: ev, Job: j, Op: j's operation or -1, Cell: -1,
+// Machine: -1, From: -1}. Field by field, not with that literal: Go builds
+// a literal of a struct with a string in it on the stack and copies its
+// 96 bytes over the record with a write-barrier check, at every one of an
+// episode's ~2,500 records, and Status (the string) is set only by the
+// episode's last record. TestRecordIsTheLiteral checks every field.
 func (e *Engine) record(ev EventType, j int) *Record {
-	e.rec = Record{T: e.now, Ev: ev, Job: int32(j), Op: -1, Cell: -1, Machine: -1, From: -1}
-	if j >= 0 {
-		e.rec.Op = int32(e.jobs[j].op)
+	r := &e.rec
+	r.T, r.Ev, r.Job, r.Op, r.Cell, r.Machine, r.From = e.now, ev, int32(j), -1, -1, -1, -1
+	r.KW, r.Due, r.Dur, r.Phase, r.Ops, r.Product, r.Seed = 0, 0, 0, 0, 0, 0, 0
+	if r.Status != "" {
+		r.Status = ""
 	}
-	return &e.rec
+	if j >= 0 {
+		r.Op = int32(e.jobs[j].op)
+	}
+	return r
 }
 
 // openRelease opens a release opportunity because of the named change.

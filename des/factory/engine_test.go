@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -185,5 +186,40 @@ func TestDeferCannotFreezeTheClock(t *testing.T) {
 	}
 	if e.Status() != Done {
 		t.Fatalf("status %s: forced releases should finish both jobs", e.Status())
+	}
+}
+
+// TestRecordIsTheLiteral checks that record resets every field of the
+// shared record (it assigns them one by one, for speed): each field is
+// first set to a value no event writes, through reflection, so that a
+// field added to Record and not reset by record fails here.
+func TestRecordIsTheLiteral(t *testing.T) {
+	p := tinyPlant(t)
+	e := NewEngine(p, 1, nil)
+	e.now = 12.5
+	for _, j := range []int{-1, 0, 1} {
+		rv := reflect.ValueOf(&e.rec).Elem()
+		for i := range rv.NumField() {
+			f := rv.Field(i)
+			switch f.Kind() {
+			case reflect.Float64:
+				f.SetFloat(-7.25)
+			case reflect.String:
+				f.SetString("junk")
+			case reflect.Int32, reflect.Int64, reflect.Int:
+				f.SetInt(99)
+			case reflect.Uint8, reflect.Uint64:
+				f.SetUint(99)
+			default:
+				t.Fatalf("Record.%s: kind %s not covered by this test", rv.Type().Field(i).Name, f.Kind())
+			}
+		}
+		want := Record{T: e.now, Ev: EvFinish, Job: int32(j), Op: -1, Cell: -1, Machine: -1, From: -1}
+		if j >= 0 {
+			want.Op = int32(e.jobs[j].op)
+		}
+		if got := *e.record(EvFinish, j); got != want {
+			t.Fatalf("job %d: record gives %+v, want %+v", j, got, want)
+		}
 	}
 }

@@ -216,16 +216,31 @@ func (e *Engine) CellIntoTerms(c int, dst *CellInfo, t *BacklogTerms) {
 			}
 		}
 	}
-	for _, q := range [...][]int{cs.waiting, cs.admitQ, cs.incoming} {
-		for _, j := range q {
-			v := e.nominal(j, c)
-			info.Backlog += v
-			if v != 0 {
-				t.add(termConst, 0, v)
-			}
-		}
+	// The queues one by one, in CellInto's order, and only those with
+	// jobs (most are empty): a loop over an array of the three cost more
+	// than their walk.
+	if len(cs.waiting) > 0 {
+		e.queueTerms(cs.waiting, c, info, t)
+	}
+	if len(cs.admitQ) > 0 {
+		e.queueTerms(cs.admitQ, c, info, t)
+	}
+	if len(cs.incoming) > 0 {
+		e.queueTerms(cs.incoming, c, info, t)
 	}
 	info.PowerW = w
+}
+
+// queueTerms adds the nominal work of queue q's jobs at cell c to info's
+// backlog and to its terms t (CellIntoTerms).
+func (e *Engine) queueTerms(q []int, c int, info *CellInfo, t *BacklogTerms) {
+	for _, j := range q {
+		v := e.nominal(j, c)
+		info.Backlog += v
+		if v != 0 {
+			t.add(termConst, 0, v)
+		}
+	}
 }
 
 // machineBacklog is the nominal work left on machine m: what remains of a

@@ -35,7 +35,11 @@
 // the mask, substitutes the contract-safe fallback for missing or illegal
 // ones (and for all of them when Act failed or panicked), commits the
 // result to the protocol and the engine, and returns one audit per active
-// agent; the next Advance carries on from the new state.
+// agent; the next Advance carries on from the new state. For a built-in
+// controller that answers each view alone (rule, greedy, greedy_py:
+// policy.PerView), Run calls its choice function on the interpreter's
+// ActiveViews and hands the answers to ApplyList, by position: the same
+// checks and audits as Act and ApplyNotes, without the answer map.
 //
 // # How an episode ends
 //

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/policy"
 )
 
 // Episode is one run: instance × paradigm × controller × seed.
@@ -53,6 +55,7 @@ type Scratch struct {
 	tw      TraceWriter
 	mux     tracerMux
 	sources keyCounts[coord.Source]
+	actions []int // the answers of a controller that chooses per view (policy.PerView), reused
 }
 
 // keyCounts counts occurrences of a handful of distinct keys (audits by
@@ -169,6 +172,7 @@ func Run(ctx context.Context, ep Episode) Result {
 	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
 	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
+	choose, perView := policy.PerView(ep.Controller)        // a built-in that answers each view alone
 	for eng.Advance() {
 		if stopped(ep.Stop) {
 			stopErr = ErrInterrupted
@@ -184,12 +188,18 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
-		actions, cerr := act(ctx, ep.Controller, d)
-		var notes map[string]coord.AgentNote
-		if annotates {
-			notes = annotator.Notes()
+		var audits []coord.Audit
+		var cerr, err error
+		if perView { // answers by position: no answer map to clear, fill and read back
+			views := in.ActiveViews()
+			sc.actions = slices.Grow(sc.actions[:0], len(views))[:len(views)]
+			cerr = chooseEach(ep.Controller, choose, views, sc.actions)
+			audits, err = in.ApplyList(sc.actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
+		} else {
+			var actions map[string]int
+			actions, cerr = act(ctx, ep.Controller, d)
+			audits, err = in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
 		}
-		audits, err := in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notes)
 		for i := range audits {
 			sources = sources.add(audits[i].Source)
 			if n := audits[i].AgentNote; n != nil {
@@ -218,7 +228,7 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.Aborted)
 			break
 		}
-		if ep.Stop != nil && stopped(ep.Stop) {
+		if stopped(ep.Stop) {
 			// Stopped while the controller answered: its answers may be
 			// fallbacks (a cancelled call), so the episode is interrupted
 			// even when this was its last decision.
@@ -275,8 +285,13 @@ func (w *writeErrors) keep(artifact string, err error) {
 	}
 }
 
-// stopped reports whether stop is closed (never, if nil).
+// stopped reports whether stop is closed (never, if nil: checked first,
+// as the receive costs a runtime call at every decision even on a nil
+// channel).
 func stopped(stop <-chan struct{}) bool {
+	if stop == nil {
+		return false
+	}
 	select {
 	case <-stop:
 		return true
@@ -293,6 +308,30 @@ func act(ctx context.Context, c coord.Controller, d *coord.Decision) (actions ma
 		}
 	}()
 	return c.Act(ctx, d)
+}
+
+// chooseEach is act for a controller that answers each view alone by
+// choose (policy.PerView): actions[i] is the choice for views[i], the
+// same as its Act's map would hold. A panic becomes an error, as in act.
+func chooseEach(c coord.Controller, choose func(*coord.View) int, views []*coord.View, actions []int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("controller %s panicked: %v", c.Name(), r)
+		}
+	}()
+	for i, v := range views {
+		actions[i] = choose(v)
+	}
+	return nil
+}
+
+// notesOf asks an annotating controller for its notes on the decision it
+// has just answered (nil for any other).
+func notesOf(a coord.Annotator, annotates bool) map[string]coord.AgentNote {
+	if !annotates {
+		return nil
+	}
+	return a.Notes()
 }
 
 // tracerMux fans engine records out to the episode's tracers, in this

@@ -38,6 +38,25 @@ func each(d *coord.Decision, choose func(*coord.View) int) map[string]int {
 	return out
 }
 
+// PerView returns the choice function of c when c is a built-in
+// controller that answers every agent from its view alone, by that
+// function (rule, greedy and greedy_py: their Act is each(d, choose)):
+// a runner may then call it on each view and skip the answer map
+// (harness.Run does, with coord.Interpreter.ApplyList). The match is on c's
+// exact type, on purpose: a type that embeds one of these controllers may
+// answer differently with its own Act, and is not theirs.
+func PerView(c coord.Controller) (choose func(*coord.View) int, ok bool) {
+	switch c.(type) {
+	case Rule:
+		return ruleChoice, true
+	case Greedy:
+		return greedyChoice, true
+	case GreedyPy:
+		return greedyPyChoice, true
+	}
+	return nil, false
+}
+
 // argmin returns the legal option index with the least score.
 func argmin(v *coord.View, score func(o coord.Option) (float64, bool)) int {
 	best, bestS := -1, 0.0
