@@ -77,6 +77,9 @@ type Progress interface {
 	// Discarded are the discarded attempts at the cases of modelOf (case
 	// id → model label), as Discarded reads them.
 	Discarded(modelOf map[string]string) ([]CaseCost, error)
+	// Unfinished are the runs of the cases of modelOf that have not ended
+	// (in flight, or left by a killed run), with their usage so far.
+	Unfinished(modelOf map[string]string) []CaseCost
 }
 
 // DirProgress is the progress recorded in sweep run directories (a
@@ -104,9 +107,8 @@ func (p DirProgress) Discarded(modelOf map[string]string) ([]CaseCost, error) {
 	return Discarded(p.Benchmark, p.Dirs, modelOf)
 }
 
-// Unfinished are the runs of the cases of modelOf that have not ended in
-// the directories (in flight, or left by a killed run), with their usage
-// so far. A log that cannot be read counts as far as it can.
+// Unfinished implements Progress: the cases' temporary directories in the
+// directories. A log that cannot be read counts as far as it can.
 func (p DirProgress) Unfinished(modelOf map[string]string) []CaseCost {
 	ids := make([]string, 0, len(modelOf))
 	for id := range modelOf {
@@ -197,13 +199,9 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 		ms.Discarded++
 		ms.DiscardedUSD += v
 	}
-	if up, ok := p.(interface {
-		Unfinished(map[string]string) []CaseCost
-	}); ok {
-		for _, u := range up.Unfinished(modelOf) {
-			st.Unfinished++
-			st.UnfinishedUSD += u.Usage.Cost(prices[u.Model].Price)
-		}
+	for _, u := range p.Unfinished(modelOf) {
+		st.Unfinished++
+		st.UnfinishedUSD += u.Usage.Cost(prices[u.Model].Price)
 	}
 	for _, m := range st.Models {
 		st.SpentUSD += m.SpentUSD

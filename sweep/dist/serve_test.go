@@ -132,11 +132,7 @@ func TestServeKeptRunNotDiscarded(t *testing.T) {
 func TestClaimUnknownNamesObject(t *testing.T) {
 	spec, url, open := testObjectStore(t)
 	st := open()
-	caseDir, cache, scratch := finishedRun(t, "c-1", "A")
-	tarPath := filepath.Join(scratch, "case.tar")
-	if err := writeTar(tarPath, caseDir, cache, true, 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	tarPath := runTar(t, "c-1", "A")
 	conn, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)

@@ -87,6 +87,17 @@ func finishedRun(t *testing.T, id, who string) (caseDir, cache, scratch string) 
 	return caseDir, cache, tmp
 }
 
+// runTar is the tar a worker uploads of a run of case id by who.
+func runTar(t *testing.T, id, who string) string {
+	t.Helper()
+	caseDir, cache, scratch := finishedRun(t, id, who)
+	tarPath := filepath.Join(scratch, "case.tar")
+	if err := writeTar(tarPath, caseDir, cache, true, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	return tarPath
+}
+
 // fetched downloads case id with st into a new experiment directory and
 // returns who ran the case it got and whose response cache came with it.
 func fetched(t *testing.T, st *store, id string) (caseBy, cacheBy string) {
@@ -187,11 +198,7 @@ func TestObjectStoreClaimLost(t *testing.T) {
 	const id = "s+1,x@y.z_" // characters a key may not hold as they are
 	var first string        // the first run's object
 	for k, st := range []*store{a, b} {
-		caseDir, cache, scratch := finishedRun(t, id, []string{"A", "B"}[k])
-		tarPath := filepath.Join(scratch, "case.tar")
-		if err := writeTar(tarPath, caseDir, cache, true, 1<<20); err != nil {
-			t.Fatal(err)
-		}
+		tarPath := runTar(t, id, []string{"A", "B"}[k])
 		stored, err := st.putObject(ctx, id, tarPath)
 		if err != nil || stored != (k == 0) {
 			t.Fatalf("run %d: stored = %v, %v; want only the first stored", k, stored, err)
@@ -219,11 +226,7 @@ func TestObjectStoreClaimChecked(t *testing.T) {
 	_, _, open := testObjectStore(t)
 	st := open()
 	ctx := context.Background()
-	caseDir, cache, scratch := finishedRun(t, "y", "Y")
-	tarPath := filepath.Join(scratch, "case.tar")
-	if err := writeTar(tarPath, caseDir, cache, true, 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	tarPath := runTar(t, "y", "Y")
 	if stored, err := st.putObject(ctx, "y", tarPath); err != nil || !stored {
 		t.Fatal(stored, err)
 	}
@@ -258,11 +261,7 @@ func TestObjectStoreClaimChecked(t *testing.T) {
 // object named by the case id.
 func putLegacy(t *testing.T, st *store, id, who string) {
 	t.Helper()
-	caseDir, cache, scratch := finishedRun(t, id, who)
-	tarPath := filepath.Join(scratch, "case.tar")
-	if err := writeTar(tarPath, caseDir, cache, true, 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	tarPath := runTar(t, id, who)
 	b, err := os.ReadFile(tarPath)
 	if err != nil {
 		t.Fatal(err)
@@ -303,11 +302,7 @@ func TestObjectStoreLegacy(t *testing.T) {
 // check: upload, then claim.
 func putRun(t *testing.T, st *store, id, who string) bool {
 	t.Helper()
-	caseDir, cache, scratch := finishedRun(t, id, who)
-	tarPath := filepath.Join(scratch, "case.tar")
-	if err := writeTar(tarPath, caseDir, cache, true, 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	tarPath := runTar(t, id, who)
 	stored, err := st.putObject(context.Background(), id, tarPath)
 	if err != nil {
 		t.Fatal(err)
