@@ -61,12 +61,6 @@ func copyTree(src, dst string, max int64, beforeCopy func(path string)) error {
 	})
 }
 
-// CopyFile copies the regular file src to dst, which must not exist.
-func CopyFile(src, dst string) error {
-	_, err := copyFile(src, dst, -1)
-	return err
-}
-
 // copyFile copies src to dst, which must not exist, and returns the bytes
 // copied. With limit >= 0 it copies at most limit+1 bytes: more than
 // limit copied says that src holds more than limit.

@@ -442,15 +442,6 @@ func (in *Interpreter) cellOf(o *CellOption) (int, bool) {
 	return c, ok
 }
 
-// choice is the action committed for agent id in the step being applied
-// (0 if id has no audit, as a missing map key read).
-func (in *Interpreter) choice(id string) int {
-	if i, ok := in.auditOf(id); ok {
-		return in.audits[i].Action
-	}
-	return 0
-}
-
 // countMsgs counts n messages caused by agent cause's decision in this
 // step.
 func (in *Interpreter) countMsgs(cause string, n int) {
