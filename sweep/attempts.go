@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
@@ -237,6 +236,7 @@ type Recorder struct {
 	ids       []string
 	models    []string          // per shard position; "" for a case without a model
 	modelOf   map[string]string // the model of each model-backed case, by id
+	recorded  map[string]bool   // the ledger's attempt ids, read at the first leftover
 
 	mu     sync.Mutex
 	err    error // the first attempt that could not be recorded
@@ -308,11 +308,17 @@ func (r *Recorder) Leftover(id, dir string) error {
 	}
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s %d", filepath.Base(dir), fi.ModTime().UnixNano()))
 	a := Attempt{ID: "interrupted-" + hex.EncodeToString(sum[:12]), CaseID: id, Outcome: AttemptInterrupted, Usage: u}
-	known, err := ReadAttempts(r.dir)
-	if err != nil {
-		return err
+	if r.recorded == nil { // read once: the runner shows leftovers one by one, before any case
+		known, err := ReadAttempts(r.dir)
+		if err != nil {
+			return err
+		}
+		r.recorded = make(map[string]bool, len(known))
+		for _, k := range known {
+			r.recorded[k.ID] = true
+		}
 	}
-	if slices.ContainsFunc(known, func(k Attempt) bool { return k.ID == a.ID }) {
+	if r.recorded[a.ID] {
 		return nil // recorded by a run killed before it removed dir: the budget counted it
 	}
 	if err := r.log.Append(a); err != nil {
