@@ -227,17 +227,15 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 			return nil, err
 		}
 	}
-	temps := []string{casesDir, failedDir, l.Dir}
-	if opt.RunNone {
-		// A run that runs no case leaves the cases' temporaries alone: a
-		// killed run's partial logs wait for the next run that runs cases
-		// (and its Leftover), and a case being moved into place by another
-		// process (a distributed worker's) is not cut.
-		temps = temps[1:]
-	}
-	for _, d := range temps {
-		if err := atomicfs.RemoveTemps(d, TmpPrefix); err != nil {
-			return nil, err
+	// A run that runs no case removes no temporaries: a killed run's
+	// partial logs wait for the next run that runs cases (and its
+	// Leftover), and what another process (a distributed worker) is
+	// moving into place is not cut.
+	if !opt.RunNone {
+		for _, d := range []string{casesDir, failedDir, l.Dir} {
+			if err := atomicfs.RemoveTemps(d, TmpPrefix); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if p.Begin != nil {

@@ -286,11 +286,11 @@ func (r *Recorder) Ended(i int, dir string, failed bool) {
 // unfinished in dir (suiterun.Options.Leftover: its partial logs, about
 // to be removed) as an interrupted attempt, if the case is model-backed
 // and the run made model calls; a response cache would replay them free
-// on the rerun. The attempt's id derives from dir's name and time, which
-// are that run's own, so that a leftover recorded twice (the next run
-// killed too before it removed it) counts once. Logs that cannot be read are
-// counted as far as they can be and reported by Err; a ledger that
-// cannot be written stops the run, before the logs are gone.
+// on the rerun. The attempt's id derives from dir's name, which is that
+// run's own, so that a leftover recorded twice (the next run
+// killed too before it removed it, maybe halfway) counts once. Logs that
+// cannot be read are counted as far as they can be and reported by Err; a
+// ledger that cannot be written stops the run, before the logs are gone.
 func (r *Recorder) Leftover(id, dir string) error {
 	if r.modelOf[id] == "" {
 		return nil
@@ -302,20 +302,10 @@ func (r *Recorder) Leftover(id, dir string) error {
 	if u.Calls == 0 && u.CachedCalls == 0 {
 		return nil
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s %d", filepath.Base(dir), fi.ModTime().UnixNano()))
-	a := Attempt{ID: "interrupted-" + hex.EncodeToString(sum[:12]), CaseID: id, Outcome: AttemptInterrupted, Usage: u}
+	a := Attempt{ID: leftoverAttemptID(dir), CaseID: id, Outcome: AttemptInterrupted, Usage: u}
 	if r.recorded == nil { // read once: the runner shows leftovers one by one, before any case
-		known, err := ReadAttempts(r.dir)
-		if err != nil {
+		if r.recorded, err = recordedIDs(r.dir); err != nil {
 			return err
-		}
-		r.recorded = make(map[string]bool, len(known))
-		for _, k := range known {
-			r.recorded[k.ID] = true
 		}
 	}
 	if r.recorded[a.ID] {
@@ -328,6 +318,28 @@ func (r *Recorder) Leftover(id, dir string) error {
 		r.budget.Discarded(id, u)
 	}
 	return nil
+}
+
+// leftoverAttemptID is the id of the interrupted attempt whose partial
+// logs are in the temporary case directory dir: from its name, which
+// MkdirTemp made that run's own (and which does not change while the
+// directory is removed).
+func leftoverAttemptID(dir string) string {
+	sum := sha256.Sum256([]byte(filepath.Base(dir)))
+	return "interrupted-" + hex.EncodeToString(sum[:12])
+}
+
+// recordedIDs are the attempt ids of dir's ledger.
+func recordedIDs(dir string) (map[string]bool, error) {
+	known, err := ReadAttempts(dir)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]bool, len(known))
+	for _, k := range known {
+		ids[k.ID] = true
+	}
+	return ids, nil
 }
 
 // notRecorded counts an attempt whose money is missing from the ledger.

@@ -79,7 +79,7 @@ type Progress interface {
 	Discarded(modelOf map[string]string) ([]CaseCost, error)
 	// Unfinished are the runs of the cases of modelOf that have not ended
 	// (in flight, or left by a killed run), with their usage so far.
-	Unfinished(modelOf map[string]string) []CaseCost
+	Unfinished(modelOf map[string]string) ([]CaseCost, error)
 }
 
 // DirProgress is the progress recorded in sweep run directories (a
@@ -107,22 +107,39 @@ func (p DirProgress) Discarded(modelOf map[string]string) ([]CaseCost, error) {
 	return Discarded(p.Benchmark, p.Dirs, modelOf)
 }
 
-// Unfinished implements Progress: the cases' temporary directories in the
-// directories. A log that cannot be read counts as far as it can.
-func (p DirProgress) Unfinished(modelOf map[string]string) []CaseCost {
+// Unfinished implements Progress: the runs in the cases' temporary
+// directories that made model calls, but for a killed run's that the
+// ledger holds already (recorded by a run about to remove it). A log that
+// cannot be read, as a run ends and takes it away, counts as far as it
+// was read.
+func (p DirProgress) Unfinished(modelOf map[string]string) ([]CaseCost, error) {
 	ids := make([]string, 0, len(modelOf))
 	for id := range modelOf {
 		ids = append(ids, id)
 	}
 	var out []CaseCost
 	for _, d := range p.Dirs {
-		un, _ := suiterun.Unfinished(filepath.Join(d, CasesDir(p.Benchmark)), ids) // unreadable: none shown
+		un, err := suiterun.Unfinished(filepath.Join(d, CasesDir(p.Benchmark)), ids)
+		if err != nil {
+			return nil, err
+		}
+		var recorded map[string]bool
 		for _, u := range un {
-			usage, _ := ReadPartialUsage(p.Benchmark, u.Dir) // a run ending meanwhile: what was read
-			out = append(out, CaseCost{ID: u.ID, Model: modelOf[u.ID], Usage: usage})
+			if recorded == nil {
+				if recorded, err = recordedIDs(d); err != nil {
+					return nil, err
+				}
+			}
+			if recorded[leftoverAttemptID(u.Dir)] {
+				continue
+			}
+			usage, _ := ReadPartialUsage(p.Benchmark, u.Dir)
+			if usage.Calls > 0 || usage.CachedCalls > 0 {
+				out = append(out, CaseCost{ID: u.ID, Model: modelOf[u.ID], Usage: usage})
+			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Sources implements Progress: each directory with the shard it holds.
@@ -199,7 +216,11 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 		ms.Discarded++
 		ms.DiscardedUSD += v
 	}
-	for _, u := range p.Unfinished(modelOf) {
+	un, err := p.Unfinished(modelOf)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range un {
 		st.Unfinished++
 		st.UnfinishedUSD += u.Usage.Cost(prices[u.Model].Price)
 	}

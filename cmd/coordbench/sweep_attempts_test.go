@@ -497,6 +497,12 @@ func TestSweepKilledRunCounted(t *testing.T) {
 		strconv.FormatFloat(killedCost, 'f', 6, 64)+" so far") {
 		t.Errorf("status after the kill: %v\n%s", err, st)
 	}
+	// Kept aside, to play a run killed after it recorded the leftover,
+	// halfway through removing it.
+	aside := filepath.Join(tmp, "aside")
+	if err := sweep.CopyTree(tmps[0], aside, 0); err != nil {
+		t.Fatal(err)
+	}
 	// A rerun whose limit is the clean cost plus half the killed run's:
 	// the interrupted attempt, counted as the run starts, keeps the case
 	// from starting.
@@ -504,6 +510,17 @@ func TestSweepKilledRunCounted(t *testing.T) {
 	out, err := run(t, "sweep", "run", file, "--out", dir, "--cost-limit", strconv.FormatFloat(limit, 'f', -1, 64))
 	if err == nil || !strings.Contains(out, "cost limit: 1 case not started") {
 		t.Errorf("--cost-limit %v (the estimate plus half the killed run's cost): %v\n%s", limit, err, out)
+	}
+	// The same leftover again, a file short: recorded already, it counts
+	// once, in status too.
+	if err := os.Remove(filepath.Join(aside, "trace.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, tmps[0]); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := run(t, "sweep", "status", dir); err != nil || strings.Contains(st, "not ended") {
+		t.Errorf("status with a recorded leftover: %v\n%s", err, st)
 	}
 	if out, err := run(t, "sweep", "run", file, "--out", dir); err != nil {
 		t.Fatalf("%v\n%s", err, out)

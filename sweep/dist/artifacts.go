@@ -117,7 +117,7 @@ func (s *store) object(ctx context.Context, id string) (string, error) {
 	if err == nil {
 		name := string(e.Value())
 		if err := checkObjectName(id, name); err != nil {
-			return "", fmt.Errorf("its claim (key %s of bucket %s): %w", claimKey(id), e.Bucket(), err)
+			return "", badStored(fmt.Errorf("its claim (key %s of bucket %s): %w", claimKey(id), e.Bucket(), err))
 		}
 		return name, nil
 	}
@@ -127,7 +127,7 @@ func (s *store) object(ctx context.Context, id string) (string, error) {
 	if legacy, err := s.hasLegacy(ctx, id); err != nil {
 		return "", err
 	} else if !legacy {
-		return "", errors.New("not stored: no claim, and no object of an earlier version")
+		return "", badStored(errors.New("not stored: no claim, and no object of an earlier version"))
 	}
 	return id, nil
 }
@@ -205,8 +205,8 @@ func (s *store) claim(ctx context.Context, id, name string) (bool, error) {
 	for try := range claimTries {
 		if try > 0 {
 			select {
-			case <-ctx.Done():
-				return false, ctx.Err()
+			case <-ctx.Done(): // an earlier try's claim may have been written
+				return false, &claimUnknownError{id: id, object: name, err: ctx.Err()}
 			case <-time.After(time.Duration(try) * 250 * time.Millisecond):
 			}
 		}
@@ -230,6 +230,17 @@ func (s *store) claim(ctx context.Context, id, name string) (bool, error) {
 	}
 	return false, &claimUnknownError{id: id, object: name, err: err}
 }
+
+// badStoredError is a stored case that cannot be fetched for what is
+// stored (its claim, its object's name, metadata or size, its tar), not
+// for a failure to reach the store: serving again would meet it again.
+type badStoredError struct{ err error }
+
+func badStored(err error) error { return &badStoredError{err} }
+
+func (e *badStoredError) Error() string { return e.err.Error() }
+
+func (e *badStoredError) Unwrap() error { return e.err }
 
 // claimUnknownError is a claim that may or may not have been written:
 // its object is kept, and the worker hands the case back naming it
@@ -356,14 +367,17 @@ func (s *store) fetch(ctx context.Context, dir, id string) error {
 		return fmt.Errorf("case %s: %w", id, err)
 	}
 	info, err := s.obj.GetInfo(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		err = badStored(err)
+	}
 	if err != nil {
 		return fmt.Errorf("case %s: object %s: %w", id, name, err)
 	}
 	if name != id && info.Metadata[metaCase] != id {
-		return fmt.Errorf("case %s: object %s holds case %q", id, name, peerText(info.Metadata[metaCase], maxObjectName))
+		return badStored(fmt.Errorf("case %s: object %s holds case %q", id, name, peerText(info.Metadata[metaCase], maxObjectName)))
 	}
 	if bound := tarBound(s.spec.MaxCaseBytes); int64(info.Size) > bound {
-		return fmt.Errorf("case %s: object of %d bytes, more than the bound %d", id, info.Size, bound)
+		return badStored(fmt.Errorf("case %s: object of %d bytes, more than the bound %d", id, info.Size, bound))
 	}
 	r, err := s.obj.Get(ctx, name)
 	if err != nil {
@@ -379,7 +393,7 @@ func (s *store) fetch(ctx context.Context, dir, id string) error {
 	}
 	defer os.RemoveAll(tmp)
 	if err := readTar(io.LimitReader(r, tarBound(s.spec.MaxCaseBytes)+1), tmp, s.spec.MaxCaseBytes); err != nil {
-		return fmt.Errorf("case %s: object %s: %w", id, name, err)
+		return fmt.Errorf("case %s: object %s: %w", id, name, badStored(err))
 	}
 	if c := filepath.Join(tmp, tarCache); fileExists(c) {
 		if err := copyIntoPlace(c, filepath.Join(dir, CachesDir, id+".db")); err != nil {

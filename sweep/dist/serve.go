@@ -335,13 +335,16 @@ func (c *coordinator) publish(ctx context.Context, js jetstream.JetStream) error
 				return err
 			} else if has {
 				// A claim that names no usable object fails its case
-				// (claims cannot be rewritten), not the whole serve.
-				if err := c.store.fetch(ctx, c.opt.Dir, id); err != nil {
+				// (claims cannot be rewritten), not the whole serve; a
+				// store that cannot be reached stops the serve.
+				if err := c.store.fetch(ctx, c.opt.Dir, id); errors.As(err, new(*badStoredError)) {
 					if werr := writeFailed(c.opt.Dir, id, "", err.Error(), c.opt.Spec.MaxCaseBytes); werr != nil {
 						c.logf("recording failed case %s: %v", id, werr)
 					}
 					c.fail(id, err.Error())
 					continue
+				} else if err != nil {
+					return err
 				}
 				c.state[id] = StatusDone
 				c.out.Kept++
