@@ -288,12 +288,11 @@ func (in *Interpreter) ApplyList(actions []int, src Source, ctrlErr error, notes
 	if len(actions) != len(in.active) {
 		return nil, fmt.Errorf("step %d: %d actions for %d active agents", d.Step, len(actions), len(in.active))
 	}
-	agents := in.agents[:0]
-	for i, s := range in.active {
-		agents = append(agents, activeAgent{id: s.view.AgentID, view: &s.view, slot: s, act: actions[i], answered: true})
+	agents := in.listedAgents()
+	for i := range agents {
+		agents[i].act, agents[i].answered = actions[i], true
 	}
 	sortByID(agents)
-	in.agents = agents
 	return in.apply(d, agents, src, ctrlErr, notes)
 }
 
@@ -379,17 +378,27 @@ type activeAgent struct {
 // views activated, in.active, and no map is read; any other decision is
 // read from its map.
 func (in *Interpreter) activeAgents(d *Decision) []activeAgent {
-	agents := in.agents[:0]
+	var agents []activeAgent
 	if d == &in.decision && d.listed() { // the map is still the one Next made
-		for _, s := range in.active {
-			agents = append(agents, activeAgent{id: s.view.AgentID, view: &s.view, slot: s})
-		}
+		agents = in.listedAgents()
 	} else {
+		agents = in.agents[:0]
 		for id, v := range d.ActiveAgents {
 			agents = append(agents, activeAgent{id: id, view: v, slot: in.slot(id)})
 		}
+		in.agents = agents
 	}
 	sortByID(agents)
+	return agents
+}
+
+// listedAgents are the agents the last Next's views activated, in.active,
+// in activation order (the order of ActiveViews), in in.agents' storage.
+func (in *Interpreter) listedAgents() []activeAgent {
+	agents := in.agents[:0]
+	for _, s := range in.active {
+		agents = append(agents, activeAgent{id: s.view.AgentID, view: &s.view, slot: s})
+	}
 	in.agents = agents
 	return agents
 }
