@@ -225,7 +225,7 @@ func LoadData(path string, data []byte) (*Experiment, error) {
 }
 
 // unknownField is yaml.v3's message for a key the struct lacks.
-var unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type sweep\.(\w+)$`)
+var unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (?:sweep|llm)\.(\w+)$`)
 
 // lineMsg is yaml.v3's "line N: msg".
 var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
@@ -340,6 +340,8 @@ func section(typ string) string {
 		return "the top level"
 	case "Run":
 		return "run"
+	case "Spec":
+		return "model"
 	}
 	return strings.ToLower(typ)
 }

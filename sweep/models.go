@@ -2,87 +2,30 @@ package sweep
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/coordbench/coordbench/llm"
 )
 
 // MaxModels bounds the models list of an experiment file.
 const MaxModels = 64
 
 // Model is one entry of an experiment's models list: a model behind an
-// OpenAI-compatible endpoint, with its limits and price. Every case of a
-// model-backed controller (des controller llm) or of LLM agents (silo
-// agent kind llm) runs once per model. Limits and price change neither
-// replies nor results: they are not part of the experiment's identity.
-type Model struct {
-	Endpoint `yaml:",inline"`
-	Limits   Limits `yaml:"limits,omitempty" json:"-"`
-	Price    Price  `yaml:"price,omitempty" json:"-"`
-}
+// OpenAI-compatible endpoint, with its limits and price (llm.Spec). Every
+// case of a model-backed controller (des controller llm) or of LLM agents
+// (silo agent kind llm) runs once per model. Limits and price change
+// neither replies nor results: they are not part of the experiment's
+// identity.
+type Model = llm.Spec
 
-// Endpoint names a model and says how to call it: the fields a models
-// entry and the single-model llm section share.
-type Endpoint struct {
-	// Name labels the model in case ids and the summaries' model column
-	// (default: Model). Two entries of one experiment have two labels.
-	Name        string  `yaml:"name,omitempty" json:"name,omitempty"`
-	Model       string  `yaml:"model,omitempty" json:"model"`
-	BaseURL     string  `yaml:"base_url,omitempty" json:"base_url"`
-	APIKeyEnv   string  `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
-	Temperature float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
-	MaxTokens   int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
-	Seed        *int64  `yaml:"seed,omitempty" json:"seed,omitempty"`
-}
-
-// Limits bound the calls to one model entry's endpoint, per process.
-type Limits struct {
-	// Concurrency is the number of requests at once (0: the suites'
-	// default, 8).
-	Concurrency int `yaml:"concurrency,omitempty"`
-	// RPM is requests per minute (0: unlimited).
-	RPM float64 `yaml:"rpm,omitempty"`
-}
-
-// Price is what a model's tokens cost, in US dollars per million tokens.
-// Responses replayed from the response cache cost nothing.
-type Price struct {
-	Input  float64 `yaml:"input,omitempty" json:"input"`
-	Output float64 `yaml:"output,omitempty" json:"output"`
-	// CachedInput is the price of input tokens the provider serves from
-	// its prompt cache (the prompt_cached_tokens the server reports, OpenAI's
-	// usage.prompt_tokens_details.cached_tokens): the real cost (Usage.Cost)
-	// prices them at it. Unset (0), no discount was given and none is
-	// applied: they are priced at Input. Estimates (sweep plan, the cost
-	// limit's) cannot know the hits and price every input token at Input.
-	// Not to be confused with the response cache, whose replays are free.
-	CachedInput float64 `yaml:"cached_input,omitempty" json:"cached_input,omitempty"`
-}
-
-// PromptCachedInput is the price of an input token served from the
-// provider's prompt cache: CachedInput when set (> 0), else Input.
-func (p Price) PromptCachedInput() float64 {
-	if p.CachedInput > 0 {
-		return p.CachedInput
-	}
-	return p.Input
-}
-
-// Label is the model's name in case ids and summaries: Name, else Model.
-func (m Endpoint) Label() string {
-	if m.Name != "" {
-		return m.Name
-	}
-	return m.Model
-}
-
-// labelRE is a model entry's name: a case-id part (letters, digits, '.',
-// '-', single '_' inside).
-var labelRE = regexp.MustCompile(`^[A-Za-z0-9.-]+(_[A-Za-z0-9.-]+)*$`)
-
-// ValidLabel reports whether s can name a model entry: at most 64
-// letters, digits, '.', '-' and single '_' inside.
-func ValidLabel(s string) bool { return len(s) <= 64 && labelRE.MatchString(s) }
+// Endpoint, Limits and Price are the parts of a Model (llm.Endpoint,
+// llm.Limits, llm.Price).
+type (
+	Endpoint = llm.Endpoint
+	Limits   = llm.Limits
+	Price    = llm.Price
+)
 
 // ModelList is the experiment's models: its models list, or the one
 // model of its llm section (the older form), or none.
@@ -156,7 +99,7 @@ func (e *Experiment) checkModels() error {
 		if m.BaseURL == "" {
 			return fieldErr(at+".base_url", "required (try a stub: coordbench llm stub)")
 		}
-		if m.Name != "" && !ValidLabel(m.Name) {
+		if m.Name != "" && !llm.ValidLabel(m.Name) {
 			return fieldErr(at+".name", "want at most 64 letters, digits, '.', '-' and single '_' inside (got %q)", m.Name)
 		}
 		if j, dup := labels[m.Label()]; dup {

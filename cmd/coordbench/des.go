@@ -142,7 +142,7 @@ func runName(cmd *cobra.Command, instanceToken, paradigm, controller string, lf 
 		if parsing == llmctl.ParsingPublished {
 			parsing = ""
 		}
-		model = "_" + harness.ModelToken(lf.model, lf.framework, parsing)
+		model = "_" + harness.ModelToken(lf.spec.Model, lf.framework, parsing)
 	}
 	return fmt.Sprintf("%s_%s_%s%s_s%d", instanceToken, paradigm, controller, model, seed)
 }

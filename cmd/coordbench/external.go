@@ -14,6 +14,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/llm"
 )
 
 // External controllers (docs/external.md): des run, des suite and des
@@ -76,8 +77,10 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 	}
 	cfg.StopOnInterrupt = true
 	if upstream != "" {
-		cfg.Proxy = &extctl.ProxyConfig{Upstream: upstream, APIKeyEnv: lf.keyEnv, CacheMode: lf.cacheMode,
-			Concurrency: lf.concurrency, RPM: lf.rpm, Timeout: lf.timeout, MaxAttempts: lf.maxAttempts, Endpoints: lf.endpoints}
+		up := lf.spec
+		up.BaseURL = upstream
+		cfg.Proxy = &extctl.ProxyConfig{Upstream: up, Options: llm.Options{CacheMode: lf.cacheMode,
+			Timeout: lf.timeout, MaxAttempts: lf.attempts, Endpoints: lf.endpoints}}
 		cfg.CachePath = lf.cachePath
 	}
 	sess, err := extctl.OpenSession(cfg)

@@ -23,7 +23,7 @@ import (
 
 // optionFlags are the flags that set a library option: the fields of
 // des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options,
-// llm.Config and silo/llmagent.Config. Nil for an option no flag sets.
+// llm.Config and llm.Spec, des/llmctl.MakerConfig and silo/suite.LLMConfig. Nil for an option no flag sets.
 func optionFlags(option string) []string {
 	switch option {
 	case "Suite":
@@ -82,6 +82,24 @@ func optionFlags(option string) []string {
 		return []string{"--llm-cache-mode"}
 	case "ContextBudget":
 		return []string{"--context-budget"}
+	case "ReplyReserve":
+		return []string{"--reply-reserve"}
+	case "ToolFormat":
+		return []string{"--tool-format"}
+	case "Scaffold":
+		return []string{"--scaffold"}
+	case "Framework":
+		return []string{"--framework"}
+	case "ReplyParsing":
+		return []string{"--reply-parsing"}
+	case "MaxModelFailures":
+		return []string{"--max-model-failures"}
+	case "Name":
+		return []string{"--llm-label"}
+	case "Timeout":
+		return []string{"--llm-timeout"}
+	case "MaxAttempts":
+		return []string{"--llm-max-attempts"}
 	}
 	return nil
 }

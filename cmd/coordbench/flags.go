@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/coordbench/coordbench/internal/seeds"
@@ -20,14 +19,4 @@ func (v *seedValue) Set(s string) error {
 	}
 	*v = seedValue(n)
 	return nil
-}
-
-// onlyWith refuses the flags that choose a model (--llm-model,
-// --llm-base-url) when the command runs no model: ok is whether it does,
-// why says why not ("--controller is not llm").
-func (f *modelFlags) onlyWith(ok bool, why string) error {
-	if ok || (f.model == "" && f.baseURL == "") {
-		return nil
-	}
-	return fmt.Errorf("--llm-model/--llm-base-url given, but %s: drop them, or run a model", why)
 }

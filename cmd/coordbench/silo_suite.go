@@ -79,7 +79,7 @@ in flight.`,
 			defer closer()
 			opt.LLM = llmAgent
 			if llmAgent != nil && !cmd.Flags().Changed("workers") {
-				workers = max(workers, siloLLMWorkers)
+				workers = max(workers, suite.LLMWorkers)
 			}
 			s, err := suite.Resolve(opt)
 			if err != nil {
@@ -89,8 +89,8 @@ in flight.`,
 				out = filepath.Join("runs", "silo_suite")
 			}
 			var status func() string
-			if lf.stats != nil {
-				status = lf.stats.String
+			if llmAgent != nil {
+				status = llmAgent.Status
 			}
 			return runSiloSuite(cmd, s, out, suite.RunOptions{Workers: workers, Force: force}, status)
 		},
@@ -108,16 +108,12 @@ in flight.`,
 	f.StringVar(&opt.MessageFormat, "message-format", string(proto.FormatStr), messageFormatUsage)
 	f.StringVar(&opt.Baseline, "baseline", suite.BaselineMerged, "N = 1 baseline of RCC: merged (one agent holding the merged data of each N = k instance) or seeded (fresh N = 1 instances)")
 	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 baseline runs (RCC stays empty)")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", siloLLMWorkers))
+	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", suite.LLMWorkers))
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")
 	f.BoolVar(&force, "force", false, "replace a suite of another configuration in --out (its runs are removed)")
 	lf.register(f)
 	return c
 }
-
-// siloLLMWorkers is the default number of runs at once with LLM agents:
-// their runs wait on the model, not on the CPU.
-const siloLLMWorkers = 8
 
 func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, opt suite.RunOptions, status func() string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -79,7 +79,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 				opt.Makers = append(opt.Makers, mk)
 				status = mk.Status
 				if !cmd.Flags().Changed("workers") {
-					workers = max(workers, lf.concurrency) // episodes wait on the model: keep the endpoint busy
+					workers = max(workers, lf.spec.Limits.Concurrency) // episodes wait on the model: keep the endpoint busy
 				}
 			}
 			if command, _ := cmd.Flags().GetString("controller-command"); command != "" {

@@ -10,14 +10,11 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/sweep"
 )
@@ -204,7 +201,7 @@ started and exits with an error; rerun with a higher limit to resume.`,
 			if workers == 0 {
 				workers = runtime.NumCPU()
 				if e.WithLLM() { // cases wait on the model: keep the endpoint busy
-					workers = max(workers, m.concurrency)
+					workers = max(workers, m.Concurrency)
 				}
 			}
 			if costLimit < 0 || math.IsNaN(costLimit) || math.IsInf(costLimit, 0) {
@@ -240,10 +237,10 @@ started and exits with an error; rerun with a higher limit to resume.`,
 					return err
 				}
 				opt := harness.SuiteRunOptions{Workers: workers, GroupBy: keys, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}
-				runErr = runSuite(cmd, s.Des, out, opt, m.status)
+				runErr = runSuite(cmd, s.Des, out, opt, m.Status)
 			} else {
 				opt := suite.RunOptions{Workers: workers, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}
-				runErr = runSiloSuite(cmd, s.Silo, out, opt, m.status)
+				runErr = runSiloSuite(cmd, s.Silo, out, opt, m.Status)
 			}
 			if err := writeCost(cmd.OutOrStdout(), s, out); err != nil {
 				return err
@@ -381,7 +378,7 @@ is called.`,
 // directory dir (its marker names errors); the closer releases the
 // models' response cache.
 func resolveRecorded(e *sweep.Experiment, dir string) (*sweep.Suite, func(), error) {
-	m, closer, err := sweepModels(e, modelOpts{})
+	m, closer, err := sweep.BuildModels(e, sweep.ModelOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -395,12 +392,12 @@ func resolveRecorded(e *sweep.Experiment, dir string) (*sweep.Suite, func(), err
 
 // loadSweep reads the experiment file, builds its models and resolves
 // shard sh of it; the closer releases the models' response cache.
-func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweepModelSet, func(), error) {
+func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweep.ModelSet, func(), error) {
 	e, err := sweep.Load(file)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, closer, err := sweepModels(e, modelOpts{})
+	m, closer, err := sweep.BuildModels(e, sweep.ModelOptions{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -410,131 +407,6 @@ func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweepModelSet, func(
 		return nil, nil, nil, err
 	}
 	return s, m, closer, nil
-}
-
-// sweepModelSet is an experiment's models, built with the suites' own
-// flag code.
-type sweepModelSet struct {
-	sweep.Models
-	concurrency int
-	status      func() string
-}
-
-// modelOpts are what a process other than sweep run changes in the models
-// it builds: the zero value is sweep run's.
-type modelOpts struct {
-	// override: cache and cacheMode replace the experiment's llm.cache and
-	// llm.cache_mode (a worker's per-case cache; serve's empty replay
-	// cache, so that serve needs no key).
-	override         bool
-	cache, cacheMode string
-	// limiter, if set, hands out the coordinator's global permits (a
-	// distributed sweep's worker); each model entry asks under its own key
-	// (entryLimiter).
-	limiter llm.Limiter
-}
-
-// sweepModels builds the model-backed controllers or agents of e, one per
-// model of its models list (or of its llm section) and, for des, per
-// framework, through the --llm-* flags of the suites (so defaults and
-// checks are theirs). The models share one response cache; the closer
-// releases it.
-func sweepModels(e *sweep.Experiment, o modelOpts) (*sweepModelSet, func(), error) {
-	set := &sweepModelSet{}
-	models := e.ModelList()
-	if !e.WithLLM() {
-		if len(models) > 0 {
-			return nil, nil, fmt.Errorf("the experiment names models but has no model-backed controller or agents (des controllers: llm; silo agent_kinds: llm)")
-		}
-		return set, func() {}, nil
-	}
-	if len(models) == 0 {
-		return nil, nil, errors.New("the experiment runs llm controllers or agents: give its models (a models list, or model and base_url in the llm section; docs/experiments.md)")
-	}
-	shared := sweep.LLM{}
-	if e.LLM != nil {
-		shared = *e.LLM
-	}
-	if o.override {
-		shared.Cache, shared.CacheMode = o.cache, o.cacheMode
-	}
-	var cache *llm.Cache
-	closer := func() {}
-	if shared.Cache != "" {
-		c, err := llm.OpenCache(e.Path(shared.Cache)) // relative to the experiment file, as its other paths
-		if err != nil {
-			return nil, nil, err
-		}
-		cache, closer = c, func() { c.Close() }
-	}
-	fail := func(err error) (*sweepModelSet, func(), error) {
-		closer()
-		return nil, nil, err
-	}
-	var statuses []func() string
-	for i, m := range models {
-		field := "llm"
-		if len(e.Models) > 0 {
-			field = fmt.Sprintf("models[%d]", i)
-		}
-		l := shared
-		l.Endpoint = m.Endpoint
-		l.Concurrency, l.RPM, l.Cache = m.Limits.Concurrency, m.Limits.RPM, ""
-		label := ""
-		if m.Name != "" && m.Name != m.Model {
-			label = m.Name
-		}
-		fs := pflag.NewFlagSet("llm", pflag.ContinueOnError)
-		if e.Benchmark == sweep.BenchmarkDes {
-			var dl llmFlags
-			dl.register(fs)
-			if err := setLLMFlags(fs, &l, field); err != nil {
-				return fail(err)
-			}
-			dl.sharedCache, dl.abortOnModelError = cache, true // a model failure fails the case, which reruns next time
-			dl.label = label
-			dl.limiter = entryLimiter(o.limiter, m.Label())
-			for _, fw := range e.Frameworks() {
-				if fw != "" {
-					dl.framework = fw
-				}
-				mk, _, err := dl.maker()
-				if err != nil {
-					return fail(fmt.Errorf("experiment %s: %w", field, err))
-				}
-				set.DesMakers = append(set.DesMakers, mk)
-			}
-			statuses = append(statuses, set.DesMakers[len(set.DesMakers)-1].(*llmMaker).Status)
-			set.concurrency += dl.concurrency
-			continue
-		}
-		var sl siloLLMFlags
-		sl.register(fs)
-		if err := setLLMFlags(fs, &l, field); err != nil {
-			return fail(err)
-		}
-		sl.sharedCache = cache
-		sl.limiter = entryLimiter(o.limiter, m.Label())
-		agent, _, err := sl.agent(e.SiloOptions().Agent)
-		if err != nil {
-			return fail(fmt.Errorf("experiment %s: %w", field, err))
-		}
-		agent.Name = label
-		set.SiloLLMs = append(set.SiloLLMs, agent)
-		statuses = append(statuses, sl.stats.String)
-		set.concurrency += max(sl.concurrency, siloLLMWorkers)
-	}
-	set.status = func() string {
-		var parts []string
-		for i, st := range statuses {
-			parts = append(parts, models[i].Label()+": "+st())
-		}
-		return strings.Join(parts, "; ")
-	}
-	if len(statuses) == 1 {
-		set.status = statuses[0]
-	}
-	return set, closer, nil
 }
 
 // writeCost writes the cost files of the finished cases of s in dir and
@@ -587,48 +459,4 @@ func costLimitError(w io.Writer, b *sweep.Budget) error {
 	}
 	return fmt.Errorf("cost limit $%s reached: $%s spent so far, %s not started; rerun with a higher --cost-limit to resume",
 		usd(b.Limit), usd(b.Spent()), n)
-}
-
-// setLLMFlags sets the --llm-* flags of fs from an experiment's llm
-// section; an error names the field.
-func setLLMFlags(fs *pflag.FlagSet, l *sweep.LLM, section string) error {
-	type set struct {
-		field, flag, value string
-		given              bool
-	}
-	fl := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	sets := []set{
-		{"model", "llm-model", l.Model, true},
-		{"base_url", "llm-base-url", l.BaseURL, true},
-		{"api_key_env", "llm-api-key-env", l.APIKeyEnv, l.APIKeyEnv != ""},
-		{"temperature", "llm-temperature", fl(l.Temperature), l.Temperature != 0},
-		{"max_tokens", "llm-max-tokens", strconv.Itoa(l.MaxTokens), l.MaxTokens != 0},
-		{"concurrency", "llm-concurrency", strconv.Itoa(l.Concurrency), l.Concurrency != 0},
-		{"rpm", "llm-rpm", fl(l.RPM), l.RPM != 0},
-		{"cache", "llm-cache", l.Cache, l.Cache != ""},
-		{"cache_mode", "llm-cache-mode", l.CacheMode, l.CacheMode != ""},
-		{"timeout", "llm-timeout", string(l.Timeout), l.Timeout != ""},
-		{"max_attempts", "llm-max-attempts", strconv.Itoa(l.MaxAttempts), l.MaxAttempts != 0},
-		{"framework", "framework", l.Framework, l.Framework != ""},
-		{"reply_parsing", "reply-parsing", l.ReplyParsing, l.ReplyParsing != ""},
-		{"tool_format", "tool-format", l.ToolFormat, l.ToolFormat != ""},
-		{"scaffold", "scaffold", strings.Join(l.Scaffold, ","), len(l.Scaffold) > 0},
-		{"context_budget", "context-budget", strconv.FormatInt(l.ContextBudget, 10), l.ContextBudget != 0},
-		{"reply_reserve", "reply-reserve", strconv.FormatInt(l.ReplyReserve, 10), l.ReplyReserve != 0},
-	}
-	if l.Seed != nil {
-		sets = append(sets, set{"seed", "llm-seed", strconv.FormatInt(*l.Seed, 10), true})
-	}
-	for _, s := range sets {
-		if !s.given {
-			continue
-		}
-		if fs.Lookup(s.flag) == nil {
-			return fmt.Errorf("experiment field \"%s.%s\": not a setting of this benchmark", section, s.field)
-		}
-		if err := fs.Set(s.flag, s.value); err != nil {
-			return fmt.Errorf("experiment field \"%s.%s\": %v", section, s.field, err)
-		}
-	}
-	return nil
 }

@@ -172,19 +172,19 @@ func firstLine(s string) string {
 func serveSuite(file string, e *sweep.Experiment) (*sweep.Suite, func(), error) {
 	var tmp string
 	var err error
-	o := modelOpts{}
+	o := sweep.ModelOptions{}
 	if e.WithLLM() {
 		if tmp, err = os.MkdirTemp("", "coordbench-serve-"); err != nil {
 			return nil, nil, err
 		}
-		o = modelOpts{override: true, cache: filepath.Join(tmp, "none.db"), cacheMode: llm.CacheReplay}
+		o = sweep.ModelOptions{OverrideCache: true, Cache: filepath.Join(tmp, "none.db"), CacheMode: llm.CacheReplay}
 	}
 	cleanup := func() {
 		if tmp != "" {
 			os.RemoveAll(tmp)
 		}
 	}
-	m, closer, err := sweepModels(e, o)
+	m, closer, err := sweep.BuildModels(e, o)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

@@ -30,21 +30,17 @@ const (
 // while it runs. The real key stays in coordbench's process.
 const TokenPrefix = "coordbench-proxy-"
 
-// ProxyConfig configures a model-call proxy. Upstream is required; the
-// other fields are those of llm.Config and apply to every model.
+// ProxyConfig configures a model-call proxy.
 type ProxyConfig struct {
-	Upstream    string // OpenAI-compatible API root, e.g. https://api.openai.com/v1
-	APIKeyEnv   string // environment variable holding the upstream key ("" for none)
-	Cache       *llm.Cache
-	CacheMode   string
-	Concurrency int
-	RPM         float64
-	Timeout     time.Duration
-	MaxAttempts int
-	// Endpoints owns the upstream's limits and connection pool, shared
-	// with the program's other clients of the same base URL (nil: the
-	// proxy's clients share state of their own).
-	Endpoints *llm.Endpoints
+	// Upstream is the endpoint calls are forwarded to: its BaseURL
+	// (required), APIKeyEnv ("" for none) and Limits. The model and the
+	// sampling settings are each request's own; Upstream's are ignored.
+	Upstream llm.Spec
+	// Options apply to every model's client. Their Endpoints owns the
+	// upstream's limits and connection pool, shared with the program's
+	// other clients of the same base URL (nil: the proxy's clients share
+	// state of their own).
+	Options llm.Options
 }
 
 // ProxyCall is one model call made through the proxy.
@@ -107,20 +103,20 @@ type Proxy struct {
 // NewProxy validates cfg (the key's variable must be set unless in replay
 // mode) and returns a proxy that is not listening yet (Start).
 func NewProxy(cfg ProxyConfig) (*Proxy, error) {
-	if strings.TrimSpace(cfg.Upstream) == "" {
+	if strings.TrimSpace(cfg.Upstream.BaseURL) == "" {
 		return nil, errors.New("extctl: proxy: empty upstream URL")
 	}
-	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}, tokens: map[string]bool{}, endpoints: cfg.Endpoints}
+	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}, tokens: map[string]bool{}, endpoints: cfg.Options.Endpoints}
 	if p.endpoints == nil {
 		p.endpoints = llm.NewEndpoints() // the proxy's models share one upstream's limits
 	}
-	p.totals.Upstream = cfg.Upstream
+	p.totals.Upstream = cfg.Upstream.BaseURL
 	if _, err := p.client(clientKey{model: "coordbench-probe"}); err != nil { // validate now, not at the first call
 		return nil, err
 	}
 	delete(p.clients, clientKey{model: "coordbench-probe"})
-	if cfg.APIKeyEnv != "" {
-		p.key = os.Getenv(cfg.APIKeyEnv)
+	if cfg.Upstream.APIKeyEnv != "" {
+		p.key = os.Getenv(cfg.Upstream.APIKeyEnv)
 	}
 	return p, nil
 }
@@ -204,7 +200,7 @@ func (p *Proxy) runnerEnv(env []string) ([]string, string) {
 	out := make([]string, 0, len(env)+3)
 	for _, kv := range env {
 		name, val, _ := strings.Cut(kv, "=")
-		if (p.cfg.APIKeyEnv != "" && name == p.cfg.APIKeyEnv) || (p.key != "" && strings.Contains(val, p.key)) {
+		if (p.cfg.Upstream.APIKeyEnv != "" && name == p.cfg.Upstream.APIKeyEnv) || (p.key != "" && strings.Contains(val, p.key)) {
 			continue
 		}
 		out = append(out, kv)
@@ -244,14 +240,15 @@ func (p *Proxy) client(k clientKey) (*llm.Client, error) {
 	if c, ok := p.clients[k]; ok {
 		return c, nil
 	}
-	cfg := llm.Config{BaseURL: p.cfg.Upstream, Model: k.model, APIKeyEnv: p.cfg.APIKeyEnv, Temperature: k.temperature,
-		MaxTokens: k.maxTokens, Timeout: p.cfg.Timeout, MaxAttempts: p.cfg.MaxAttempts, Concurrency: p.cfg.Concurrency,
-		RPM: p.cfg.RPM, Cache: p.cfg.Cache, CacheMode: p.cfg.CacheMode, Endpoints: p.endpoints}
+	spec := p.cfg.Upstream
+	spec.Temperature, spec.MaxTokens, spec.Seed = k.temperature, k.maxTokens, nil // the request's
 	if k.hasSeed {
 		s := k.seed
-		cfg.Seed = &s
+		spec.Seed = &s
 	}
-	c, err := llm.New(cfg)
+	o := p.cfg.Options
+	o.Endpoints = p.endpoints
+	c, err := llm.New(spec.Config(k.model, o))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestProxyFailedCallsBilled(t *testing.T) {
 	up := stubmodel.NewServer(stubmodel.Sequence(stubmodel.NoChoices(70, 5), stubmodel.Status(401, "denied")))
 	defer up.Close()
-	p, err := NewProxy(ProxyConfig{Upstream: up.URL + "/v1", MaxAttempts: 1})
+	p, err := NewProxy(ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: up.URL + "/v1"}}, Options: llm.Options{MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

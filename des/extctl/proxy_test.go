@@ -35,7 +35,7 @@ func proxyEpisode(t *testing.T, upstream, cachePath, mode string) (*episode, ext
 		t.Fatal(err)
 	}
 	defer cache.Close()
-	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: upstream, APIKeyEnv: proxyKeyEnv, Cache: cache, CacheMode: mode, MaxAttempts: 2})
+	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: upstream, APIKeyEnv: proxyKeyEnv}}, Options: llm.Options{Cache: cache, CacheMode: mode, MaxAttempts: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +152,10 @@ func TestProxyRejects(t *testing.T) {
 	if _, err := extctl.NewProxy(extctl.ProxyConfig{}); err == nil {
 		t.Error("empty upstream accepted")
 	}
-	if _, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: "http://127.0.0.1:1/v1", APIKeyEnv: "COORDBENCH_PROXY_UNSET_KEY"}); err == nil {
+	if _, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "COORDBENCH_PROXY_UNSET_KEY"}}}); err == nil {
 		t.Error("unset key variable accepted")
 	}
-	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: "http://127.0.0.1:1/v1"})
+	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: "http://127.0.0.1:1/v1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestProxyNeedsToken(t *testing.T) {
 	t.Setenv(proxyKeyEnv, proxyKey)
 	up := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Text("ok") })
 	defer up.Close()
-	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: up.URL + "/v1", APIKeyEnv: proxyKeyEnv, MaxAttempts: 1})
+	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: up.URL + "/v1", APIKeyEnv: proxyKeyEnv}}, Options: llm.Options{MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

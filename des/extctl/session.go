@@ -75,13 +75,13 @@ func OpenSession(cfg SessionConfig) (*Session, error) {
 		return s, nil
 	}
 	pc := *cfg.Proxy
-	pc.Cache = nil
+	pc.Options.Cache = nil
 	if cfg.CachePath != "" {
 		cache, err := llm.OpenCache(cfg.CachePath)
 		if err != nil {
 			return nil, err
 		}
-		s.cache, pc.Cache = cache, cache
+		s.cache, pc.Options.Cache = cache, cache
 	}
 	p, err := NewProxy(pc)
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"strings"
 
+	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/llmagent"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
@@ -30,6 +31,8 @@ type LLMAgent struct {
 	Temperature float64
 	MaxTokens   int
 	Seed        *int64
+
+	stats *llm.Stats // the client's, for Status (NewLLMAgent)
 }
 
 // LLMManifest is the LLM part of a run's manifest.

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/time/rate"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/suite"
+)
+
+// modelFlags are the model-layer flags shared by every command that calls
+// a model (docs/llm.md): they fill an llm.Spec and llm.Options, which the
+// libraries check (llmctl.MakerConfig, suite.LLMConfig).
+type modelFlags struct {
+	spec      llm.Spec
+	cachePath string
+	cacheMode string
+	timeout   time.Duration
+	attempts  int
+	seed      int64
+	fs        *pflag.FlagSet // to tell whether --llm-seed was given
+	// retries, if set, receives a line when a model call is about to be
+	// retried (retryNotice).
+	retries io.Writer
+	// endpoints owns the per-endpoint limits and connection pools that
+	// every client of this command shares (created by register).
+	endpoints *llm.Endpoints
+}
+
+// register adds the flags; modelHelp and maxTokens are the command's help
+// for --llm-model and its default output-token cap.
+func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int, maxTokensHelp string) {
+	f.endpoints = llm.NewEndpoints()
+	s := &f.spec
+	fs.StringVar(&s.Model, "llm-model", "", modelHelp)
+	fs.StringVar(&s.BaseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
+	fs.StringVar(&s.APIKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the API key (the key is never written anywhere)")
+	fs.IntVar(&s.Limits.Concurrency, "llm-concurrency", llm.DefaultConcurrency, "simultaneous requests to the endpoint")
+	fs.Float64Var(&s.Limits.RPM, "llm-rpm", 0, "requests per minute to the endpoint (0: unlimited)")
+	fs.StringVar(&f.cachePath, "llm-cache", "", "response cache (SQLite file)")
+	fs.StringVar(&f.cacheMode, "llm-cache-mode", "", "off, read-write (default with --llm-cache) or replay (cache only, offline)")
+	fs.DurationVar(&f.timeout, "llm-timeout", llm.DefaultTimeout, "timeout of one attempt")
+	fs.IntVar(&f.attempts, "llm-max-attempts", llm.DefaultMaxAttempts, "attempts per call, retries included")
+	fs.Float64Var(&s.Temperature, "llm-temperature", 0, "sampling temperature")
+	fs.IntVar(&s.MaxTokens, "llm-max-tokens", maxTokens, maxTokensHelp)
+	fs.Int64Var(&f.seed, "llm-seed", 0, "sampling seed sent to the server (unset: none; servers without seed support ignore it)")
+	f.fs = fs
+}
+
+// values are the model and client options the flags give, with
+// --llm-cache opened (the closer releases it).
+func (f *modelFlags) values() (llm.Spec, llm.Options, func(), error) {
+	spec := f.spec
+	if f.fs != nil && f.fs.Changed("llm-seed") {
+		seed := f.seed
+		spec.Seed = &seed
+	}
+	o := llm.Options{Timeout: f.timeout, MaxAttempts: f.attempts, CacheMode: f.cacheMode, Endpoints: f.endpoints}
+	if f.retries != nil {
+		o.OnRetry = retryNotice(f.retries, retryNoticeEvery)
+	}
+	if f.cachePath == "" {
+		return spec, o, func() {}, nil
+	}
+	c, err := llm.OpenCache(f.cachePath)
+	if err != nil {
+		return llm.Spec{}, llm.Options{}, nil, err
+	}
+	o.Cache = c
+	return spec, o, func() { c.Close() }, nil
+}
+
+// onlyWith refuses the flags that choose a model (--llm-model,
+// --llm-base-url) when the command runs no model: ok is whether it does,
+// why says why not ("--controller is not llm").
+func (f *modelFlags) onlyWith(ok bool, why string) error {
+	if ok || (f.spec.Model == "" && f.spec.BaseURL == "") {
+		return nil
+	}
+	return fmt.Errorf("--llm-model/--llm-base-url given, but %s: drop them, or run a model", why)
+}
+
+// retryNoticeEvery is how often, at most, retryNotice prints.
+const retryNoticeEvery = 10 * time.Second
+
+// retryNotice returns an llm.Options.OnRetry that tells w that a model
+// call is stalled: which model, the attempt that failed, the failure's
+// class and reason, and the wait. It prints the first retry at once and
+// then at most one line per every, however many calls are retrying.
+func retryNotice(w io.Writer, every time.Duration) func(llm.Retry) {
+	s := &rate.Sometimes{First: 1, Interval: every} // Do serializes the prints
+	return func(r llm.Retry) {
+		s.Do(func() {
+			e := r.Err
+			reason := e.Reason
+			if e.Status != 0 {
+				reason = fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), reason)
+			}
+			fmt.Fprintf(w, "llm: model %q at %s: attempt %d of %d failed (%s: %s); retrying in %s\n",
+				e.Model, e.Endpoint, r.Attempt, r.MaxAttempts, e.Class, reason, r.Wait.Round(100*time.Millisecond))
+		})
+	}
+}
+
+// llmFlags are the model flags of the commands that run an LLM controller
+// of the scheduling benchmark: they fill an llmctl.MakerConfig.
+type llmFlags struct {
+	modelFlags
+	framework, replyParsing string
+	maxModelFailures        int
+	// abortOnModelError: the first failed model call fails the run (suites
+	// and their cases), whatever --max-model-failures says.
+	abortOnModelError bool
+}
+
+func (f *llmFlags) register(fs *pflag.FlagSet) {
+	f.modelFlags.register(fs, "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)",
+		llmctl.DefaultMaxTokens, "maximum output tokens (the contract needs a handful)")
+	fs.StringVar(&f.spec.Name, "llm-label", "", "the model's name in case ids and summaries, if not --llm-model (an experiment file's models[].name; des case reruns such a case with it)")
+	fs.StringVar(&f.framework, "framework", llmctl.DefaultFramework, "orchestration style of the LLM controller: graph or relay")
+	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmctl.DefaultMaxModelFailures, "des run: failed model calls in a row (after the --llm-max-attempts retries) after which the run fails with status aborted (in a suite, and in des case, the first one fails the case, which reruns next time)")
+	fs.StringVar(&f.replyParsing, "reply-parsing", llmctl.ParsingPublished, `how model replies are read: published (any reply a legal integer action can be read from, as the paper counts: JSON, a bare integer, a code fence, a sentence; docs/llm-controller.md) or strict (exactly {"action": n})`)
+}
+
+// controller builds the named controller: a built-in one, or "llm" from
+// the model flags. The returned closer releases the cache.
+func (f *llmFlags) controller(name string, seed uint64) (coord.Controller, func(), error) {
+	if name != "llm" {
+		c, err := policy.New(name, seed)
+		return c, func() {}, err
+	}
+	mk, closer, err := f.maker()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := mk.New(seed)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return c, closer, nil
+}
+
+// maker builds the LLM controller maker of the flags; the closer releases
+// the response cache.
+func (f *llmFlags) maker() (*llmctl.Maker, func(), error) {
+	cfg := llmctl.MakerConfig{Model: f.spec, Framework: f.framework, ReplyParsing: f.replyParsing,
+		MaxModelFailures: f.maxModelFailures, AbortOnModelError: f.abortOnModelError}
+	if err := cfg.Validate(); err != nil { // before the cache is opened
+		return nil, nil, err
+	}
+	spec, o, closer, err := f.values()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Model, cfg.Options = spec, o
+	mk, err := llmctl.NewMaker(cfg)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return mk, closer, nil
+}
+
+// siloLLMFlags are the flags of LLM agents (--agent llm) on silo run and
+// silo suite: the model layer's flags plus the agent's own, filling a
+// suite.LLMConfig.
+type siloLLMFlags struct {
+	modelFlags
+	toolFormat, scaffold string
+	contextBudget        int64
+	replyReserve         int64
+	maxModelFailures     int
+}
+
+func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
+	f.modelFlags.register(fs, "model name (with --agent llm)", 0, "maximum output tokens per model call (0: the server's default)")
+	fs.StringVar(&f.toolFormat, "tool-format", suite.ToolFormatXML, "how agents call tools: xml (the published <tool_call> format) or native (function calling)")
+	fs.StringVar(&f.scaffold, "scaffold", "none", "prompt scaffolds (comma list): planning, reminders, scratchpad, no-topology-hint")
+	fs.Int64Var(&f.contextBudget, "context-budget", 0, "tokens per agent prompt; older turns are dropped to fit (0: full history, as published)")
+	fs.Int64Var(&f.replyReserve, "reply-reserve", llmagent.DefaultReplyReserve, "tokens kept free for the reply under --context-budget")
+	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmagent.DefaultMaxModelFailures, "silo run: consecutive failed model calls after which an agent gives up (in a suite the first one fails the case, which reruns next time)")
+}
+
+// agent builds the LLM agents' configuration if agents (a comma list of
+// agent kinds) names llm; nil otherwise. The closer releases the cache.
+func (f *siloLLMFlags) agent(agents string) (*suite.LLMAgent, func(), error) {
+	if !slices.Contains(splitList(agents), suite.AgentLLM) {
+		if err := f.onlyWith(false, "--agent does not include llm"); err != nil {
+			return nil, nil, err
+		}
+		return nil, func() {}, nil
+	}
+	cfg := suite.LLMConfig{Model: f.spec, ToolFormat: f.toolFormat, Scaffold: f.scaffold,
+		ContextBudget: f.contextBudget, ReplyReserve: f.replyReserve, MaxModelFailures: f.maxModelFailures}
+	if err := cfg.Validate(); err != nil { // before the cache is opened
+		return nil, nil, err
+	}
+	spec, o, closer, err := f.values()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Model, cfg.Options = spec, o
+	a, err := suite.NewLLMAgent(cfg)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return a, closer, nil
+}
