@@ -23,6 +23,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/silo/transcript"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 func htmlPage(t *testing.T, dirs []string, opt Options) string {
@@ -370,7 +371,7 @@ func compareSuites(t *testing.T) (string, string) {
 			compareErr = err
 			return
 		}
-		if _, compareErr = harness.RunSuite(context.Background(), s, desDirB, harness.SuiteRunOptions{Workers: 2}); compareErr != nil {
+		if _, compareErr = harness.RunSuite(context.Background(), s, desDirB, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 2}}); compareErr != nil {
 			return
 		}
 		so := siloSuiteOptions

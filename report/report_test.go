@@ -19,6 +19,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // The suites are run once, for real, and shared by the tests.
@@ -51,7 +52,7 @@ func suites(t testing.TB) (string, string) {
 			suitesErr = err
 			return
 		}
-		if _, suitesErr = harness.RunSuite(context.Background(), s, desDir, harness.SuiteRunOptions{Workers: 2}); suitesErr != nil {
+		if _, suitesErr = harness.RunSuite(context.Background(), s, desDir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 2}}); suitesErr != nil {
 			return
 		}
 		ss, err := suite.Resolve(siloSuiteOptions)

@@ -63,12 +63,11 @@ const (
 
 // Layout is where a suite's cases go.
 type Layout struct {
-	Dir      string // the suite directory (created if missing)
-	CasesDir string // the subdirectory of finished cases: "cases", "runs"
-	// Foreign are names whose presence in Dir shows it holds another kind
-	// of suite (the other benchmark's cases or summary); Run refuses such
-	// a directory rather than mix two suites, and their failed cases, in it.
-	Foreign []string
+	Dir string // the suite directory (created if missing)
+	// CasesDir is the subdirectory of finished cases (DesCasesDir,
+	// SiloCasesDir); it names the kind of suite: Run refuses a Dir that
+	// holds the files of another kind.
+	CasesDir string
 	// ConfigFile, if set, is the file in Dir that records the suite's
 	// configuration (Plan.Config).
 	ConfigFile string
@@ -206,10 +205,8 @@ func (r *Report[R]) Complete() bool { return len(r.Outcomes) == r.Total }
 func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[R], error) {
 	start := time.Now()
 	casesDir, failedDir := filepath.Join(l.Dir, l.CasesDir), filepath.Join(l.Dir, FailedDir)
-	for _, name := range l.Foreign {
-		if _, err := os.Lstat(filepath.Join(l.Dir, name)); err == nil {
-			return nil, opterr.New("dir", "%s holds another kind of suite (it has %s): use a new directory", l.Dir, name)
-		}
+	if name := foreign(l); name != "" {
+		return nil, opterr.New("dir", "%s holds another kind of suite (it has %s): use a new directory", l.Dir, name)
 	}
 	for _, d := range []string{casesDir, failedDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -201,19 +201,35 @@ func TestFilesAndCSV(t *testing.T) {
 	}
 }
 
-// A directory that holds another kind of suite is refused, untouched.
+// A directory that holds another kind of suite is refused, untouched,
+// whichever of the other kind's names it holds; a layout is never foreign
+// to itself.
 func TestRunForeign(t *testing.T) {
+	for _, c := range []struct{ mine, theirs string }{
+		{suiterun.SiloCasesDir, suiterun.DesCasesDir}, {suiterun.SiloCasesDir, suiterun.DesSummaryFile},
+		{suiterun.SiloCasesDir, suiterun.DesConfigFile}, {suiterun.DesCasesDir, suiterun.SiloCasesDir},
+		{suiterun.DesCasesDir, suiterun.SiloSummaryFile}, {suiterun.DesCasesDir, suiterun.SiloConfigFile},
+	} {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, c.theirs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var runs atomic.Int32
+		_, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: c.mine}, plan(1, nil, &runs), suiterun.Options{})
+		if err == nil || !strings.Contains(err.Error(), "another kind of suite (it has "+c.theirs+")") || runs.Load() != 0 {
+			t.Fatalf("%s in a %s suite: err %v after %d runs", c.theirs, c.mine, err, runs.Load())
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Fatalf("the directory was changed: %d entries", len(ents))
+		}
+	}
 	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "cases"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	var runs atomic.Int32
-	_, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "runs", Foreign: []string{"cases"}}, plan(1, nil, &runs), suiterun.Options{})
-	if err == nil || !strings.Contains(err.Error(), "another kind of suite") || runs.Load() != 0 {
-		t.Fatalf("err %v after %d runs", err, runs.Load())
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Fatalf("the directory was changed: %d entries", len(ents))
+	l := suiterun.Layout{Dir: dir, CasesDir: suiterun.DesCasesDir, ConfigFile: suiterun.DesConfigFile}
+	for range 2 {
+		if _, err := suiterun.Run(context.Background(), l, plan(1, nil, &runs), suiterun.Options{}); err != nil {
+			t.Fatalf("a suite refused its own directory: %v", err)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // ResolveCase resolves e with its suite, as Resolve, and keeps only the
@@ -59,7 +60,7 @@ func (s *Suite) RunOne(ctx context.Context, dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		rep, err := harness.RunSuite(ctx, s.Des, dir, harness.SuiteRunOptions{Workers: 1, GroupBy: keys, CancelInFlight: true})
+		rep, err := harness.RunSuite(ctx, s.Des, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 1, CancelInFlight: true}, GroupBy: keys})
 		if err != nil {
 			return "", err
 		}
@@ -103,7 +104,7 @@ func (s *Suite) Finished(ctx context.Context, dir string) ([]string, []string, e
 		if err != nil {
 			return nil, nil, err
 		}
-		rep, err := harness.RunSuite(ctx, s.Des, dir, harness.SuiteRunOptions{GroupBy: keys, RunNone: true})
+		rep, err := harness.RunSuite(ctx, s.Des, dir, harness.SuiteRunOptions{Options: suiterun.Options{RunNone: true}, GroupBy: keys})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // Models are the model-backed controllers or agents of an experiment,
@@ -133,7 +134,7 @@ func (c *Collected) Summarize(ctx context.Context, s *Suite, out string) ([]stri
 		if err != nil {
 			return nil, err
 		}
-		rep, err := harness.RunSuite(ctx, s.Des, out, harness.SuiteRunOptions{GroupBy: keys, RunNone: true})
+		rep, err := harness.RunSuite(ctx, s.Des, out, harness.SuiteRunOptions{Options: suiterun.Options{RunNone: true}, GroupBy: keys})
 		if err != nil {
 			return nil, err
 		}

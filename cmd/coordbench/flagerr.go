@@ -100,6 +100,8 @@ func optionFlags(option string) []string {
 		return []string{"--llm-timeout"}
 	case "MaxAttempts":
 		return []string{"--llm-max-attempts"}
+	case "CostLimit":
+		return []string{"--cost-limit"}
 	}
 	return nil
 }

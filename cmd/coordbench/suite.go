@@ -13,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 func desSuiteCmd() *cobra.Command {
@@ -101,7 +102,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 			if out == "" {
 				out = filepath.Join("runs", "suite_"+suiteDirName(opt.Suite))
 			}
-			return runSuite(cmd, s, out, harness.SuiteRunOptions{Workers: workers, GroupBy: keys, Force: force}, status)
+			return runSuite(cmd, s, out, harness.SuiteRunOptions{Options: suiterun.Options{Workers: workers, Force: force}, GroupBy: keys}, status)
 		},
 	}
 	f := c.Flags()

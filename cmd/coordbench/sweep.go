@@ -3,19 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/suiterun"
 	"github.com/coordbench/coordbench/sweep"
 )
 
@@ -63,7 +60,7 @@ documented number of tokens per call (docs/experiments.md, "Cost"). With
 			if err != nil {
 				return err
 			}
-			printPlan(cmd.OutOrStdout(), args[0], s, sh, est, show)
+			s.RenderPlan(cmd.OutOrStdout(), args[0], est, show)
 			return nil
 		},
 	}
@@ -71,85 +68,6 @@ documented number of tokens per call (docs/experiments.md, "Cost"). With
 	c.Flags().IntVar(&show, "show", 10, "how many case ids to print")
 	return c
 }
-
-// printPlan prints the plan of shard sh of s with its estimate.
-func printPlan(w io.Writer, file string, s *sweep.Suite, sh sweep.Shard, est sweep.Estimate, show int) {
-	e := s.Experiment
-	name := e.Name
-	if name == "" {
-		name = filepath.Base(file)
-	}
-	fmt.Fprintf(w, "experiment %s (%s), id %s\n", name, e.Benchmark, e.ID()[:12])
-	if sh == sweep.Whole {
-		fmt.Fprintf(w, "cases: %d\n", len(s.IDs))
-	} else {
-		fmt.Fprintf(w, "cases: %d, of which shard %s runs %d\n", len(s.IDs), sh, s.Cases())
-	}
-	if n := min(show, len(est.Cases)); n > 0 {
-		if est.ModelCases() > 0 {
-			fmt.Fprintf(w, "first %d (estimated calls, input and output tokens, cost):\n", n)
-		} else {
-			fmt.Fprintf(w, "first %d:\n", n)
-		}
-		for _, c := range est.Cases[:n] {
-			if c.Model == "" {
-				fmt.Fprintf(w, "  %s\n", c.ID)
-				continue
-			}
-			fmt.Fprintf(w, "  %s  %s%d calls, %d in, %d out, $%s\n", c.ID, atMost(c.Bound), c.Calls, c.InputTokens, c.OutputTokens, usd(c.CostUSD))
-		}
-	}
-	if est.ModelCases() == 0 {
-		fmt.Fprintln(w, "model calls: none (no model-backed controller or agents)")
-		return
-	}
-	if e.Benchmark == sweep.BenchmarkSilo {
-		fmt.Fprintf(w, "model calls: %d cases with LLM agents; estimate (an upper bound on calls: N agents × the round cap, one call per agent turn; %d input and %d output tokens per call):\n",
-			est.ModelCases(), sweep.SiloInputTokensPerCall, sweep.SiloOutputTokensPerCall)
-	} else {
-		fmt.Fprintf(w, "model calls: %d cases with a model-backed controller; estimate (one call per agent decision, as the rule controller plays the episode; 1 token per 4 bytes of prompt and reply):\n", est.ModelCases())
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  model\tcases\tcalls\tinput tokens\toutput tokens\toutput bound (max_tokens)\tprice in/out USD per 1M\testimated cost USD")
-	rows := append(slices.Clone(e.ModelList()), sweep.Model{})
-	for _, m := range rows {
-		t := est.Total(m.Label())
-		n := 0
-		for _, c := range est.Cases {
-			if c.Model != "" && (m.Label() == "" || c.Model == m.Label()) {
-				n++
-			}
-		}
-		label, prices := m.Label(), fmt.Sprintf("%s/%s", price(m.Price.Input), price(m.Price.Output))
-		if label == "" {
-			label, prices = "total", ""
-		}
-		bound := "-"
-		if t.MaxOutputTokens > 0 {
-			bound = strconv.FormatInt(t.MaxOutputTokens, 10)
-		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s%d\t%d\t%d\t%s\t%s\t%s\n", label, n, atMost(t.Bound), t.Calls, t.InputTokens, t.OutputTokens, bound, prices, usd(t.CostUSD))
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "these are estimates: real replies differ (cached replies cost nothing); sweep run writes the real cost to cost.csv and cost_summary.csv")
-	for _, m := range e.ModelList() {
-		if m.Price.CachedInput > 0 {
-			fmt.Fprintln(w, "estimates price every input token at price.input: the prompt-cache discount (price.cached_input) applies to the real cost, to the input tokens the server reports as prompt-cached")
-			break
-		}
-	}
-}
-
-// atMost marks an upper bound.
-func atMost(bound bool) string {
-	if bound {
-		return "≤"
-	}
-	return ""
-}
-
-func usd(v float64) string   { return strconv.FormatFloat(v, 'f', 6, 64) }
-func price(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func sweepRunCmd() *cobra.Command {
 	var out, shardSpec string
@@ -236,20 +154,20 @@ started and exits with an error; rerun with a higher limit to resume.`,
 				if err != nil {
 					return err
 				}
-				opt := harness.SuiteRunOptions{Workers: workers, GroupBy: keys, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}
+				opt := harness.SuiteRunOptions{Options: suiterun.Options{Workers: workers, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}, GroupBy: keys}
 				runErr = runSuite(cmd, s.Des, out, opt, m.Status)
 			} else {
 				opt := suite.RunOptions{Workers: workers, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}
 				runErr = runSiloSuite(cmd, s.Silo, out, opt, m.Status)
 			}
-			if err := writeCost(cmd.OutOrStdout(), s, out); err != nil {
+			if err := s.WriteCosts(cmd.OutOrStdout(), out); err != nil {
 				return err
 			}
 			if err := rec.Err(); err != nil {
 				return err
 			}
 			if budget != nil && budget.Stopped() {
-				return costLimitError(cmd.ErrOrStderr(), budget)
+				return budget.Refusal(cmd.ErrOrStderr())
 			}
 			return runErr
 		},
@@ -301,7 +219,7 @@ run and no model is called.`,
 			for _, f := range files {
 				fmt.Fprintf(w, "  %s\n", f)
 			}
-			return writeCost(w, s, out)
+			return s.WriteCosts(w, out)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "the merged suite directory, new or empty (required)")
@@ -407,56 +325,4 @@ func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweep.ModelSet, func
 		return nil, nil, nil, err
 	}
 	return s, m, closer, nil
-}
-
-// writeCost writes the cost files of the finished cases of s in dir and
-// prints their totals, per model and in all, if the experiment has models.
-func writeCost(w io.Writer, s *sweep.Suite, dir string) error {
-	if len(s.Experiment.ModelList()) == 0 {
-		return nil // no model, no cost: no cost files
-	}
-	costs, err := s.ReadCosts(dir)
-	if err != nil {
-		return err
-	}
-	files, err := costs.Write(dir)
-	if err != nil {
-		return err
-	}
-	for _, m := range append(slices.Clone(costs.Models), "") {
-		n, u, v := costs.ModelTotal(m)
-		label := m
-		if m == "" {
-			label = "total"
-		}
-		in := strconv.FormatInt(u.InputTokens, 10)
-		if u.PromptCachedInputTokens > 0 {
-			in += fmt.Sprintf(" (%d prompt-cached)", u.PromptCachedInputTokens)
-		}
-		fmt.Fprintf(w, "cost %s: $%s for %d cases, %d calls (%s input, %d output tokens); %d cached calls, free\n",
-			label, usd(v), n, u.Calls, in, u.OutputTokens, u.CachedCalls)
-		if dn, du, dv := costs.DiscardedTotal(m); dn > 0 {
-			fmt.Fprintf(w, "  and $%s on %d discarded attempts (%d calls): $%s spent in all\n", usd(dv), dn, du.Calls, usd(v+dv))
-		}
-	}
-	fmt.Fprintf(w, "%-10s %s (and %s, %s)\n", "cost:", files[0], filepath.Base(files[1]), filepath.Base(files[2]))
-	return nil
-}
-
-// costLimitError says which cases the cost limit kept from starting.
-func costLimitError(w io.Writer, b *sweep.Budget) error {
-	ids := b.NotStarted()
-	n := fmt.Sprintf("%d cases", len(ids))
-	if len(ids) == 1 {
-		n = "1 case"
-	}
-	fmt.Fprintf(w, "cost limit: %s not started:\n", n)
-	for _, id := range ids[:min(len(ids), 20)] {
-		fmt.Fprintf(w, "  %s\n", id)
-	}
-	if len(ids) > 20 {
-		fmt.Fprintf(w, "  … and %d more\n", len(ids)-20)
-	}
-	return fmt.Errorf("cost limit $%s reached: $%s spent so far, %s not started; rerun with a higher --cost-limit to resume",
-		usd(b.Limit), usd(b.Spent()), n)
 }

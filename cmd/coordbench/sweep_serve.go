@@ -145,7 +145,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	for _, f := range files {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
-	if err := writeCost(w, s, cfg.out); err != nil {
+	if err := s.WriteCosts(w, cfg.out); err != nil {
 		return err
 	}
 	if len(out.Failed) == 0 && len(out.Dead) == 0 {

@@ -34,12 +34,12 @@ import (
 
 // Suite directory layout.
 const (
-	FileSuiteConfig        = "suite.json"
-	FileSuiteSummary       = "suite_summary.csv"
+	FileSuiteConfig        = suiterun.DesConfigFile
+	FileSuiteSummary       = suiterun.DesSummaryFile
 	FileSuiteAggregate     = "suite_aggregate.csv"
 	FileSuiteAggregateMD   = "suite_aggregate.md"
 	FileCaseError          = suiterun.ErrorFile
-	SuiteCasesDir          = "cases"
+	SuiteCasesDir          = suiterun.DesCasesDir
 	SuiteFailedDir         = suiterun.FailedDir
 	StatusError            = "error" // summary status of a case whose episode failed
 	defaultSuiteController = "rule"

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // A case whose episode fails is recorded with status error, counted, kept
@@ -18,7 +20,7 @@ func TestSuiteFailedCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	clean := t.TempDir()
-	if _, err := RunSuite(context.Background(), s, clean, SuiteRunOptions{Workers: 2}); err != nil {
+	if _, err := RunSuite(context.Background(), s, clean, SuiteRunOptions{Options: suiterun.Options{Workers: 2}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -40,8 +42,7 @@ func TestSuiteFailedCase(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var last SuiteProgress
-	rep, err := RunSuite(context.Background(), s, dir, SuiteRunOptions{Workers: 2, runEpisode: failing,
-		Progress: func(p SuiteProgress) { last = p }})
+	rep, err := RunSuite(context.Background(), s, dir, SuiteRunOptions{Options: suiterun.Options{Workers: 2, Progress: func(p SuiteProgress) { last = p }}, runEpisode: failing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestSuiteFailedCase(t *testing.T) {
 
 	// The next run retries exactly the failed cases; once they pass, the
 	// suite is the clean one.
-	rep, err = RunSuite(context.Background(), s, dir, SuiteRunOptions{Workers: 2})
+	rep, err = RunSuite(context.Background(), s, dir, SuiteRunOptions{Options: suiterun.Options{Workers: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

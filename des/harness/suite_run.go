@@ -14,34 +14,13 @@ import (
 )
 
 // SuiteRunOptions tune how a suite runs; none changes its cases' results.
+// The runner's options are suiterun's (workers, force, progress, resume
+// hooks: suiterun.Options), as the information-silo suites' are.
 type SuiteRunOptions struct {
+	suiterun.Options
 	// GroupBy are the group keys of the aggregate (see Aggregate and
 	// ParseGroupBy); empty is GroupKeys.
 	GroupBy []string
-	// Workers is the number of cases run at once (default runtime.NumCPU()).
-	Workers int
-	// Force lets this suite replace a suite of another configuration in
-	// the directory (suiterun.Options.Force).
-	Force bool
-	// Progress, if set, is called once before the first case with the
-	// counts of the plan, then after every case that ends, always from the
-	// same goroutine.
-	Progress func(SuiteProgress)
-	// RunNone runs no case: only the cases finished in the directory are
-	// summarised (suiterun.Options.RunNone).
-	RunNone bool
-	// Admit and Ended are suiterun.Options': a say over starting each
-	// case (by its position in the suite's cases) and word of where it
-	// ended (a sweep's cost limit).
-	Admit func(i int) bool
-	Ended func(i int, dir string, failed bool)
-	// CancelInFlight: the end of ctx interrupts the episodes in flight
-	// too (suiterun.Options.CancelInFlight): each ends before its next
-	// decision with status interrupted, and its case fails.
-	CancelInFlight bool
-	// Leftover is shown the partial artifacts of every case an earlier,
-	// killed run left unfinished (suiterun.Options.Leftover).
-	Leftover func(id, dir string) error
 
 	// runEpisode replaces RunToDir in tests.
 	runEpisode func(context.Context, Episode, string) (Result, error)
@@ -141,9 +120,7 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 		},
 	}
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
-	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig,
-		Foreign: []string{"runs", "summary.csv", "silo_suite.json"}}, plan, suiterun.Options{Workers: opt.Workers, Progress: opt.Progress, Force: opt.Force, RunNone: opt.RunNone,
-		Admit: opt.Admit, Ended: opt.Ended, CancelInFlight: opt.CancelInFlight, Leftover: opt.Leftover})
+	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig}, plan, opt.Options)
 	return rep, err
 }
 

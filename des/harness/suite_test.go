@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/harness/check"
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // smallSuite is 2 instances × every registered paradigm × 2 seeds.
@@ -36,7 +37,7 @@ func resolve(t *testing.T, opt harness.SuiteOptions) *harness.Suite {
 
 func runSuite(t *testing.T, s *harness.Suite, dir string, workers int) *harness.SuiteReport {
 	t.Helper()
-	rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Workers: workers})
+	rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: workers}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestSuiteGroupBy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Workers: 2, GroupBy: keys})
+		rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 2}, GroupBy: keys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,12 +364,11 @@ func TestSuiteResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ran []string
-	rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Workers: 2,
-		Progress: func(p harness.SuiteProgress) {
-			if p.Last != "" {
-				ran = append(ran, p.Last)
-			}
-		}})
+	rep, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 2, Progress: func(p harness.SuiteProgress) {
+		if p.Last != "" {
+			ran = append(ran, p.Last)
+		}
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,12 +411,11 @@ func TestSuiteResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran = nil
-	rep, err = harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Workers: 1,
-		Progress: func(p harness.SuiteProgress) {
-			if p.Last != "" {
-				ran = append(ran, p.Last)
-			}
-		}})
+	rep, err = harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 1, Progress: func(p harness.SuiteProgress) {
+		if p.Last != "" {
+			ran = append(ran, p.Last)
+		}
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,11 +451,11 @@ func TestSuiteInterrupt(t *testing.T) {
 	s := resolve(t, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rep, err := harness.RunSuite(ctx, s, dir, harness.SuiteRunOptions{Workers: 1, Progress: func(p harness.SuiteProgress) {
+	rep, err := harness.RunSuite(ctx, s, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 1, Progress: func(p harness.SuiteProgress) {
 		if p.Done == 3 {
 			cancel()
 		}
-	}})
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 type maker struct{ models map[string]llmctl.Model }
@@ -60,7 +61,7 @@ func BenchmarkSuiteConcurrency(b *testing.B) {
 		}
 		before := cl.Stats().Calls()
 		start := time.Now()
-		rep, err := harness.RunSuite(context.Background(), s, b.TempDir(), harness.SuiteRunOptions{Workers: len(s.Cases)})
+		rep, err := harness.RunSuite(context.Background(), s, b.TempDir(), harness.SuiteRunOptions{Options: suiterun.Options{Workers: len(s.Cases)}})
 		if err != nil || rep.Failed > 0 {
 			b.Fatal(err, rep.Failed)
 		}

@@ -175,8 +175,7 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 		},
 	}
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
-	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir, ConfigFile: FileConfig,
-		Foreign: []string{"cases", "suite.json", "suite_summary.csv"}}, plan, opt)
+	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir, ConfigFile: FileConfig}, plan, opt)
 	return rep, err
 }
 

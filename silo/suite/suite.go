@@ -27,19 +27,19 @@ import (
 
 // Files and directories of a suite directory.
 const (
-	RunsDir         = "runs"
+	RunsDir         = suiterun.SiloCasesDir
 	FileResult      = "result.json"
 	FileDB          = "run.db"
 	FileCalls       = "calls.jsonl"
 	FileManifest    = "manifest.json"
-	FileSummary     = "summary.csv"
+	FileSummary     = suiterun.SiloSummaryFile
 	FileAggregate   = "aggregate.csv"
 	FileAggregateMD = "aggregate.md"
 	// FailedDir holds failed runs with their partial files and error.txt
 	// (suiterun.ErrorFile); they run again on the next invocation.
 	FailedDir = suiterun.FailedDir
 	// FileConfig records the suite's configuration (Config).
-	FileConfig = "silo_suite.json"
+	FileConfig = suiterun.SiloConfigFile
 )
 
 // ErrNoModel: agent kind AgentLLM was asked for without a model
