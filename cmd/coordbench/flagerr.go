@@ -102,6 +102,10 @@ func optionFlags(option string) []string {
 		return []string{"--llm-max-attempts"}
 	case "CostLimit":
 		return []string{"--cost-limit"}
+	case "Workers":
+		return []string{"--workers"}
+	case "Dir":
+		return []string{"--out"}
 	}
 	return nil
 }

@@ -3,16 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/silo/suite"
-	"github.com/coordbench/coordbench/suiterun"
 	"github.com/coordbench/coordbench/sweep"
 )
 
@@ -97,85 +93,43 @@ the limit: the cases running finish, the command names the cases not
 started and exits with an error; rerun with a higher limit to resume.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return errors.New("--out is required: the directory the cases go to")
-			}
 			sh, err := sweep.ParseShard(shardSpec)
 			if err != nil {
 				return err
 			}
-			if workers < 0 {
-				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
+			rc := sweep.RunConfig{Dir: out, Workers: workers}
+			if cmd.Flags().Changed("cost-limit") {
+				rc.CostLimit = &costLimit
+			}
+			if err := rc.Validate(); err != nil { // before the models are built
+				return err
 			}
 			s, m, closer, err := loadSweep(args[0], sh)
 			if err != nil {
 				return err
 			}
 			defer closer()
-			e := s.Experiment
-			if !cmd.Flags().Changed("workers") {
-				workers = e.Run.Workers
-			}
-			if workers == 0 {
-				workers = runtime.NumCPU()
-				if e.WithLLM() { // cases wait on the model: keep the endpoint busy
-					workers = max(workers, m.Concurrency)
-				}
-			}
-			if costLimit < 0 || math.IsNaN(costLimit) || math.IsInf(costLimit, 0) {
-				return fmt.Errorf("--cost-limit: want an amount of US dollars from 0 (got %v)", costLimit)
-			}
-			if err := sweep.Mark(out, e, sh, s.Cases(), len(s.IDs)); err != nil {
-				return err
-			}
-			var budget *sweep.Budget
-			if cmd.Flags().Changed("cost-limit") {
-				est, err := s.Estimate(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if budget, err = s.NewBudget(costLimit, est, out); err != nil {
-					return err
-				}
-			}
-			// Failed attempts go to the ledger before the budget hears of
-			// them; a case's rerun replaces its failed/<id>/.
-			var admit func(int) bool
-			if budget != nil {
-				admit = budget.Admit
-			}
-			rec, err := s.NewRecorder(out, budget)
+			run, err := s.Start(cmd.Context(), rc, m)
 			if err != nil {
 				return err
 			}
 			var runErr error
 			if s.Des != nil {
-				keys, err := e.DesGroupBy()
+				keys, err := s.Experiment.DesGroupBy()
 				if err != nil {
 					return err
 				}
-				opt := harness.SuiteRunOptions{Options: suiterun.Options{Workers: workers, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}, GroupBy: keys}
-				runErr = runSuite(cmd, s.Des, out, opt, m.Status)
+				runErr = runSuite(cmd, s.Des, out, harness.SuiteRunOptions{Options: run.Options, GroupBy: keys}, m.Status)
 			} else {
-				opt := suite.RunOptions{Workers: workers, Admit: admit, Ended: rec.Ended, Leftover: rec.Leftover}
-				runErr = runSiloSuite(cmd, s.Silo, out, opt, m.Status)
+				runErr = runSiloSuite(cmd, s.Silo, out, run.Options, m.Status)
 			}
-			if err := s.WriteCosts(cmd.OutOrStdout(), out); err != nil {
-				return err
-			}
-			if err := rec.Err(); err != nil {
-				return err
-			}
-			if budget != nil && budget.Stopped() {
-				return budget.Refusal(cmd.ErrOrStderr())
-			}
-			return runErr
+			return run.Finish(cmd.OutOrStdout(), cmd.ErrOrStderr(), runErr)
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&out, "out", "", "suite directory of this run or shard (required)")
 	f.StringVar(&shardSpec, "shard", "", "run only shard i/N: the cases at positions i, i+N, i+2N, … (i from 0 to N-1)")
-	f.IntVar(&workers, "workers", 0, "cases run at once (default: the file's run.workers, else the number of CPUs)")
+	f.IntVar(&workers, "workers", 0, "cases run at once (0, the default: the file's run.workers, else the number of CPUs)")
 	f.Float64Var(&costLimit, "cost-limit", 0, "US dollars: start no model-backed case once the money spent in --out plus the estimates of the running cases and of that case would exceed it (unset: no limit)")
 	return c
 }
