@@ -288,3 +288,29 @@ func entries(dir string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// ExperimentOfDirs returns the experiment recorded in the sweep
+// directories dirs (the --out of sweep run, one or several shards), which
+// must all hold the same one. A directory without a marker is an error
+// wrapping os.ErrNotExist.
+func ExperimentOfDirs(dirs []string) (*Experiment, error) {
+	var first *Marker
+	for _, d := range dirs {
+		m, err := ReadMarker(d)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a sweep directory (no %s): give the directories sweep run wrote: %w", d, MarkerFile, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if first == nil {
+			first = m
+		} else if m.ExperimentID != first.ExperimentID {
+			return nil, fmt.Errorf("%s and %s hold different experiments: give the directories of one experiment", dirs[0], d)
+		}
+	}
+	if first == nil {
+		return nil, errors.New("no sweep directory given")
+	}
+	return first.ExperimentOf()
+}

@@ -205,25 +205,10 @@ is called.`,
 				}
 				served = served || found
 			}
-			var first *sweep.Marker
-			for _, d := range dirs {
-				m, err := sweep.ReadMarker(d)
-				if errors.Is(err, os.ErrNotExist) && served {
-					return nil // a serve directory before its first case is stored
-				}
-				if errors.Is(err, os.ErrNotExist) {
-					return fmt.Errorf("%s is not a sweep directory (no %s): give the --out directories of sweep run", d, sweep.MarkerFile)
-				}
-				if err != nil {
-					return err
-				}
-				if first == nil {
-					first = m
-				} else if m.ExperimentID != first.ExperimentID {
-					return fmt.Errorf("%s and %s hold different experiments: give the directories of one experiment", dirs[0], d)
-				}
+			e, err := sweep.ExperimentOfDirs(dirs)
+			if errors.Is(err, os.ErrNotExist) && served {
+				return nil // a serve directory before its first case is stored
 			}
-			e, err := first.ExperimentOf()
 			if err != nil {
 				return err
 			}
