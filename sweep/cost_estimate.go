@@ -8,6 +8,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/suite"
 )
 
@@ -127,7 +128,7 @@ func (s *Suite) caseModels() [][2]string {
 	}
 	for _, c := range s.Silo.Cases {
 		label := ""
-		if c.Players.Kind == suite.AgentLLM && c.Players.LLM != nil {
+		if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
 			label = c.Players.LLM.Name
 			if label == "" {
 				label = c.Players.LLM.Model
@@ -148,7 +149,7 @@ func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
 	if s.Silo != nil {
 		for _, c := range s.Silo.Cases {
 			ce := CaseEstimate{ID: c.ID}
-			if c.Players.Kind == suite.AgentLLM && c.Players.LLM != nil {
+			if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
 				m := models[labelOf(c.Players.LLM)]
 				ce.Model = m.Label()
 				ce.Calls, ce.Bound = int64(c.N)*int64(c.Limits.MaxRounds), true
@@ -219,7 +220,7 @@ func siloFirstPrompt(c suite.Case) int64 {
 }
 
 // labelOf is an LLM agent's model label: its name, else its model.
-func labelOf(l *suite.LLMAgent) string {
+func labelOf(l *play.LLMAgent) string {
 	if l.Name != "" {
 		return l.Name
 	}

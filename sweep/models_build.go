@@ -11,6 +11,7 @@ import (
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/suite"
 )
 
@@ -45,7 +46,7 @@ type ModelSet struct {
 
 // BuildModels builds the model-backed controllers or agents of e with
 // the libraries' own configurations (llmctl.MakerConfig,
-// suite.LLMConfig): one per entry of its models list (or its llm
+// play.LLMConfig): one per entry of its models list (or its llm
 // section) and, for des, per framework. The models share one response
 // cache; the closer releases it. Errors name the experiment's field.
 func BuildModels(e *Experiment, o ModelOptions) (*ModelSet, func(), error) {
@@ -120,7 +121,7 @@ func BuildModels(e *Experiment, o ModelOptions) (*ModelSet, func(), error) {
 			set.Concurrency += m.Limits.Concurrency
 			continue
 		}
-		agent, err := suite.NewLLMAgent(suite.LLMConfig{Model: m, Options: o2, ToolFormat: shared.ToolFormat,
+		agent, err := play.NewLLMAgent(play.LLMConfig{Model: m, Options: o2, ToolFormat: shared.ToolFormat,
 			Scaffold: strings.Join(shared.Scaffold, ","), ContextBudget: shared.ContextBudget,
 			ReplyReserve: shared.ReplyReserve, MaxModelFailures: llmagent.DefaultMaxModelFailures})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/suiterun"
 )
@@ -16,7 +17,7 @@ import (
 // silo, one LLM agent configuration per model.
 type Models struct {
 	DesMakers []harness.ControllerMaker
-	SiloLLMs  []*suite.LLMAgent
+	SiloLLMs  []*play.LLMAgent
 }
 
 // Suite is an experiment resolved by its benchmark's suite: every case,

@@ -23,7 +23,7 @@ import (
 
 // optionFlags are the flags that set a library option: the fields of
 // des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options,
-// llm.Config and llm.Spec, des/llmctl.MakerConfig and silo/suite.LLMConfig. Nil for an option no flag sets.
+// llm.Config and llm.Spec, des/llmctl.MakerConfig and silo/play.LLMConfig. Nil for an option no flag sets.
 func optionFlags(option string) []string {
 	switch option {
 	case "Suite":

@@ -15,12 +15,12 @@ import (
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/llmagent"
-	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/silo/play"
 )
 
 // modelFlags are the model-layer flags shared by every command that calls
 // a model (docs/llm.md): they fill an llm.Spec and llm.Options, which the
-// libraries check (llmctl.MakerConfig, suite.LLMConfig).
+// libraries check (llmctl.MakerConfig, play.LLMConfig).
 type modelFlags struct {
 	spec      llm.Spec
 	cachePath string
@@ -174,7 +174,7 @@ func (f *llmFlags) maker() (*llmctl.Maker, func(), error) {
 
 // siloLLMFlags are the flags of LLM agents (--agent llm) on silo run and
 // silo suite: the model layer's flags plus the agent's own, filling a
-// suite.LLMConfig.
+// play.LLMConfig.
 type siloLLMFlags struct {
 	modelFlags
 	toolFormat, scaffold string
@@ -185,7 +185,7 @@ type siloLLMFlags struct {
 
 func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 	f.modelFlags.register(fs, "model name (with --agent llm)", 0, "maximum output tokens per model call (0: the server's default)")
-	fs.StringVar(&f.toolFormat, "tool-format", suite.ToolFormatXML, "how agents call tools: xml (the published <tool_call> format) or native (function calling)")
+	fs.StringVar(&f.toolFormat, "tool-format", play.ToolFormatXML, "how agents call tools: xml (the published <tool_call> format) or native (function calling)")
 	fs.StringVar(&f.scaffold, "scaffold", "none", "prompt scaffolds (comma list): planning, reminders, scratchpad, no-topology-hint")
 	fs.Int64Var(&f.contextBudget, "context-budget", 0, "tokens per agent prompt; older turns are dropped to fit (0: full history, as published)")
 	fs.Int64Var(&f.replyReserve, "reply-reserve", llmagent.DefaultReplyReserve, "tokens kept free for the reply under --context-budget")
@@ -194,14 +194,14 @@ func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 
 // agent builds the LLM agents' configuration if agents (a comma list of
 // agent kinds) names llm; nil otherwise. The closer releases the cache.
-func (f *siloLLMFlags) agent(agents string) (*suite.LLMAgent, func(), error) {
-	if !slices.Contains(splitList(agents), suite.AgentLLM) {
+func (f *siloLLMFlags) agent(agents string) (*play.LLMAgent, func(), error) {
+	if !slices.Contains(splitList(agents), play.AgentLLM) {
 		if err := f.onlyWith(false, "--agent does not include llm"); err != nil {
 			return nil, nil, err
 		}
 		return nil, func() {}, nil
 	}
-	cfg := suite.LLMConfig{Model: f.spec, ToolFormat: f.toolFormat, Scaffold: f.scaffold,
+	cfg := play.LLMConfig{Model: f.spec, ToolFormat: f.toolFormat, Scaffold: f.scaffold,
 		ContextBudget: f.contextBudget, ReplyReserve: f.replyReserve, MaxModelFailures: f.maxModelFailures}
 	if err := cfg.Validate(); err != nil { // before the cache is opened
 		return nil, nil, err
@@ -211,7 +211,7 @@ func (f *siloLLMFlags) agent(agents string) (*suite.LLMAgent, func(), error) {
 		return nil, nil, err
 	}
 	cfg.Model, cfg.Options = spec, o
-	a, err := suite.NewLLMAgent(cfg)
+	a, err := play.NewLLMAgent(cfg)
 	if err != nil {
 		closer()
 		return nil, nil, err

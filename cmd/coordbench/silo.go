@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
-	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/silo/task"
 )
 
@@ -125,7 +125,7 @@ func siloRunCmd() *cobra.Command {
 	var f siloFlags
 	var lf siloLLMFlags
 	var protocol, agent, out string
-	var lim suite.Limits
+	var lim play.Limits
 	var msgFormat string
 	var force bool
 	c := &cobra.Command{
@@ -155,7 +155,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 				return err
 			}
 			protocol, msgFormat = canon(protocol, "p2p", "broadcast", "sfs"), canon(msgFormat, "str", "json")
-			agent = canon(agent, slices.Concat(round.TeamNames, []string{suite.AgentLLM})...)
+			agent = canon(agent, slices.Concat(round.TeamNames, []string{play.AgentLLM})...)
 			p := proto.Protocol(protocol)
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
@@ -168,10 +168,10 @@ to --out when it ends. An --out that exists and is not empty is refused;
 				return err
 			}
 			defer closer()
-			players := suite.Players{Kind: agent, LLM: llmAgent}
-			if agent != suite.AgentLLM {
+			players := play.Players{Kind: agent, LLM: llmAgent}
+			if agent != play.AgentLLM {
 				if _, err := round.NewTeamByName(agent, in.N); err != nil {
-					return fmt.Errorf("--agent: %w (or %s)", err, suite.AgentLLM)
+					return fmt.Errorf("--agent: %w (or %s)", err, play.AgentLLM)
 				}
 			}
 			if out == "" {
@@ -181,7 +181,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 			if err != nil {
 				return err
 			}
-			res, _, err := suite.RunInto(cmd.Context(), in, p, players, lim, ro.tmp)
+			res, _, err := play.Run(cmd.Context(), in, p, players, lim, ro.tmp)
 			if err != nil {
 				ro.discard()
 				return err
@@ -216,9 +216,9 @@ to --out when it ends. An --out that exists and is not empty is refused;
 
 // siloRunName is the default directory name of a silo run: everything that
 // tells two runs apart: task, N, protocol, agents (with the model and its
-// settings: suite.Players.Label), mode, seed, and the limits that differ
+// settings: play.Players.Label), mode, seed, and the limits that differ
 // from their defaults.
-func siloRunName(in *task.Instance, protocol string, players suite.Players, lim suite.Limits) string {
+func siloRunName(in *task.Instance, protocol string, players play.Players, lim play.Limits) string {
 	name := fmt.Sprintf("silo_%s_n%d_%s_%s_%s_s%d", in.Task.ID, in.N, protocol, players.Label(), in.Mode, in.Seed)
 	if lim.MaxRounds != round.DefaultMaxRounds {
 		name += fmt.Sprintf("_r%d", lim.MaxRounds)

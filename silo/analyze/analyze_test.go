@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/suite"
 )
@@ -32,7 +33,7 @@ func craft(t *testing.T, dir string, p proto.Protocol, rounds [][]call, agents [
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	st, err := proto.Open(filepath.Join(dir, suite.FileDB), p, len(agents), proto.Options{})
+	st, err := proto.Open(filepath.Join(dir, play.FileDB), p, len(agents), proto.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func craft(t *testing.T, dir string, p proto.Protocol, rounds [][]call, agents [
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, suite.FileResult), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, play.FileResult), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -368,23 +369,23 @@ func TestErrors(t *testing.T) {
 	os.MkdirAll(filepath.Join(emptySuite, suite.RunsDir), 0o755)
 
 	noDB := good("nodb")
-	os.Remove(filepath.Join(noDB, suite.FileDB))
+	os.Remove(filepath.Join(noDB, play.FileDB))
 	badJSON := good("badjson")
-	os.WriteFile(filepath.Join(badJSON, suite.FileResult), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(badJSON, play.FileResult), []byte("{"), 0o644)
 	wrongN := good("wrongn")
-	os.WriteFile(filepath.Join(wrongN, suite.FileResult), []byte(`{"task":"I-01","protocol":"p2p","n":3,"agents":[{},{},{}]}`), 0o644)
+	os.WriteFile(filepath.Join(wrongN, play.FileResult), []byte(`{"task":"I-01","protocol":"p2p","n":3,"agents":[{},{},{}]}`), 0o644)
 	wrongProto := good("wrongproto")
-	os.WriteFile(filepath.Join(wrongProto, suite.FileResult), []byte(`{"task":"I-01","protocol":"sfs","n":2,"agents":[{},{}]}`), 0o644)
+	os.WriteFile(filepath.Join(wrongProto, play.FileResult), []byte(`{"task":"I-01","protocol":"sfs","n":2,"agents":[{},{}]}`), 0o644)
 	hugeN := good("hugen")
-	os.WriteFile(filepath.Join(hugeN, suite.FileResult), []byte(`{"task":"I-01","protocol":"p2p","n":100000,"agents":[]}`), 0o644)
+	os.WriteFile(filepath.Join(hugeN, play.FileResult), []byte(`{"task":"I-01","protocol":"p2p","n":100000,"agents":[]}`), 0o644)
 	badLabel := good("badcorrect")
-	os.WriteFile(filepath.Join(badLabel, suite.FileResult), []byte(`{"task":"I-01","protocol":"p2p","n":2,"agents":[{"correct":"yes"},{}]}`), 0o644)
+	os.WriteFile(filepath.Join(badLabel, play.FileResult), []byte(`{"task":"I-01","protocol":"p2p","n":2,"agents":[{"correct":"yes"},{}]}`), 0o644)
 	notDB := good("notdb")
-	os.WriteFile(filepath.Join(notDB, suite.FileDB), []byte("not a database"), 0o644)
+	os.WriteFile(filepath.Join(notDB, play.FileDB), []byte("not a database"), 0o644)
 	suiteBad := filepath.Join(base, "suitebad")
 	os.MkdirAll(filepath.Join(suiteBad, suite.RunsDir), 0o755)
 	os.Rename(good("tmp"), filepath.Join(suiteBad, suite.RunsDir, "case1"))
-	os.Remove(filepath.Join(suiteBad, suite.RunsDir, "case1", suite.FileDB))
+	os.Remove(filepath.Join(suiteBad, suite.RunsDir, "case1", play.FileDB))
 
 	for _, c := range []struct{ dir, want string }{
 		{filepath.Join(base, "missing"), "no such file"},

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/silo/task"
 	"github.com/coordbench/coordbench/suiterun"
@@ -72,14 +73,14 @@ func runDirs(dir string, maxRuns int) ([]string, bool, error) {
 	} else if !st.IsDir() {
 		return nil, false, fmt.Errorf("%s: not a directory", dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, suite.FileResult)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, play.FileResult)); err == nil {
 		return []string{dir}, false, nil
 	}
 	runs := filepath.Join(dir, suite.RunsDir)
 	st, err := os.Stat(runs)
 	if err != nil || !st.IsDir() {
 		return nil, false, fmt.Errorf("%s: neither a run directory (no %s) nor a suite directory (no %s/); "+
-			"give a directory written by \"silo run --out\" or \"silo suite --out\"", dir, suite.FileResult, suite.RunsDir)
+			"give a directory written by \"silo run --out\" or \"silo suite --out\"", dir, play.FileResult, suite.RunsDir)
 	}
 	entries, err := os.ReadDir(runs)
 	if err != nil {
@@ -121,7 +122,7 @@ type resultFile struct {
 // loadRun reads one run directory: result.json, manifest.json if present,
 // and run.db.
 func loadRun(dir string) (Run, error) {
-	rf, err := readResult(filepath.Join(dir, suite.FileResult))
+	rf, err := readResult(filepath.Join(dir, play.FileResult))
 	if err != nil {
 		return Run{}, err
 	}
@@ -139,13 +140,13 @@ func loadRun(dir string) (Run, error) {
 	for i, a := range rf.Agents {
 		o, err := outcomeOf(a)
 		if err != nil {
-			return Run{}, fmt.Errorf("%s: agent %d: %w", filepath.Join(dir, suite.FileResult), i, err)
+			return Run{}, fmt.Errorf("%s: agent %d: %w", filepath.Join(dir, play.FileResult), i, err)
 		}
 		r.Agents = append(r.Agents, o)
 	}
-	db := filepath.Join(dir, suite.FileDB)
+	db := filepath.Join(dir, play.FileDB)
 	if _, err := os.Stat(db); err != nil {
-		return Run{}, fmt.Errorf("%s: no %s (every finished run has its run database): %w", dir, suite.FileDB, err)
+		return Run{}, fmt.Errorf("%s: no %s (every finished run has its run database): %w", dir, play.FileDB, err)
 	}
 	g, err := readGraph(db, r.Protocol, r.N)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/play"
 )
 
 // scripted is a small deterministic model: every agent broadcasts (or
@@ -51,7 +52,7 @@ func llmOptions(t *testing.T, url string, cache *llm.Cache, mode string, sc llma
 	}
 	cfg := c.Config()
 	return Options{Tasks: "I-01,II-12", Agents: "3", Protocols: "all", Agent: "llm,reference", Seeds: "1-2", MaxRounds: 10,
-		LLM: &LLMAgent{Config: llmagent.Config{Model: c, Scaffold: sc}, Model: cfg.Model, BaseURL: cfg.BaseURL}}
+		LLM: &play.LLMAgent{Config: llmagent.Config{Model: c, Scaffold: sc}, Model: cfg.Model, BaseURL: cfg.BaseURL}}
 }
 
 // files returns the suite directory's files (relative path → bytes),
@@ -65,7 +66,7 @@ func files(t *testing.T, dir string) map[string][]byte {
 			return err
 		}
 		base := filepath.Base(p)
-		if base == llmagent.FileTiming || strings.HasPrefix(base, FileDB) || base == atomicfs.LockFile {
+		if base == llmagent.FileTiming || strings.HasPrefix(base, play.FileDB) || base == atomicfs.LockFile {
 			return nil
 		}
 		b, err := os.ReadFile(p)

@@ -5,14 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
-	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
 	"github.com/coordbench/coordbench/suiterun"
@@ -51,6 +49,31 @@ type Manifest struct {
 	LLM *LLMManifest `json:"llm,omitempty"`
 }
 
+// LLMManifest is the LLM part of a run's manifest.
+type LLMManifest struct {
+	Name          string            `json:"name,omitempty"`
+	Model         string            `json:"model"`
+	BaseURL       string            `json:"base_url"`
+	Temperature   float64           `json:"temperature"`
+	MaxTokens     int               `json:"max_tokens"`
+	Seed          *int64            `json:"seed,omitempty"`
+	ToolFormat    string            `json:"tool_format"` // xml or native
+	Scaffold      llmagent.Scaffold `json:"scaffold"`
+	ContextBudget int64             `json:"context_budget"`
+	ReplyReserve  int64             `json:"reply_reserve"`
+}
+
+// llmManifest is the manifest entry of the LLM agents l.
+func llmManifest(l *play.LLMAgent) *LLMManifest {
+	c := l.Config
+	if c.ReplyReserve == 0 {
+		c.ReplyReserve = llmagent.DefaultReplyReserve
+	}
+	return &LLMManifest{Name: l.Name, Model: l.Model, BaseURL: l.BaseURL, Temperature: l.Temperature, MaxTokens: l.MaxTokens,
+		Seed: l.Seed, ToolFormat: l.ToolFormat(), Scaffold: c.Scaffold, ContextBudget: c.ContextBudget,
+		ReplyReserve: c.ReplyReserve}
+}
+
 // resultFormat counts the changes of result.json's fields that a resumed
 // suite must not mix with older runs (1: P_paper, partial_paper).
 const resultFormat = 1
@@ -58,9 +81,9 @@ const resultFormat = 1
 func manifestOf(c Case) Manifest {
 	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, TaskRevision: c.Task.Revision, N: c.N, Mode: c.Mode,
 		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
-		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.format()), ResultFormat: resultFormat, MergedFrom: c.MergedFrom}
-	if c.Players.Kind == AgentLLM && c.Players.LLM != nil {
-		m.LLM = c.Players.LLM.manifest()
+		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.Format()), ResultFormat: resultFormat, MergedFrom: c.MergedFrom}
+	if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
+		m.LLM = llmManifest(c.Players.LLM)
 	}
 	return m
 }
@@ -104,10 +127,10 @@ func configOf(s *Suite) Config {
 		c.Baseline = "none"
 	}
 	if ms := o.llms(); len(ms) == 1 {
-		c.LLM = ms[0].manifest()
+		c.LLM = llmManifest(ms[0])
 	} else {
 		for _, l := range ms {
-			c.LLMs = append(c.LLMs, l.manifest())
+			c.LLMs = append(c.LLMs, llmManifest(l))
 		}
 	}
 	for _, cs := range s.Cases {
@@ -195,66 +218,6 @@ func report(s *Suite, dir string, r *suiterun.Report[*round.Result]) *Report {
 	return rep
 }
 
-// RunInto plays one run of instance in with the given players into dir
-// (which must exist and hold no run): the run database (FileDB), the
-// tool-call log (FileCalls), for LLM agents the turn log (turns.jsonl,
-// timing.jsonl), and result.json (FileResult), whose bytes it returns with
-// the result. coordbench silo run and every suite case use it.
-func RunInto(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (res *round.Result, b []byte, err error) {
-	agents, team, err := players.team(in, p, dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if team != nil {
-		// A run that fails keeps the turns it made, and their usage, in
-		// its partial turn log; a log that could not be written is said,
-		// since the usage read from it falls short.
-		defer func() {
-			if cerr := team.CloseJournal(); cerr != nil && err != nil {
-				err = errors.Join(err, fmt.Errorf("the partial turn log: %w", cerr))
-			}
-		}()
-	}
-	writeLog := func(st *proto.Store) error {
-		if team != nil {
-			if err := team.WriteLogs(dir, st); err != nil {
-				return err
-			}
-		}
-		entries, err := st.Log()
-		if err != nil {
-			return err
-		}
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		for i := range entries {
-			if err := enc.Encode(&entries[i]); err != nil {
-				return err
-			}
-		}
-		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
-	}
-	res, err = round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
-		Options: proto.Options{MessageFormat: lim.format()},
-		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
-	if err != nil {
-		return nil, nil, err
-	}
-	b = atomicfs.MarshalLine(res)
-	if err := os.WriteFile(filepath.Join(dir, FileResult), b, 0o644); err != nil {
-		return nil, nil, err
-	}
-	return res, b, nil
-}
-
-// format is the message format, the default filled in.
-func (l Limits) format() proto.MessageFormat {
-	if l.MessageFormat == "" {
-		return proto.FormatStr
-	}
-	return l.MessageFormat
-}
-
 // runCase runs one case into dir and writes its manifest.
 func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 	in, err := InstanceOf(c)
@@ -267,7 +230,7 @@ func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 		l.Config.AbortOnModelError = true
 		players.LLM = &l
 	}
-	res, b, err := RunInto(ctx, in, c.Protocol, players, c.Limits, dir)
+	res, b, err := play.Run(ctx, in, c.Protocol, players, c.Limits, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -310,12 +273,12 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 	if !sameManifest(man, want) {
 		return CaseResult{}, false
 	}
-	for _, f := range []string{FileDB, FileCalls} {
+	for _, f := range []string{play.FileDB, play.FileCalls} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			return CaseResult{}, false
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, FileResult))
+	b, err := os.ReadFile(filepath.Join(dir, play.FileResult))
 	if err != nil || sha(b) != man.ResultSHA256 {
 		return CaseResult{}, false
 	}

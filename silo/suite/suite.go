@@ -3,13 +3,13 @@
 // written atomically, resumable, with a per-run summary and aggregate
 // tables (S, P, D by level × N × protocol, and RCC against the N = 1
 // baseline). Resume, the worker pool, interruptions and failed cases are
-// package suiterun's, shared with the scheduling benchmark's suites; this
+// package suiterun's, shared with the scheduling benchmark's suites; one
+// run is package play's (the same code as coordbench silo run); this
 // package says what a case is, how it runs and how a finished one is
 // recognised (its manifest).
 package suite
 
 import (
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/internal/seeds"
+	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
@@ -28,9 +29,6 @@ import (
 // Files and directories of a suite directory.
 const (
 	RunsDir         = suiterun.SiloCasesDir
-	FileResult      = "result.json"
-	FileDB          = "run.db"
-	FileCalls       = "calls.jsonl"
 	FileManifest    = "manifest.json"
 	FileSummary     = suiterun.SiloSummaryFile
 	FileAggregate   = "aggregate.csv"
@@ -42,9 +40,9 @@ const (
 	FileConfig = suiterun.SiloConfigFile
 )
 
-// ErrNoModel: agent kind AgentLLM was asked for without a model
-// (Options.LLM, Players.LLM).
-var ErrNoModel = errors.New(AgentLLM + " needs a model")
+// LLMWorkers is the default number of runs at once with LLM agents: their
+// runs wait on the model, not on the CPU.
+const LLMWorkers = 8
 
 // Agents are the agent kinds a suite can run.
 var Agents = round.TeamNames
@@ -80,10 +78,10 @@ type Options struct {
 	// NoBaseline: add no baseline runs.
 	NoBaseline bool
 	// LLM configures agent kind "llm" (required when Agent lists it).
-	LLM *LLMAgent
+	LLM *play.LLMAgent
 	// LLMs, if set, replace LLM: agent kind "llm" runs once per entry, in
 	// order (an experiment's models). Their labels must differ.
-	LLMs []*LLMAgent
+	LLMs []*play.LLMAgent
 }
 
 // Baselines of RCC (Options.Baseline).
@@ -98,22 +96,14 @@ type Case struct {
 	Task     *task.Task
 	N        int
 	Protocol proto.Protocol
-	Agent    string // the agent label (Players.Label): reference, tree, chain, llm-<model>[+…]
-	Players  Players
+	Agent    string // the agent label (play.Players.Label): reference, tree, chain, llm-<model>[+…]
+	Players  play.Players
 	Mode     string
 	Seed     uint64 // 0 in official mode
-	Limits   Limits
+	Limits   play.Limits
 	// MergedFrom is k for a merged baseline run (N = 1 on the merged data
 	// of the N = k instance of this mode and seed; task.Merged), else 0.
 	MergedFrom int
-}
-
-// Limits are the round and per-turn caps of a run, and the message format
-// of its protocol ("" is the published str conversion).
-type Limits struct {
-	MaxRounds       int
-	MaxCallsPerTurn int
-	MessageFormat   proto.MessageFormat
 }
 
 // Suite is a resolved suite: its cases in a fixed order.
@@ -229,18 +219,18 @@ func Resolve(opt Options) (*Suite, error) {
 	}
 	var agents []string
 	for _, a := range split(opt.Agent) {
-		if !slices.Contains(Agents, a) && a != AgentLLM {
-			return nil, opterr.New("Agent", "want %s or %s (got %q)", strings.Join(Agents, ", "), AgentLLM, a)
+		if !slices.Contains(Agents, a) && a != play.AgentLLM {
+			return nil, opterr.New("Agent", "want %s or %s (got %q)", strings.Join(Agents, ", "), play.AgentLLM, a)
 		}
-		if a == AgentLLM {
+		if a == play.AgentLLM {
 			models := opt.llms()
 			if len(models) == 0 {
-				return nil, &opterr.Error{Option: "Agent", Err: ErrNoModel, See: []string{"LLM"}}
+				return nil, &opterr.Error{Option: "Agent", Err: play.ErrNoModel, See: []string{"LLM"}}
 			}
 			labels := map[string]bool{}
 			for _, l := range models {
 				if l == nil || l.Config.Model == nil {
-					return nil, &opterr.Error{Option: "Agent", Err: ErrNoModel, See: []string{"LLM"}}
+					return nil, &opterr.Error{Option: "Agent", Err: play.ErrNoModel, See: []string{"LLM"}}
 				}
 				if labels[l.Label()] {
 					return nil, opterr.New("LLM", "two models share the agent label %q: give them different names", l.Label())
@@ -282,11 +272,11 @@ func Resolve(opt Options) (*Suite, error) {
 		mode, nSeeds := modeOf(size)
 		for _, p := range protos {
 			for _, a := range agents {
-				players := []Players{{Kind: a}}
-				if a == AgentLLM {
+				players := []play.Players{{Kind: a}}
+				if a == play.AgentLLM {
 					players = nil
 					for _, l := range opt.llms() {
-						players = append(players, Players{Kind: a, LLM: l})
+						players = append(players, play.Players{Kind: a, LLM: l})
 					}
 				}
 				for _, pl := range players {
@@ -294,7 +284,7 @@ func Resolve(opt Options) (*Suite, error) {
 						s.Cases = append(s.Cases, Case{
 							ID: CaseID(t.ID, n, p, pl.Label(), mode, seed, mergedFrom), Task: t, N: n, Protocol: p,
 							Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
-							Limits:     Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
+							Limits:     play.Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
 							MergedFrom: mergedFrom,
 						})
 					}
@@ -314,12 +304,12 @@ func Resolve(opt Options) (*Suite, error) {
 }
 
 // llms are the models of agent kind "llm": LLMs, else LLM.
-func (o Options) llms() []*LLMAgent {
+func (o Options) llms() []*play.LLMAgent {
 	if len(o.LLMs) > 0 {
 		return o.LLMs
 	}
 	if o.LLM != nil {
-		return []*LLMAgent{o.LLM}
+		return []*play.LLMAgent{o.LLM}
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/silo/play"
 )
 
 func readCSV(t *testing.T, path string) [][]string {
@@ -93,7 +95,7 @@ func TestSuite(t *testing.T) {
 		if r[sc["P_paper_crashes"]] != "0" {
 			w.crashed++
 		}
-		if _, err := os.Stat(filepath.Join(dir, RunsDir, r[0], FileDB)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, RunsDir, r[0], play.FileDB)); err != nil {
 			t.Errorf("%s: %v", r[0], err)
 		}
 	}
@@ -138,7 +140,7 @@ func TestSuite(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, f))
 		before[f] = string(b)
 	}
-	resBefore, _ := os.ReadFile(filepath.Join(dir, RunsDir, s.Cases[7].ID, FileResult))
+	resBefore, _ := os.ReadFile(filepath.Join(dir, RunsDir, s.Cases[7].ID, play.FileResult))
 	os.MkdirAll(filepath.Join(dir, RunsDir, ".tmp-stale-123"), 0o755)
 	rep, err = Run(context.Background(), s, dir, RunOptions{Workers: 2})
 	if err != nil || rep.Ran != 0 || rep.Skip != len(s.Cases) {
@@ -163,7 +165,7 @@ func TestSuite(t *testing.T) {
 		t.Fatalf("after delete: %v, ran %d", err, rep.Ran)
 	}
 	check()
-	resAfter, _ := os.ReadFile(filepath.Join(dir, RunsDir, s.Cases[7].ID, FileResult))
+	resAfter, _ := os.ReadFile(filepath.Join(dir, RunsDir, s.Cases[7].ID, play.FileResult))
 	if string(resAfter) != string(resBefore) {
 		t.Error("rerun result.json differs")
 	}
@@ -264,7 +266,7 @@ func TestMessageFormatManifest(t *testing.T) {
 		}
 		want := map[string]string{"": "str", "json": "json"}[f]
 		for _, c := range s.Cases {
-			for _, name := range []string{FileManifest, FileResult} {
+			for _, name := range []string{FileManifest, play.FileResult} {
 				var m struct {
 					Format string `json:"message_format"`
 				}

@@ -1,6 +1,7 @@
-package suite
+package play
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -12,13 +13,17 @@ import (
 	"github.com/coordbench/coordbench/silo/task"
 )
 
-// AgentLLM is the agent kind of LLM agents (Options.Agent, Case.Agent).
+// AgentLLM is the agent kind of LLM agents (Players.Kind).
 const AgentLLM = "llm"
 
-// LLMAgent configures the LLM agents of a suite or run: the agent
-// configuration with its model client, and the settings that identify the
-// model's behaviour (recorded in every manifest, so that a suite directory
-// never mixes runs of different models or settings).
+// ErrNoModel: agent kind AgentLLM was asked for without a model
+// (Players.LLM, or a suite's LLM options).
+var ErrNoModel = errors.New(AgentLLM + " needs a model")
+
+// LLMAgent configures the LLM agents of a run: the agent configuration
+// with its model client, and the settings that identify the model's
+// behaviour (a suite records them in every run's manifest, so that a suite
+// directory never mixes runs of different models or settings).
 type LLMAgent struct {
 	Config llmagent.Config // Config.Model is the client
 	// Name, if set, replaces Model in the agents' label (an experiment's
@@ -35,35 +40,13 @@ type LLMAgent struct {
 	stats *llm.Stats // the client's, for Status (NewLLMAgent)
 }
 
-// LLMManifest is the LLM part of a run's manifest.
-type LLMManifest struct {
-	Name          string            `json:"name,omitempty"`
-	Model         string            `json:"model"`
-	BaseURL       string            `json:"base_url"`
-	Temperature   float64           `json:"temperature"`
-	MaxTokens     int               `json:"max_tokens"`
-	Seed          *int64            `json:"seed,omitempty"`
-	ToolFormat    string            `json:"tool_format"` // xml or native
-	Scaffold      llmagent.Scaffold `json:"scaffold"`
-	ContextBudget int64             `json:"context_budget"`
-	ReplyReserve  int64             `json:"reply_reserve"`
-}
-
-func (l *LLMAgent) manifest() *LLMManifest {
-	c := l.Config
-	if c.ReplyReserve == 0 {
-		c.ReplyReserve = llmagent.DefaultReplyReserve
-	}
-	return &LLMManifest{Name: l.Name, Model: l.Model, BaseURL: l.BaseURL, Temperature: l.Temperature, MaxTokens: l.MaxTokens,
-		Seed: l.Seed, ToolFormat: l.toolFormat(), Scaffold: c.Scaffold, ContextBudget: c.ContextBudget,
-		ReplyReserve: c.ReplyReserve}
-}
-
-func (l *LLMAgent) toolFormat() string {
+// ToolFormat is how the agents' tools reach the model: xml (the published
+// tool-call blocks) or native (function calling).
+func (l *LLMAgent) ToolFormat() string {
 	if l.Config.Native {
-		return "native"
+		return ToolFormatNative
 	}
-	return "xml"
+	return ToolFormatXML
 }
 
 // Label names the LLM agents in case ids, summaries and aggregates:

@@ -1,14 +1,10 @@
-package suite
+package play
 
 import (
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/llmagent"
 )
-
-// LLMWorkers is the default number of runs at once with LLM agents: their
-// runs wait on the model, not on the CPU.
-const LLMWorkers = 8
 
 // Tool formats of LLM agents (LLMConfig.ToolFormat).
 const (

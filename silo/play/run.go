@@ -1,0 +1,102 @@
+// Package play plays one SILO-BENCH run into a directory: who plays it
+// (Players: a scripted team by name, or LLM agents with their model), its
+// limits, and the files it leaves (the run database, the tool-call log,
+// result.json, and for LLM agents the turn log). `coordbench silo run`
+// calls Run directly; package suite calls it once per case and adds the
+// manifest that makes a suite resumable.
+//
+// Layers: round runs the synchronous rounds of a team in memory; llmagent
+// builds model-backed teams; this package joins them to files; suite
+// repeats it over a grid of cases.
+package play
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/silo/proto"
+	"github.com/coordbench/coordbench/silo/round"
+	"github.com/coordbench/coordbench/silo/task"
+)
+
+// Files of a run directory (the LLM agents' turn log is
+// llmagent.FileTurns and llmagent.FileTiming).
+const (
+	FileResult = "result.json"
+	FileDB     = "run.db"
+	FileCalls  = "calls.jsonl"
+)
+
+// Limits are the round and per-turn caps of a run, and the message format
+// of its protocol ("" is the published str conversion).
+type Limits struct {
+	MaxRounds       int
+	MaxCallsPerTurn int
+	MessageFormat   proto.MessageFormat
+}
+
+// Format is the message format, the default filled in.
+func (l Limits) Format() proto.MessageFormat {
+	if l.MessageFormat == "" {
+		return proto.FormatStr
+	}
+	return l.MessageFormat
+}
+
+// Run plays one run of instance in with the given players into dir
+// (which must exist and hold no run): the run database (FileDB), the
+// tool-call log (FileCalls), for LLM agents the turn log (turns.jsonl,
+// timing.jsonl), and result.json (FileResult), whose bytes it returns with
+// the result. coordbench silo run and every suite case use it.
+func Run(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (res *round.Result, b []byte, err error) {
+	agents, team, err := players.team(in, p, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if team != nil {
+		// A run that fails keeps the turns it made, and their usage, in
+		// its partial turn log; a log that could not be written is said,
+		// since the usage read from it falls short.
+		defer func() {
+			if cerr := team.CloseJournal(); cerr != nil && err != nil {
+				err = errors.Join(err, fmt.Errorf("the partial turn log: %w", cerr))
+			}
+		}()
+	}
+	writeLog := func(st *proto.Store) error {
+		if team != nil {
+			if err := team.WriteLogs(dir, st); err != nil {
+				return err
+			}
+		}
+		entries, err := st.Log()
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		for i := range entries {
+			if err := enc.Encode(&entries[i]); err != nil {
+				return err
+			}
+		}
+		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
+	}
+	res, err = round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
+		Options: proto.Options{MessageFormat: lim.Format()},
+		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
+	if err != nil {
+		return nil, nil, err
+	}
+	b = atomicfs.MarshalLine(res)
+	if err := os.WriteFile(filepath.Join(dir, FileResult), b, 0o644); err != nil {
+		return nil, nil, err
+	}
+	return res, b, nil
+}
