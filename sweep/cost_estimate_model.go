@@ -12,7 +12,7 @@ import (
 
 // ruleModel is an in-memory model for estimates: it answers every des
 // decision prompt as the rule controller would, and counts calls and
-// tokens as the stub model does (llmctl.Stub). One episode uses it at a
+// tokens as the stub model does (despolicy.Stub). One episode uses it at a
 // time.
 type ruleModel struct {
 	calls, in, out int64

@@ -6,20 +6,24 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm/stubmodel"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 )
 
 func llmCmd() *cobra.Command {
 	c := &cobra.Command{Use: "llm", Short: "Model tools: a stub OpenAI-compatible server for dry runs"}
 	c.AddCommand(llmStubCmd())
 	return c
+}
+
+// stubPolicies are the models coordbench llm stub can play.
+func stubPolicies() stubmodel.Policies {
+	return append(stubmodel.Policies(despolicy.Policies()), silogather.Policy())
 }
 
 func llmStubCmd() *cobra.Command {
@@ -42,22 +46,9 @@ run at it (--llm-base-url http://ADDR/v1) for an offline dry run of the
 whole LLM pipeline before spending money.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var handler http.Handler
-			var served func() string
-			if pol == "silo-gather" {
-				var n atomic.Int64
-				model := gather.Model{Solve: gather.PromptSolver}
-				handler = stubmodel.Handler(func(req stubmodel.ChatRequest) stubmodel.Reply {
-					n.Add(1)
-					return model.Handle(req)
-				})
-				served = func() string { return fmt.Sprintf("%d requests", n.Load()) }
-			} else {
-				s, err := llmctl.NewStub(pol)
-				if err != nil {
-					return fmt.Errorf("--policy: unknown stub policy %q (want builtin, random, faults or silo-gather)", pol)
-				}
-				handler, served = s, func() string { return fmt.Sprint(s.Log()) }
+			handler, served, err := stubPolicies().New(pol)
+			if err != nil {
+				return fmt.Errorf("--policy: %w", err)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 // run executes the CLI in-process with args and returns stdout.
@@ -187,7 +187,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestRunWithStubModel(t *testing.T) {
-	stub, err := llmctl.NewStub("random")
+	stub, err := despolicy.New("random")
 	if err != nil {
 		t.Fatal(err)
 	}

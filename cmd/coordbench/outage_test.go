@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 func statusServer(t *testing.T, code int) *stubmodel.Server {
@@ -178,7 +178,7 @@ func TestSuiteModelOutageFailsAndReruns(t *testing.T) {
 			t.Errorf("%s not reported failed:\n%s", id, out)
 		}
 	}
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

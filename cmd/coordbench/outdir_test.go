@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 // tempsIn lists the temporary run directories left in dir.
@@ -36,7 +36,7 @@ func tempsIn(t *testing.T, dir string) []string {
 // builtinStub is the stub model that answers as the rule controller.
 func builtinStub(t *testing.T) http.Handler {
 	t.Helper()
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

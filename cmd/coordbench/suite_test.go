@@ -19,7 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 func summaryRows(t *testing.T, dir string) [][]string {
@@ -386,7 +386,7 @@ func TestSuiteResumeAfterKill(t *testing.T) {
 // calls and tokens; the same suite replays offline from the cache with the
 // server stopped, with an identical summary.
 func TestSuiteWithStubModel(t *testing.T) {
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/sweep"
 	"github.com/coordbench/coordbench/sweep/dist"
 )
@@ -35,7 +35,7 @@ type flakyStub struct {
 
 func newFlakyStub(t *testing.T, answers int64) *flakyStub {
 	t.Helper()
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm/stubmodel"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/sweep"
 )
@@ -25,7 +25,7 @@ import (
 // loopback, until the test ends.
 func desStub(t *testing.T) *httptest.Server {
 	t.Helper()
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestSweepTwoModelsCost(t *testing.T) {
 // tokens of each run's turn log; its shards collected give the same
 // summaries and cost files.
 func TestSweepSiloTwoModelsCost(t *testing.T) {
-	srv := stubmodel.NewServer(gather.Model{Solve: gather.PromptSolver}.Handle)
+	srv := stubmodel.NewServer(silogather.Model{Solve: silogather.PromptSolver}.Handle)
 	defer srv.Close()
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "silo.yaml")

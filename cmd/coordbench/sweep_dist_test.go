@@ -21,7 +21,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/sweep"
 	"github.com/coordbench/coordbench/sweep/dist"
 )
@@ -60,7 +60,7 @@ func (s *slowStub) perModel() map[string]int64 {
 
 func newSlowStub(t testing.TB, delay time.Duration) *slowStub {
 	t.Helper()
-	st, err := llmctl.NewStub("builtin")
+	st, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,9 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 	"github.com/coordbench/coordbench/silo/llmagent"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
 	"github.com/coordbench/coordbench/sweep"
 )
 
@@ -26,14 +27,14 @@ import (
 // given, none applied). A replay from the response cache costs nothing
 // and bills no prompt-cached tokens, with the same decisions.jsonl.
 func TestSweepPromptCachedCost(t *testing.T) {
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}
 	stub.PromptCache = true
 	srv := httptest.NewServer(stub)
 	defer srv.Close()
-	perCall := int64(llmctl.StubPromptCached(len(llmctl.SystemPrompt)))
+	perCall := int64(despolicy.PromptCached(len(llmctl.SystemPrompt)))
 	if perCall == 0 {
 		t.Fatal("the system prompt is empty")
 	}
@@ -164,7 +165,7 @@ func TestSweepPromptCachedCost(t *testing.T) {
 // its prompt cache; turns.jsonl records them in each turn's usage and
 // cost.csv prices them at price.cached_input.
 func TestSweepSiloPromptCachedCost(t *testing.T) {
-	model := gather.Model{Solve: gather.PromptSolver}
+	model := silogather.Model{Solve: silogather.PromptSolver}
 	srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
 		r := model.Handle(req)
 		r.Usage = &stubmodel.Usage{PromptTokens: 1000, CompletionTokens: 10, PromptCachedTokens: 600}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 	"github.com/coordbench/coordbench/silo/llmagent"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
 	"github.com/coordbench/coordbench/sweep"
 )
 
@@ -22,7 +22,7 @@ import (
 // (from 1) first and may answer instead (a refusal) or hold it.
 func siloStub(t *testing.T, onCall func(n int64) *stubmodel.Reply) string {
 	t.Helper()
-	model := gather.Model{Solve: gather.PromptSolver}
+	model := silogather.Model{Solve: silogather.PromptSolver}
 	var calls atomic.Int64
 	srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
 		if onCall != nil {

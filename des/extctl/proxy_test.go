@@ -16,9 +16,9 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 const (
@@ -51,7 +51,7 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	t.Setenv(proxyKeyEnv, proxyKey)
 	t.Setenv("OPENAI_API_KEY", proxyKey)                        // a key the runner would otherwise inherit
 	t.Setenv("COORDBENCH_TEST_AUTH_HEADER", "Bearer "+proxyKey) // a variable that contains the key
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestProxyAuditsModelCalls(t *testing.T) {
 	}
 	// The provider's prompt-cache hits: the runner's system message on
 	// every call, in the totals and in the audit lines.
-	perCall := int64(llmctl.StubPromptCached(len(`Reply {"action": N}.`)))
+	perCall := int64(despolicy.PromptCached(len(`Reply {"action": N}.`)))
 	var audited int64
 	for _, a := range e.audits {
 		audited += a.PromptCachedTokens

@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -34,7 +35,7 @@ func (m maker) New(uint64) (coord.Controller, error) {
 // decisions, bounds the wall time. Reports the measured / ideal ratio.
 func BenchmarkSuiteConcurrency(b *testing.B) {
 	const latency, limit = 200 * time.Millisecond, 32
-	stub, _ := llmctl.NewStub("builtin")
+	stub, _ := despolicy.New("builtin")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(latency)
 		stub.ServeHTTP(w, r)

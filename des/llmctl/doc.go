@@ -25,7 +25,6 @@
 //
 // Both see only the benchmark payload; neither reads engine state.
 //
-// The package also serves the stub model (Stub): an OpenAI-compatible
-// handler that answers from the payload in the prompt with a built-in
-// policy, for offline dry runs of a whole LLM pipeline and for tests.
+// The stub model that answers these prompts offline (coordbench llm stub
+// --policy builtin|random|faults) is package llm/stubmodel/despolicy.
 package llmctl

@@ -10,6 +10,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 // A Go program builds and checks the LLM controllers of a run from a
@@ -17,7 +18,7 @@ import (
 // episode with one. Here the model is the stub that answers as the rule
 // controller would.
 func ExampleNewMaker() {
-	stub, _ := llmctl.NewStub("builtin")
+	stub, _ := despolicy.New("builtin")
 	srv := httptest.NewServer(stub)
 	defer srv.Close()
 

@@ -21,6 +21,7 @@ import (
 	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 func plant(t *testing.T, ref string) *factory.Plant {
@@ -33,9 +34,9 @@ func plant(t *testing.T, ref string) *factory.Plant {
 }
 
 // stubServer serves a stub model on loopback.
-func stubServer(t *testing.T, pol string) (*llmctl.Stub, *httptest.Server) {
+func stubServer(t *testing.T, pol string) (*despolicy.Stub, *httptest.Server) {
 	t.Helper()
-	s, err := llmctl.NewStub(pol)
+	s, err := despolicy.New(pol)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,13 @@ import (
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 // A MakerConfig names its bad field; a good one builds controllers whose
 // models, label and settings are the configuration's.
 func TestMakerConfig(t *testing.T) {
-	stub, err := llmctl.NewStub("builtin")
+	stub, err := despolicy.New("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 	"github.com/coordbench/coordbench/silo/llmagent"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
@@ -154,11 +154,11 @@ func labels(res *round.Result) map[int][]string {
 func TestEarlySubmitterIsPremature(t *testing.T) {
 	in := seeded(t, "I-01", 4)
 	h := func(req stubmodel.ChatRequest) stubmodel.Reply {
-		v, ok := gather.ReadView(req)
+		v, ok := silogather.ReadView(req)
 		if !ok {
 			return stubmodel.Text("?")
 		}
-		return gather.Render(v, []gather.Call{{Name: "submit_result", Args: []gather.Arg{{Name: "answer", Value: "-1"}}}})
+		return silogather.Render(v, []silogather.Call{{Name: "submit_result", Args: []silogather.Arg{{Name: "answer", Value: "-1"}}}})
 	}
 	srv := stubmodel.NewServer(h)
 	defer srv.Close()
@@ -323,7 +323,7 @@ func agentOneFails(t *testing.T, fail stubmodel.Reply) (runOut, *stubmodel.Serve
 	in := seeded(t, "I-01", 2)
 	g := gatherModel(in, nil)
 	srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
-		if v, ok := gather.ReadView(req); ok && v.ID == 1 {
+		if v, ok := silogather.ReadView(req); ok && v.ID == 1 {
 			return fail
 		}
 		return g(req)
@@ -430,7 +430,7 @@ func TestToolResultsKeepHTMLCharacters(t *testing.T) {
 	const msg = "x < y & z > w"
 	for _, native := range []bool{false, true} {
 		h := func(req stubmodel.ChatRequest) stubmodel.Reply {
-			v, ok := gather.ReadView(req)
+			v, ok := silogather.ReadView(req)
 			if !ok {
 				return stubmodel.Text("no agent here")
 			}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 	"github.com/coordbench/coordbench/silo/llmagent"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/pyvalue"
 	"github.com/coordbench/coordbench/silo/round"
@@ -25,71 +25,71 @@ import (
 // twoRoundModel plays: round 1, share(v) (then wait); round 2, read what the
 // others shared, then submit(v). silent agents only ever wait.
 type twoRoundModel struct {
-	share  func(v gather.View) (string, bool) // the text to share, or nothing
-	submit func(v gather.View) string         // the answer, as XML text
+	share  func(v silogather.View) (string, bool) // the text to share, or nothing
+	submit func(v silogather.View) string         // the answer, as XML text
 	silent map[int]bool
 	// early: submit in round 1 right after sharing.
 	early bool
 }
 
 func (m twoRoundModel) handle(req stubmodel.ChatRequest) stubmodel.Reply {
-	v, ok := gather.ReadView(req)
+	v, ok := silogather.ReadView(req)
 	if !ok {
 		return stubmodel.Text("no agent here")
 	}
-	wait := gather.Call{Name: "wait"}
+	wait := silogather.Call{Name: "wait"}
 	if m.silent[v.ID] {
-		return gather.Render(v, []gather.Call{wait})
+		return silogather.Render(v, []silogather.Call{wait})
 	}
-	submit := gather.Call{Name: "submit_result", Args: []gather.Arg{{Name: "answer", Value: m.submit(v)}}}
+	submit := silogather.Call{Name: "submit_result", Args: []silogather.Arg{{Name: "answer", Value: m.submit(v)}}}
 	if len(v.Results) > 0 { // round 2: read, then submit
-		return gather.Render(v, append(readCalls(v), submit))
+		return silogather.Render(v, append(readCalls(v), submit))
 	}
-	var calls []gather.Call
+	var calls []silogather.Call
 	if text, ok := m.share(v); ok {
 		calls = shareCalls(v, text)
 	}
 	if m.early {
-		return gather.Render(v, append(calls, submit))
+		return silogather.Render(v, append(calls, submit))
 	}
-	return gather.Render(v, append(calls, wait))
+	return silogather.Render(v, append(calls, wait))
 }
 
 // shareCalls sends text to every other agent under the view's protocol.
-func shareCalls(v gather.View, text string) []gather.Call {
-	content := gather.Arg{Name: "content", Value: text}
+func shareCalls(v silogather.View, text string) []silogather.Call {
+	content := silogather.Arg{Name: "content", Value: text}
 	switch v.Protocol {
 	case "broadcast":
-		return []gather.Call{{Name: "broadcast_message", Args: []gather.Arg{content}}}
+		return []silogather.Call{{Name: "broadcast_message", Args: []silogather.Arg{content}}}
 	case "sfs":
-		return []gather.Call{{Name: "write_file", Args: []gather.Arg{{Name: "path", Value: "agent_" + strconv.Itoa(v.ID)}, content}}}
+		return []silogather.Call{{Name: "write_file", Args: []silogather.Arg{{Name: "path", Value: "agent_" + strconv.Itoa(v.ID)}, content}}}
 	}
-	var out []gather.Call
+	var out []silogather.Call
 	for j := range v.N {
 		if j != v.ID {
-			out = append(out, gather.Call{Name: "send_message", Args: []gather.Arg{{Name: "target_id", Value: strconv.Itoa(j)}, content}})
+			out = append(out, silogather.Call{Name: "send_message", Args: []silogather.Arg{{Name: "target_id", Value: strconv.Itoa(j)}, content}})
 		}
 	}
 	return out
 }
 
 // readCalls reads what the others shared.
-func readCalls(v gather.View) []gather.Call {
+func readCalls(v silogather.View) []silogather.Call {
 	if v.Protocol != "sfs" {
-		return []gather.Call{{Name: "receive_messages"}}
+		return []silogather.Call{{Name: "receive_messages"}}
 	}
-	var out []gather.Call
+	var out []silogather.Call
 	for j := range v.N {
 		if j != v.ID {
-			out = append(out, gather.Call{Name: "read_file", Args: []gather.Arg{{Name: "path", Value: "agent_" + strconv.Itoa(j)}}})
+			out = append(out, silogather.Call{Name: "read_file", Args: []silogather.Arg{{Name: "path", Value: "agent_" + strconv.Itoa(j)}}})
 		}
 	}
 	return out
 }
 
 // localMax is the max of the agent's own I-01 shard, read from its prompt.
-func localMax(v gather.View) int64 {
-	text, _ := gather.PromptShard(v.Prompt)
+func localMax(v silogather.View) int64 {
+	text, _ := silogather.PromptShard(v.Prompt)
 	raw, err := pyvalue.ParseLiteral(text)
 	if err != nil {
 		return 0
@@ -105,9 +105,9 @@ func TestCraftedFailureModes(t *testing.T) {
 	var gold int64
 	json.Unmarshal(in.Expected[0], &gold)
 	wrong := strconv.FormatInt(gold+1, 10)
-	shardText := func(v gather.View) (string, bool) { return gather.PromptShard(v.Prompt) }
-	hi := func(gather.View) (string, bool) { return "hi", true }
-	constant := func(s string) func(gather.View) string { return func(gather.View) string { return s } }
+	shardText := func(v silogather.View) (string, bool) { return silogather.PromptShard(v.Prompt) }
+	hi := func(silogather.View) (string, bool) { return "hi", true }
+	constant := func(s string) func(silogather.View) string { return func(silogather.View) string { return s } }
 
 	all := func(ls ...string) map[int][]string { return map[int][]string{0: ls, 1: ls, 2: ls} }
 	// premature@local: each submits its own shard's max in round 1; the
@@ -133,7 +133,7 @@ func TestCraftedFailureModes(t *testing.T) {
 	}{
 		// none: the gather strategy, computed right.
 		{"none", gatherModel(in, nil), 20, nil, nil},
-		{"premature", twoRoundModel{share: shardText, submit: func(v gather.View) string { return strconv.FormatInt(localMax(v), 10) }, early: true}.handle, 5, local, local},
+		{"premature", twoRoundModel{share: shardText, submit: func(v silogather.View) string { return strconv.FormatInt(localMax(v), 10) }, early: true}.handle, 5, local, local},
 		// computation: every shard reached everyone (its list, delivered
 		// as str() of the typed value), and all agree on a wrong answer.
 		{"computation", twoRoundModel{share: shardText, submit: constant(wrong)}.handle, 5,
@@ -208,8 +208,8 @@ func checkCrafted(t *testing.T, name string, res *round.Result, want, flow map[i
 // Python's str() of it by default, as its JSON text with FormatJSON.
 func TestSharedListArrivesAsStr(t *testing.T) {
 	in := seeded(t, "I-01", 2)
-	m := twoRoundModel{share: func(gather.View) (string, bool) { return `{"max": [1e3, true]}`, true },
-		submit: func(gather.View) string { return "0" }}
+	m := twoRoundModel{share: func(silogather.View) (string, bool) { return `{"max": [1e3, true]}`, true },
+		submit: func(silogather.View) string { return "0" }}
 	for _, f := range []proto.MessageFormat{proto.FormatStr, proto.FormatJSON} {
 		srv := stubmodel.NewServer(m.handle)
 		team, err := llmagent.NewTeam(in, proto.P2P, llmagent.Config{Model: client(t, srv, nil)})

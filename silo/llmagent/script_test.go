@@ -6,24 +6,24 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/llm/stubmodel"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 	"github.com/coordbench/coordbench/silo/task"
 )
 
-// gatherModel is the scripted test model (package gather) with an
+// gatherModel is the scripted test model (package silogather) with an
 // instance as its oracle: an agent whose task prompt does not show its
 // shard of in replies without a call, and agent 0, once it has received
 // every shard intact, takes the instance's gold answers (the model
 // "computes correctly"). wrong, if set, changes agent i's submitted answer.
 func gatherModel(in *task.Instance, wrong func(id int, ans json.RawMessage) json.RawMessage) func(stubmodel.ChatRequest) stubmodel.Reply {
-	m := gather.Model{Solve: instanceSolver(in), Wrong: wrong}
+	m := silogather.Model{Solve: instanceSolver(in), Wrong: wrong}
 	return func(req stubmodel.ChatRequest) stubmodel.Reply {
-		v, ok := gather.ReadView(req)
+		v, ok := silogather.ReadView(req)
 		if !ok {
 			return stubmodel.Text("no agent here")
 		}
 		if !strings.Contains(v.Prompt, in.ShardText(v.ID)) {
-			return gather.Render(v, nil) // not our instance: reply without a call
+			return silogather.Render(v, nil) // not our instance: reply without a call
 		}
 		return m.Handle(req)
 	}

@@ -1,18 +1,20 @@
-package gather_test
+package silogather_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
 	"github.com/coordbench/coordbench/silo/llmagent"
-	"github.com/coordbench/coordbench/silo/llmagent/gather"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
@@ -48,7 +50,7 @@ func playWith(t *testing.T, in *task.Instance, p proto.Protocol, sc llmagent.Sca
 // TestPromptSolverReachesSuccess: the model that computes from the prompt
 // text alone solves every task, at every protocol, through the real agent.
 func TestPromptSolverReachesSuccess(t *testing.T) {
-	m := gather.Model{Solve: gather.PromptSolver}
+	m := silogather.Model{Solve: silogather.PromptSolver}
 	for _, tk := range task.All() {
 		for _, n := range []int{1, 3} {
 			in, err := task.Seeded(tk.ID, n, 1)
@@ -70,7 +72,7 @@ func TestPromptSolverReachesSuccess(t *testing.T) {
 // TestPromptSolverWithScaffolds: the prompt scaffolds (a planning round,
 // reminders, a scratchpad request, no topology hint) do not confuse it.
 func TestPromptSolverWithScaffolds(t *testing.T) {
-	m := gather.Model{Solve: gather.PromptSolver}
+	m := silogather.Model{Solve: silogather.PromptSolver}
 	sc := llmagent.Scaffold{Planning: true, Reminders: true, Scratchpad: true, NoTopologyHint: true}
 	for _, id := range []string{"II-18", "III-25"} {
 		in, err := task.Seeded(id, 3, 1)
@@ -98,13 +100,13 @@ func TestPromptSolverMatchesGold(t *testing.T) {
 			texts := make([]string, n)
 			for i := range texts {
 				p := in.Prompt(i, i%2 == 0)
-				s, ok := gather.PromptShard(p)
+				s, ok := silogather.PromptShard(p)
 				if !ok || s != in.ShardText(i) {
 					t.Fatalf("%s n=%d: PromptShard(agent %d) = %q, %v; want %q", tk.ID, n, i, s, ok, in.ShardText(i))
 				}
 				texts[i] = s
 			}
-			got, err := gather.PromptSolver(prompt, texts)
+			got, err := silogather.PromptSolver(prompt, texts)
 			if err != nil {
 				t.Fatalf("%s n=%d: %v", tk.ID, n, err)
 			}
@@ -124,14 +126,14 @@ func TestSolverErrorsFailHonestly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := gather.Model{Solve: func(prompt string, texts []string) ([]json.RawMessage, error) {
-		return gather.PromptSolver(strings.Replace(prompt, "**Task: Global Max**", "**Task: Something Else**", 1), texts)
+	m := silogather.Model{Solve: func(prompt string, texts []string) ([]json.RawMessage, error) {
+		return silogather.PromptSolver(strings.Replace(prompt, "**Task: Global Max**", "**Task: Something Else**", 1), texts)
 	}}
 	res := play(t, in, proto.Broadcast, false, m.Handle)
 	if res.S != 0 || !res.AllSubmitted {
 		t.Fatalf("S = %v, all submitted %v", res.S, res.AllSubmitted)
 	}
-	if _, err := gather.PromptSolver("no title", []string{"[1]"}); err == nil {
+	if _, err := silogather.PromptSolver("no title", []string{"[1]"}); err == nil {
 		t.Error("a prompt without a title was solved")
 	}
 }
@@ -141,7 +143,7 @@ func TestSolverErrorsFailHonestly(t *testing.T) {
 // (II-12): one shared answer travels once, so messages stay within the
 // protocol's size limit.
 func TestPromptSolverAtScale(t *testing.T) {
-	m := gather.Model{Solve: gather.PromptSolver}
+	m := silogather.Model{Solve: silogather.PromptSolver}
 	for _, id := range []string{"III-24", "II-12"} {
 		in, err := task.Official(id, 100)
 		if err != nil {
@@ -150,5 +152,41 @@ func TestPromptSolverAtScale(t *testing.T) {
 		if res := play(t, in, proto.Broadcast, false, m.Handle); !res.Success || res.CallErrors != 0 {
 			t.Errorf("%s n=100: S = %v, call errors %d", id, res.S, res.CallErrors)
 		}
+	}
+}
+
+// TestPolicyServesAndCounts: the silo-gather stub policy answers through
+// stubmodel.Handler and counts the requests it served.
+func TestPolicyServesAndCounts(t *testing.T) {
+	p := silogather.Policy()
+	if p.Name != "silo-gather" {
+		t.Fatalf("name %q", p.Name)
+	}
+	h, served := p.New()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	in, err := task.Seeded("I-01", 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := llm.New(llm.Config{BaseURL: srv.URL + "/v1", Model: "silo-gather", Concurrency: 4,
+		RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := llmagent.NewTeam(in, proto.P2P, llmagent.Config{Model: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := round.Run(context.Background(), round.Config{Instance: in, Protocol: proto.P2P, MaxRounds: 12,
+		DB: filepath.Join(t.TempDir(), "run.db")}, team.Agents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success {
+		t.Errorf("silo-gather did not solve I-01 with 2 agents: S %v", res.S)
+	}
+	if got := served(); !regexp.MustCompile(`^[1-9]\d* requests$`).MatchString(got) {
+		t.Errorf("summary %q, want the count of requests", got)
 	}
 }

@@ -1,4 +1,13 @@
-package llmctl
+// Package despolicy is the stub model's policies for the scheduling
+// benchmark (coordbench llm stub --policy builtin|random|faults): an
+// OpenAI-compatible chat-completions handler (Stub) that reads the
+// coordbench decision payload in the prompt, as des/llmctl's controllers
+// send it, and answers with an action index, for offline dry runs of a
+// whole LLM pipeline and for tests. It lives beside package stubmodel, not
+// under des/, because it is a model a stub plays; it imports the
+// scheduling benchmark's payload and rule controller, which stubmodel
+// must not.
+package despolicy
 
 import (
 	"context"
@@ -6,15 +15,30 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
-// Stub policies.
-var StubPolicies = []string{"builtin", "random", "faults"}
+// Names are the policies of a Stub.
+var Names = []string{"builtin", "random", "faults"}
+
+// Policies are the Names as stub policies; each summary is the Stub's Log.
+func Policies() []stubmodel.Policy {
+	ps := make([]stubmodel.Policy, len(Names))
+	for i, name := range Names {
+		ps[i] = stubmodel.Policy{Name: name, New: func() (http.Handler, func() string) {
+			s := newStub(name)
+			return s, func() string { return fmt.Sprint(s.Log()) }
+		}}
+	}
+	return ps
+}
 
 // Stub is an OpenAI-compatible chat-completions handler that answers from
 // the coordbench payload in the last user message: "builtin" with the rule
@@ -38,14 +62,16 @@ type Stub struct {
 	log      map[string]int
 }
 
-// NewStub returns a stub model with the given policy.
-func NewStub(policy string) (*Stub, error) {
-	for _, p := range StubPolicies {
-		if p == policy {
-			return &Stub{Policy: policy, attempts: map[uint64]int{}, log: map[string]int{}}, nil
-		}
+// New returns a stub model with the given policy (one of Names).
+func New(policy string) (*Stub, error) {
+	if !slices.Contains(Names, policy) {
+		return nil, fmt.Errorf("unknown stub policy %q (want builtin, random or faults)", policy)
 	}
-	return nil, fmt.Errorf("unknown stub policy %q (want builtin, random or faults)", policy)
+	return newStub(policy), nil
+}
+
+func newStub(policy string) *Stub {
+	return &Stub{Policy: policy, attempts: map[uint64]int{}, log: map[string]int{}}
 }
 
 // Log counts what the stub returned, by outcome: "valid", "prose",
@@ -97,7 +123,7 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			prefix += len(m.Content)
 		}
 	}
-	v, err := ParseView(user)
+	v, err := llmctl.ParseView(user)
 	if err != nil {
 		s.count("bad_request")
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -126,7 +152,7 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	usage := map[string]any{"prompt_tokens": tokens(prompt), "completion_tokens": tokens(reply),
 		"total_tokens": tokens(prompt) + tokens(reply)}
 	if s.PromptCache {
-		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": StubPromptCached(prefix)}
+		usage["prompt_tokens_details"] = map[string]any{"cached_tokens": PromptCached(prefix)}
 	}
 	resp := map[string]any{
 		"id": fmt.Sprintf("stub-%x", key), "object": "chat.completion", "created": 0, "model": model,
@@ -177,10 +203,10 @@ func (s *Stub) answer(v *coord.View, key uint64) (reply, outcome string) {
 // tokens approximates a token count: one per 4 bytes, rounded up.
 func tokens(s string) int { return (len(s) + 3) / 4 }
 
-// StubPromptCached is the prompt-cache hits a Stub with PromptCache
-// reports for a request whose leading system messages hold n bytes: one
-// token per 4 whole bytes (never more than the prompt's tokens).
-func StubPromptCached(n int) int { return n / 4 }
+// PromptCached is the prompt-cache hits a Stub with PromptCache reports
+// for a request whose leading system messages hold n bytes: one token per
+// 4 whole bytes (never more than the prompt's tokens).
+func PromptCached(n int) int { return n / 4 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -1,4 +1,4 @@
-package gather
+package silogather
 
 import (
 	"encoding/json"

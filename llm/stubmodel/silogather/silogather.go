@@ -1,4 +1,4 @@
-// Package gather is a scripted chat model that plays the gather strategy
+// Package silogather is a scripted chat model that plays the gather strategy
 // of SILO-BENCH through the real LLM-agent path: it reads the conversation
 // an llmagent sends to an OpenAI-compatible endpoint and answers with the
 // tool calls a competent model would make.
@@ -19,16 +19,21 @@
 // benchmark); tests may plug in an instance's gold answers instead.
 //
 // Serve it with stubmodel.NewServer(m.Handle) in tests, or with
-// stubmodel.Handler(m.Handle) behind any http.Server (coordbench llm stub
-// --policy silo-gather).
-package gather
+// stubmodel.Handler(m.Handle) behind any http.Server; [Policy] is the
+// stub policy silo-gather (coordbench llm stub --policy silo-gather).
+// It lives beside package stubmodel, not under silo/, because it is a
+// model a stub plays; it imports SILO-BENCH's tasks, which stubmodel must
+// not.
+package silogather
 
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
@@ -394,4 +399,18 @@ func sameAnswers(as []json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// Policy is the stub policy silo-gather: the gather strategy computed
+// from the prompts alone (PromptSolver); its summary counts the requests.
+func Policy() stubmodel.Policy {
+	return stubmodel.Policy{Name: "silo-gather", New: func() (http.Handler, func() string) {
+		var n atomic.Int64
+		model := Model{Solve: PromptSolver}
+		h := stubmodel.Handler(func(req stubmodel.ChatRequest) stubmodel.Reply {
+			n.Add(1)
+			return model.Handle(req)
+		})
+		return h, func() string { return fmt.Sprintf("%d requests", n.Load()) }
+	}}
 }
