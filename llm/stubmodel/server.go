@@ -48,6 +48,12 @@
 // those in the name and arguments of each tool call of the reply. Tool
 // definitions are not counted. No prompt-cache hits are reported
 // (usage.prompt_tokens_details) unless Reply.Usage sets PromptCachedTokens.
+//
+// The models `coordbench llm stub` plays are [Policy] values, looked up by
+// name in a [Policies] list. This package knows no benchmark; the policies
+// that read a benchmark's prompts live beside it: despolicy (builtin,
+// random, faults: the scheduling benchmark's decision payloads) and
+// silogather (silo-gather: SILO-BENCH's LLM agents).
 package stubmodel
 
 import (

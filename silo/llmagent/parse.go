@@ -1,32 +1,3 @@
-// Package llmagent holds the text side of a SILO-BENCH LLM agent: it parses
-// the XML-like tool calls in a model reply, formats tool results as the
-// user-message blocks the model reads back, and words the feedback sent when
-// a reply holds no valid call.
-//
-// The call format is the published one:
-//
-//	<tool_call>
-//	<tool>write_file</tool>
-//	<parameters>
-//	<path>agent_0_data</path>
-//	<content>[1, 2, 3]</content>
-//	</parameters>
-//	</tool_call>
-//
-// Parsing follows the published rules (design notes, silobench.md §3):
-// every non-greedy <tool_call>…</tool_call> block in order; in each, the
-// first <tool>…</tool>, stripped, is the name (a block without one is
-// skipped); the first <parameters>…</parameters> is scanned for child
-// elements <name>value</name> (name matching \w+, closing tag repeating it,
-// non-greedy, later duplicates win). Each value is stripped and typed in
-// this order: case-insensitive true/false as bool, Python int() syntax as an
-// integer, Python float() syntax (nan and inf included) as a float, text
-// starting with '[' or '{' that is valid JSON as that JSON value, otherwise
-// the stripped string. Matching spans newlines.
-//
-// Two deliberate departures: a block whose stripped name is empty is
-// skipped like one without a name, and only ASCII digits count as digits in
-// numbers.
 package llmagent
 
 import (
