@@ -4,9 +4,9 @@
 // order, no adaptation or fallback, an event of a time and one integer. It
 // is a measurement, not a kernel anyone should use: the time and the
 // instructions per event it takes are a floor under what the calendar of
-// des/sim can take with the same draws and loop (docs/performance.md, "A
-// floor under the kernel"). des/sim's hold benchmarks and bench/holdcg run
-// it beside the calendar.
+// des/sim can take with the same draws and loop (docs/performance-history.md,
+// "Kernel: a floor under the calendar"). des/sim's hold benchmarks and
+// bench/holdcg run it beside the calendar.
 package holdfloor
 
 // Queue is the floor calendar. The zero value is not usable: use New.
