@@ -1,6 +1,6 @@
 // Package play plays one SILO-BENCH run into a directory: who plays it
-// (Players: a scripted team by name, or LLM agents with their model), its
-// limits, and the files it leaves (the run database, the tool-call log,
+// (Players: a scripted team by name, or LLM agents, which NewLLMAgent
+// builds from an LLMConfig), its limits, and the files it leaves (the run database, the tool-call log,
 // result.json, and for LLM agents the turn log). `coordbench silo run`
 // calls Run directly; package suite calls it once per case and adds the
 // manifest that makes a suite resumable.
