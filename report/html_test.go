@@ -67,7 +67,7 @@ func figures(t *testing.T, p string) map[string]int {
 func expectedFigures() map[string]int {
 	return map[string]int{
 		"in1-case1-gantt": len(ganttKinds), "in1-case1-power": 2, "in1-case1-audit": 1, "in1-case1-messages": 1,
-		"in1-fam0-b0-f0": len(coord.AuthorityModes()),
+		"in1-fam0-b0-f0": len(coord.Builtins()),
 		"in2-success-I":  2, "in2-success-III": 2, "in2-p-I": 2, "in2-p-III": 2, "in2-rcc-I": 4, "in2-rcc-III": 4,
 		"in2-d-I": 2, "in2-d-III": 2, "in2-failures": len(failureModes), "in2-cooccurrence": len(failureModes),
 		"in2-run1-graph": len(commKinds),
@@ -83,7 +83,7 @@ func TestHTMLSuites(t *testing.T) {
 		t.Fatal("two builds of the same suites differ")
 	}
 	figs := figures(t, p)
-	paradigms := len(coord.AuthorityModes())
+	paradigms := len(coord.Builtins())
 	want := expectedFigures()
 	for id, n := range want {
 		if figs[id] != n {
@@ -133,7 +133,7 @@ func TestHTMLCases(t *testing.T) {
 		t.Errorf("an unknown case id: %v", err)
 	}
 	all := htmlPage(t, []string{des}, Options{Cases: []string{"all"}})
-	if n := len(detailRe.FindAllString(all, -1)); n != 3*len(coord.AuthorityModes()) {
+	if n := len(detailRe.FindAllString(all, -1)); n != 3*len(coord.Builtins()) {
 		t.Errorf("--cases all: %d sections", n)
 	}
 }
@@ -399,7 +399,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	sec := secs[0]
-	if len(sec.CSVRows) != len(coord.AuthorityModes())*len(harness.SuiteMetrics) {
+	if len(sec.CSVRows) != len(coord.Builtins())*len(harness.SuiteMetrics) {
 		t.Fatalf("%d rows, want one per paradigm and metric", len(sec.CSVRows))
 	}
 	if !strings.Contains(sec.Tables[0].Caption, "controller") {

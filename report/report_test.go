@@ -138,7 +138,7 @@ func TestMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := section(t, secs, SectionMatrix)
-	paradigms := coord.AuthorityModes()
+	paradigms := coord.Builtins()
 	if len(m.CSVRows) != len(paradigms) {
 		t.Fatalf("%d matrix rows, want one per paradigm (%d)", len(m.CSVRows), len(paradigms))
 	}
@@ -222,7 +222,7 @@ func TestPairedDiffs(t *testing.T) {
 		t.Fatal(err)
 	}
 	comps := s.comparisons()
-	np := len(coord.AuthorityModes())
+	np := len(coord.Builtins())
 	if want := np * (np - 1) / 2 * len(harness.SuiteMetrics); len(comps) != want {
 		t.Fatalf("%d comparisons, want %d", len(comps), want)
 	}
@@ -407,7 +407,7 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&one).ReadAll()
-	if err != nil || len(recs) != 1+len(coord.AuthorityModes()) {
+	if err != nil || len(recs) != 1+len(coord.Builtins()) {
 		t.Errorf("--table matrix: one CSV of %d records (%v)", len(recs), err)
 	}
 }

@@ -39,13 +39,13 @@ func loadPlant(ref string, lim *plantLimits) (*factory.Plant, error) {
 	return factory.Compile(in), nil
 }
 
-// loadCase resolves the instance and paradigm of a case.
+// loadCase resolves the instance and the built-in paradigm of a case.
 func loadCase(instance, paradigm string, lim *plantLimits) (*factory.Plant, coord.AuthorityMode, error) {
 	p, err := loadPlant(instance, lim)
 	if err != nil {
 		return nil, coord.AuthorityMode{}, err
 	}
-	mode, err := coord.LookupAuthorityMode(paradigm)
+	mode, err := new(coord.Paradigms).Lookup(paradigm)
 	return p, mode, err
 }
 
@@ -78,16 +78,17 @@ the run and leaves --out untouched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lf.retries = cmd.ErrOrStderr()
-			if err := loadParadigmFiles(files); err != nil {
+			paradigms, err := paradigmSet(files)
+			if err != nil {
 				return err
 			}
-			instance, paradigm, controller = canon(instance, instanceNames()...), canon(paradigm, paradigmNames()...), canon(controller, controllerNames()...)
+			instance, paradigm, controller = canon(instance, instanceNames()...), canon(paradigm, paradigmNames(paradigms)...), canon(controller, controllerNames()...)
 			si, err := harness.LoadSuiteInstance(instance, lim.lim)
 			if err != nil {
 				return err
 			}
 			p := factory.Compile(si.Inst)
-			mode, err := coord.LookupAuthorityMode(paradigm)
+			mode, err := paradigms.Lookup(paradigm)
 			if err != nil {
 				return err
 			}
@@ -121,7 +122,7 @@ the run and leaves --out untouched.`,
 	f.Var((*seedValue)(&seed), "seed", "episode seed (default: the instance's first test seed)")
 	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>[_<model>]_s<seed>); refused if it exists and is not empty, unless --force")
 	f.BoolVar(&force, "force", false, "replace an existing --out")
-	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable); name it with --paradigm")
+	f.StringArrayVar(&files, "paradigm-file", nil, "add a custom paradigm from a YAML file (repeatable); name it with --paradigm")
 	lim = addPlantLimits(f)
 	lf.register(f)
 	registerExternal(c)
@@ -147,14 +148,16 @@ func runName(cmd *cobra.Command, instanceToken, paradigm, controller string, lf 
 	return fmt.Sprintf("%s_%s_%s%s_s%d", instanceToken, paradigm, controller, model, seed)
 }
 
-// loadParadigmFiles registers the custom paradigms of --paradigm-file.
-func loadParadigmFiles(files []string) error {
+// paradigmSet is the set of paradigms a command names ids from: the
+// built-ins and the custom ones of --paradigm-file.
+func paradigmSet(files []string) (*coord.Paradigms, error) {
+	set := new(coord.Paradigms)
 	for _, f := range files {
-		if _, err := coord.LoadAuthorityModeFile(f); err != nil {
-			return fmt.Errorf("--paradigm-file: %w", err)
+		if _, err := set.AddFile(f); err != nil {
+			return nil, fmt.Errorf("--paradigm-file: %w", err)
 		}
 	}
-	return nil
+	return set, nil
 }
 
 // runEpisode runs one episode into ro's temporary directory, closes its
@@ -252,11 +255,16 @@ filled in, and the jobs (arrival and due times) one seed draws.`,
 }
 
 func desListCmd() *cobra.Command {
-	return &cobra.Command{
+	var files []string
+	c := &cobra.Command{
 		Use:   "list",
 		Short: "List reported instances, paradigms and built-in controllers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			paradigms, err := paradigmSet(files)
+			if err != nil {
+				return err
+			}
 			w := cmd.OutOrStdout()
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "INSTANCE\tPROFILE\tAREAS\tCELLS\tJOBS\tTEST SEEDS\tDEV SEEDS")
@@ -276,7 +284,7 @@ func desListCmd() *cobra.Command {
 			fmt.Fprintln(w)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "PARADIGM\tROUTING\tCELL CONTRACT\tAREA REROUTE\tPLANT REROUTE\tBID ROUND")
-			for _, m := range coord.AuthorityModes() {
+			for _, m := range paradigms.List() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%v\n", m.ID, m.RoutingAuthorityMode, m.CellContractActions,
 					m.AreaLocalRerouteEnabled, m.PlantRerouteRequired, m.MediatedBidRoundEnabled)
 			}
@@ -285,4 +293,6 @@ func desListCmd() *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().StringArrayVar(&files, "paradigm-file", nil, "also list a custom paradigm from a YAML file (repeatable)")
+	return c
 }

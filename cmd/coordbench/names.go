@@ -40,13 +40,9 @@ func instanceNames() []string {
 	return slices.Concat(factory.BuiltinNames(), []string{"A5C12", "A3C9", "all"})
 }
 
-// paradigmNames are the registered paradigms (after --paradigm-file).
-func paradigmNames() []string {
-	names := []string{"all"}
-	for _, m := range coord.AuthorityModes() {
-		names = append(names, m.ID)
-	}
-	return names
+// paradigmNames are the paradigms of a set (nil: the built-ins) and "all".
+func paradigmNames(set *coord.Paradigms) []string {
+	return append([]string{"all"}, set.IDs()...)
 }
 
 // controllerNames are the controllers a --controller flag can name.

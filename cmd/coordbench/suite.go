@@ -59,7 +59,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
 			opt.Suite, opt.Controllers = canon(opt.Suite, instanceNames()...), canon(opt.Controllers, controllerNames()...)
-			opt.Paradigms, opt.Seeds = canon(opt.Paradigms, paradigmNames()...), canon(opt.Seeds, "test", "dev")
+			opt.Paradigms, opt.Seeds = canon(opt.Paradigms, paradigmNames(nil)...), canon(opt.Seeds, "test", "dev")
 			keys, err := harness.ParseGroupBy(canon(groupBy, harness.GroupKeys...))
 			if err != nil {
 				return err
@@ -107,8 +107,8 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 	}
 	f := c.Flags()
 	f.StringVar(&opt.Suite, "suite", "A5C12-1", "instances: A5C12, A3C9, all, an instance name, a file, gen:A<n>C<m>, or a comma list")
-	f.StringVar(&opt.Paradigms, "paradigm", "all", "paradigms: all (every registered one) or a comma list of ids")
-	f.StringArrayVar(&opt.ParadigmFiles, "paradigm-file", nil, "register a custom paradigm from a YAML file and add it to the suite (repeatable)")
+	f.StringVar(&opt.Paradigms, "paradigm", "all", "paradigms: all (the built-in ones and those of --paradigm-file) or a comma list of ids")
+	f.StringArrayVar(&opt.ParadigmFiles, "paradigm-file", nil, "add a custom paradigm from a YAML file to the suite (repeatable)")
 	f.StringVar(&opt.Seeds, "seeds", "test", "seeds: test or dev (each instance's split) or a comma list")
 	f.StringVar(&opt.Controllers, "controller", "builtin", "controllers: builtin (= rule) or a comma list of: "+strings.Join(policy.Names, ", ")+", llm")
 	f.IntVar(&opt.Limit, "limit", 0, "run only the first N cases (0: all)")
@@ -183,25 +183,26 @@ func desCaseCmd() *cobra.Command {
 (<instance>__<paradigm>__<controller>__s<seed>), and write its artifacts
 into --out; they are byte-identical to the suite's cases/<case_id>/.
 
-The paradigm is looked up among the registered ones (--paradigm-file adds
-custom ones), the instance from the id (a reported name or gen-<spec>). An
-instance file cannot be named by an id: give it with --instance. With
+The paradigm is looked up among the built-in ones and those of
+--paradigm-file, the instance from the id (a reported name or
+gen-<spec>). An instance file cannot be named by an id: give it with
+--instance. With
 --suite-dir the case is rebuilt from that suite's suite.json instead, with
 the paradigm switches and instance recorded there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := loadParadigmFiles(files); err != nil {
+			paradigms, err := paradigmSet(files)
+			if err != nil {
 				return err
 			}
 			var cs harness.Case
-			var err error
 			if suiteDir != "" {
 				if instance != "" {
 					return errors.New("give --instance or --suite-dir, not both")
 				}
 				cs, err = harness.CaseFromSuiteDir(suiteDir, id, lim.lim)
 			} else {
-				cs, err = harness.CaseFromID(id, instance, lim.lim)
+				cs, err = harness.CaseFromID(id, instance, paradigms, lim.lim)
 			}
 			if err != nil {
 				return err
@@ -259,7 +260,7 @@ the paradigm switches and instance recorded there.`,
 	f.BoolVar(&force, "force", false, "replace an existing --out")
 	f.StringVar(&suiteDir, "suite-dir", "", "rebuild the case from this suite directory's suite.json")
 	f.StringVar(&instance, "instance", "", "the instance file of a file-<name> case id")
-	f.StringArrayVar(&files, "paradigm-file", nil, "register a custom paradigm from a YAML file (repeatable)")
+	f.StringArrayVar(&files, "paradigm-file", nil, "add a custom paradigm from a YAML file (repeatable)")
 	lim = addPlantLimits(f)
 	c.MarkFlagRequired("case-id")
 	lf.register(f)

@@ -43,7 +43,7 @@ func TestSuiteCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	modes := coord.AuthorityModes()
+	modes := coord.Builtins()
 	n := 2 * len(modes) * 2
 	for _, want := range []string{"effectiveness", "robustness", "G_mk", "G_do", " ± ", harness.FileSuiteSummary,
 		harness.FileSuiteAggregate, "suite: " + strconv.Itoa(n) + " cases, 0 already done", strconv.Itoa(n) + " cases: " + strconv.Itoa(n) + " run now"} {
@@ -205,6 +205,19 @@ description: a copy of centralized under another id
 	b, _ := os.ReadFile(filepath.Join(caseDir, harness.FileTrace))
 	if !bytes.Equal(a, b) {
 		t.Error("des case of the custom paradigm does not reproduce the trace")
+	}
+	// des list shows the paradigms of its own files only, and a command
+	// without the file does not know the paradigm (commands of one
+	// process share no registry).
+	if out, err := run(t, "des", "list", "--paradigm-file", mode); err != nil || !strings.Contains(out, "central_copy") {
+		t.Errorf("des list --paradigm-file: %v\n%s", err, out)
+	}
+	if out, err := run(t, "des", "list"); err != nil || strings.Contains(out, "central_copy") {
+		t.Errorf("des list without files: %v\n%s", err, out)
+	}
+	if _, err := run(t, "des", "run", "--instance", "A3C9-1", "--paradigm", "central_copy", "--out", filepath.Join(tmp, "run")); err == nil ||
+		!strings.Contains(err.Error(), `unknown paradigm "central_copy"`) {
+		t.Errorf("des run without the paradigm file: %v", err)
 	}
 	// A conflicting definition under a taken id is refused.
 	os.WriteFile(mode, []byte("mode_id: centralized\nrouting_authority_mode: centralized\ncell_contract_actions: accept_only\n"), 0o644)

@@ -21,7 +21,7 @@ func TestDecisionAgentsAreTheMap(t *testing.T) {
 		}
 		return got
 	}
-	for _, m := range Builtins {
+	for _, m := range Builtins() {
 		e := engine(t, "A5C12-1", 2)
 		in, err := NewInterpreter(e, m)
 		if err != nil {
@@ -43,7 +43,7 @@ func TestDecisionAgentsAreTheMap(t *testing.T) {
 	}
 	// A map changed after Next: the same number of agents, another view.
 	e := engine(t, "A5C12-1", 2)
-	in, err := NewInterpreter(e, Centralized)
+	in, err := NewInterpreter(e, Centralized())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestDecisionAgentsAreTheMap(t *testing.T) {
 // controller that changed the map must not change the episode.
 func TestActiveAgentsAreTheActiveViews(t *testing.T) {
 	kept := 0
-	for _, m := range Builtins {
+	for _, m := range Builtins() {
 		e := engine(t, "A5C12-1", 3)
 		in, err := NewInterpreter(e, m)
 		if err != nil {
@@ -139,7 +139,7 @@ func TestActiveAgentsAreTheActiveViews(t *testing.T) {
 // whatever index it carries (a hand-made option, or one renamed).
 func TestCellOfFollowsTheName(t *testing.T) {
 	e := engine(t, "A5C12-1", 1)
-	in, err := NewInterpreter(e, Centralized)
+	in, err := NewInterpreter(e, Centralized())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,10 +167,10 @@ func TestCellOptionsDescribeTheirCell(t *testing.T) {
 		e := engine(t, ref, 4)
 		if in == nil {
 			var err error
-			if in, err = NewInterpreter(e, Centralized); err != nil {
+			if in, err = NewInterpreter(e, Centralized()); err != nil {
 				t.Fatal(err)
 			}
-		} else if err := in.Reset(e, Centralized); err != nil {
+		} else if err := in.Reset(e, Centralized()); err != nil {
 			t.Fatal(err)
 		}
 		p := e.P
@@ -219,10 +219,10 @@ func TestMemoryLinesNeverChange(t *testing.T) {
 		e := engine(t, ref, uint64(ep+1))
 		if in == nil {
 			var err error
-			if in, err = NewInterpreter(e, Builtins[ep%len(Builtins)]); err != nil {
+			if in, err = NewInterpreter(e, Builtins()[ep%len(Builtins())]); err != nil {
 				t.Fatal(err)
 			}
-		} else if err := in.Reset(e, Builtins[ep%len(Builtins)]); err != nil {
+		} else if err := in.Reset(e, Builtins()[ep%len(Builtins())]); err != nil {
 			t.Fatal(err)
 		}
 		for steps := 0; e.Advance() && steps < 400; steps++ {
@@ -253,7 +253,7 @@ func TestMemoryLinesNeverChange(t *testing.T) {
 // Decision.Agents's, in its order, at every decision; ApplyList refuses a
 // list of the wrong length.
 func TestActiveViewsAreTheAgents(t *testing.T) {
-	for _, m := range Builtins {
+	for _, m := range Builtins() {
 		e := engine(t, "A5C12-1", 3)
 		in, err := NewInterpreter(e, m)
 		if err != nil {
@@ -312,7 +312,7 @@ func oddAnswer(step, i int, v *View) int {
 // errors, the messages and the engines' ends are the same.
 func TestApplyListIsApplyNotes(t *testing.T) {
 	for _, ref := range []string{"A5C12-1", "A3C9-1"} {
-		for _, m := range Builtins {
+		for _, m := range Builtins() {
 			e1, e2 := engine(t, ref, 4), engine(t, ref, 4)
 			in1, err1 := NewInterpreter(e1, m)
 			in2, err2 := NewInterpreter(e2, m)

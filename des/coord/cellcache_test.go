@@ -20,7 +20,7 @@ import (
 func TestCellSummariesFollowTheEngine(t *testing.T) {
 	sameInstantChanges, kept, areasChecked, areasKept := 0, 0, 0, 0
 	for _, ref := range []string{"A5C12-1", "A3C9-1", "gen:A4C8J7"} {
-		for _, m := range Builtins {
+		for _, m := range Builtins() {
 			for seed := uint64(1); seed <= 3; seed++ {
 				e := engine(t, ref, seed)
 				in, err := NewInterpreter(e, m)

@@ -20,16 +20,17 @@ func engine(t *testing.T, ref string, seed uint64) *factory.Engine {
 	return factory.NewEngine(factory.Compile(in), seed, nil)
 }
 
-func TestModeRegistry(t *testing.T) {
-	m, err := LookupAuthorityMode("centralized")
-	if err != nil || m.RoutingAuthorityMode != "centralized" {
+func TestParadigms(t *testing.T) {
+	var set Paradigms // the zero set: the built-ins
+	m, err := set.Lookup("centralized")
+	if err != nil || m != Centralized() {
 		t.Fatalf("centralized: %+v %v", m, err)
 	}
-	if _, err := LookupAuthorityMode("nope"); err == nil || !strings.Contains(err.Error(), "centralized") {
+	if _, err := set.Lookup("nope"); err == nil || err.Error() != `unknown paradigm "nope" (have: [centralized heterarchical_cnp hierarchical holonic_hybrid])` {
 		t.Errorf("unknown mode error should list the known ones: %v", err)
 	}
-	if err := RegisterAuthorityMode(Centralized); err == nil {
-		t.Error("duplicate registration accepted")
+	if err := set.Add(Centralized()); err == nil {
+		t.Error("a built-in's id taken again")
 	}
 	bad := []struct {
 		m    AuthorityMode
@@ -44,17 +45,40 @@ func TestModeRegistry(t *testing.T) {
 		{AuthorityMode{ID: "x", RoutingAuthorityMode: "hierarchical", CellContractActions: "accept_only", AreaLocalRerouteEnabled: true}, "nothing to recover from"},
 	}
 	for _, b := range bad {
-		err := RegisterAuthorityMode(b.m)
+		err := set.Add(b.m)
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%+v: error %v, want it to mention %q", b.m, err, b.want)
 		}
 	}
-	ids := []string{}
-	for _, m := range AuthorityModes() {
-		ids = append(ids, m.ID)
+	for _, m := range Builtins() {
+		if err := m.Validate(); err != nil {
+			t.Errorf("built-in: %v", err)
+		}
 	}
-	if strings.Join(ids[:4], ",") != "centralized,hierarchical,heterarchical_cnp,holonic_hybrid" {
-		t.Errorf("built-ins out of the seed's order: %v", ids)
+	// Custom paradigms follow the built-ins, by id, in this set only.
+	for _, id := range []string{"zeta", "alpha"} {
+		m := Hierarchical()
+		m.ID = id
+		if err := set.Add(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := set.Add(AuthorityMode{ID: "alpha", RoutingAuthorityMode: "centralized", CellContractActions: "accept_only"}); err == nil {
+		t.Error("a custom id taken again")
+	}
+	want := "centralized,hierarchical,heterarchical_cnp,holonic_hybrid,alpha,zeta"
+	if got := strings.Join(set.IDs(), ","); got != want {
+		t.Errorf("ids %s, want %s", got, want)
+	}
+	var other *Paradigms // nil: the built-ins too
+	if _, err := other.Lookup("alpha"); err == nil || len(other.List()) != 4 || len(new(Paradigms).List()) != 4 {
+		t.Error("a custom paradigm leaked out of its set")
+	}
+	// The built-ins are copies: changing one changes nothing.
+	b := Builtins()
+	b[0].PlantRerouteRequired = false
+	if !Centralized().PlantRerouteRequired || !Builtins()[0].PlantRerouteRequired {
+		t.Error("a caller changed a built-in")
 	}
 }
 
@@ -63,23 +87,26 @@ func TestModeFile(t *testing.T) {
 	good := dir + "/hybrid.yaml"
 	os.WriteFile(good, []byte("mode_id: test_hybrid\nrouting_authority_mode: holonic_hybrid\ncell_contract_actions: accept_reject\n"+
 		"area_local_reroute_enabled: true\nplant_reroute_required: false\nmediated_bid_round_enabled: true\n"), 0o644)
-	m, err := LoadAuthorityModeFile(good)
+	var set Paradigms
+	m, err := set.AddFile(good)
 	if err != nil || !m.MediatedBidRoundEnabled || m.RoutingAuthorityMode != RoutingHolonic {
 		t.Fatalf("%+v %v", m, err)
 	}
-	if _, err := LoadAuthorityModeFile(good); err != nil {
+	if _, err := set.AddFile(good); err != nil {
 		t.Errorf("loading the same file twice: %v", err)
 	}
-	if got, err := LookupAuthorityMode("test_hybrid"); err != nil || got != m {
-		t.Errorf("not registered: %v", err)
+	if got, err := set.Lookup("test_hybrid"); err != nil || got != m {
+		t.Errorf("not added: %v", err)
 	}
 	for name, text := range map[string]string{
 		"typo.yaml":    "mode_id: t1\nrouting_authority_mod: centralized\n",
 		"invalid.yaml": "mode_id: t2\nrouting_authority_mode: heterarchical_cnp\ncell_contract_actions: accept_only\n",
 		"clash.yaml":   "mode_id: test_hybrid\nrouting_authority_mode: centralized\ncell_contract_actions: accept_only\n",
+		"builtin.yaml": "mode_id: centralized\nrouting_authority_mode: centralized\ncell_contract_actions: accept_only\n",
+		"big.yaml":     "mode_id: big\ndescription: " + strings.Repeat("x", maxParadigmFile) + "\n",
 	} {
 		os.WriteFile(dir+"/"+name, []byte(text), 0o644)
-		if _, err := LoadAuthorityModeFile(dir + "/" + name); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := set.AddFile(dir + "/" + name); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error %v should name the file", name, err)
 		}
 	}
@@ -117,11 +144,11 @@ type switcher struct{ used map[string]int }
 
 func (s *switcher) ModeFor(w *WorkItem, _ *PlantObservation) AuthorityMode {
 	if w.Slack < 200 {
-		s.used[Hierarchical.ID]++
-		return Hierarchical
+		s.used[Hierarchical().ID]++
+		return Hierarchical()
 	}
-	s.used[HeterarchicalCNP.ID]++
-	return HeterarchicalCNP
+	s.used[HeterarchicalCNP().ID]++
+	return HeterarchicalCNP()
 }
 
 func TestDynamicModeSelector(t *testing.T) {
@@ -148,7 +175,7 @@ func TestDynamicModeSelector(t *testing.T) {
 
 func TestMultiAgentStepFallbacks(t *testing.T) {
 	e := engine(t, "A5C12-1", 1)
-	in, _ := NewInterpreter(e, HeterarchicalCNP)
+	in, _ := NewInterpreter(e, HeterarchicalCNP())
 	for e.Advance() {
 		d := in.Next()
 		if len(d.ActiveAgents) < 3 {
@@ -192,7 +219,7 @@ func TestMultiAgentStepFallbacks(t *testing.T) {
 func TestPayloadsAreLegalAndLocal(t *testing.T) {
 	for _, ref := range factory.BuiltinNames() {
 		e := engine(t, ref, 1)
-		in, err := NewInterpreter(e, Centralized)
+		in, err := NewInterpreter(e, Centralized())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +292,7 @@ func indexOf(s []string, v string) int {
 
 func TestIllegalRepliesFallBackAndAreAudited(t *testing.T) {
 	e := engine(t, "A5C12-1", 1)
-	in, _ := NewInterpreter(e, Centralized)
+	in, _ := NewInterpreter(e, Centralized())
 	cases := []struct {
 		actions map[string]int
 		err     error
@@ -330,7 +357,7 @@ func TestSafeActionAvoidsFullCells(t *testing.T) {
 
 func TestMessagesCounted(t *testing.T) {
 	e := engine(t, "A5C12-1", 2)
-	in, _ := NewInterpreter(e, Centralized)
+	in, _ := NewInterpreter(e, Centralized())
 	routes := 0
 	for e.Advance() {
 		d := in.Next()

@@ -10,7 +10,7 @@ import (
 // whatever the plant's size; only plant views read the whole plant.
 func TestLocalViewsReadLocalCells(t *testing.T) {
 	for _, ref := range []string{"A5C12-1", "gen:A16C64"} {
-		for _, m := range []AuthorityMode{Hierarchical, HolonicHybrid} {
+		for _, m := range []AuthorityMode{Hierarchical(), HolonicHybrid()} {
 			e := engine(t, ref, 5)
 			in, err := NewInterpreter(e, m)
 			if err != nil {

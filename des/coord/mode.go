@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 )
 
 // AuthorityMode is a coordination paradigm as data: the switches that fix
@@ -99,84 +98,117 @@ type ModeSelector interface {
 // ModeFor makes a static AuthorityMode a ModeSelector.
 func (m AuthorityMode) ModeFor(*WorkItem, *PlantObservation) AuthorityMode { return m }
 
-var (
-	regMu    sync.RWMutex
-	registry = map[string]AuthorityMode{}
-)
-
-// RegisterAuthorityMode adds a paradigm under its ID; it fails on an
-// invalid mode or a taken ID.
-func RegisterAuthorityMode(m AuthorityMode) error {
-	if err := m.Validate(); err != nil {
-		return err
-	}
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := registry[m.ID]; dup {
-		return fmt.Errorf("authority mode %q is already registered", m.ID)
-	}
-	registry[m.ID] = m
-	return nil
+// Paradigms is a set of paradigms that ids name: the four built-ins,
+// then the custom ones added to it. The zero value holds the built-ins
+// only, and so does a nil *Paradigms for Lookup, List and IDs. A set
+// belongs to whoever built it (a suite, a command, a server): nothing in
+// this package keeps one, so two suites of one process never see each
+// other's custom paradigms. Build a set, then share it read-only: Add and
+// AddFile must not run concurrently with anything else on the same set.
+type Paradigms struct {
+	custom map[string]AuthorityMode
 }
 
-// LookupAuthorityMode finds a registered paradigm.
-func LookupAuthorityMode(id string) (AuthorityMode, error) {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	m, ok := registry[id]
-	if !ok {
-		return AuthorityMode{}, fmt.Errorf("unknown paradigm %q (have: %v)", id, slices.Sorted(maps.Keys(registry)))
+// Lookup finds the paradigm of an id.
+func (p *Paradigms) Lookup(id string) (AuthorityMode, error) {
+	if m, ok := builtin(id); ok {
+		return m, nil
 	}
-	return m, nil
+	if p != nil {
+		if m, ok := p.custom[id]; ok {
+			return m, nil
+		}
+	}
+	ids := p.IDs()
+	slices.Sort(ids)
+	return AuthorityMode{}, fmt.Errorf("unknown paradigm %q (have: %v)", id, ids)
 }
 
-// AuthorityModes lists registered paradigms: the four built-ins in the
-// seed's order, then user modes by ID.
-func AuthorityModes() []AuthorityMode {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]AuthorityMode, 0, len(registry))
-	for _, m := range Builtins {
-		out = append(out, m)
-	}
-	for _, id := range slices.Sorted(maps.Keys(registry)) {
-		if !slices.ContainsFunc(Builtins, func(b AuthorityMode) bool { return b.ID == id }) {
-			out = append(out, registry[id])
+// List lists the set: the four built-ins in the seed's order, then the
+// custom paradigms by id.
+func (p *Paradigms) List() []AuthorityMode {
+	out := Builtins()
+	if p != nil {
+		for _, id := range slices.Sorted(maps.Keys(p.custom)) {
+			out = append(out, p.custom[id])
 		}
 	}
 	return out
 }
 
-// The four built-in paradigms of the seed (section 3.3).
-var (
-	Centralized = AuthorityMode{
+// IDs lists the ids of the set in the order of List.
+func (p *Paradigms) IDs() []string {
+	var ids []string
+	for _, m := range p.List() {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// Add adds a custom paradigm to the set; it fails on an invalid mode or a
+// taken id (a built-in's or an earlier custom one's).
+func (p *Paradigms) Add(m AuthorityMode) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if _, err := p.Lookup(m.ID); err == nil {
+		return fmt.Errorf("authority mode %q is already registered", m.ID)
+	}
+	if p.custom == nil {
+		p.custom = map[string]AuthorityMode{}
+	}
+	p.custom[m.ID] = m
+	return nil
+}
+
+// builtin finds a built-in paradigm.
+func builtin(id string) (AuthorityMode, bool) {
+	i := slices.IndexFunc(builtins[:], func(m AuthorityMode) bool { return m.ID == id })
+	if i < 0 {
+		return AuthorityMode{}, false
+	}
+	return builtins[i], true
+}
+
+// builtins are the four built-in paradigms of the seed (section 3.3), in
+// its order. Callers get copies: Builtins, Centralized, ...
+var builtins = [...]AuthorityMode{
+	{
 		ID: "centralized", RoutingAuthorityMode: RoutingCentralized, CellContractActions: AcceptOnly,
 		PlantRerouteRequired: true,
 		Description:          "the plant picks the cell directly; accept-only cells; the plant reselects on failure",
-	}
-	Hierarchical = AuthorityMode{
+	},
+	{
 		ID: "hierarchical", RoutingAuthorityMode: RoutingHierarchical, CellContractActions: AcceptOnly,
 		PlantRerouteRequired: true,
 		Description:          "plant -> area -> cell chain; accept-only cells; an area that cannot place the item escalates and the plant reselects",
-	}
-	HeterarchicalCNP = AuthorityMode{
+	},
+	{
 		ID: "heterarchical_cnp", RoutingAuthorityMode: RoutingCNP, CellContractActions: AcceptReject,
 		MediatedBidRoundEnabled: true,
 		Description:             "mediated contract net: capable cells bid or decline, the plant awards, the cell accepts or rejects; re-award, then re-announce",
-	}
-	HolonicHybrid = AuthorityMode{
+	},
+	{
 		ID: "holonic_hybrid", RoutingAuthorityMode: RoutingHolonic, CellContractActions: AcceptReject,
 		AreaLocalRerouteEnabled: true,
 		Description:             "plant -> area -> cell holarchy; cells may reject, the area reroutes among siblings; plant fallback only when local options are gone",
-	}
-	// Builtins lists them in the seed's order.
-	Builtins = []AuthorityMode{Centralized, Hierarchical, HeterarchicalCNP, HolonicHybrid}
-)
-
-func init() {
-	for _, m := range Builtins {
-		if err := RegisterAuthorityMode(m); err != nil {
-			panic(err) // a built-in mode is invalid: a programming error caught by every test
-		}
-	}
+	},
 }
+
+// Builtins returns the four built-in paradigms in the seed's order.
+func Builtins() []AuthorityMode { return slices.Clone(builtins[:]) }
+
+// Centralized is the built-in paradigm "centralized": the plant picks the
+// cell.
+func Centralized() AuthorityMode { return builtins[0] }
+
+// Hierarchical is the built-in paradigm "hierarchical": plant, area, cell.
+func Hierarchical() AuthorityMode { return builtins[1] }
+
+// HeterarchicalCNP is the built-in paradigm "heterarchical_cnp": a
+// mediated contract net.
+func HeterarchicalCNP() AuthorityMode { return builtins[2] }
+
+// HolonicHybrid is the built-in paradigm "holonic_hybrid": a holarchy
+// whose areas reroute among sibling cells.
+func HolonicHybrid() AuthorityMode { return builtins[3] }

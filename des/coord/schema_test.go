@@ -190,11 +190,11 @@ func (c *coverage) add(m map[string]int, k string) {
 func TestPayloadSchema(t *testing.T) {
 	sch := loadSchemas(t)
 	modes := map[string]coord.ModeSelector{}
-	for _, m := range coord.Builtins {
+	for _, m := range coord.Builtins() {
 		modes[m.ID] = m
 	}
 	modes[myHybrid.ID] = myHybrid
-	modes["dynamic"] = loadSwitch{calm: coord.Centralized, loaded: coord.HolonicHybrid, threshold: 0.5}
+	modes["dynamic"] = loadSwitch{calm: coord.Centralized(), loaded: coord.HolonicHybrid(), threshold: 0.5}
 	cov := &coverage{kinds: map[string]int{}, triggers: map[string]int{}, messages: map[string]int{}, sources: map[coord.Source]int{}}
 	planned := 0
 	t.Run("episodes", func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestPayloadSchema(t *testing.T) {
 				for _, ctl := range []string{"rule", "random", "erratic"} {
 					// The extra paradigms and the misbehaving controller run
 					// on one instance: their coverage does not depend on it.
-					builtin := slices.ContainsFunc(coord.Builtins, func(m coord.AuthorityMode) bool { return m.ID == id })
+					builtin := slices.ContainsFunc(coord.Builtins(), func(m coord.AuthorityMode) bool { return m.ID == id })
 					if ref != "A5C12-1" && (!builtin || ctl == "erratic") {
 						continue
 					}
@@ -742,7 +742,7 @@ func TestDocExamples(t *testing.T) {
 	if err := os.WriteFile(path, []byte(files[0]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := coord.LoadAuthorityModeFile(path)
+	m, err := new(coord.Paradigms).AddFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func runScript(t *testing.T, path string) {
 		}
 		switch fields[0] {
 		case "paradigm":
-			m, err := LookupAuthorityMode(fields[1])
+			m, err := new(Paradigms).Lookup(fields[1])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -49,7 +49,7 @@ func TestBatchMatchesInProcess(t *testing.T) {
 	c := &client{t: t, base: hs.URL, token: "tok"}
 	const seed = 3
 	var creates []CreateRequest
-	for i, m := range coord.Builtins {
+	for i, m := range coord.Builtins() {
 		s := uint64(seed)
 		// The first episode does not ask for progress: it must get none.
 		creates = append(creates, CreateRequest{Instance: testInstance, Paradigm: m.ID, Seed: &s, Progress: i > 0})

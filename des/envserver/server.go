@@ -76,6 +76,8 @@ type Config struct {
 	MaxConns int
 	// MaxBatch bounds the items of one /v1/batch/* request.
 	MaxBatch int
+	// Paradigms are the paradigms episodes may name (nil: the built-ins).
+	Paradigms *coord.Paradigms
 }
 
 // Server hosts episodes. Use Handler to serve it and Close to stop it.
@@ -356,7 +358,7 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 	if req.Paradigm == "" {
 		return nil, &apiError{code: http.StatusBadRequest, msg: `no "paradigm"`}
 	}
-	mode, err := coord.LookupAuthorityMode(req.Paradigm)
+	mode, err := s.cfg.Paradigms.Lookup(req.Paradigm)
 	if err != nil {
 		return nil, &apiError{code: http.StatusBadRequest, msg: err.Error()}
 	}

@@ -132,7 +132,7 @@ func inProcessTrace(t *testing.T, paradigm string, seed uint64) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mode, err := coord.LookupAuthorityMode(paradigm)
+	mode, err := new(coord.Paradigms).Lookup(paradigm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +152,9 @@ func TestConcurrentEpisodesMatchInProcess(t *testing.T) {
 		trace    []byte
 		metrics  harness.Metrics
 	}
-	results := make([]out, len(coord.Builtins))
+	results := make([]out, len(coord.Builtins()))
 	var wg sync.WaitGroup
-	for i, m := range coord.Builtins {
+	for i, m := range coord.Builtins() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -206,6 +206,27 @@ func TestToken(t *testing.T) {
 	c := &client{t: t, base: hs.URL, token: "s3cret"}
 	if code, b := c.do("GET", "/v1/health", nil); code != 200 {
 		t.Errorf("good token: %d %s", code, b)
+	}
+}
+
+// A server's episodes name paradigms from its own set: a custom one
+// there, the built-ins elsewhere.
+func TestServerParadigms(t *testing.T) {
+	custom := coord.Hierarchical()
+	custom.ID = "area_chain"
+	var set coord.Paradigms
+	if err := set.Add(custom); err != nil {
+		t.Fatal(err)
+	}
+	_, withCustom := newServer(t, Config{Paradigms: &set})
+	c := &client{t: t, base: withCustom.URL}
+	id := c.create(custom.ID, 3)
+	c.play(id)
+	_, plain := newServer(t, Config{})
+	c = &client{t: t, base: plain.URL}
+	code, b := c.do("POST", "/v1/episodes", []byte(`{"instance":"A3C9-1","paradigm":"area_chain"}`))
+	if code != http.StatusBadRequest || !strings.Contains(errMsg(t, b), `unknown paradigm "area_chain"`) {
+		t.Errorf("a server without the custom paradigm: %d %s", code, b)
 	}
 }
 

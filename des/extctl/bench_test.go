@@ -32,7 +32,7 @@ func (r *recorder) Act(ctx context.Context, d *coord.Decision) (map[string]int, 
 // rounds with up to 9 active cells).
 func payloads(b *testing.B) []*coord.Decision {
 	r := &recorder{Controller: policy.GreedyPy{}}
-	if res := harness.Run(context.Background(), harness.Episode{Plant: plantOf(b, faultInstance), Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: r}); res.Err != nil {
+	if res := harness.Run(context.Background(), harness.Episode{Plant: plantOf(b, faultInstance), Seed: faultSeed, Mode: coord.HeterarchicalCNP(), Controller: r}); res.Err != nil {
 		b.Fatal(res.Err)
 	}
 	return r.ds
@@ -41,7 +41,7 @@ func payloads(b *testing.B) []*coord.Decision {
 func benchRoundTrip(b *testing.B, command string) {
 	ds := payloads(b)
 	c, err := extctl.Start(context.Background(), extctl.Config{Command: command,
-		Episode: extctl.EpisodeOf(plantOf(b, faultInstance), coord.HeterarchicalCNP, faultSeed)})
+		Episode: extctl.EpisodeOf(plantOf(b, faultInstance), coord.HeterarchicalCNP(), faultSeed)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,17 +92,17 @@ func BenchmarkEpisode(b *testing.B) {
 	p := plantOf(b, faultInstance)
 	b.Run("go_twin", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: policy.GreedyPy{}})
+			harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP(), Controller: policy.GreedyPy{}})
 		}
 	})
 	b.Run("python_runner", func(b *testing.B) {
 		command := pythonRunner(b, greedyRunner)
 		for i := 0; i < b.N; i++ {
-			c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Episode: extctl.EpisodeOf(p, coord.HeterarchicalCNP, faultSeed)})
+			c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Episode: extctl.EpisodeOf(p, coord.HeterarchicalCNP(), faultSeed)})
 			if err != nil {
 				b.Fatal(err)
 			}
-			res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP, Controller: c})
+			res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.HeterarchicalCNP(), Controller: c})
 			if c.End(res.Metrics) != nil || res.Metrics.GFb != 0 {
 				b.Fatalf("failed %v, %d fallbacks", c.Failed(), res.Metrics.GFb)
 			}

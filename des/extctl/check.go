@@ -61,12 +61,12 @@ func CheckEpisodes() []CheckEpisode {
 	}
 	var eps []CheckEpisode
 	seed := in.Seeds.Test[0]
-	for _, m := range coord.Builtins {
+	for _, m := range coord.Builtins() {
 		eps = append(eps, CheckEpisode{Name: fmt.Sprintf("%s/%s/s%d", in.Name, m.ID, seed), Instance: in.Name, Paradigm: m.ID, Seed: seed})
 	}
 	seed, h := in.Seeds.Test[1], in.Horizon/10
-	eps = append(eps, CheckEpisode{Name: fmt.Sprintf("%s/%s/s%d/horizon%g", in.Name, coord.HeterarchicalCNP.ID, seed, h),
-		Instance: in.Name, Paradigm: coord.HeterarchicalCNP.ID, Seed: seed, Horizon: h})
+	eps = append(eps, CheckEpisode{Name: fmt.Sprintf("%s/%s/s%d/horizon%g", in.Name, coord.HeterarchicalCNP().ID, seed, h),
+		Instance: in.Name, Paradigm: coord.HeterarchicalCNP().ID, Seed: seed, Horizon: h})
 	return eps
 }
 
@@ -160,7 +160,7 @@ func checkEpisode(ctx context.Context, command string, ce CheckEpisode, opts Che
 	if ce.Horizon > 0 {
 		in.Horizon = ce.Horizon
 	}
-	mode, err := coord.LookupAuthorityMode(ce.Paradigm)
+	mode, err := new(coord.Paradigms).Lookup(ce.Paradigm) // CheckEpisodes names built-ins only
 	if err != nil {
 		return er, nil, err
 	}

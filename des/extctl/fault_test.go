@@ -241,7 +241,7 @@ func (e *episode) deadFrom(t *testing.T, s int, want string) {
 }
 
 func TestCleanRunner(t *testing.T) {
-	for _, mode := range coord.Builtins {
+	for _, mode := range coord.Builtins() {
 		t.Run(mode.ID, func(t *testing.T) {
 			e := runExternal(t, helperCommand(t, "first"), mode, extctl.Config{})
 			e.intact(t)
@@ -273,7 +273,7 @@ func TestCleanRunner(t *testing.T) {
 }
 
 func TestCrashMidEpisode(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "crash:40"), coord.Hierarchical, extctl.Config{})
+	e := runExternal(t, helperCommand(t, "crash:40"), coord.Hierarchical(), extctl.Config{})
 	e.intact(t)
 	e.runnerGone(t)
 	e.deadFrom(t, 40, "runner exited: exit status 2")
@@ -285,7 +285,7 @@ func TestCrashMidEpisode(t *testing.T) {
 func TestHangTimesOut(t *testing.T) {
 	// The timeout bounds the ready message too, which needs the helper
 	// process started: a second leaves room for a loaded machine.
-	e := runExternal(t, helperCommand(t, "hang:25"), coord.Centralized, extctl.Config{Timeout: time.Second})
+	e := runExternal(t, helperCommand(t, "hang:25"), coord.Centralized(), extctl.Config{Timeout: time.Second})
 	e.intact(t)
 	e.runnerGone(t)
 	e.deadFrom(t, 25, "timeout after 1s")
@@ -298,7 +298,7 @@ func TestHangTimesOut(t *testing.T) {
 }
 
 func TestHangIgnoringSIGTERMIsKilled(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "noterm:3"), coord.Centralized, extctl.Config{Timeout: time.Second, Grace: 200 * time.Millisecond})
+	e := runExternal(t, helperCommand(t, "noterm:3"), coord.Centralized(), extctl.Config{Timeout: time.Second, Grace: 200 * time.Millisecond})
 	e.intact(t)
 	e.runnerGone(t)
 	e.deadFrom(t, 3, "timeout after 1s")
@@ -308,7 +308,7 @@ func TestHangIgnoringSIGTERMIsKilled(t *testing.T) {
 }
 
 func TestExitBeforeHello(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "nohello"), coord.HolonicHybrid, extctl.Config{})
+	e := runExternal(t, helperCommand(t, "nohello"), coord.HolonicHybrid(), extctl.Config{})
 	e.intact(t)
 	want := "runner failed before the first decision: runner exited: exit status 3 (waiting for ready)"
 	for _, a := range e.audits {
@@ -325,7 +325,7 @@ func TestExitBeforeHello(t *testing.T) {
 }
 
 func TestCommandNotFound(t *testing.T) {
-	e := runExternal(t, "/nonexistent/runner --flag", coord.Centralized, extctl.Config{})
+	e := runExternal(t, "/nonexistent/runner --flag", coord.Centralized(), extctl.Config{})
 	e.intact(t)
 	if e.fallbacks() != len(e.audits) || e.c.Failed() == nil || !strings.Contains(e.c.Failed().Error(), "exit status 127") {
 		t.Errorf("fallbacks %d of %d, failed %v", e.fallbacks(), len(e.audits), e.c.Failed())
@@ -333,13 +333,13 @@ func TestCommandNotFound(t *testing.T) {
 }
 
 func TestNoReady(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "noready"), coord.Centralized, extctl.Config{Timeout: 200 * time.Millisecond})
+	e := runExternal(t, helperCommand(t, "noready"), coord.Centralized(), extctl.Config{Timeout: 200 * time.Millisecond})
 	e.intact(t)
 	e.runnerGone(t)
 	if err := e.c.Failed(); err == nil || !strings.Contains(err.Error(), "timeout after 200ms (waiting for ready)") {
 		t.Errorf("Failed() = %v", err)
 	}
-	e = runExternal(t, helperCommand(t, "badready"), coord.Centralized, extctl.Config{})
+	e = runExternal(t, helperCommand(t, "badready"), coord.Centralized(), extctl.Config{})
 	e.runnerGone(t)
 	if err := e.c.Failed(); err == nil || !strings.Contains(err.Error(), `expected a ready message after hello, got "{\"type\":\"hullo\"}"`) {
 		t.Errorf("Failed() = %v", err)
@@ -350,7 +350,7 @@ func TestNoReady(t *testing.T) {
 }
 
 func TestGarbageLine(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "garbage:7"), coord.HeterarchicalCNP, extctl.Config{})
+	e := runExternal(t, helperCommand(t, "garbage:7"), coord.HeterarchicalCNP(), extctl.Config{})
 	e.intact(t)
 	e.runnerGone(t)
 	e.onlyStepFallsBack(t, 7, "unusable reply: invalid JSON: invalid character 'n'", "{not json")
@@ -360,10 +360,10 @@ func TestGarbageLine(t *testing.T) {
 }
 
 func TestWrongAgents(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "wrong:9"), coord.HeterarchicalCNP, extctl.Config{})
+	e := runExternal(t, helperCommand(t, "wrong:9"), coord.HeterarchicalCNP(), extctl.Config{})
 	e.intact(t)
 	e.onlyStepFallsBack(t, 9, "unusable reply: unknown agent cell:C99 (not active at this step)", `{"actions":{"cell:C99":0}}`)
-	e = runExternal(t, helperCommand(t, "missing:9"), coord.HeterarchicalCNP, extctl.Config{})
+	e = runExternal(t, helperCommand(t, "missing:9"), coord.HeterarchicalCNP(), extctl.Config{})
 	e.intact(t)
 	e.onlyStepFallsBack(t, 9, "unusable reply: no action for this agent in the reply", `{"actions":{}}`)
 	if n := len(e.violations(extctl.VMissingAgent)); n != len(e.at(9)) || e.c.Failed() != nil {
@@ -372,7 +372,7 @@ func TestWrongAgents(t *testing.T) {
 }
 
 func TestIllegalAndNonIntegerIndices(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "illegal:4"), coord.HolonicHybrid, extctl.Config{})
+	e := runExternal(t, helperCommand(t, "illegal:4"), coord.HolonicHybrid(), extctl.Config{})
 	e.intact(t)
 	for _, a := range e.at(4) {
 		if a.Source != coord.SourceFallback || a.Reason != "illegal action index 99" || a.Requested == nil || *a.Requested != 99 || a.Raw == "" {
@@ -382,7 +382,7 @@ func TestIllegalAndNonIntegerIndices(t *testing.T) {
 	if len(e.violations(extctl.VIllegal)) != len(e.at(4)) || e.fallbacks() != len(e.at(4)) {
 		t.Errorf("violations %v", e.c.Violations())
 	}
-	e = runExternal(t, helperCommand(t, "notint:4"), coord.HolonicHybrid, extctl.Config{})
+	e = runExternal(t, helperCommand(t, "notint:4"), coord.HolonicHybrid(), extctl.Config{})
 	e.intact(t)
 	e.onlyStepFallsBack(t, 4, `unusable reply: action is not an integer: "\"0\""`, `{"actions":{"plant":"0"},"step":4}`)
 }
@@ -391,11 +391,11 @@ func TestIllegalAndNonIntegerIndices(t *testing.T) {
 // sends its answers twice still gets every decision through, and plays the
 // same episode as the clean runner.
 func TestTolerableNoise(t *testing.T) {
-	ref := runExternal(t, helperCommand(t, "first"), coord.HeterarchicalCNP, extctl.Config{})
+	ref := runExternal(t, helperCommand(t, "first"), coord.HeterarchicalCNP(), extctl.Config{})
 	refTrace := readFile(t, ref.dir, harness.FileTrace)
 	for spec, code := range map[string]string{"noise": extctl.VNoise, "stale": extctl.VStale, "nostep": ""} {
 		t.Run(spec, func(t *testing.T) {
-			e := runExternal(t, helperCommand(t, spec), coord.HeterarchicalCNP, extctl.Config{})
+			e := runExternal(t, helperCommand(t, spec), coord.HeterarchicalCNP(), extctl.Config{})
 			e.intact(t)
 			if e.fallbacks() != 0 || e.c.Failed() != nil {
 				t.Errorf("%d fallbacks, failed %v", e.fallbacks(), e.c.Failed())
@@ -425,12 +425,12 @@ func TestTolerableNoise(t *testing.T) {
 }
 
 func TestEndOfEpisode(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "badexit"), coord.Centralized, extctl.Config{})
+	e := runExternal(t, helperCommand(t, "badexit"), coord.Centralized(), extctl.Config{})
 	e.intact(t)
 	if vs := e.violations(extctl.VExitStatus); len(vs) != 1 || !strings.Contains(vs[0].Detail, "exit status 1 after episode_end") || vs[0].Step != extctl.StepEnd || e.c.Failed() != nil {
 		t.Errorf("violations %v, failed %v", e.c.Violations(), e.c.Failed())
 	}
-	e = runExternal(t, helperCommand(t, "linger"), coord.Centralized, extctl.Config{Grace: 200 * time.Millisecond})
+	e = runExternal(t, helperCommand(t, "linger"), coord.Centralized(), extctl.Config{Grace: 200 * time.Millisecond})
 	e.intact(t)
 	e.runnerGone(t)
 	if vs := e.violations(extctl.VNoExit); len(vs) != 1 || e.fallbacks() != 0 {
@@ -439,7 +439,7 @@ func TestEndOfEpisode(t *testing.T) {
 }
 
 func TestNoOrphans(t *testing.T) {
-	e := runExternal(t, helperCommand(t, "orphan"), coord.Centralized, extctl.Config{})
+	e := runExternal(t, helperCommand(t, "orphan"), coord.Centralized(), extctl.Config{})
 	e.intact(t)
 	e.runnerGone(t)
 	if pid := pidIn(t, e.stderr, "grandchild"); !waitDead(pid) {
@@ -468,14 +468,14 @@ func TestCancelStopsRunner(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	c, err := extctl.Start(ctx, extctl.Config{Command: helperCommand(t, "slow:2"), Stderr: &stderr, Grace: 200 * time.Millisecond,
-		Episode: extctl.EpisodeOf(p, coord.Centralized, faultSeed)})
+		Episode: extctl.EpisodeOf(p, coord.Centralized(), faultSeed)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Cancel once the runner has answered a few steps (not after a fixed
 	// time, which a loaded machine may spend starting the runner).
 	dec := &cancelAfter{n: 5, cancel: cancel}
-	res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.Centralized, Controller: c, Decisions: dec})
+	res := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: coord.Centralized(), Controller: c, Decisions: dec})
 	c.End(res.Metrics)
 	if res.Err != nil || res.Metrics.Status != "done" || res.Metrics.GFb == 0 || res.Metrics.Secondary.DecisionsBySource["external"] == 0 {
 		t.Errorf("status %s err %v by source %v", res.Metrics.Status, res.Err, res.Metrics.Secondary.DecisionsBySource)
@@ -514,7 +514,7 @@ func TestStderrIsCapped(t *testing.T) {
 	const limit = 64 << 10
 	c, err := extctl.Start(context.Background(), extctl.Config{
 		Command: `echo FIRST >&2; head -c 1000000 /dev/zero | tr '\0' x >&2; echo LAST >&2; exit 3`,
-		Stderr:  &stderr, MaxStderr: limit, Episode: extctl.EpisodeOf(plantOf(t, faultInstance), coord.Centralized, faultSeed)})
+		Stderr:  &stderr, MaxStderr: limit, Episode: extctl.EpisodeOf(plantOf(t, faultInstance), coord.Centralized(), faultSeed)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestLangGraphRunnerEpisodes(t *testing.T) {
 	command := langGraphRunner(t)
 	t.Parallel()
 	seeds := plantOf(t, faultInstance).Inst.Seeds.Test[:1]
-	for _, mode := range coord.Builtins {
+	for _, mode := range coord.Builtins() {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("%s/s%d", mode.ID, seed), func(t *testing.T) {
 				t.Parallel()

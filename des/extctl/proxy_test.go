@@ -43,7 +43,7 @@ func proxyEpisode(t *testing.T, upstream, cachePath, mode string) (*episode, ext
 		t.Fatal(err)
 	}
 	defer p.Close()
-	e := runExternal(t, pythonRunner(t, "testdata/proxy_runner.py"), coord.Builtins[0], extctl.Config{Proxy: p, Timeout: 30 * time.Second}) // a Python start on a loaded machine can take seconds
+	e := runExternal(t, pythonRunner(t, "testdata/proxy_runner.py"), coord.Builtins()[0], extctl.Config{Proxy: p, Timeout: 30 * time.Second}) // a Python start on a loaded machine can take seconds
 	return e, p.Totals()
 }
 

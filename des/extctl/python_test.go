@@ -102,7 +102,7 @@ func playRunner(t *testing.T, command string, mode coord.AuthorityMode, seed uin
 func TestPythonRunnerMatchesGoTwin(t *testing.T) {
 	command := pythonRunner(t, greedyRunner)
 	seeds := plantOf(t, faultInstance).Inst.Seeds.Test[:2]
-	for _, mode := range coord.Builtins {
+	for _, mode := range coord.Builtins() {
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("%s/s%d", mode.ID, seed), func(t *testing.T) {
 				t.Parallel()
@@ -281,7 +281,7 @@ func TestPythonRunnerEdgeCases(t *testing.T) {
 		}
 		d.ActiveAgents[id] = v
 	}
-	c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Episode: extctl.EpisodeOf(plantOf(t, faultInstance), coord.Centralized, 1)})
+	c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Episode: extctl.EpisodeOf(plantOf(t, faultInstance), coord.Centralized(), 1)})
 	if err != nil {
 		t.Fatal(err)
 	}

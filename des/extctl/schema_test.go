@@ -22,7 +22,7 @@ func TestAuditsMatchSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, spec := range []string{"first", "garbage:3", "wrong:3", "illegal:3", "notint:3", "crash:6", "nohello", "hang:5"} {
-		e := runExternal(t, helperCommand(t, spec), coord.Centralized, extctl.Config{Timeout: 300 * time.Millisecond})
+		e := runExternal(t, helperCommand(t, spec), coord.Centralized(), extctl.Config{Timeout: 300 * time.Millisecond})
 		fd, err := os.Open(filepath.Join(e.dir, harness.FileDecisions))
 		if err != nil {
 			t.Fatal(err)

@@ -119,7 +119,7 @@ func TestPayloadHidesNoise(t *testing.T) {
 		}
 		p := factory.Compile(in)
 		specs := map[uint64][]factory.JobSpec{}
-		for _, m := range coord.Builtins {
+		for _, m := range coord.Builtins() {
 			covered := 0
 			for i, seed := range in.Seeds.Test[:2] {
 				if specs[seed] == nil {

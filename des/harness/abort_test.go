@@ -46,7 +46,7 @@ func TestControllerAbortEndsTheEpisode(t *testing.T) {
 	rule, _ := policy.New("rule", 1)
 	dir := t.TempDir()
 	const before = 3
-	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized, Controller: &abortingController{Controller: rule, steps: before}}
+	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized(), Controller: &abortingController{Controller: rule, steps: before}}
 	res, err := harness.RunToDir(context.Background(), ep, dir)
 	if !errors.Is(err, coord.ErrAbort) || !errors.Is(err, errDown) || !errors.Is(res.Err, errDown) {
 		t.Fatalf("RunToDir error = %v, Result.Err = %v; want both to wrap ErrAbort and the cause", err, res.Err)
@@ -112,7 +112,7 @@ func TestStopInterruptsTheEpisode(t *testing.T) {
 	rule, _ := policy.New("rule", 1)
 	dir := t.TempDir()
 	stop := make(chan struct{})
-	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized,
+	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized(),
 		Controller: &stoppingController{Controller: rule, steps: 4, stop: stop}, Stop: stop}
 	res, err := harness.RunToDir(context.Background(), ep, dir)
 	if !errors.Is(err, harness.ErrInterrupted) {
@@ -139,13 +139,13 @@ func TestStopDuringLastDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	rule, _ := policy.New("rule", 1)
-	full, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized, Controller: rule}, t.TempDir())
+	full, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized(), Controller: rule}, t.TempDir())
 	if err != nil || full.Metrics.Status != "done" {
 		t.Fatalf("full episode: %v, %q", err, full.Metrics.Status)
 	}
 	rule, _ = policy.New("rule", 1)
 	stop := make(chan struct{})
-	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized,
+	ep := harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized(),
 		Controller: &stoppingController{Controller: rule, steps: full.Metrics.GDs, stop: stop}, Stop: stop}
 	res, err := harness.RunToDir(context.Background(), ep, t.TempDir())
 	if !errors.Is(err, harness.ErrInterrupted) || res.Metrics.Status != string(factory.Interrupted) {

@@ -41,7 +41,7 @@ func TestRefusingIsAttributed(t *testing.T) {
 	for _, ref := range factory.BuiltinNames() {
 		p := plantOf(t, ref)
 		seed := p.Inst.Seeds.Test[0]
-		for _, m := range coord.Builtins {
+		for _, m := range coord.Builtins() {
 			t.Run(fmt.Sprintf("%s/%s", ref, m.ID), func(t *testing.T) {
 				var dec bytes.Buffer
 				r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: m, Controller: refuser{}, Decisions: &dec})
@@ -69,7 +69,7 @@ func TestRefusingIsAttributed(t *testing.T) {
 				if mt.GFb < placed || activations != mt.Secondary.ForcedAssignments {
 					t.Fatalf("G_fb %d, harness placements %d, plant fallbacks %d (secondary %d)", mt.GFb, placed, activations, mt.Secondary.ForcedAssignments)
 				}
-				if m.ID != coord.Centralized.ID && mt.GFb == 0 && mt.GTr == 0 {
+				if m.ID != coord.Centralized().ID && mt.GFb == 0 && mt.GTr == 0 {
 					t.Fatalf("a controller that refuses everything ran clean: %+v", mt)
 				}
 				t.Logf("G_fb %d of G_ds %d, harness placements %d, completed %d, truncated %d", mt.GFb, mt.GDs, placed, mt.GCj, mt.GTr)

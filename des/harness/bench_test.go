@@ -35,7 +35,7 @@ var episodeRefs = []string{"A5C12-1", "gen:A16C64", "gen:A64C256"}
 //	go test ./des/harness -run XXX -bench 'Episode$/A5C12-1/centralized' -benchtime 300x -count 5
 func BenchmarkEpisode(b *testing.B) {
 	for _, ref := range episodeRefs {
-		for _, mode := range []coord.AuthorityMode{coord.Centralized, coord.HolonicHybrid} {
+		for _, mode := range []coord.AuthorityMode{coord.Centralized(), coord.HolonicHybrid()} {
 			b.Run(ref+"/"+mode.ID, func(b *testing.B) { benchEpisodes(b, ref, mode, &Scratch{}) })
 		}
 	}
@@ -45,7 +45,7 @@ func BenchmarkEpisode(b *testing.B) {
 // episode allocates its engine, interpreter and trace writer.
 func BenchmarkEpisodeFresh(b *testing.B) {
 	for _, ref := range episodeRefs {
-		for _, mode := range []coord.AuthorityMode{coord.Centralized, coord.HolonicHybrid} {
+		for _, mode := range []coord.AuthorityMode{coord.Centralized(), coord.HolonicHybrid()} {
 			b.Run(ref+"/"+mode.ID, func(b *testing.B) { benchEpisodes(b, ref, mode, nil) })
 		}
 	}

@@ -22,7 +22,7 @@ func TestPerViewAnswersAreTheMapAnswers(t *testing.T) {
 	n := 0
 	for pi, ref := range []string{"A5C12-1", "A3C9-1", "gen:A4C8J7"} {
 		p := plantOf(t, ref)
-		for mi, mode := range coord.Builtins {
+		for mi, mode := range coord.Builtins() {
 			for ci, name := range []string{"rule", "greedy", "greedy_py"} {
 				if (pi+mi+ci)%2 == 1 && testing.Short() {
 					continue

@@ -19,7 +19,7 @@ func TestCoordinationCostFollowsProtocol(t *testing.T) {
 	for _, ref := range factory.BuiltinNames() {
 		p := plantOf(t, ref)
 		mean := map[string]float64{}
-		for _, m := range coord.Builtins {
+		for _, m := range coord.Builtins() {
 			for _, s := range p.Inst.Seeds.Test {
 				r := Run(context.Background(), Episode{Plant: p, Seed: s, Mode: m, Controller: policy.Rule{}})
 				if r.Err != nil {
@@ -40,7 +40,7 @@ func TestCoordinationCostFollowsProtocol(t *testing.T) {
 // payload built, per paradigm (A5C12-1, rule controller, no artifacts).
 func BenchmarkDecisionSteps(b *testing.B) {
 	p := benchPlant(b, "A5C12-1")
-	for _, m := range coord.Builtins {
+	for _, m := range coord.Builtins() {
 		b.Run(m.ID, func(b *testing.B) {
 			steps := 0
 			for i := 0; b.Loop(); i++ {
@@ -57,7 +57,7 @@ func BenchmarkDecisionSteps(b *testing.B) {
 // (payloads as JSON) written to memory, per paradigm.
 func BenchmarkEpisodeArtifacts(b *testing.B) {
 	p := benchPlant(b, "A5C12-1")
-	for _, m := range coord.Builtins {
+	for _, m := range coord.Builtins() {
 		b.Run(m.ID, func(b *testing.B) {
 			var tr, dec, msg bytes.Buffer
 			for i := 0; b.Loop(); i++ {

@@ -62,7 +62,7 @@ func runTestSeeds(t *testing.T, p *factory.Plant, mk func(seed uint64) coord.Con
 	t.Helper()
 	var out []profileRun
 	for _, s := range p.Inst.Seeds.Test {
-		ep := Episode{Plant: p, Seed: s, Mode: coord.Centralized, Controller: mk(s)}
+		ep := Episode{Plant: p, Seed: s, Mode: coord.Centralized(), Controller: mk(s)}
 		var buf bytes.Buffer
 		if withTrace {
 			ep.Trace = &buf

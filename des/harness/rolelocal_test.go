@@ -28,7 +28,7 @@ func TestBuiltinsTellParadigmsApart(t *testing.T) {
 			p := plantOf(t, ref)
 			for _, s := range p.Inst.Seeds.Test {
 				sums := map[[32]byte]string{}
-				for _, m := range coord.Builtins {
+				for _, m := range coord.Builtins() {
 					var buf bytes.Buffer
 					r := Run(context.Background(), Episode{Plant: p, Seed: s, Mode: m, Controller: ctrl, Trace: &buf})
 					if r.Err != nil {

@@ -40,7 +40,7 @@ func TestEveryEventTypeIsRealized(t *testing.T) {
 			for seed := uint64(1); seed <= 3; seed++ {
 				c, _ := policy.New(name, seed)
 				var tr bytes.Buffer
-				if r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: coord.Centralized, Controller: c, Trace: &tr}); r.Err != nil {
+				if r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: coord.Centralized(), Controller: c, Trace: &tr}); r.Err != nil {
 					t.Fatal(r.Err)
 				}
 				sc := bufio.NewScanner(&tr)
@@ -84,7 +84,7 @@ func TestNoProgressTruncation(t *testing.T) {
 		}
 		return out, nil
 	})
-	r := Run(context.Background(), Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: deferAll})
+	r := Run(context.Background(), Episode{Plant: p, Seed: 1, Mode: coord.Centralized(), Controller: deferAll})
 	m := r.Metrics
 	if r.Err != nil || m.Status != string(factory.NoProgress) || m.GTr != 1 {
 		t.Fatalf("status %s err %v, want no_progress", m.Status, r.Err)
@@ -100,7 +100,7 @@ func TestDecisionLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Limits.MaxDecisions = 25
-	r := Run(context.Background(), Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized, Controller: policy.Rule{}})
+	r := Run(context.Background(), Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized(), Controller: policy.Rule{}})
 	if r.Metrics.Status != string(factory.DecisionLimit) || r.Metrics.GDs != 25 || r.Metrics.GTr != 1 {
 		t.Errorf("status %s after %d steps, want decision_limit after 25", r.Metrics.Status, r.Metrics.GDs)
 	}
@@ -124,7 +124,7 @@ func TestMisbehavingControllerIsAudited(t *testing.T) {
 		return map[string]int{"plant": d.ActiveAgents["plant"].LegalActions[0]}, nil
 	})
 	var dec bytes.Buffer
-	r := Run(context.Background(), Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: bad, Decisions: &dec})
+	r := Run(context.Background(), Episode{Plant: p, Seed: 1, Mode: coord.Centralized(), Controller: bad, Decisions: &dec})
 	m := r.Metrics
 	if r.Err != nil || m.Status == "" {
 		t.Fatalf("episode failed: %v", r.Err)
@@ -164,7 +164,7 @@ func (badSelector) ModeFor(*coord.WorkItem, *coord.PlantObservation) coord.Autho
 }
 
 func TestInvalidDynamicModeStopsTheEpisode(t *testing.T) {
-	r := Run(context.Background(), Episode{Plant: plantOf(t, "A3C9-1"), Seed: 11, Mode: coord.Centralized, Selector: badSelector{}, Controller: policy.Rule{}})
+	r := Run(context.Background(), Episode{Plant: plantOf(t, "A3C9-1"), Seed: 11, Mode: coord.Centralized(), Selector: badSelector{}, Controller: policy.Rule{}})
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "routing_authority_mode") || r.Metrics.Status != string(factory.ControllerFail) {
 		t.Fatalf("err %v status %s", r.Err, r.Metrics.Status)
 	}

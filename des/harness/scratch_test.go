@@ -38,7 +38,7 @@ func TestScratchReuseIsInvisible(t *testing.T) {
 	n := 0
 	for pi, ref := range plants {
 		p := plantOf(t, ref)
-		for mi, mode := range coord.Builtins {
+		for mi, mode := range coord.Builtins() {
 			for ci, ctrl := range []string{"rule", "greedy", "random"} {
 				if (pi+mi+ci)%2 == 1 && testing.Short() {
 					continue

@@ -53,11 +53,12 @@ type SuiteOptions struct {
 	// "all" (every reported instance), a reported instance name, a file
 	// path or a gen:A<n>C<m>[J<k>] spec, or a comma list of these.
 	Suite string
-	// Paradigms is "all" (every registered paradigm) or a comma list of
-	// ids.
+	// Paradigms is "all" (the built-in paradigms and those of
+	// ParadigmFiles) or a comma list of ids.
 	Paradigms string
-	// ParadigmFiles are custom paradigms (coord.LoadAuthorityModeFile),
-	// registered and added to the suite's paradigms.
+	// ParadigmFiles are custom paradigms (coord.Paradigms.AddFile): they
+	// join the suite's own paradigm set, which Paradigms names ids from,
+	// and the suite's paradigms. No other suite sees them.
 	ParadigmFiles []string
 	// Seeds is "test" or "dev" (each instance's split), seed numbers, or a
 	// comma list of these.
@@ -376,10 +377,14 @@ func LoadSuiteInstance(ref string, lim factory.SizeLimits) (*SuiteInstance, erro
 	return si, nil
 }
 
+// resolveParadigms adds the paradigms of files to the built-ins, in a set
+// of the suite's own, and lists the suite's paradigms: those spec names
+// from that set, then those of files.
 func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error) {
+	var set coord.Paradigms
 	var fromFiles []coord.AuthorityMode
 	for _, f := range files {
-		m, err := coord.LoadAuthorityModeFile(f)
+		m, err := set.AddFile(f)
 		if err != nil {
 			return nil, opterr.Wrap("ParadigmFiles", err)
 		}
@@ -400,14 +405,14 @@ func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error
 	}
 	for _, id := range splitList(spec) {
 		if id == "all" {
-			for _, m := range coord.AuthorityModes() {
+			for _, m := range set.List() {
 				if err := add(m); err != nil {
 					return nil, err
 				}
 			}
 			continue
 		}
-		m, err := coord.LookupAuthorityMode(id)
+		m, err := set.Lookup(id)
 		if err != nil {
 			return nil, opterr.Wrap("Paradigms", err)
 		}
@@ -421,17 +426,9 @@ func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error
 		}
 	}
 	if len(out) == 0 {
-		return nil, opterr.New("Paradigms", "no paradigm given (want all or a comma list of: %s)", strings.Join(paradigmIDs(), ", "))
+		return nil, opterr.New("Paradigms", "no paradigm given (want all or a comma list of: %s)", strings.Join(set.IDs(), ", "))
 	}
 	return out, nil
-}
-
-func paradigmIDs() []string {
-	var ids []string
-	for _, m := range coord.AuthorityModes() {
-		ids = append(ids, m.ID)
-	}
-	return ids
 }
 
 func resolveControllers(spec string, makers []ControllerMaker) ([]string, error) {
@@ -669,11 +666,12 @@ func (c Case) Episode() (Episode, error) {
 }
 
 // CaseFromID rebuilds the case a case id names: the paradigm is looked up
-// among the registered ones and the controller among the built-in ones.
+// in paradigms (nil: the built-ins) and the controller among the built-in
+// ones.
 // instanceRef, if not empty, gives the instance (needed for an instance
 // file, whose path the id does not hold); it must match the id. The
 // instance must be within lim.
-func CaseFromID(id, instanceRef string, lim factory.SizeLimits) (Case, error) {
+func CaseFromID(id, instanceRef string, paradigms *coord.Paradigms, lim factory.SizeLimits) (Case, error) {
 	k, err := ParseCaseID(id)
 	if err != nil {
 		return Case{}, err
@@ -692,7 +690,7 @@ func CaseFromID(id, instanceRef string, lim factory.SizeLimits) (Case, error) {
 	if si.Token != k.InstanceToken {
 		return Case{}, fmt.Errorf("case id %q names instance %q but %s gives %q", id, k.InstanceToken, ref, si.Token)
 	}
-	mode, err := coord.LookupAuthorityMode(k.Paradigm)
+	mode, err := paradigms.Lookup(k.Paradigm)
 	if err != nil {
 		return Case{}, fmt.Errorf("case id %q: %w", id, err)
 	}

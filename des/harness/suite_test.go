@@ -73,7 +73,7 @@ var suiteFiles = []string{harness.FileSuiteConfig, harness.FileSuiteSummary, har
 
 func TestSuiteRunsEveryCase(t *testing.T) {
 	s := resolve(t, smallSuite)
-	modes := coord.AuthorityModes()
+	modes := coord.Builtins()
 	if want := 2 * len(modes) * 2; len(s.Cases) != want {
 		t.Fatalf("%d cases, want %d", len(s.Cases), want)
 	}
@@ -253,7 +253,7 @@ func TestSuiteGroupBy(t *testing.T) {
 	opt := smallSuite
 	opt.Seeds, opt.Controllers = "1", "rule,greedy"
 	s := resolve(t, opt)
-	modes := coord.AuthorityModes()
+	modes := coord.Builtins()
 	dir := t.TempDir()
 	runSuite(t, s, dir, 2)
 	summary := readCSV(t, filepath.Join(dir, harness.FileSuiteSummary))[1:]
@@ -602,12 +602,12 @@ func TestCaseFromID(t *testing.T) {
 		var got harness.Case
 		var err error
 		if strings.HasPrefix(c.ID, "file-") {
-			if _, err := harness.CaseFromID(c.ID, "", factory.DefaultSizeLimits()); !errors.Is(err, harness.ErrNoInstanceRef) {
+			if _, err := harness.CaseFromID(c.ID, "", nil, factory.DefaultSizeLimits()); !errors.Is(err, harness.ErrNoInstanceRef) {
 				t.Errorf("%s without its file: %v", c.ID, err)
 			}
-			got, err = harness.CaseFromID(c.ID, "../factory/testdata/tiny.yaml", factory.DefaultSizeLimits())
+			got, err = harness.CaseFromID(c.ID, "../factory/testdata/tiny.yaml", nil, factory.DefaultSizeLimits())
 		} else {
-			got, err = harness.CaseFromID(c.ID, "", factory.DefaultSizeLimits())
+			got, err = harness.CaseFromID(c.ID, "", nil, factory.DefaultSizeLimits())
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -635,7 +635,7 @@ func TestCaseFromID(t *testing.T) {
 			}
 		}
 	}
-	if _, err := harness.CaseFromID("A3C9-1__centralized__rule__s2", "A5C12-1", factory.DefaultSizeLimits()); err == nil {
+	if _, err := harness.CaseFromID("A3C9-1__centralized__rule__s2", "A5C12-1", nil, factory.DefaultSizeLimits()); err == nil {
 		t.Error("an --instance that does not match the id was accepted")
 	}
 	if _, err := harness.CaseFromSuiteDir(dir, "A3C9-1__centralized__rule__s2", factory.DefaultSizeLimits()); err == nil {
@@ -675,10 +675,10 @@ func TestSuitePlantLimits(t *testing.T) {
 	if err != nil || len(s.Cases) != 2 {
 		t.Fatalf("raised limit: %v", err)
 	}
-	if _, err := harness.CaseFromID(s.Cases[1].ID, "", factory.DefaultSizeLimits()); err == nil {
+	if _, err := harness.CaseFromID(s.Cases[1].ID, "", nil, factory.DefaultSizeLimits()); err == nil {
 		t.Error("CaseFromID ignored the limits")
 	}
-	if _, err := harness.CaseFromID(s.Cases[1].ID, "", lim); err != nil {
+	if _, err := harness.CaseFromID(s.Cases[1].ID, "", nil, lim); err != nil {
 		t.Errorf("CaseFromID, raised limit: %v", err)
 	}
 }

@@ -38,7 +38,7 @@ func ExampleNewMaker() {
 	}
 	ctrl, _ := mk.New(1)
 	in, _ := factory.Resolve("A3C9-1")
-	r := harness.Run(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized, Controller: ctrl})
+	r := harness.Run(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Centralized(), Controller: ctrl})
 	m := r.Metrics
 	fmt.Println(m.Status, m.Model, m.Framework, m.Secondary.LLMCalls == m.GLlm, m.GFb)
 	// Output:

@@ -81,7 +81,7 @@ func TestModelFailureAbortsTheEpisode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: c})
+			r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized(), Controller: c})
 			if !errors.Is(r.Err, coord.ErrAbort) || llm.ErrorClass(r.Err) != tc.class {
 				t.Fatalf("Result.Err = %v; want an abort of class %s", r.Err, tc.class)
 			}
@@ -103,7 +103,7 @@ func TestWhatDoesNotAbort(t *testing.T) {
 	run := func(t *testing.T, ctx context.Context, h func(stubmodel.ChatRequest) stubmodel.Reply, abortOnError bool) harness.Result {
 		c := oneAttempt(t, stubURL(t, h))
 		c.AbortOnModelError = abortOnError
-		return harness.Run(ctx, harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized, Controller: c})
+		return harness.Run(ctx, harness.Episode{Plant: p, Seed: 1, Mode: coord.Centralized(), Controller: c})
 	}
 	prose := func(stubmodel.ChatRequest) stubmodel.Reply {
 		return stubmodel.Text("I would rather not decide this one.")
@@ -147,7 +147,7 @@ func TestEmptyChoicesTokensCount(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := oneAttempt(t, srv.URL)
 	// Three failures in a row abort the episode; its metrics count them.
-	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized, Controller: c})
+	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized(), Controller: c})
 	if !errors.Is(r.Err, coord.ErrAbort) {
 		t.Fatalf("err %v", r.Err)
 	}

@@ -64,7 +64,7 @@ func controller(t *testing.T, cfg llm.Config, fw string) *llmctl.Controller {
 func TestBuiltinStubEqualsRule(t *testing.T) {
 	_, srv := stubServer(t, "builtin")
 	p := plant(t, "A3C9-1")
-	for _, mode := range coord.Builtins {
+	for _, mode := range coord.Builtins() {
 		for _, fw := range llmctl.Frameworks {
 			var want, got, dec bytes.Buffer
 			harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: policy.Rule{}, Trace: &want})
@@ -100,7 +100,7 @@ func TestFaultyModelIsAudited(t *testing.T) {
 			t.Fatal(err)
 		}
 		var dec bytes.Buffer
-		r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.HeterarchicalCNP, Controller: c, Decisions: &dec})
+		r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: coord.HeterarchicalCNP(), Controller: c, Decisions: &dec})
 		if r.Err != nil || r.Metrics.Status == "" {
 			t.Fatalf("%s: episode failed: %v", rule, r.Err)
 		}
@@ -143,13 +143,13 @@ func TestCacheReplayAndKeyHygiene(t *testing.T) {
 	defer cache.Close()
 	p := plant(t, "A3C9-1")
 	cfg := llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", APIKeyEnv: "COORDBENCH_TEST_KEY", Cache: cache, CacheMode: llm.CacheReadWrite}
-	first, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid, Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "live"))
+	first, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid(), Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "live"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()
 	cfg.CacheMode = llm.CacheReplay
-	second, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid, Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "replay"))
+	second, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 12, Mode: coord.HolonicHybrid(), Controller: controller(t, cfg, "graph")}, filepath.Join(dir, "replay"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestHugeReplyIsCutInTheAudit(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub"}, "relay")
 	var dec bytes.Buffer
-	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized, Controller: c, Decisions: &dec})
+	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.Centralized(), Controller: c, Decisions: &dec})
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}

@@ -73,7 +73,7 @@ func TestReplyFormsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := plant(t, "A3C9-1")
-	mode := coord.HeterarchicalCNP
+	mode := coord.HeterarchicalCNP()
 	var want bytes.Buffer
 	harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: policy.Rule{}, Trace: &want})
 	for _, rule := range llmctl.ReplyParsings {

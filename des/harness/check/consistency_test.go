@@ -56,7 +56,7 @@ func controller(t testing.TB, name string, seed uint64) coord.Controller {
 // runDir plays one centralized episode into dir.
 func runDir(t testing.TB, inst, ctrl string, seed uint64, dir string) harness.Result {
 	t.Helper()
-	return runModeDir(t, inst, coord.Centralized, ctrl, seed, dir)
+	return runModeDir(t, inst, coord.Centralized(), ctrl, seed, dir)
 }
 
 // runModeDir plays one episode under paradigm mode into dir.
@@ -99,7 +99,7 @@ func TestConsistency(t *testing.T) {
 			for _, ctrl := range policy.Names {
 				for k := 0; k < perController; k++ {
 					seed := uint64(1 + k)
-					mode := coord.Builtins[k%len(coord.Builtins)]
+					mode := coord.Builtins()[k%len(coord.Builtins())]
 					dir := filepath.Join(base, fmt.Sprintf("%s_%s_s%d", mode.ID, ctrl, seed))
 					res := runModeDir(t, inst, mode, ctrl, seed, dir)
 					rep, err := Dir(dir)
@@ -209,7 +209,7 @@ func TestExogenousTrajectory(t *testing.T) {
 		for _, seed := range seeds {
 			a, b := t.TempDir(), t.TempDir()
 			runDir(t, inst, "rule", seed, a)
-			runModeDir(t, inst, coord.Builtins[int(seed)%len(coord.Builtins)], "random", seed, b)
+			runModeDir(t, inst, coord.Builtins()[int(seed)%len(coord.Builtins())], "random", seed, b)
 			arrA, tA, bdA, endA := exogenous(t, a)
 			arrB, tB, bdB, endB := exogenous(t, b)
 			end := min(endA, endB)
@@ -303,7 +303,7 @@ func TestTruncatedAndFallback(t *testing.T) {
 				in := *plant(t, inst).Inst
 				v.edit(&in)
 				dir := t.TempDir()
-				res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(&in), Seed: seed, Mode: coord.Centralized,
+				res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(&in), Seed: seed, Mode: coord.Centralized(),
 					Controller: v.ctrl}, dir)
 				if err != nil {
 					t.Fatalf("%s %s seed %d: %v", inst, v.name, seed, err)

@@ -39,7 +39,7 @@ func TestPlantFallbackAttribution(t *testing.T) {
 	}
 	dir := t.TempDir()
 	_, err = harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: in.Seeds.Test[0],
-		Mode: coord.HolonicHybrid, Controller: declining{}}, dir)
+		Mode: coord.HolonicHybrid(), Controller: declining{}}, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

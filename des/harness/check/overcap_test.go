@@ -27,7 +27,7 @@ func overcapRun(t *testing.T, opTime float64, orders ...factory.Order) harness.M
 	}
 	p := factory.Compile(in)
 	var first *harness.Metrics
-	for _, mode := range coord.AuthorityModes() {
+	for _, mode := range coord.Builtins() {
 		dir := t.TempDir()
 		res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 1, Mode: mode,
 			Controller: controller(t, "rule", 1)}, dir)
@@ -49,7 +49,7 @@ func overcapRun(t *testing.T, opTime float64, orders ...factory.Order) harness.M
 			first = &m
 		} else if m.GVc != first.GVc || m.Violations != first.Violations {
 			t.Fatalf("op time %v: %s gives G_vc %d %+v, %s %d %+v", opTime, mode.ID, m.GVc, m.Violations,
-				coord.AuthorityModes()[0].ID, first.GVc, first.Violations)
+				coord.Builtins()[0].ID, first.GVc, first.Violations)
 		}
 	}
 	return *first

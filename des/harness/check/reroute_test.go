@@ -20,7 +20,7 @@ func TestNoAvoidableDeadlock(t *testing.T) {
 	reroutes, deadlocks, runs := 0, 0, 0
 	for _, inst := range factory.BuiltinNames() {
 		p := plant(t, inst)
-		for _, m := range coord.Builtins {
+		for _, m := range coord.Builtins() {
 			for _, seed := range p.Inst.Seeds.Test[:min(3, len(p.Inst.Seeds.Test))] {
 				var tr bytes.Buffer
 				r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: seed, Mode: m,
