@@ -38,7 +38,7 @@ func largeSuites(tb testing.TB, root string, seeds int) (string, string) {
 	mustWrite(tb, filepath.Join(des, harness.FileSuiteConfig), b)
 	var sum strings.Builder
 	sum.WriteString("case_id,instance,paradigm,controller,model,framework,seed,status")
-	for _, m := range harness.SuiteMetrics {
+	for _, m := range harness.SuiteMetrics() {
 		sum.WriteString("," + m.Key)
 	}
 	sum.WriteString("\n")
@@ -50,7 +50,7 @@ func largeSuites(tb testing.TB, root string, seeds int) (string, string) {
 				for s := 1; s <= seeds; s++ {
 					id := fmt.Sprintf("%s__%s__%s__s%d", i, p, c, s)
 					fmt.Fprintf(&sum, "%s,%s,%s,%s,,,%d,done", id, i, p, c, s)
-					for mi := range harness.SuiteMetrics {
+					for mi := range harness.SuiteMetrics() {
 						fmt.Fprintf(&sum, ",%g", float64((k*7+mi*13+s*s)%997)/7)
 					}
 					sum.WriteString("\n")

@@ -117,6 +117,7 @@ func compared(valsA, valsB []map[string]bool) []bool {
 }
 
 func compareDES(a, b string) ([]Section, error) {
+	metrics := harness.SuiteMetrics()
 	sa, err := readDES(a)
 	if err != nil {
 		return nil, err
@@ -200,7 +201,7 @@ func compareDES(a, b string) ([]Section, error) {
 	}
 	var rows []pairRow
 	for _, gk := range order {
-		for k, m := range harness.SuiteMetrics {
+		for k, m := range metrics {
 			r := pairRow{group: label[gk], metric: m.Key, arrow: m.Arrow(), digits: m.Digits}
 			for _, p := range groups[gk] {
 				if !math.IsNaN(p[0].values[k]) && !math.IsNaN(p[1].values[k]) {

@@ -58,6 +58,7 @@ var blockKeys = []string{"instance", "controller", "model", "framework"}
 // readDES reads a des suite directory: suite.json for the order of
 // instances, paradigms and controllers, suite_summary.csv for the cases.
 func readDES(dir string) (*desSuite, error) {
+	metrics := harness.SuiteMetrics()
 	s := &desSuite{dir: dir}
 	cfgPath := filepath.Join(dir, harness.FileSuiteConfig)
 	b, err := readJSONFile(cfgPath)
@@ -122,7 +123,7 @@ func readDES(dir string) (*desSuite, error) {
 			s.failed++
 			continue
 		}
-		for _, m := range harness.SuiteMetrics {
+		for _, m := range metrics {
 			v, err := f.float(r, m.Key, true)
 			if err != nil {
 				return nil, err
@@ -150,7 +151,7 @@ func readDES(dir string) (*desSuite, error) {
 
 func metricKeys() []string {
 	var ks []string
-	for _, m := range harness.SuiteMetrics {
+	for _, m := range harness.SuiteMetrics() {
 		ks = append(ks, m.Key)
 	}
 	return ks
@@ -209,12 +210,13 @@ func (s *desSuite) shownBlockKeys() []int {
 // best marks, per block and metric, the rows holding the best mean; none
 // when every row of the block has the same mean.
 func (s *desSuite) best() map[*desGroup][]bool {
+	metrics := harness.SuiteMetrics()
 	out := map[*desGroup][]bool{}
 	for _, g := range s.groups {
-		out[g] = make([]bool, len(harness.SuiteMetrics))
+		out[g] = make([]bool, len(metrics))
 	}
 	for _, blk := range s.blocks() {
-		for k, m := range harness.SuiteMetrics {
+		for k, m := range metrics {
 			best, set, allSame, first := 0.0, false, true, math.NaN()
 			for _, g := range blk {
 				v, _, n := g.meanStd(k)
@@ -249,6 +251,7 @@ func desTitle(dir string) string { return dir + ": scheduling suite (des suite)"
 // row per instance × controller × model × framework × paradigm, then the
 // legend.
 func (s *desSuite) matrixSection() Section {
+	metrics := harness.SuiteMetrics()
 	sec := Section{Suite: s.dir, Kind: SectionMatrix, Title: desTitle(s.dir) + ": paradigm matrix"}
 	shown, best := s.shownBlockKeys(), s.best()
 	caption := "Mean ± sample standard deviation over the n finished cases (one per seed) of each " +
@@ -258,7 +261,7 @@ func (s *desSuite) matrixSection() Section {
 	if s.failed > 0 {
 		caption += fmt.Sprintf(" %d of %d cases failed and are left out.", s.failed, s.cases)
 	}
-	for fi, fam := range harness.MetricFamilies {
+	for fi, fam := range harness.MetricFamilies() {
 		t := Table{Title: "Paradigm matrix: " + fam}
 		if fi == 0 {
 			t.Caption = caption
@@ -270,7 +273,7 @@ func (s *desSuite) matrixSection() Section {
 		t.Left = append(t.Left, len(t.Head))
 		t.Head = append(t.Head, "paradigm", "n")
 		var ks []int
-		for k, m := range harness.SuiteMetrics {
+		for k, m := range metrics {
 			if m.Family == fam {
 				ks = append(ks, k)
 				t.Head = append(t.Head, m.Key+" "+m.Arrow())
@@ -286,7 +289,7 @@ func (s *desSuite) matrixSection() Section {
 				mean, std, n := g.meanStd(k)
 				text := "–"
 				if n > 0 {
-					d := harness.SuiteMetrics[k].Digits
+					d := metrics[k].Digits
 					text = fnum(mean, d) + " ± " + fnum(std, d)
 				}
 				row = append(row, Cell{Text: text, Best: best[g][k]})
@@ -296,7 +299,7 @@ func (s *desSuite) matrixSection() Section {
 		sec.Tables = append(sec.Tables, t)
 	}
 	legend := Table{Title: "Legend", Head: []string{"metric", "family", "better", "unit", "meaning"}, Left: []int{0, 1, 2, 3, 4}}
-	for _, m := range harness.SuiteMetrics {
+	for _, m := range metrics {
 		better := "↓ lower"
 		if m.HigherBetter {
 			better = "↑ higher"
@@ -307,12 +310,12 @@ func (s *desSuite) matrixSection() Section {
 	sec.Tables = append(sec.Tables, legend)
 
 	sec.CSVHead = append(slices.Clone(blockKeys), "paradigm", "n", "failed")
-	for _, m := range harness.SuiteMetrics {
+	for _, m := range metrics {
 		sec.CSVHead = append(sec.CSVHead, m.Key+"_mean", m.Key+"_std", m.Key+"_best")
 	}
 	for _, g := range s.groups {
 		row := append(g.block[:len(g.block):len(g.block)], g.paradigm, strconv.Itoa(len(g.cases)), strconv.Itoa(g.failed))
-		for k := range harness.SuiteMetrics {
+		for k := range metrics {
 			mean, std, _ := g.meanStd(k)
 			row = append(row, fcsv(mean), fcsv(std), strconv.FormatBool(best[g][k]))
 		}
@@ -359,6 +362,7 @@ const maxPairedParadigms = 32
 
 // pairs are the comparisons with their differences, without statistics.
 func (s *desSuite) pairs() []Comparison {
+	metrics := harness.SuiteMetrics()
 	var out []Comparison
 	for _, blk := range s.blocks() {
 		if len(blk) > maxPairedParadigms {
@@ -366,7 +370,7 @@ func (s *desSuite) pairs() []Comparison {
 		}
 		for i, ga := range blk {
 			for _, gb := range blk[i+1:] {
-				for k := range harness.SuiteMetrics {
+				for k := range metrics {
 					c := Comparison{Block: ga.block, A: ga.paradigm, B: gb.paradigm, Metric: k}
 					bySeed := map[uint64]float64{}
 					for _, cb := range gb.cases {
@@ -391,6 +395,7 @@ func (s *desSuite) pairs() []Comparison {
 // pairedSection is the paired differences: a table per block, a row per
 // pair of paradigms and metric.
 func (s *desSuite) pairedSection() Section {
+	metrics := harness.SuiteMetrics()
 	sec := Section{Suite: s.dir, Kind: SectionPaired, Title: desTitle(s.dir) + ": paired differences between paradigms"}
 	comps := s.comparisons()
 	shown := s.shownBlockKeys()
@@ -429,7 +434,7 @@ func (s *desSuite) pairedSection() Section {
 			left++
 			continue
 		}
-		m := harness.SuiteMetrics[c.Metric]
+		m := metrics[c.Metric]
 		d := m.Digits + 1
 		iv := func(v Interval) string {
 			if math.IsNaN(v.Lo) {
@@ -466,7 +471,7 @@ func (s *desSuite) pairedSection() Section {
 	sec.CSVHead = append(slices.Clone(blockKeys), "paradigm_a", "paradigm_b", "metric", "higher_better", "n",
 		"mean_diff", "sd_diff", "t_quantile", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0")
 	for _, c := range comps {
-		m := harness.SuiteMetrics[c.Metric]
+		m := metrics[c.Metric]
 		st := c.Stats
 		sec.CSVRows = append(sec.CSVRows, append(c.Block[:len(c.Block):len(c.Block)], c.A, c.B, m.Key, strconv.FormatBool(m.HigherBetter),
 			strconv.Itoa(st.N), fcsv(st.Mean), fcsv(st.SD), fcsv(st.TQuantile), fcsv(st.T.Lo), fcsv(st.T.Hi),

@@ -68,7 +68,7 @@ func sourceLabel(s string) string {
 // metricsTable is the run's 15 metrics from metrics.json.
 func (r *desRun) metricsTable() Table {
 	t := Table{Title: "Metrics", Head: []string{"metric", "value", "better", "meaning"}, Left: []int{0, 2, 3}}
-	for _, m := range harness.SuiteMetrics {
+	for _, m := range harness.SuiteMetrics() {
 		v := "–"
 		if raw, ok := r.metrics[m.Key]; ok {
 			var f float64
@@ -90,6 +90,7 @@ func (r *desRun) metricsTable() Table {
 // per metric, each mean divided by the largest absolute mean of that
 // metric in the block.
 func (s *desSuite) familyFigures(id, instance string) []Figure {
+	metrics := harness.SuiteMetrics()
 	var out []Figure
 	for bi, blk := range s.blocks() {
 		if blk[0].block[0] != instance {
@@ -101,10 +102,10 @@ func (s *desSuite) familyFigures(id, instance string) []Figure {
 				label += ", " + blk[0].block[k]
 			}
 		}
-		for fi, fam := range harness.MetricFamilies {
+		for fi, fam := range harness.MetricFamilies() {
 			c := BarChart{Title: fam + label, YTitle: "mean / largest mean"}
 			var ks []int
-			for k, m := range harness.SuiteMetrics {
+			for k, m := range metrics {
 				if m.Family == fam {
 					ks = append(ks, k)
 					c.Groups = append(c.Groups, m.Key+" "+m.Arrow())

@@ -399,7 +399,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	sec := secs[0]
-	if len(sec.CSVRows) != len(coord.Builtins())*len(harness.SuiteMetrics) {
+	if len(sec.CSVRows) != len(coord.Builtins())*len(harness.SuiteMetrics()) {
 		t.Fatalf("%d rows, want one per paradigm and metric", len(sec.CSVRows))
 	}
 	if !strings.Contains(sec.Tables[0].Caption, "controller") {

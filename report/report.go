@@ -73,12 +73,12 @@ func Write(w io.Writer, dirs []string, opt Options) error {
 		}
 		return writeHTML(w, dirs, opt)
 	}
-	if !slices.Contains(Formats, opt.Format) {
-		return fmt.Errorf("format %q: want one of %s", opt.Format, strings.Join(Formats, ", "))
+	if !slices.Contains(formats, opt.Format) {
+		return fmt.Errorf("format %q: want one of %s", opt.Format, strings.Join(formats, ", "))
 	}
 	for _, k := range opt.Tables {
-		if !slices.Contains(SectionKinds, k) {
-			return fmt.Errorf("table %q: want one of %s", k, strings.Join(SectionKinds, ", "))
+		if !slices.Contains(sectionKinds, k) {
+			return fmt.Errorf("table %q: want one of %s", k, strings.Join(sectionKinds, ", "))
 		}
 	}
 	if len(opt.Cases) > 0 {

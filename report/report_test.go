@@ -156,7 +156,7 @@ func TestMatrix(t *testing.T) {
 		}
 		heads = append(heads, tb.Head[4:]...)
 	}
-	for i, sm := range harness.SuiteMetrics {
+	for i, sm := range harness.SuiteMetrics() {
 		if heads[i] != sm.Key+" "+sm.Arrow() {
 			t.Errorf("column %d: %q, want %q", i, heads[i], sm.Key+" "+sm.Arrow())
 		}
@@ -172,7 +172,7 @@ func TestMatrix(t *testing.T) {
 			t.Errorf("row %d: %v", pi, r[:7])
 		}
 	}
-	for _, sm := range harness.SuiteMetrics {
+	for _, sm := range harness.SuiteMetrics() {
 		means := map[string]float64{}
 		for _, r := range rows {
 			means[r[col["paradigm"]]] += num(t, r[col[sm.Key]]) / 3
@@ -223,7 +223,7 @@ func TestPairedDiffs(t *testing.T) {
 	}
 	comps := s.comparisons()
 	np := len(coord.Builtins())
-	if want := np * (np - 1) / 2 * len(harness.SuiteMetrics); len(comps) != want {
+	if want := np * (np - 1) / 2 * len(harness.SuiteMetrics()); len(comps) != want {
 		t.Fatalf("%d comparisons, want %d", len(comps), want)
 	}
 	col, rows := readAll(t, filepath.Join(des, harness.FileSuiteSummary))
@@ -237,7 +237,7 @@ func TestPairedDiffs(t *testing.T) {
 		return 0
 	}
 	for _, c := range comps {
-		key := harness.SuiteMetrics[c.Metric].Key
+		key := harness.SuiteMetrics()[c.Metric].Key
 		if len(c.Diffs) != 3 || !slices.Equal(c.Seeds, []uint64{1, 2, 3}) {
 			t.Fatalf("%s−%s %s: seeds %v", c.A, c.B, key, c.Seeds)
 		}
@@ -387,7 +387,7 @@ func TestSilo(t *testing.T) {
 // TestDeterministic: the same suites give the same bytes, in every format.
 func TestDeterministic(t *testing.T) {
 	des, silo := suites(t)
-	for _, f := range Formats {
+	for _, f := range formats {
 		var a, b bytes.Buffer
 		if err := Write(&a, []string{des, silo}, Options{Format: f}); err != nil {
 			t.Fatal(err)

@@ -48,7 +48,7 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 	for ii, inst := range instances {
 		ib := &block{ID: fmt.Sprintf("%s-families-%d", id, ii), Heading: "Instance " + inst, Level: 4, Side: true,
 			Figures: s.familyFigures(fmt.Sprintf("%s-fam%d", id, ii), inst)}
-		for _, t := range matrix.Tables[:len(harness.MetricFamilies)] {
+		for _, t := range matrix.Tables[:len(harness.MetricFamilies())] {
 			t2 := t
 			t2.Caption, t2.Rows = "", nil
 			t2.Title = strings.TrimPrefix(t.Title, "Paradigm matrix: ")

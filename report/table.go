@@ -12,8 +12,11 @@ import (
 	"github.com/coordbench/coordbench/internal/mdtable"
 )
 
-// Formats are the output formats of Write.
-var Formats = []string{"html", "md", "csv", "latex"}
+// formats backs Formats.
+var formats = []string{"html", "md", "csv", "latex"}
+
+// Formats returns the output formats of Write.
+func Formats() []string { return slices.Clone(formats) }
 
 // Cell is one cell of a displayed table.
 type Cell struct {
@@ -50,8 +53,11 @@ const (
 	SectionSilo   = "silo"
 )
 
-// SectionKinds are the kinds a caller can select (Options.Tables).
-var SectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionSiloPaired, SectionCompare}
+// sectionKinds backs SectionKinds.
+var sectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionSiloPaired, SectionCompare}
+
+// SectionKinds returns the kinds a caller can select (Options.Tables).
+func SectionKinds() []string { return slices.Clone(sectionKinds) }
 
 // writeMarkdown writes the sections as Markdown.
 func writeMarkdown(w io.Writer, secs []Section) error {

@@ -174,7 +174,7 @@ func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
 			ce.Model = c.Model
 			fw := c.Framework
 			if fw == "" {
-				fw = llmctl.Frameworks[0]
+				fw = llmctl.Frameworks()[0]
 			}
 			key := fmt.Sprintf("%s\x00%s\x00%d\x00%s", c.Instance.Token, c.Paradigm.ID, c.Seed, fw)
 			p, ok := memo[key]

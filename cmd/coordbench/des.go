@@ -118,7 +118,7 @@ the run and leaves --out untouched.`,
 	f := c.Flags()
 	f.StringVar(&instance, "instance", "A5C12-1", "reported instance name, instance file, or gen:A<areas>C<cells>")
 	f.StringVar(&paradigm, "paradigm", "centralized", "coordination paradigm (authority mode id)")
-	f.StringVar(&controller, "controller", "rule", "controller: "+strings.Join(policy.Names, ", ")+", or llm (see the --llm-* flags)")
+	f.StringVar(&controller, "controller", "rule", "controller: "+strings.Join(policy.Names(), ", ")+", or llm (see the --llm-* flags)")
 	f.Var((*seedValue)(&seed), "seed", "episode seed (default: the instance's first test seed)")
 	f.StringVar(&out, "out", "", "output directory (default runs/<instance>_<paradigm>_<controller>[_<model>]_s<seed>); refused if it exists and is not empty, unless --force")
 	f.BoolVar(&force, "force", false, "replace an existing --out")
@@ -289,7 +289,7 @@ func desListCmd() *cobra.Command {
 					m.AreaLocalRerouteEnabled, m.PlantRerouteRequired, m.MediatedBidRoundEnabled)
 			}
 			tw.Flush()
-			fmt.Fprintf(w, "\nCONTROLLERS: %s\n", strings.Join(policy.Names, ", "))
+			fmt.Fprintf(w, "\nCONTROLLERS: %s\n", strings.Join(policy.Names(), ", "))
 			return nil
 		},
 	}

@@ -47,5 +47,5 @@ func paradigmNames(set *coord.Paradigms) []string {
 
 // controllerNames are the controllers a --controller flag can name.
 func controllerNames() []string {
-	return slices.Concat([]string{"builtin", "llm", extctl.Name}, policy.Names)
+	return slices.Concat([]string{"builtin", "llm", extctl.Name}, policy.Names())
 }

@@ -79,9 +79,9 @@ gives per-metric paired differences A − B with their intervals.
 			return nil
 		},
 	}
-	c.Flags().StringVar(&opt.Format, "format", "", "output format: "+strings.Join(report.Formats, ", ")+" (default html, into --out or "+defaultReport+")")
+	c.Flags().StringVar(&opt.Format, "format", "", "output format: "+strings.Join(report.Formats(), ", ")+" (default html, into --out or "+defaultReport+")")
 	c.Flags().StringVar(&out, "out", "", "write to this file (default: html into "+defaultReport+"; md, csv, latex to standard output)")
-	c.Flags().StringSliceVar(&opt.Tables, "table", nil, "md, csv, latex: write only these tables (comma list of "+strings.Join(report.SectionKinds, ", ")+"; default all)")
+	c.Flags().StringSliceVar(&opt.Tables, "table", nil, "md, csv, latex: write only these tables (comma list of "+strings.Join(report.SectionKinds(), ", ")+"; default all)")
 	c.Flags().StringSliceVar(&opt.Cases, "cases", nil, fmt.Sprintf("html: the cases (des case ids, silo run ids) with a section of their own: a comma list, all or none (default: the first seed of each group, at most %d)", report.DefaultCases))
 	c.Flags().BoolVar(&opt.Compare, "compare", false, "compare two suites A B of the same benchmark, paired case by case")
 	return c

@@ -155,7 +155,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 				return err
 			}
 			protocol, msgFormat = canon(protocol, "p2p", "broadcast", "sfs"), canon(msgFormat, "str", "json")
-			agent = canon(agent, slices.Concat(round.TeamNames, []string{play.AgentLLM})...)
+			agent = canon(agent, slices.Concat(round.TeamNames(), []string{play.AgentLLM})...)
 			p := proto.Protocol(protocol)
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)

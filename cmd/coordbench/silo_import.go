@@ -67,7 +67,7 @@ file with: coordbench silo run --task-file FILE.`,
 
 // replayStatus compares an imported instance with our official replay.
 func replayStatus(in *task.Instance) string {
-	if !slices.Contains(task.OfficialCounts, in.N) {
+	if !slices.Contains(task.OfficialCounts(), in.N) {
 		return "n/a (not a published agent count)"
 	}
 	off, err := task.Official(in.Task.ID, in.N)

@@ -71,7 +71,7 @@ in flight.`,
 			if err := atLeastOne("--max-rounds", opt.MaxRounds); err != nil {
 				return err
 			}
-			opt.Agent, opt.Mode = canon(opt.Agent, slices.Concat(round.TeamNames, []string{play.AgentLLM})...), canon(opt.Mode, task.ModeSeeded, task.ModeOfficial)
+			opt.Agent, opt.Mode = canon(opt.Agent, slices.Concat(round.TeamNames(), []string{play.AgentLLM})...), canon(opt.Mode, task.ModeSeeded, task.ModeOfficial)
 			opt.Baseline, opt.MessageFormat = canon(opt.Baseline, suite.BaselineMerged, suite.BaselineSeeded), canon(opt.MessageFormat, "str", "json")
 			llmAgent, closer, err := lf.agent(opt.Agent)
 			if err != nil {

@@ -60,7 +60,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 			}
 			opt.Suite, opt.Controllers = canon(opt.Suite, instanceNames()...), canon(opt.Controllers, controllerNames()...)
 			opt.Paradigms, opt.Seeds = canon(opt.Paradigms, paradigmNames(nil)...), canon(opt.Seeds, "test", "dev")
-			keys, err := harness.ParseGroupBy(canon(groupBy, harness.GroupKeys...))
+			keys, err := harness.ParseGroupBy(canon(groupBy, harness.GroupKeys()...))
 			if err != nil {
 				return err
 			}
@@ -110,11 +110,11 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 	f.StringVar(&opt.Paradigms, "paradigm", "all", "paradigms: all (the built-in ones and those of --paradigm-file) or a comma list of ids")
 	f.StringArrayVar(&opt.ParadigmFiles, "paradigm-file", nil, "add a custom paradigm from a YAML file to the suite (repeatable)")
 	f.StringVar(&opt.Seeds, "seeds", "test", "seeds: test or dev (each instance's split) or a comma list")
-	f.StringVar(&opt.Controllers, "controller", "builtin", "controllers: builtin (= rule) or a comma list of: "+strings.Join(policy.Names, ", ")+", llm")
+	f.StringVar(&opt.Controllers, "controller", "builtin", "controllers: builtin (= rule) or a comma list of: "+strings.Join(policy.Names(), ", ")+", llm")
 	f.IntVar(&opt.Limit, "limit", 0, "run only the first N cases (0: all)")
 	f.StringVar(&cases, "cases", "", "run only these case ids (comma list)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "cases run at once")
-	f.StringVar(&groupBy, "group-by", strings.Join(harness.GroupKeys, ","), "the aggregate's rows: a comma list of "+strings.Join(harness.GroupKeys, ", "))
+	f.StringVar(&groupBy, "group-by", strings.Join(harness.GroupKeys(), ","), "the aggregate's rows: a comma list of "+strings.Join(harness.GroupKeys(), ", "))
 	f.StringVar(&out, "out", "", "suite directory (default runs/suite_<suite>)")
 	lim = addPlantLimits(f)
 	f.BoolVar(&force, "force", false, "replace a suite of another configuration in --out (its cases are removed)")

@@ -45,8 +45,8 @@ const (
 	ActEscalate = "escalate" // area: hand the item back to the plant
 )
 
-// Bid value classes a cell may offer, strongest first.
-var BidClasses = []string{"high", "medium", "low"}
+// bidClasses are the bid value classes a cell may offer, strongest first.
+var bidClasses = []string{"high", "medium", "low"}
 
 // Decision is one decision step: the active agents and their local views.
 // A controller returns one legal action index per active agent.

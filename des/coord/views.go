@@ -281,7 +281,7 @@ func (in *Interpreter) itemViews(d *Decision) {
 		for _, c := range it.candidates {
 			v := in.cellView(c)
 			v.Kind = KindBid
-			for _, b := range BidClasses {
+			for _, b := range bidClasses {
 				v.Options = append(v.Options, Option{Action: ActBid, Bid: b})
 			}
 			v.Options = append(v.Options, Option{Action: ActDecline})

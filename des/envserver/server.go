@@ -137,8 +137,8 @@ func (s *Server) Listener(ln net.Listener) net.Listener {
 // the documented defaults, which no request can raise.
 func PlantLimits() factory.SizeLimits { return factory.DefaultSizeLimits() }
 
-// Artifacts are the files GET .../artifacts/{name} serves.
-var Artifacts = []string{harness.FileMetrics, harness.FileTrace, harness.FileDecisions,
+// artifacts are the files GET .../artifacts/{name} serves.
+var artifacts = []string{harness.FileMetrics, harness.FileTrace, harness.FileDecisions,
 	harness.FileMessages, harness.FileManifest, harness.FileInstance, harness.FileTiming}
 
 // Handler returns the HTTP API.
@@ -514,8 +514,8 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	if !slices.Contains(Artifacts, name) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no artifact %q (one of %s)", name, strings.Join(Artifacts, ", ")))
+	if !slices.Contains(artifacts, name) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no artifact %q (one of %s)", name, strings.Join(artifacts, ", ")))
 		return
 	}
 	e.mu.Lock()

@@ -76,7 +76,7 @@ func TestConcurrentSuitesKeepTheirParadigms(t *testing.T) {
 			if r.Status == harness.StatusError {
 				t.Errorf("case %s: %s", r.Case.ID, r.Err)
 			}
-			for _, m := range harness.SuiteMetrics {
+			for _, m := range harness.SuiteMetrics() {
 				out[r.Case.Paradigm.ID] = append(out[r.Case.Paradigm.ID], m.Value(&r.Metrics))
 			}
 		}

@@ -616,7 +616,7 @@ func TestProfilesTable(t *testing.T) {
 			fmt.Fprintf(&b, " %s |", c.name)
 		}
 		b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
-		for _, ctrl := range policy.Names {
+		for _, ctrl := range policy.Names() {
 			runs := runTestSeeds(t, p, builtin(t, ctrl), false)
 			fmt.Fprintf(&b, "| %s |", ctrl)
 			for _, c := range cols {

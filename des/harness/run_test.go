@@ -36,7 +36,7 @@ func TestEveryEventTypeIsRealized(t *testing.T) {
 	seen := map[string]bool{}
 	for _, ref := range factory.BuiltinNames() {
 		p := plantOf(t, ref)
-		for _, name := range policy.Names {
+		for _, name := range policy.Names() {
 			for seed := uint64(1); seed <= 3; seed++ {
 				c, _ := policy.New(name, seed)
 				var tr bytes.Buffer

@@ -448,14 +448,14 @@ func resolveControllers(spec string, makers []ControllerMaker) ([]string, error)
 			return nil, opterr.Wrap("Controllers", err)
 		}
 		if c.Name() != name || !validToken(name) {
-			return nil, opterr.New("Controllers", "%q is not a controller name (built-in: %s)", name, strings.Join(policy.Names, ", "))
+			return nil, opterr.New("Controllers", "%q is not a controller name (built-in: %s)", name, strings.Join(policy.Names(), ", "))
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
 	if len(out) == 0 {
-		return nil, opterr.New("Controllers", "no controller given (want builtin or a comma list of: %s)", strings.Join(policy.Names, ", "))
+		return nil, opterr.New("Controllers", "no controller given (want builtin or a comma list of: %s)", strings.Join(policy.Names(), ", "))
 	}
 	return out, nil
 }

@@ -38,11 +38,14 @@ func (m *SuiteMetric) Arrow() string {
 	return "↓"
 }
 
-// MetricFamilies are the four metric families, in table order.
-var MetricFamilies = []string{"effectiveness", "constraint", "coordination", "robustness"}
+// metricFamilies backs MetricFamilies.
+var metricFamilies = []string{"effectiveness", "constraint", "coordination", "robustness"}
 
-// SuiteMetrics are the 15 metrics in the order of the summary columns.
-var SuiteMetrics = []SuiteMetric{
+// MetricFamilies returns the four metric families, in table order.
+func MetricFamilies() []string { return slices.Clone(metricFamilies) }
+
+// suiteMetrics backs SuiteMetrics.
+var suiteMetrics = []SuiteMetric{
 	{"G_mk", "effectiveness", 1, false, func(m *Metrics) float64 { return m.GMk }, "makespan: time at episode end", "time", false},
 	{"G_td", "effectiveness", 1, false, func(m *Metrics) float64 { return m.GTd }, "total tardiness of completed jobs", "time", false},
 	{"G_cj", "effectiveness", 1, true, func(m *Metrics) float64 { return float64(m.GCj) }, "completed jobs", "jobs", true},
@@ -60,10 +63,14 @@ var SuiteMetrics = []SuiteMetric{
 	{"G_do", "robustness", 1, true, func(m *Metrics) float64 { return float64(m.GDo) }, "unfinished operations at the end", "operations", false},
 }
 
+// SuiteMetrics returns the 15 metrics in the order of the summary
+// columns.
+func SuiteMetrics() []SuiteMetric { return slices.Clone(suiteMetrics) }
+
 // SummaryHeader is the header of suite_summary.csv.
 func SummaryHeader() []string {
 	h := []string{"case_id", "instance", "paradigm", "controller", "model", "framework", "seed", "status"}
-	for _, m := range SuiteMetrics {
+	for _, m := range suiteMetrics {
 		h = append(h, m.Key)
 	}
 	return append(h, "llm_calls", "prompt_tokens", "completion_tokens", "error")
@@ -74,7 +81,7 @@ func summaryRow(r *CaseResult) []string {
 	c := r.Case
 	row := []string{c.ID, c.Instance.Label, c.Paradigm.ID, c.Controller, c.Model, c.Framework,
 		strconv.FormatUint(c.Seed, 10), r.Status}
-	for _, m := range SuiteMetrics {
+	for _, m := range suiteMetrics {
 		row = append(row, formatValue(m.Value(&r.Metrics), m.Int))
 	}
 	sec := &r.Metrics.Secondary
@@ -92,11 +99,14 @@ func formatValue(v float64, isInt bool) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// GroupKeys are the keys the aggregate can group cases by, in the order
-// of the default grouping: the paper's Table 3 layout, one block of rows
-// per scenario, controller, model and framework, one row per paradigm in
-// each block.
-var GroupKeys = []string{"instance", "controller", "model", "framework", "paradigm"}
+// groupKeys backs GroupKeys.
+var groupKeys = []string{"instance", "controller", "model", "framework", "paradigm"}
+
+// GroupKeys returns the keys the aggregate can group cases by, in the
+// order of the default grouping: the paper's Table 3 layout, one block of
+// rows per scenario, controller, model and framework, one row per
+// paradigm in each block.
+func GroupKeys() []string { return slices.Clone(groupKeys) }
 
 // groupValue is the value of a group key for case c, as in the summary's
 // column of the same name.
@@ -120,14 +130,14 @@ func groupValue(key string, c *Case) string {
 // gives the default, every key in GroupKeys order.
 func ParseGroupBy(list string) ([]string, error) {
 	if strings.TrimSpace(list) == "" {
-		return slices.Clone(GroupKeys), nil
+		return slices.Clone(groupKeys), nil
 	}
 	var keys []string
 	for _, k := range strings.Split(list, ",") {
 		k = strings.TrimSpace(k)
 		switch {
-		case !slices.Contains(GroupKeys, k):
-			return nil, opterr.New("GroupBy", "%q is not a group key (keys: %s)", k, strings.Join(GroupKeys, ", "))
+		case !slices.Contains(groupKeys, k):
+			return nil, opterr.New("GroupBy", "%q is not a group key (keys: %s)", k, strings.Join(groupKeys, ", "))
 		case slices.Contains(keys, k):
 			return nil, opterr.New("GroupBy", "%q is given twice", k)
 		}
@@ -155,7 +165,7 @@ type GroupAggregate struct {
 // controllers as configured; models and frameworks as their cases come).
 func Aggregate(s *Suite, keys []string, cases []CaseResult) []GroupAggregate {
 	if len(keys) == 0 {
-		keys = GroupKeys
+		keys = groupKeys
 	}
 	// rank[k][v] orders the values v of key k.
 	rank := make([]map[string]int, len(keys))
@@ -204,7 +214,7 @@ func Aggregate(s *Suite, keys []string, cases []CaseResult) []GroupAggregate {
 	out := make([]GroupAggregate, len(groups))
 	for i, g := range groups {
 		out[i].Group = g
-		cols[i] = make([][]float64, len(SuiteMetrics))
+		cols[i] = make([][]float64, len(suiteMetrics))
 	}
 	for j := range cases {
 		r := &cases[j]
@@ -217,7 +227,7 @@ func Aggregate(s *Suite, keys []string, cases []CaseResult) []GroupAggregate {
 			continue
 		}
 		out[i].Cases++
-		for k, m := range SuiteMetrics {
+		for k, m := range suiteMetrics {
 			cols[i][k] = append(cols[i][k], m.Value(&r.Metrics))
 		}
 	}
@@ -261,10 +271,10 @@ func meanStd(xs []float64) (mean, std float64) {
 // mean and std of each metric.
 func AggregateHeader(keys []string) []string {
 	if len(keys) == 0 {
-		keys = GroupKeys
+		keys = groupKeys
 	}
 	h := append(slices.Clone(keys), "cases", "failed")
-	for _, m := range SuiteMetrics {
+	for _, m := range suiteMetrics {
 		h = append(h, m.Key+"_mean", m.Key+"_std")
 	}
 	return h
@@ -278,7 +288,7 @@ func writeSuiteFiles(dir string, rep *SuiteReport) error {
 	aggRows := make([][]string, len(rep.Aggregate))
 	for i, a := range rep.Aggregate {
 		row := append(slices.Clone(a.Group), strconv.Itoa(a.Cases), strconv.Itoa(a.Failed))
-		for k := range SuiteMetrics {
+		for k := range suiteMetrics {
 			row = append(row, formatValue(a.Mean[k], false), formatValue(a.Std[k], false))
 		}
 		aggRows[i] = row
@@ -296,14 +306,14 @@ func (a *GroupAggregate) cell(k int) string {
 	if a.Cases == 0 {
 		return "–"
 	}
-	d := SuiteMetrics[k].Digits
+	d := suiteMetrics[k].Digits
 	return fmt.Sprintf("%.*f ± %.*f", d, a.Mean[k], d, a.Std[k])
 }
 
 // groupBy is the report's grouping.
 func (rep *SuiteReport) groupBy() []string {
 	if len(rep.GroupBy) == 0 {
-		return GroupKeys
+		return groupKeys
 	}
 	return rep.GroupBy
 }
@@ -354,7 +364,7 @@ func (rep *SuiteReport) tableRows(ks []int) (head []string, rows [][]string, lef
 	}
 	head = append(head, "n")
 	for _, k := range ks {
-		head = append(head, SuiteMetrics[k].Key+" "+SuiteMetrics[k].Arrow())
+		head = append(head, suiteMetrics[k].Key+" "+suiteMetrics[k].Arrow())
 	}
 	for j := range rep.Aggregate {
 		a := &rep.Aggregate[j]
@@ -396,7 +406,7 @@ func WriteAggregateText(w io.Writer, rep *SuiteReport) {
 // each table under a title line starting with heading.
 func writeAggregate(w io.Writer, rep *SuiteReport, heading string) {
 	fmt.Fprintln(w, rep.caption())
-	for _, fam := range MetricFamilies {
+	for _, fam := range metricFamilies {
 		fmt.Fprintf(w, "\n%s%s\n", heading, fam)
 		if heading != "" {
 			fmt.Fprintln(w)
@@ -415,7 +425,7 @@ func writeAggregate(w io.Writer, rep *SuiteReport, heading string) {
 // familyMetrics are the indexes in SuiteMetrics of family fam's metrics.
 func familyMetrics(fam string) []int {
 	var ks []int
-	for k, m := range SuiteMetrics {
+	for k, m := range suiteMetrics {
 		if m.Family == fam {
 			ks = append(ks, k)
 		}
@@ -427,7 +437,7 @@ func familyMetrics(fam string) []int {
 // is better, unit and meaning, and what a time unit is.
 func writeLegend(w io.Writer, rep *SuiteReport) {
 	var rows [][]string
-	for _, m := range SuiteMetrics {
+	for _, m := range suiteMetrics {
 		better := "↓ lower"
 		if m.HigherBetter {
 			better = "↑ higher"

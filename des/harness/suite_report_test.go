@@ -23,10 +23,10 @@ func TestLegendMatchesMetricsDoc(t *testing.T) {
 		cells := strings.Split(line, " | ")
 		rows[strings.Trim(cells[0], "| `")] = cells
 	}
-	if len(rows) != len(harness.SuiteMetrics) {
-		t.Fatalf("docs/metrics.md defines %d metrics, the suite %d", len(rows), len(harness.SuiteMetrics))
+	if len(rows) != len(harness.SuiteMetrics()) {
+		t.Fatalf("docs/metrics.md defines %d metrics, the suite %d", len(rows), len(harness.SuiteMetrics()))
 	}
-	for _, m := range harness.SuiteMetrics {
+	for _, m := range harness.SuiteMetrics() {
 		c := rows[m.Key]
 		if len(c) < 5 || c[1] != m.Family || c[2] != m.Arrow() || c[3] != m.Unit {
 			t.Errorf("%s: docs/metrics.md says %q, the legend: family %s, better %s, unit %s", m.Key, c, m.Family, m.Arrow(), m.Unit)

@@ -209,7 +209,7 @@ var summaryCol = map[string]int{"instance": 1, "paradigm": 2, "controller": 3, "
 func checkAggregate(t *testing.T, dir string, keys []string, summary [][]string, groups [][]string, n int) {
 	t.Helper()
 	if keys == nil {
-		keys = harness.GroupKeys
+		keys = harness.GroupKeys()
 	}
 	agg := readCSV(t, filepath.Join(dir, harness.FileSuiteAggregate))
 	if !slices.Equal(agg[0], harness.AggregateHeader(keys)) || !slices.Equal(agg[0][:len(keys)], keys) || len(agg) != 1+len(groups) {
@@ -221,7 +221,7 @@ func checkAggregate(t *testing.T, dir string, keys []string, summary [][]string,
 		if !slices.Equal(a[:nk], group) || a[nk] != strconv.Itoa(n) || a[nk+1] != "0" {
 			t.Errorf("aggregate row %d: %v, want group %v over %d cases", g, a[:nk+2], group, n)
 		}
-		for k, sm := range harness.SuiteMetrics {
+		for k, sm := range harness.SuiteMetrics() {
 			var xs []float64
 		rows:
 			for _, r := range summary {

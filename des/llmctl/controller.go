@@ -18,8 +18,11 @@ type Completer interface {
 	Complete(ctx context.Context, msgs []llm.Message) (*llm.Response, error)
 }
 
-// Frameworks are the orchestration styles.
-var Frameworks = []string{"graph", "relay"}
+// frameworks backs Frameworks.
+var frameworks = []string{"graph", "relay"}
+
+// Frameworks returns the orchestration styles.
+func Frameworks() []string { return slices.Clone(frameworks) }
 
 // Bounds of controller-side memory.
 const (
@@ -79,7 +82,7 @@ type Controller struct {
 // New makes an LLM controller. models maps a role ("plant", "area",
 // "cell") or "" (every other role) to its model.
 func New(framework string, models map[string]Model) (*Controller, error) {
-	if !slices.Contains(Frameworks, framework) {
+	if !slices.Contains(frameworks, framework) {
 		return nil, fmt.Errorf("unknown framework %q (want graph or relay)", framework)
 	}
 	if len(models) == 0 {

@@ -65,7 +65,7 @@ func TestBuiltinStubEqualsRule(t *testing.T) {
 	_, srv := stubServer(t, "builtin")
 	p := plant(t, "A3C9-1")
 	for _, mode := range coord.Builtins() {
-		for _, fw := range llmctl.Frameworks {
+		for _, fw := range llmctl.Frameworks() {
 			var want, got, dec bytes.Buffer
 			harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: policy.Rule{}, Trace: &want})
 			c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", Concurrency: 8}, fw)
@@ -92,7 +92,7 @@ func TestBuiltinStubEqualsRule(t *testing.T) {
 // says it returned: under strict parsing its code fences are fallbacks,
 // under the published rule they are read ("fenced_json").
 func TestFaultyModelIsAudited(t *testing.T) {
-	for _, rule := range llmctl.ReplyParsings {
+	for _, rule := range llmctl.ReplyParsings() {
 		stub, srv := stubServer(t, "faults")
 		p := plant(t, "A5C12-1")
 		c := controller(t, llm.Config{BaseURL: srv.URL + "/v1", Model: "stub", RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}, "relay")

@@ -69,11 +69,11 @@ func (c MakerConfig) Validate() error {
 	if c.Model.Model == "" || c.Model.BaseURL == "" {
 		return opterr.New("LLM", "an LLM controller needs a model and a base URL (try a stub: coordbench llm stub)")
 	}
-	if fw := cmp.Or(c.Framework, DefaultFramework); !slices.Contains(Frameworks, fw) {
-		return opterr.New("Framework", "unknown framework %q (want %s)", fw, strings.Join(Frameworks, " or "))
+	if fw := cmp.Or(c.Framework, DefaultFramework); !slices.Contains(frameworks, fw) {
+		return opterr.New("Framework", "unknown framework %q (want %s)", fw, strings.Join(frameworks, " or "))
 	}
-	if rp := cmp.Or(c.ReplyParsing, ParsingPublished); !slices.Contains(ReplyParsings, rp) {
-		return opterr.New("ReplyParsing", "unknown rule %q (want %s)", rp, strings.Join(ReplyParsings, " or "))
+	if rp := cmp.Or(c.ReplyParsing, ParsingPublished); !slices.Contains(replyParsings, rp) {
+		return opterr.New("ReplyParsing", "unknown rule %q (want %s)", rp, strings.Join(replyParsings, " or "))
 	}
 	if c.MaxModelFailures < 1 {
 		return opterr.New("MaxModelFailures", "must be at least 1 (got %d)", c.MaxModelFailures)

@@ -23,8 +23,11 @@ const (
 	ParsingStrict = "strict"
 )
 
-// ReplyParsings are the rules, the default first.
-var ReplyParsings = []string{ParsingPublished, ParsingStrict}
+// replyParsings backs ReplyParsings.
+var replyParsings = []string{ParsingPublished, ParsingStrict}
+
+// ReplyParsings returns the rules, the default first.
+func ReplyParsings() []string { return slices.Clone(replyParsings) }
 
 // How an accepted reply was read: the audit's "parse" (AgentNote.Parse).
 const (
@@ -66,7 +69,7 @@ func ParseReplyWith(rule, raw string, legal []int) (action int, how string, err 
 
 // checkReplyParsing says whether rule is one of ReplyParsings.
 func checkReplyParsing(rule string) error {
-	if !slices.Contains(ReplyParsings, rule) {
+	if !slices.Contains(replyParsings, rule) {
 		return fmt.Errorf("unknown reply parsing %q (want published or strict)", rule)
 	}
 	return nil

@@ -76,7 +76,7 @@ func TestReplyFormsEndToEnd(t *testing.T) {
 	mode := coord.HeterarchicalCNP()
 	var want bytes.Buffer
 	harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: policy.Rule{}, Trace: &want})
-	for _, rule := range llmctl.ReplyParsings {
+	for _, rule := range llmctl.ReplyParsings() {
 		url, served := chattyModel(t)
 		c := controller(t, llm.Config{BaseURL: url, Model: "chatty", Concurrency: 4}, "graph")
 		if err := c.SetReplyParsing(rule); err != nil {

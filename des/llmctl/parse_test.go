@@ -139,7 +139,7 @@ func TestParseHostileReplies(t *testing.T) {
 		distinctNumbers(n), // each one illegal and new: collecting them must stay linear
 		strings.Repeat("\xff", n),
 	} {
-		for _, rule := range llmctl.ReplyParsings {
+		for _, rule := range llmctl.ReplyParsings() {
 			if a, _, err := llmctl.ParseReplyWith(rule, raw, []int{0, 1}); err == nil && a != 1 {
 				t.Errorf("%s: %.20q... read as %d", rule, raw, a)
 			}

@@ -3,14 +3,18 @@ package policy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/sim"
 )
 
+// names backs Names.
+var names = []string{"rule", "greedy", "random", "greedy_py"}
+
 // Names lists the built-in controllers.
-var Names = []string{"rule", "greedy", "random", "greedy_py"}
+func Names() []string { return slices.Clone(names) }
 
 // New returns the built-in controller called name; seed drives the random one.
 func New(name string, seed uint64) (coord.Controller, error) {
@@ -24,7 +28,7 @@ func New(name string, seed uint64) (coord.Controller, error) {
 	case "greedy_py":
 		return GreedyPy{}, nil
 	}
-	return nil, fmt.Errorf("unknown controller %q (built-in: %v)", name, Names)
+	return nil, fmt.Errorf("unknown controller %q (built-in: %v)", name, names)
 }
 
 // each applies choose to every active agent's view. The answer is the

@@ -26,11 +26,12 @@ type Scaffold struct {
 	NoTopologyHint bool `json:"no_topology_hint"`
 }
 
-// ScaffoldNames are the names ParseScaffold accepts.
-var ScaffoldNames = []string{"planning", "reminders", "scratchpad", "no-topology-hint"}
+// scaffoldNames are the names ParseScaffold accepts.
+var scaffoldNames = []string{"planning", "reminders", "scratchpad", "no-topology-hint"}
 
-// ParseScaffold reads a comma list of ScaffoldNames ("" or "none": no
-// scaffold, the published configuration).
+// ParseScaffold reads a comma list of scaffold names (planning,
+// reminders, scratchpad, no-topology-hint; "" or "none": no scaffold, the
+// published configuration).
 func ParseScaffold(s string) (Scaffold, error) {
 	var sc Scaffold
 	for _, f := range strings.Split(s, ",") {
@@ -45,7 +46,7 @@ func ParseScaffold(s string) (Scaffold, error) {
 		case "no-topology-hint":
 			sc.NoTopologyHint = true
 		default:
-			return Scaffold{}, fmt.Errorf("unknown scaffold %q (want %s)", f, strings.Join(ScaffoldNames, ", "))
+			return Scaffold{}, fmt.Errorf("unknown scaffold %q (want %s)", f, strings.Join(scaffoldNames, ", "))
 		}
 	}
 	return sc, nil
@@ -57,7 +58,7 @@ func (s Scaffold) String() string {
 	var out []string
 	for i, on := range []bool{s.Planning, s.Reminders, s.Scratchpad, s.NoTopologyHint} {
 		if on {
-			out = append(out, ScaffoldNames[i])
+			out = append(out, scaffoldNames[i])
 		}
 	}
 	if len(out) == 0 {

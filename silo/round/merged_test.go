@@ -23,7 +23,7 @@ func TestMergedBaseline(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, p := range protocols {
-				for _, team := range TeamNames {
+				for _, team := range teamNames {
 					agents, _ := NewTeamByName(team, 1)
 					res := mustRun(t, Config{Instance: m, Protocol: p}, agents)
 					label := fmt.Sprintf("%s merged from %s N=%d, %s, %s", tk.ID, src.Mode, src.N, p, team)

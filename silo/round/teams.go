@@ -2,11 +2,15 @@ package round
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
+// teamNames backs TeamNames.
+var teamNames = []string{"reference", "tree", "chain"}
+
 // TeamNames lists the scripted teams NewTeamByName builds.
-var TeamNames = []string{"reference", "tree", "chain"}
+func TeamNames() []string { return slices.Clone(teamNames) }
 
 // NewTeamByName builds a scripted team of n agents: "reference" (the
 // star: gather at agent 0, compute, distribute), "tree" (binary-tree
@@ -20,5 +24,5 @@ func NewTeamByName(name string, n int) ([]Agent, error) {
 	case "chain":
 		return NewChainTeam(n), nil
 	}
-	return nil, fmt.Errorf("unknown agent team %q (want %s)", name, strings.Join(TeamNames, ", "))
+	return nil, fmt.Errorf("unknown agent team %q (want %s)", name, strings.Join(teamNames, ", "))
 }

@@ -44,11 +44,8 @@ const (
 // runs wait on the model, not on the CPU.
 const LLMWorkers = 8
 
-// Agents are the agent kinds a suite can run.
-var Agents = round.TeamNames
-
-// Protocols are the protocols, in their canonical order.
-var Protocols = []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS}
+// protocols are the protocols, in their canonical order.
+var protocols = []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS}
 
 // Options describe a suite. The list fields are spec strings that Resolve
 // parses and checks; an empty field takes its default. A bad value is
@@ -200,9 +197,9 @@ func Resolve(opt Options) (*Suite, error) {
 	}
 	if opt.Mode == task.ModeOfficial {
 		for _, n := range ns {
-			if !slices.Contains(task.OfficialCounts, n) {
+			if !slices.Contains(task.OfficialCounts(), n) {
 				return nil, &opterr.Error{Option: "Agents", See: []string{"Mode"},
-					Err: fmt.Errorf("official instances exist for N in %v, not %d; seeded ones for any N", task.OfficialCounts, n)}
+					Err: fmt.Errorf("official instances exist for N in %v, not %d; seeded ones for any N", task.OfficialCounts(), n)}
 			}
 		}
 	}
@@ -219,8 +216,8 @@ func Resolve(opt Options) (*Suite, error) {
 	}
 	var agents []string
 	for _, a := range split(opt.Agent) {
-		if !slices.Contains(Agents, a) && a != play.AgentLLM {
-			return nil, opterr.New("Agent", "want %s or %s (got %q)", strings.Join(Agents, ", "), play.AgentLLM, a)
+		if kinds := round.TeamNames(); !slices.Contains(kinds, a) && a != play.AgentLLM { // the scripted agent kinds
+			return nil, opterr.New("Agent", "want %s or %s (got %q)", strings.Join(kinds, ", "), play.AgentLLM, a)
 		}
 		if a == play.AgentLLM {
 			models := opt.llms()
@@ -380,18 +377,18 @@ func resolveAgents(spec string) ([]int, error) {
 
 func resolveProtocols(spec string) ([]proto.Protocol, error) {
 	if s := strings.TrimSpace(spec); s == "" || strings.EqualFold(s, "all") {
-		return slices.Clone(Protocols), nil
+		return slices.Clone(protocols), nil
 	}
 	want := map[proto.Protocol]bool{}
 	for _, f := range split(spec) {
 		p := proto.Protocol(strings.ToLower(f))
-		if !slices.Contains(Protocols, p) {
+		if !slices.Contains(protocols, p) {
 			return nil, opterr.New("Protocols", "unknown protocol %q (want p2p, broadcast, sfs)", f)
 		}
 		want[p] = true
 	}
 	var out []proto.Protocol
-	for _, p := range Protocols {
+	for _, p := range protocols {
 		if want[p] {
 			out = append(out, p)
 		}

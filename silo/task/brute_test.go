@@ -720,7 +720,7 @@ func TestBruteForceSeeded(t *testing.T) {
 }
 
 func TestBruteForceOfficial(t *testing.T) {
-	for _, n := range OfficialCounts {
+	for _, n := range officialCounts {
 		for _, task := range All() {
 			in, err := Official(task.ID, n)
 			if err != nil {

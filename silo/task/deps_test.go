@@ -147,7 +147,7 @@ func TestDepsByPerturbation(t *testing.T) {
 // golds (Verify), for every official instance and seeded ones.
 func TestSolveMatchesExpected(t *testing.T) {
 	for _, task := range All() {
-		for _, n := range OfficialCounts {
+		for _, n := range officialCounts {
 			in, err := Official(task.ID, n)
 			if err != nil {
 				t.Fatal(err)

@@ -22,9 +22,12 @@ const (
 	ModeFile     = "file"     // loaded from a task file
 )
 
-// OfficialCounts are the agent counts of the published benchmark, in the
-// order the published generator drew them.
-var OfficialCounts = []int{2, 5, 10, 20, 50, 100}
+// officialCounts backs OfficialCounts.
+var officialCounts = []int{2, 5, 10, 20, 50, 100}
+
+// OfficialCounts returns the agent counts of the published benchmark, in
+// the order the published generator drew them.
+func OfficialCounts() []int { return slices.Clone(officialCounts) }
 
 // OfficialSeed is the published generator's random.seed.
 const OfficialSeed = 42
@@ -98,9 +101,9 @@ func Official(taskID string, n int) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(OfficialCounts, n) {
+	if !slices.Contains(officialCounts, n) {
 		return nil, &opterr.Error{Option: "Agents", See: []string{"Mode"},
-			Err: fmt.Errorf("official instances exist for N in %v, not %d; seeded ones for any N", OfficialCounts, n)}
+			Err: fmt.Errorf("official instances exist for N in %v, not %d; seeded ones for any N", officialCounts, n)}
 	}
 	officialOnce.Do(replayOfficial)
 	if officialErr != nil {
@@ -122,7 +125,7 @@ func officialKey(id string, n int) string { return fmt.Sprintf("%s_n%d", id, n) 
 func replayOfficial() {
 	r := pyrand.New(OfficialSeed)
 	cache := map[string]*Instance{}
-	for _, n := range OfficialCounts {
+	for _, n := range officialCounts {
 		for _, t := range registry {
 			shards, params := t.gen(r, n)
 			in, err := build(t, n, ModeOfficial, 0, shards, params)

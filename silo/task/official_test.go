@@ -117,11 +117,11 @@ func compareFingerprint(t *testing.T, what string, got, want fingerprint) {
 // order, against CPython.
 func TestOfficialMatchesPython(t *testing.T) {
 	g := loadOfficialGolden(t)
-	if len(g.Official) != 30*len(OfficialCounts) {
-		t.Fatalf("golden has %d official instances, want %d", len(g.Official), 30*len(OfficialCounts))
+	if len(g.Official) != 30*len(officialCounts) {
+		t.Fatalf("golden has %d official instances, want %d", len(g.Official), 30*len(officialCounts))
 	}
 	k := 0
-	for _, n := range OfficialCounts {
+	for _, n := range officialCounts {
 		for _, task := range All() {
 			want := g.Official[k]
 			k++

@@ -96,7 +96,7 @@ func TestConsistency(t *testing.T) {
 			base := t.TempDir()
 			statuses := map[string]int{}
 			events := map[string]int{}
-			for _, ctrl := range policy.Names {
+			for _, ctrl := range policy.Names() {
 				for k := 0; k < perController; k++ {
 					seed := uint64(1 + k)
 					mode := coord.Builtins()[k%len(coord.Builtins())]
@@ -135,7 +135,7 @@ func TestConsistency(t *testing.T) {
 // TestDeterminism: the same episode twice gives byte-identical artifacts.
 func TestDeterminism(t *testing.T) {
 	for _, inst := range testInstances() {
-		for _, ctrl := range policy.Names {
+		for _, ctrl := range policy.Names() {
 			seed := uint64(7)
 			a, b := t.TempDir(), t.TempDir()
 			runDir(t, inst, ctrl, seed, a)

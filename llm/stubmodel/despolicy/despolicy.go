@@ -25,13 +25,14 @@ import (
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
-// Names are the policies of a Stub.
-var Names = []string{"builtin", "random", "faults"}
+// names are the policies of a Stub.
+var names = []string{"builtin", "random", "faults"}
 
-// Policies are the Names as stub policies; each summary is the Stub's Log.
+// Policies are the policies of a Stub (builtin, random, faults) as stub
+// policies; each summary is the Stub's Log.
 func Policies() []stubmodel.Policy {
-	ps := make([]stubmodel.Policy, len(Names))
-	for i, name := range Names {
+	ps := make([]stubmodel.Policy, len(names))
+	for i, name := range names {
 		ps[i] = stubmodel.Policy{Name: name, New: func() (http.Handler, func() string) {
 			s := newStub(name)
 			return s, func() string { return fmt.Sprint(s.Log()) }
@@ -62,9 +63,10 @@ type Stub struct {
 	log      map[string]int
 }
 
-// New returns a stub model with the given policy (one of Names).
+// New returns a stub model with the given policy (builtin, random or
+// faults).
 func New(policy string) (*Stub, error) {
-	if !slices.Contains(Names, policy) {
+	if !slices.Contains(names, policy) {
 		return nil, fmt.Errorf("unknown stub policy %q (want builtin, random or faults)", policy)
 	}
 	return newStub(policy), nil
