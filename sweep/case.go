@@ -17,7 +17,7 @@ import (
 // ResolveCase resolves e with its suite, as Resolve, and keeps only the
 // case id: the suite a distributed sweep's worker runs for one message.
 func ResolveCase(file string, e *Experiment, m Models, id string) (*Suite, error) {
-	s, err := Resolve(file, e, m, Whole)
+	s, err := Resolve(file, e, m, Whole())
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (s *Suite) RunOne(ctx context.Context, dir string) (string, error) {
 // sweep's coordinator calls it before publishing (to leave out what is
 // done) and once every case has an outcome (to write the summaries).
 func (s *Suite) Finished(ctx context.Context, dir string) ([]string, []string, error) {
-	if err := Mark(dir, s.Experiment, Whole, len(s.IDs), len(s.IDs)); err != nil {
+	if err := Mark(dir, s.Experiment, Whole(), len(s.IDs), len(s.IDs)); err != nil {
 		return nil, nil, err
 	}
 	var done, files []string

@@ -21,7 +21,7 @@ func (s *Suite) RenderPlan(w io.Writer, file string, est Estimate, show int) {
 		name = filepath.Base(file)
 	}
 	fmt.Fprintf(w, "experiment %s (%s), id %s\n", name, e.Benchmark, e.ID()[:12])
-	if sh == Whole {
+	if sh == Whole() {
 		fmt.Fprintf(w, "cases: %d\n", len(s.IDs))
 	} else {
 		fmt.Fprintf(w, "cases: %d, of which shard %s runs %d\n", len(s.IDs), sh, s.Cases())

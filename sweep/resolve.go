@@ -52,7 +52,7 @@ func Resolve(file string, e *Experiment, m Models, sh Shard) (*Suite, error) {
 			s.IDs = append(s.IDs, c.ID)
 		}
 		s.Des = full
-		if sh != Whole {
+		if sh != Whole() {
 			ids, err := sh.Select(s.IDs)
 			if err != nil {
 				return nil, err
@@ -72,7 +72,7 @@ func Resolve(file string, e *Experiment, m Models, sh Shard) (*Suite, error) {
 		for _, c := range full.Cases {
 			s.IDs = append(s.IDs, c.ID)
 		}
-		if sh != Whole {
+		if sh != Whole() {
 			if _, err := sh.Select(s.IDs); err != nil {
 				return nil, err
 			}
@@ -125,7 +125,7 @@ func (c *Collected) Summarize(ctx context.Context, s *Suite, out string) ([]stri
 			return nil, fmt.Errorf("case %s is in none of the shards (it belongs to shard %d/%d, which has not finished it): rerun that shard's sweep run, then collect into a new directory", id, k%c.Shards, c.Shards)
 		}
 	}
-	if err := Mark(out, s.Experiment, Whole, len(s.IDs), len(s.IDs)); err != nil {
+	if err := Mark(out, s.Experiment, Whole(), len(s.IDs), len(s.IDs)); err != nil {
 		return nil, err
 	}
 	var complete bool

@@ -27,12 +27,12 @@ type Shard struct {
 }
 
 // Whole is the shard of a sweep that is not cut: every case.
-var Whole = Shard{Index: 0, Count: 1}
+func Whole() Shard { return Shard{Index: 0, Count: 1} }
 
 // ParseShard parses "i/N" (0 <= i < N); "" is Whole.
 func ParseShard(s string) (Shard, error) {
 	if s == "" {
-		return Whole, nil
+		return Whole(), nil
 	}
 	is, ns, ok := strings.Cut(s, "/")
 	i, ierr := strconv.Atoi(strings.TrimSpace(is))

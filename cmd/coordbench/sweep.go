@@ -239,7 +239,7 @@ func resolveRecorded(e *sweep.Experiment, dir string) (*sweep.Suite, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := sweep.Resolve(filepath.Join(dir, sweep.MarkerFile), e, m.Models, sweep.Whole)
+	s, err := sweep.Resolve(filepath.Join(dir, sweep.MarkerFile), e, m.Models, sweep.Whole())
 	if err != nil {
 		closer()
 		return nil, nil, err

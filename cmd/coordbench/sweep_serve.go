@@ -189,7 +189,7 @@ func serveSuite(file string, e *sweep.Experiment) (*sweep.Suite, func(), error) 
 		cleanup()
 		return nil, nil, err
 	}
-	s, err := sweep.Resolve(file, e, m.Models, sweep.Whole)
+	s, err := sweep.Resolve(file, e, m.Models, sweep.Whole())
 	if err != nil {
 		closer()
 		cleanup()

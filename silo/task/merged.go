@@ -165,13 +165,14 @@ func mergeDicts(vs []any) (any, error) {
 func uniteMaps(parts []any) (*pyvalue.Dict, error) {
 	out := &pyvalue.Dict{}
 	seen := map[string]bool{}
+	var keys eqKeys
 	for _, p := range parts {
 		d, ok := p.(*pyvalue.Dict)
 		if !ok {
 			return nil, errors.New("maps of mixed types")
 		}
 		for i, k := range d.Keys {
-			key := eqKey(k)
+			key := keys.key(k)
 			if seen[key] {
 				return nil, fmt.Errorf("key %v held by two agents", k)
 			}

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"unicode"
 
 	"github.com/coordbench/coordbench/silo/pyvalue"
@@ -133,15 +132,16 @@ func partial(t *Task, expected, got json.RawMessage, published bool) (float64, e
 // answer occurrence of a value takes the k-th gold position holding an
 // equal value; elements with no such position left are dropped.
 func multisetIndices(gold, ans []any) []int {
+	var keys eqKeys
 	positions := map[string][]int{}
 	for j, gv := range gold {
-		k := eqKey(gv)
+		k := keys.key(gv)
 		positions[k] = append(positions[k], j)
 	}
 	used := map[string]int{}
 	var seq []int
 	for _, av := range ans {
-		k := eqKey(av)
+		k := keys.key(av)
 		if u := used[k]; u < len(positions[k]) {
 			seq = append(seq, positions[k][u])
 			used[k] = u + 1
@@ -153,37 +153,41 @@ func multisetIndices(gold, ans []any) []int {
 // publishedIndices is {v: i for i, v in enumerate(gold)} and the lookup of
 // each answer element, with Python's hashing rules.
 func publishedIndices(gold, ans []any) ([]int, error) {
+	var keys eqKeys
 	last := map[string]int{}
 	for j, gv := range gold {
 		if !hashable(gv) {
 			return nil, ErrPublishedCrash
 		}
-		last[eqKey(gv)] = j
+		last[keys.key(gv)] = j
 	}
 	var seq []int
 	for _, av := range ans {
 		if !hashable(av) {
 			return nil, ErrPublishedCrash
 		}
-		if j, ok := last[eqKey(av)]; ok {
+		if j, ok := last[keys.key(av)]; ok {
 			seq = append(seq, j)
 		}
 	}
 	return seq, nil
 }
 
-// eqKey returns a string that is equal for two values exactly when pyEq
-// holds between them: numbers by exact value (1, 1.0 and True share a
+// eqKeys gives the keys of one comparison: the keys of two values it gave
+// are equal exactly when pyEq holds between them. It owns the numbering
+// of NaNs (each NaN key is new, as NaN equals nothing), so a comparison
+// keys its values with one eqKeys and shares it with no other.
+type eqKeys struct{ nans uint64 }
+
+// key returns v's key: numbers by exact value (1, 1.0 and True share a
 // key), NaN never equal to anything, dicts independent of key order.
-func eqKey(v any) string {
+func (e *eqKeys) key(v any) string {
 	var b strings.Builder
-	writeEqKey(&b, v)
+	e.write(&b, v)
 	return b.String()
 }
 
-var nanSerial atomic.Uint64
-
-func writeEqKey(b *strings.Builder, v any) {
+func (e *eqKeys) write(b *strings.Builder, v any) {
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("N")
@@ -200,7 +204,8 @@ func writeEqKey(b *strings.Builder, v any) {
 	case float64:
 		switch {
 		case math.IsNaN(x):
-			fmt.Fprintf(b, "nan%d", nanSerial.Add(1))
+			e.nans++
+			fmt.Fprintf(b, "nan%d", e.nans)
 		case math.IsInf(x, 0) || x != math.Trunc(x):
 			b.WriteString("#" + pyvalue.FloatRepr(x))
 		default:
@@ -216,14 +221,14 @@ func writeEqKey(b *strings.Builder, v any) {
 		}
 		b.WriteString(open)
 		for _, it := range x.Items {
-			writeEqKey(b, it)
+			e.write(b, it)
 			b.WriteByte(',')
 		}
 		b.WriteString(close)
 	case *pyvalue.Dict:
 		entries := make([]string, len(x.Keys))
 		for i, k := range x.Keys {
-			entries[i] = eqKey(k) + ":" + eqKey(x.Vals[i])
+			entries[i] = e.key(k) + ":" + e.key(x.Vals[i])
 		}
 		sort.Strings(entries)
 		b.WriteString("{" + strings.Join(entries, ",") + "}")
