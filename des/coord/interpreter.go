@@ -279,7 +279,7 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 // ApplyList is ApplyNotes for the decision of the last Next with the
 // actions given by position: actions[i] is the action for the i-th view
 // of ActiveViews (activation order). harness.Run uses it for a controller
-// that answers each view alone (policy.PerView). The decision's
+// that answers each view alone (a ViewChooser). The decision's
 // ActiveAgents map is not read: the list is the decision's own (Next made
 // the map from it). Every agent has an answer; the checks, fallbacks,
 // audits and commit are ApplyNotes's.

@@ -35,11 +35,12 @@
 // the mask, substitutes the contract-safe fallback for missing or illegal
 // ones (and for all of them when Act failed or panicked), commits the
 // result to the protocol and the engine, and returns one audit per active
-// agent; the next Advance carries on from the new state. For a built-in
-// controller that answers each view alone (rule, greedy, greedy_py:
-// policy.PerView), Run calls its choice function on the interpreter's
-// ActiveViews and hands the answers to ApplyList, by position: the same
-// checks and audits as Act and ApplyNotes, without the answer map.
+// agent; the next Advance carries on from the new state. For a controller
+// that answers each view alone (a coord.ViewChooser: the built-in rule,
+// greedy and greedy_py), Run calls its ChooseView on each of the
+// interpreter's ActiveViews and hands the answers to ApplyList, by
+// position: the same checks and audits as Act and ApplyNotes, without the
+// answer map.
 //
 // # How an episode ends
 //

@@ -11,7 +11,6 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
-	"github.com/coordbench/coordbench/des/policy"
 )
 
 // Episode is one run: instance × paradigm × controller × seed.
@@ -55,7 +54,7 @@ type Scratch struct {
 	tw      TraceWriter
 	mux     tracerMux
 	sources keyCounts[coord.Source]
-	actions []int // the answers of a controller that chooses per view (policy.PerView), reused
+	actions []int // the answers of a coord.ViewChooser, reused
 }
 
 // keyCounts counts occurrences of a handful of distinct keys (audits by
@@ -172,7 +171,7 @@ func Run(ctx context.Context, ep Episode) Result {
 	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
 	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
-	choose, perView := policy.PerView(ep.Controller)        // a built-in that answers each view alone
+	chooser, perView := ep.Controller.(coord.ViewChooser)   // answers each view alone (rule, greedy, greedy_py)
 	for eng.Advance() {
 		if stopped(ep.Stop) {
 			stopErr = ErrInterrupted
@@ -193,7 +192,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		if perView { // answers by position: no answer map to clear, fill and read back
 			views := in.ActiveViews()
 			sc.actions = slices.Grow(sc.actions[:0], len(views))[:len(views)]
-			cerr = chooseEach(ep.Controller, choose, views, sc.actions)
+			cerr = chooseEach(chooser, views, sc.actions)
 			audits, err = in.ApplyList(sc.actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
 		} else {
 			var actions map[string]int
@@ -310,17 +309,17 @@ func act(ctx context.Context, c coord.Controller, d *coord.Decision) (actions ma
 	return c.Act(ctx, d)
 }
 
-// chooseEach is act for a controller that answers each view alone by
-// choose (policy.PerView): actions[i] is the choice for views[i], the
-// same as its Act's map would hold. A panic becomes an error, as in act.
-func chooseEach(c coord.Controller, choose func(*coord.View) int, views []*coord.View, actions []int) (err error) {
+// chooseEach is act for a controller that answers each view alone
+// (coord.ViewChooser): actions[i] is its choice for views[i], the same
+// as its Act's map would hold. A panic becomes an error, as in act.
+func chooseEach(c coord.ViewChooser, views []*coord.View, actions []int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("controller %s panicked: %v", c.Name(), r)
 		}
 	}()
 	for i, v := range views {
-		actions[i] = choose(v)
+		actions[i] = c.ChooseView(v)
 	}
 	return nil
 }
