@@ -30,3 +30,22 @@ type Controller interface {
 // that the run fails instead of being scored as if every agent had fallen
 // back. A reply that is merely unusable is not a reason to abort.
 var ErrAbort = errors.New("episode aborted")
+
+// ViewChooser is a Controller that answers every active agent from that
+// agent's view alone: its Act gives each agent ChooseView of the agent's
+// view, whatever the other views. A runner may then call ChooseView on
+// each view of the decision (Interpreter.ActiveViews) and commit the
+// answers by position (Interpreter.ApplyList), without the answer map:
+// harness.Run does. The built-in rule, greedy and greedy_py controllers
+// are ViewChoosers.
+//
+// A type that embeds a ViewChooser by value gets its ChooseView too: if it
+// answers otherwise with its own Act, it must not be taken for one, so it
+// embeds the Controller interface instead (which promotes only
+// Controller's methods) or holds the built-in in a named field.
+type ViewChooser interface {
+	Controller
+	// ChooseView returns the action index for the agent of v, as Act
+	// would.
+	ChooseView(v *View) int
+}

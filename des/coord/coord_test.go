@@ -17,7 +17,7 @@ func engine(t *testing.T, ref string, seed uint64) *factory.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return factory.NewEngine(factory.Compile(in), seed, nil)
+	return factory.NewEngine(factory.Compile(in), seed)
 }
 
 func TestParadigms(t *testing.T) {

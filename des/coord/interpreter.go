@@ -24,8 +24,8 @@ const (
 // Interpreter is I + Γ for one episode: it turns the engine's decision
 // points into agent activations under an authority mode, runs the
 // routing protocol of each work item step by step, validates and commits
-// actions, and logs protocol messages. It listens to the engine's realized
-// events (it is a factory.Tracer) for the payload's recent events.
+// actions, and logs protocol messages. The loop that drives the engine
+// hands it the engine's records (Observe) for the payload's recent events.
 type Interpreter struct {
 	eng *factory.Engine
 	sel ModeSelector
@@ -170,13 +170,21 @@ func reuse[T any](s []T, n int) []T {
 	return s
 }
 
-// Emit records a realized event type (factory.Tracer).
-func (in *Interpreter) Emit(r *factory.Record) {
-	if r.Ev == factory.EvPowerChange || r.Ev == factory.EvEpisodeStart {
-		return
+// Observe reads the engine's records (factory.Engine.Records) for the
+// payload's recent events. Hand it every record, in order, before the
+// Next that should see them: harness.Run passes each batch on as it
+// takes it from the engine, before Next.
+func (in *Interpreter) Observe(recs []factory.Record) {
+	n := in.nRecent
+	for i := range recs {
+		ev := recs[i].Ev
+		if ev == factory.EvPowerChange || ev == factory.EvEpisodeStart {
+			continue
+		}
+		in.recent[uint(n)%RecentEvents] = ev.String() // unsigned: a mask, no bounds check
+		n++
 	}
-	in.recent[uint(in.nRecent)%RecentEvents] = r.Ev.String() // unsigned: a mask, no bounds check
-	in.nRecent++
+	in.nRecent = n
 }
 
 // Err reports why Next returned nil while the engine waits, if it did:
@@ -279,7 +287,7 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 // ApplyList is ApplyNotes for the decision of the last Next with the
 // actions given by position: actions[i] is the action for the i-th view
 // of ActiveViews (activation order). harness.Run uses it for a controller
-// that answers each view alone (policy.PerView). The decision's
+// that answers each view alone (a ViewChooser). The decision's
 // ActiveAgents map is not read: the list is the decision's own (Next made
 // the map from it). Every agent has an answer; the checks, fallbacks,
 // audits and commit are ApplyNotes's.

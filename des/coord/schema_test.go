@@ -100,16 +100,6 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// tracer forwards the engine's records to the interpreter, which is built
-// after the engine.
-type tracer struct{ to factory.Tracer }
-
-func (t *tracer) Emit(r *factory.Record) {
-	if t.to != nil {
-		t.to.Emit(r)
-	}
-}
-
 // erratic wraps a controller and misbehaves now and then (a failed call,
 // a missing agent, an illegal index), so that fallback audits and
 // feedback are exercised too.
@@ -275,16 +265,15 @@ func TestPayloadSchema(t *testing.T) {
 
 // checkEpisode runs one episode, validating as it goes.
 func checkEpisode(t *testing.T, sch schemas, cov *coverage, p *factory.Plant, seed uint64, sel coord.ModeSelector, c coord.Controller) {
-	tr := &tracer{}
-	eng := factory.NewEngine(p, seed, tr)
+	eng := factory.NewEngine(p, seed)
 	in, err := coord.NewInterpreter(eng, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.to = in
 	limits := p.Inst.Limits
 	last, idle := eng.Progress(), 0
 	for eng.Advance() {
+		in.Observe(eng.Records()) // recent_events
 		d := in.Next()
 		if d == nil {
 			t.Fatalf("t=%g: the engine waits for a decision, Next returned none", eng.Now())

@@ -47,7 +47,7 @@ func runScript(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := factory.NewEngine(factory.Compile(in), 1, nil)
+	eng := factory.NewEngine(factory.Compile(in), 1)
 	var interp *Interpreter
 	var d *Decision
 	seen := 0 // messages already checked

@@ -30,13 +30,22 @@ type backlogRef struct {
 	staleChances int
 }
 
-func (b *backlogRef) opTime(j, c int) float64 {
-	jb := &b.e.jobs[j]
-	op := jb.route[jb.op]
-	return b.e.P.ProcTime(c, op.Type, op.Base)
+// opTime is the nominal time of job j's operation op on cell c.
+func (b *backlogRef) opTime(j, op, c int) float64 {
+	o := b.e.jobs[j].route[op]
+	return b.e.P.ProcTime(c, o.Type, o.Base)
 }
 
-func (b *backlogRef) Emit(r *Record) {
+// take reads the records of the engine's last steps (taken after each
+// one, before the engine is read: the machines' state is the records').
+func (b *backlogRef) take() {
+	recs := b.e.Records()
+	for i := range recs {
+		b.record(&recs[i])
+	}
+}
+
+func (b *backlogRef) record(r *Record) {
 	if r.Machine < 0 || r.Ev == EvTransportStart {
 		return
 	}
@@ -51,7 +60,7 @@ func (b *backlogRef) Emit(r *Record) {
 	case EvSetupComplete:
 		m.family = b.e.jobs[j].family
 	case EvProcessStart:
-		*m = refMachine{phase: Busy, job: j, family: m.family, from: r.T, dur: b.opTime(j, c), interrupted: m.interrupted}
+		*m = refMachine{phase: Busy, job: j, family: m.family, from: r.T, dur: b.opTime(j, int(r.Op), c), interrupted: m.interrupted}
 	case EvBreakdown:
 		if m.phase == Idle && m.interrupted {
 			b.staleChances++
@@ -80,7 +89,7 @@ func (b *backlogRef) backlog(mi int) float64 {
 	}
 	left := max(0, m.dur-ran)
 	if m.phase == Setup {
-		left += b.opTime(m.job, b.e.machines[mi].cell)
+		left += b.opTime(m.job, b.e.jobs[m.job].op, b.e.machines[mi].cell)
 	}
 	return left
 }
@@ -103,11 +112,12 @@ func TestBacklogIsNominal(t *testing.T) {
 			for i := range ref.m {
 				ref.m[i].family = -1
 			}
-			e := NewEngine(p, seed, ref)
+			e := NewEngine(p, seed)
 			ref.e = e
 			terms := make([]BacklogTerms, len(p.Cells))
 			termsVer := make([]uint64, len(p.Cells))
 			for e.Advance() {
+				ref.take()
 				for c := range p.Cells {
 					// The terms of a cell whose version is unchanged give
 					// CellInto's backlog at any later time, bit for bit.

@@ -15,6 +15,9 @@
 //     nothing of agents or paradigms; package coord maps its decision
 //     points to agent activations.
 //
-// The engine does no I/O: it reports every realized event to an optional
-// [Tracer], and package harness writes those records as trace.jsonl.
+// The engine does no I/O and calls nothing outside itself: each step
+// (Advance, a commit, Truncate) appends the records of the events it
+// realized to a batch that [Engine.Records] hands over, as raft's Ready
+// hands over a node's output; package harness takes them after each step
+// and passes them on (trace.jsonl, the interpreter's recent events).
 package factory

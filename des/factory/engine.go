@@ -104,14 +104,15 @@ type cellState struct {
 // Engine is the event engine G for one episode: a deterministic state
 // machine over a compiled Plant. Drive it with Advance; when it stops with
 // decisions pending, commit them with Release, Defer and Assign, then call
-// Advance again. An Engine is not safe for concurrent use; run episodes in
-// parallel with one Engine each.
+// Advance again. Every step appends the records of the events it realized
+// to a batch, which Records hands over. An Engine is not safe for
+// concurrent use; run episodes in parallel with one Engine each.
 type Engine struct {
 	P    *Plant
 	seed uint64
 	cal  *sim.Calendar
-	tr   Tracer
-	rec  Record
+	recs []Record // the batch's storage: recs[:nrec] are the records since the last Records call, in order
+	nrec int
 
 	specs    []JobSpec // the episode's jobs as drawn (storage kept by Reset)
 	jobs     []job
@@ -183,21 +184,26 @@ type Accounting struct {
 	Events     int `json:"events"` // calendar events applied
 }
 
-// NewEngine starts an episode of plant p with the given seed. tr may be nil.
-// The first trace records are episode_start and the initial power_change.
-func NewEngine(p *Plant, seed uint64, tr Tracer) *Engine {
+// NewEngine starts an episode of plant p with the given seed. Its first
+// records (Records) are episode_start and the initial power_change.
+func NewEngine(p *Plant, seed uint64) *Engine {
 	e := &Engine{}
-	e.Reset(p, seed, tr)
+	e.Reset(p, seed)
 	return e
 }
 
 // Reset starts a new episode of plant p with the given seed on e, as
 // NewEngine does, reusing e's storage (jobs, machines, cells, calendar):
 // a runner that plays episodes one after the other allocates the engine
-// once. Nothing of e's previous episode survives; what e returned about
-// it (Backlog, RouteQueue) is invalid from here on.
-func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
+// once. Nothing of e's previous episode survives, its records not taken
+// included; what e returned about it (Backlog, RouteQueue, Records) is
+// invalid from here on.
+func (e *Engine) Reset(p *Plant, seed uint64) {
 	specs := p.jobsInto(e.specs, seed)
+	recs := e.recs
+	if recs == nil {
+		recs = make([]Record, recordsHint)
+	}
 	calHint := 64 + p.Machines*2 + len(specs)
 	cal := e.cal
 	if cal == nil {
@@ -206,7 +212,7 @@ func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
 		cal.Reset()
 	}
 	*e = Engine{
-		P: p, seed: seed, cal: cal, tr: tr, specs: specs,
+		P: p, seed: seed, cal: cal, recs: recs, specs: specs,
 		jobs:     reuse(e.jobs, len(specs)),
 		machines: slices.Grow(e.machines[:0], p.Machines),
 		cells:    reuseCells(e.cells, len(p.Cells)),
@@ -228,16 +234,12 @@ func (e *Engine) Reset(p *Plant, seed uint64, tr Tracer) {
 	for c := range e.room {
 		e.room[c] = true // buffers start empty
 	}
-	e.rec = Record{Job: -1, Op: -1, Cell: -1, Machine: -1, From: -1}
-	if tr != nil {
-		r := e.record(EvEpisodeStart, -1)
-		total := 0
-		for i := range e.jobs {
-			total += len(e.jobs[i].route)
-		}
-		r.Seed, r.Job, r.Ops = seed, int32(len(specs)), int32(total)
-		tr.Emit(r)
+	total := 0
+	for i := range e.jobs {
+		total += len(e.jobs[i].route)
 	}
+	r := e.record(EvEpisodeStart, -1)
+	r.Seed, r.Job, r.Ops = seed, int32(len(specs)), int32(total)
 	for c := range p.Cells {
 		cell := &p.Cells[c]
 		for m := 0; m < cell.Machines; m++ {
@@ -396,22 +398,48 @@ func (e *Engine) end(s Status) {
 			e.Acc.BufferWaitTime += now - j.since
 		}
 	}
-	if e.tr != nil {
-		r := e.record(EvEpisodeEnd, -1)
-		r.Status = s
-		e.tr.Emit(r)
-	}
+	e.record(EvEpisodeEnd, -1).Status = s
 }
 
-// record resets the shared trace record for event ev about job j: it is
-// Record{T: now, Ev: ev, Job: j, Op: j's operation or -1, Cell: -1,
-// Machine: -1, From: -1}. Field by field, not with that literal: Go builds
-// a literal of a struct with a string in it on the stack and copies its
-// 96 bytes over the record with a write-barrier check, at every one of an
-// episode's ~2,500 records, and Status (the string) is set only by the
-// episode's last record. TestRecordIsTheLiteral checks every field.
+// Records hands over the records of the events realized since the
+// previous call (or since Reset), in the order they happened: those of
+// Advance, of the commits (Release, Defer, Assign) and of the end
+// (episode_end, from Advance or Truncate). Records is the engine's
+// output, as raft's Ready is a node's: the loop that drives the engine
+// takes them after each step and hands them on (harness.Run: to the trace
+// writer, an observer and the interpreter).
+//
+// The slice belongs to the engine and is overwritten from its next step
+// on: consume or copy the records first. An engine whose records are
+// never taken keeps them all, up to its next Reset.
+func (e *Engine) Records() []Record {
+	r := e.recs[:e.nrec]
+	e.nrec = 0
+	return r
+}
+
+// recordsHint is the room the batch of records starts with: a decision's
+// steps realize about 9 events on average, at most 30 to 80 at once on
+// the reported and generated plants; a bigger batch grows once and is
+// kept.
+const recordsHint = 64
+
+// record adds the record of event ev about job j to the batch and returns
+// it for the caller to complete: it is Record{T: now, Ev: ev, Job: j, Op:
+// j's operation or -1, Cell: -1, Machine: -1, From: -1}. Field by field
+// into the batch's storage, not with that literal: Go builds a literal of
+// a struct with a string in it on the stack and copies its 96 bytes over
+// the slot with a write-barrier check, at every one of an episode's ~2,500
+// records, and Status (the string) is set only by the episode's last
+// record. TestRecordIsTheLiteral checks every field. The pointer is valid
+// until the next record.
 func (e *Engine) record(ev EventType, j int) *Record {
-	r := &e.rec
+	i := e.nrec
+	if i == len(e.recs) {
+		e.recs = append(e.recs, Record{}) // the batch's storage grows (and is kept)
+	}
+	e.nrec = i + 1
+	r := &e.recs[i]
 	r.T, r.Ev, r.Job, r.Op, r.Cell, r.Machine, r.From = e.now, ev, int32(j), -1, -1, -1, -1
 	r.KW, r.Due, r.Dur, r.Phase, r.Ops, r.Product, r.Seed = 0, 0, 0, 0, 0, 0, 0
 	if r.Status != "" {

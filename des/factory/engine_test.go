@@ -9,14 +9,15 @@ import (
 	"testing"
 )
 
-type bufTracer struct {
-	p   *Plant
-	buf []byte
-}
-
-func (b *bufTracer) Emit(r *Record) {
-	b.buf = r.AppendJSON(b.buf, b.p)
-	b.buf = append(b.buf, '\n')
+// traceText takes e's records (all of its episode so far, when no one
+// took them before) and returns them as trace.jsonl lines.
+func traceText(e *Engine) []byte {
+	var b []byte
+	for _, r := range e.Records() {
+		b = r.AppendJSON(b, e.P)
+		b = append(b, '\n')
+	}
+	return b
 }
 
 func tinyPlant(t testing.TB) *Plant {
@@ -79,8 +80,7 @@ func scriptStep(t *testing.T, e *Engine, s string) {
 // notes name.
 func TestScriptedEpisode(t *testing.T) {
 	p := tinyPlant(t)
-	tr := &bufTracer{p: p}
-	e := NewEngine(p, 1, tr)
+	e := NewEngine(p, 1)
 	script(t, e,
 		"release 0",   // t=0: job 0 arrives and is released
 		"assign 0 C1", // its cut goes to C1: a slot is reserved, it moves from the dock
@@ -94,21 +94,22 @@ func TestScriptedEpisode(t *testing.T) {
 		t.Fatalf("status %s", e.Status())
 	}
 	golden := "testdata/tiny.golden"
+	trace := traceText(e)
 	if os.Getenv("UPDATE_GOLDEN") != "" {
-		os.WriteFile(golden, tr.buf, 0o644)
+		os.WriteFile(golden, trace, 0o644)
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(tr.buf, want) {
-		t.Errorf("trace differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", golden, tr.buf)
+	if !bytes.Equal(trace, want) {
+		t.Errorf("trace differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", golden, trace)
 	}
 }
 
 func TestIllegalCommitsAreErrors(t *testing.T) {
 	p := tinyPlant(t)
-	e := NewEngine(p, 1, nil)
+	e := NewEngine(p, 1)
 	if !e.Advance() {
 		t.Fatal("no decision at t=0")
 	}
@@ -144,7 +145,7 @@ func TestTimeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Horizon = 10
-	e := NewEngine(Compile(in), 1, nil)
+	e := NewEngine(Compile(in), 1)
 	for e.Advance() {
 		switch {
 		case len(e.RouteQueue()) > 0:
@@ -167,7 +168,7 @@ func TestTimeLimit(t *testing.T) {
 // episode ends.
 func TestDeferCannotFreezeTheClock(t *testing.T) {
 	p := tinyPlant(t)
-	e := NewEngine(p, 1, nil)
+	e := NewEngine(p, 1)
 	steps := 0
 	for e.Advance() && steps < 100 {
 		steps++
@@ -190,15 +191,20 @@ func TestDeferCannotFreezeTheClock(t *testing.T) {
 }
 
 // TestRecordIsTheLiteral checks that record resets every field of the
-// shared record (it assigns them one by one, for speed): each field is
-// first set to a value no event writes, through reflection, so that a
-// field added to Record and not reset by record fails here.
+// batch slot it reuses (it assigns them one by one, for speed): each
+// field of the slot is first set to a value no event writes, through
+// reflection, so that a field added to Record and not reset by record
+// fails here.
 func TestRecordIsTheLiteral(t *testing.T) {
 	p := tinyPlant(t)
-	e := NewEngine(p, 1, nil)
+	e := NewEngine(p, 1) // episode_start and power_change: the batch has storage
 	e.now = 12.5
 	for _, j := range []int{-1, 0, 1} {
-		rv := reflect.ValueOf(&e.rec).Elem()
+		e.Records() // the next record reuses the first slot
+		if cap(e.recs) == 0 {
+			t.Fatal("the batch has no storage to reuse")
+		}
+		rv := reflect.ValueOf(&e.recs[:1][0]).Elem()
 		for i := range rv.NumField() {
 			f := rv.Field(i)
 			switch f.Kind() {

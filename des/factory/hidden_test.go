@@ -35,7 +35,14 @@ type recorder struct {
 	runs []opRun
 }
 
-func (r *recorder) Emit(rec *factory.Record) {
+// take hashes the records of the engine's last steps.
+func (r *recorder) take(recs []factory.Record) {
+	for i := range recs {
+		r.record(&recs[i])
+	}
+}
+
+func (r *recorder) record(rec *factory.Record) {
 	r.buf = rec.AppendJSON(r.buf[:0], r.p)
 	h := fnv.New64a()
 	h.Write(r.buf)
@@ -61,8 +68,7 @@ func play(t *testing.T, p *factory.Plant, m coord.AuthorityMode, ctrl coord.Cont
 	perturb func(*factory.Engine), stop func(k int, s step) bool) ([]step, []opRun) {
 	t.Helper()
 	rec := &recorder{p: p}
-	var mux muxTracer
-	e := factory.NewEngine(p, seed, &mux)
+	e := factory.NewEngine(p, seed)
 	if perturb != nil {
 		perturb(e)
 	}
@@ -70,9 +76,11 @@ func play(t *testing.T, p *factory.Plant, m coord.AuthorityMode, ctrl coord.Cont
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux = muxTracer{rec, in}
 	var steps []step
 	for e.Advance() && len(steps) < p.Inst.Limits.MaxDecisions {
+		recs := e.Records()
+		rec.take(recs)
+		in.Observe(recs)
 		d := in.Next()
 		if d == nil {
 			t.Fatalf("no decision at t=%g: %v", e.Now(), in.Err())
@@ -91,15 +99,8 @@ func play(t *testing.T, p *factory.Plant, m coord.AuthorityMode, ctrl coord.Cont
 			t.Fatal(err)
 		}
 	}
+	rec.take(e.Records()) // the episode's last records
 	return steps, rec.runs
-}
-
-type muxTracer []factory.Tracer
-
-func (m muxTracer) Emit(r *factory.Record) {
-	for _, t := range m {
-		t.Emit(r)
-	}
 }
 
 // TestPayloadHidesNoise: the realized processing noise must not reach any

@@ -26,20 +26,10 @@ func (e *Engine) apply(ev sim.Event) {
 	e.settle()
 }
 
-func (e *Engine) emit(r *Record) {
-	if e.tr != nil {
-		e.tr.Emit(r)
-	}
-}
-
-// emitAt traces event ev about job j at cell c (machine index m, -1 if none).
+// emitAt records event ev about job j at cell c (machine index m, -1 if none).
 func (e *Engine) emitAt(ev EventType, j, c, m int) {
-	if e.tr == nil {
-		return
-	}
 	r := e.record(ev, j)
 	r.Cell, r.Machine = int32(c), int32(m)
-	e.tr.Emit(r)
 }
 
 func (e *Engine) onArrival(j int) {
@@ -48,12 +38,9 @@ func (e *Engine) onArrival(j int) {
 	jb.state = jBacklog
 	e.backlog = append(e.backlog, j)
 	e.openRelease("arrival")
-	if e.tr != nil {
-		r := e.record(EvArrival, j)
-		r.Op = -1
-		r.Due, r.Ops, r.Product = jb.Due, int32(len(jb.route)), int32(jb.product)
-		e.tr.Emit(r)
-	}
+	r := e.record(EvArrival, j)
+	r.Op = -1
+	r.Due, r.Ops, r.Product = jb.Due, int32(len(jb.route)), int32(jb.product)
 	e.nextArrival = j + 1
 	if e.nextArrival < len(e.jobs) {
 		e.schedule(e.jobs[e.nextArrival].Arrival, kArrival, int32(e.nextArrival), 0)
@@ -113,12 +100,9 @@ func (e *Engine) onFinish(mi int, epoch int32) {
 			e.Acc.Tardiness += late
 		}
 		e.openRelease("job_complete")
-		if e.tr != nil {
-			r := e.record(EvJobComplete, j)
-			r.Op = -1
-			r.Cell, r.Machine = int32(m.cell), int32(m.index)
-			e.tr.Emit(r)
-		}
+		r := e.record(EvJobComplete, j)
+		r.Op = -1
+		r.Cell, r.Machine = int32(m.cell), int32(m.index)
 		return
 	}
 	// The finished job holds its machine until its next cell admits it.
@@ -163,11 +147,8 @@ func (e *Engine) onRepair(mi int) {
 			kind = kSetupDone
 		}
 		e.schedule(m.endAt, kind, int32(mi), m.epoch)
-		if e.tr != nil {
-			r := e.record(EvProcessResume, m.job)
-			r.Cell, r.Machine, r.Phase = int32(m.cell), int32(m.index), m.resume
-			e.tr.Emit(r)
-		}
+		r := e.record(EvProcessResume, m.job)
+		r.Cell, r.Machine, r.Phase = int32(m.cell), int32(m.index), m.resume
 	case m.job >= 0:
 		e.setState(mi, Blocked)
 	default:
@@ -380,11 +361,8 @@ func (e *Engine) admit(j int) {
 	jb.state, jb.since = jTransport, e.now
 	e.inTransit++
 	e.powerW += e.P.transW
-	if e.tr != nil {
-		r := e.record(EvTransportStart, j)
-		r.From, r.Machine, r.Cell, r.Dur = int32(from), int32(fromMachine), int32(c), d
-		e.tr.Emit(r)
-	}
+	r := e.record(EvTransportStart, j)
+	r.From, r.Machine, r.Cell, r.Dur = int32(from), int32(fromMachine), int32(c), d
 	e.schedule(e.now+d, kTransportDone, int32(j), 0)
 }
 
@@ -405,11 +383,8 @@ func (e *Engine) flushPower() {
 	}
 	e.overshoot = over
 	e.lastPowW = e.powerW
-	if e.tr != nil {
-		r := e.record(EvPowerChange, -1)
-		r.KW = float64(e.powerW) / 1000
-		e.tr.Emit(r)
-	}
+	r := e.record(EvPowerChange, -1)
+	r.KW = float64(e.powerW) / 1000
 }
 
 // integratePower books the traced power level over [lastPowT, t]. The

@@ -41,22 +41,20 @@ seeds:
   test: [1]
 `
 
-func twoDrillsEngine(t *testing.T) (*Engine, *bufTracer) {
+func twoDrillsEngine(t *testing.T) *Engine {
 	t.Helper()
 	in, err := Parse("two-drills", []byte(twoDrills))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Compile(in)
-	tr := &bufTracer{p: p}
-	return NewEngine(p, 1, tr), tr
+	return NewEngine(Compile(in), 1)
 }
 
 // TestBlockedItemIsOfferedAgain: a job committed to a full cell while a
 // capable cell has room goes back to routing at once (blocking_release,
 // stage_release_ready), names the cell it left, and can go elsewhere.
 func TestBlockedItemIsOfferedAgain(t *testing.T) {
-	e, tr := twoDrillsEngine(t)
+	e := twoDrillsEngine(t)
 	script(t, e,
 		"release 0", "assign 0 C1", "release 1", "assign 1 C1",
 		"assign 0 C2", // t=14: both cut; job 0 takes C2's only slot
@@ -66,7 +64,7 @@ func TestBlockedItemIsOfferedAgain(t *testing.T) {
 	if e.Acc.BlockingIncidents != 1 || e.Acc.Reroutes != 1 || e.Status() != Done {
 		t.Fatalf("incidents %d, reroutes %d, status %s", e.Acc.BlockingIncidents, e.Acc.Reroutes, e.Status())
 	}
-	trace := string(tr.buf)
+	trace := string(traceText(e))
 	want := `"ev":"blocked","job":1,"op":1,"cell":"C2"`
 	i := strings.Index(trace, want)
 	if i < 0 {
@@ -87,7 +85,7 @@ func TestBlockedItemIsOfferedAgain(t *testing.T) {
 // cell is not asked again until some capable cell gains room; the job
 // then waits its turn on C2 and the episode completes.
 func TestRerouteOfferIsBounded(t *testing.T) {
-	e, _ := twoDrillsEngine(t)
+	e := twoDrillsEngine(t)
 	var whys []string
 	steps := []string{"release 0", "assign 0 C1", "release 1", "assign 1 C1", "assign 0 C2", "assign 1 C2"}
 	for _, s := range steps {

@@ -91,8 +91,9 @@ type Record struct {
 	Seed    uint64
 }
 
-// Tracer receives every realized event. The record is reused: copy what
-// you keep. A nil Tracer disables tracing.
+// Tracer consumes records one at a time, in the order the engine made
+// them (Engine.Records): a harness.Episode's Observer is one. The record is
+// the engine's and is reused: copy what you keep.
 type Tracer interface {
 	Emit(r *Record)
 }

@@ -9,12 +9,21 @@ import (
 	"github.com/coordbench/coordbench/des/policy"
 )
 
-// mapOnly hides a built-in controller's type from policy.PerView: Run
-// then takes its Act's answer map.
+// mapOnly hides a built-in controller's ChooseView (coord.ViewChooser):
+// Run then takes its Act's answer map.
 type mapOnly struct{ coord.Controller }
 
+// chooser is a controller's name, source and Act with the given
+// ChooseView.
+type chooser struct {
+	coord.Controller
+	choose func(*coord.View) int
+}
+
+func (c chooser) ChooseView(v *coord.View) int { return c.choose(v) }
+
 // TestPerViewAnswersAreTheMapAnswers runs the built-in controllers that
-// answer each view alone (policy.PerView) once by position (ApplyList)
+// answer each view alone (coord.ViewChooser) once by position (ApplyList)
 // and once through Act's map, on fresh runs and on a Scratch, and checks
 // that every artifact is byte for byte the same.
 func TestPerViewAnswersAreTheMapAnswers(t *testing.T) {
@@ -32,10 +41,10 @@ func TestPerViewAnswersAreTheMapAnswers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, ok := policy.PerView(c); !ok {
+				if _, ok := c.(coord.ViewChooser); !ok {
 					t.Fatalf("%s does not answer per view", name)
 				}
-				if _, ok := policy.PerView(mapOnly{c}); ok {
+				if _, ok := coord.Controller(mapOnly{c}).(coord.ViewChooser); ok {
 					t.Fatalf("a type embedding %s is taken for it", name)
 				}
 				byMap := episodeBytes(t, Episode{Plant: p, Seed: seed, Mode: mode, Controller: mapOnly{c}})
@@ -57,12 +66,12 @@ func TestPerViewAnswersAreTheMapAnswers(t *testing.T) {
 func TestChooseEachTurnsPanicsIntoErrors(t *testing.T) {
 	views := []*coord.View{{AgentID: "plant"}, {AgentID: "A1"}}
 	actions := make([]int, 2)
-	err := chooseEach(policy.Rule{}, func(v *coord.View) int {
+	err := chooseEach(chooser{policy.Rule{}, func(v *coord.View) int {
 		if v.AgentID == "A1" {
 			panic("no choice")
 		}
 		return 3
-	}, views, actions)
+	}}, views, actions)
 	if err == nil || !strings.Contains(err.Error(), "controller rule panicked: no choice") {
 		t.Fatalf("err %v", err)
 	}
@@ -70,7 +79,7 @@ func TestChooseEachTurnsPanicsIntoErrors(t *testing.T) {
 	if aerr == nil || !strings.HasPrefix(aerr.Error(), "controller rule panicked: ") {
 		t.Fatalf("act: err %v", aerr)
 	}
-	if err := chooseEach(policy.Rule{}, func(*coord.View) int { return 1 }, views, actions); err != nil || actions[0] != 1 || actions[1] != 1 {
+	if err := chooseEach(chooser{policy.Rule{}, func(*coord.View) int { return 1 }}, views, actions); err != nil || actions[0] != 1 || actions[1] != 1 {
 		t.Fatalf("err %v, actions %v", err, actions)
 	}
 }

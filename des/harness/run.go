@@ -11,7 +11,6 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
-	"github.com/coordbench/coordbench/des/policy"
 )
 
 // Episode is one run: instance × paradigm × controller × seed.
@@ -33,8 +32,11 @@ type Episode struct {
 	// short: its answers fall back, the episode goes on.)
 	Stop <-chan struct{}
 	// Observer, if set, receives every engine record as well, after the
-	// trace writer and before the interpreter (an environment server
-	// tallies per-step progress with it). It must not keep the record.
+	// trace writer and before the interpreter, as Run hands them on (an
+	// environment server tallies per-step progress with it): every record
+	// of the engine's steps up to a decision before the controller is
+	// asked for it, and the last ones before Run returns. It must not
+	// keep the record.
 	Observer factory.Tracer
 	// Scratch, if set, lends the episode the engine, interpreter and
 	// trace writer of the previous episode run with it, reset: a caller
@@ -53,9 +55,8 @@ type Scratch struct {
 	eng     *factory.Engine
 	in      *coord.Interpreter
 	tw      TraceWriter
-	mux     tracerMux
 	sources keyCounts[coord.Source]
-	actions []int // the answers of a controller that chooses per view (policy.PerView), reused
+	actions []int // the answers of a coord.ViewChooser, reused
 }
 
 // keyCounts counts occurrences of a handful of distinct keys (audits by
@@ -127,18 +128,14 @@ func Run(ctx context.Context, ep Episode) Result {
 		sc = &Scratch{}
 	}
 	var tw *TraceWriter
-	mux := &sc.mux
-	*mux = tracerMux{}
 	if ep.Trace != nil {
 		tw = &sc.tw
 		tw.reset(ep.Trace, ep.Plant)
-		mux.tw = tw
 	}
-	mux.obs = ep.Observer
 	if sc.eng == nil {
-		sc.eng = factory.NewEngine(ep.Plant, ep.Seed, mux)
+		sc.eng = factory.NewEngine(ep.Plant, ep.Seed)
 	} else {
-		sc.eng.Reset(ep.Plant, ep.Seed, mux)
+		sc.eng.Reset(ep.Plant, ep.Seed)
 	}
 	eng := sc.eng
 	var sel coord.ModeSelector = ep.Mode
@@ -155,7 +152,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		return Result{Err: err}
 	}
 	in := sc.in
-	mux.in = in
+	out := handOn{tw: tw, obs: ep.Observer, in: in}
 
 	var dec, tim *json.Encoder
 	if ep.Decisions != nil {
@@ -172,8 +169,9 @@ func Run(ctx context.Context, ep Episode) Result {
 	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
 	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
-	choose, perView := policy.PerView(ep.Controller)        // a built-in that answers each view alone
+	chooser, perView := ep.Controller.(coord.ViewChooser)   // answers each view alone (rule, greedy, greedy_py)
 	for eng.Advance() {
+		out.records(eng.Records()) // what the engine did since the last turn: its events, the last commit's
 		if stopped(ep.Stop) {
 			stopErr = ErrInterrupted
 			eng.Truncate(factory.Interrupted)
@@ -193,7 +191,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		if perView { // answers by position: no answer map to clear, fill and read back
 			views := in.ActiveViews()
 			sc.actions = slices.Grow(sc.actions[:0], len(views))[:len(views)]
-			cerr = chooseEach(ep.Controller, choose, views, sc.actions)
+			cerr = chooseEach(chooser, views, sc.actions)
 			audits, err = in.ApplyList(sc.actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
 		} else {
 			var actions map[string]int
@@ -245,6 +243,8 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.DecisionLimit)
 		}
 	}
+	out.records(eng.Records()) // the end: the last events, episode_end
+
 	var typesBuf [16]keyCount[string] // the paradigms' message types, with room to spare: no allocation
 	msgTypes := keyCounts[string](typesBuf[:0])
 	for i := range in.Messages {
@@ -310,17 +310,17 @@ func act(ctx context.Context, c coord.Controller, d *coord.Decision) (actions ma
 	return c.Act(ctx, d)
 }
 
-// chooseEach is act for a controller that answers each view alone by
-// choose (policy.PerView): actions[i] is the choice for views[i], the
-// same as its Act's map would hold. A panic becomes an error, as in act.
-func chooseEach(c coord.Controller, choose func(*coord.View) int, views []*coord.View, actions []int) (err error) {
+// chooseEach is act for a controller that answers each view alone
+// (coord.ViewChooser): actions[i] is its choice for views[i], the same
+// as its Act's map would hold. A panic becomes an error, as in act.
+func chooseEach(c coord.ViewChooser, views []*coord.View, actions []int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("controller %s panicked: %v", c.Name(), r)
 		}
 	}()
 	for i, v := range views {
-		actions[i] = choose(v)
+		actions[i] = c.ChooseView(v)
 	}
 	return nil
 }
@@ -334,29 +334,30 @@ func notesOf(a coord.Annotator, annotates bool) map[string]coord.AgentNote {
 	return a.Notes()
 }
 
-// tracerMux fans engine records out to the episode's tracers, in this
-// order: the trace writer, the observer, the interpreter (each nil when
-// absent). Named fields rather than a list of tracers: the writer's and
-// the interpreter's Emit are called directly, not through the interface.
-type tracerMux struct {
+// handOn is where Run passes the engine's records on, each batch to
+// each consumer in this order: the trace writer, the observer (each nil
+// when absent), the interpreter. Each sees every record in the engine's
+// order; none reads another's, so the order between them is free.
+type handOn struct {
 	tw  *TraceWriter
 	obs factory.Tracer
 	in  *coord.Interpreter
 }
 
-func (m *tracerMux) Emit(r *factory.Record) {
-	if t := m.tw; t != nil { // TraceWriter.Emit, written out: one call less per record
-		t.buf = t.enc.AppendLine(t.buf, r, t.p)
-		if len(t.buf) >= traceChunk {
-			t.flush()
+// records passes recs (Engine.Records) on.
+func (h *handOn) records(recs []factory.Record) {
+	if len(recs) == 0 { // a protocol step that committed nothing to the engine
+		return
+	}
+	if h.tw != nil {
+		h.tw.WriteRecords(recs)
+	}
+	if h.obs != nil {
+		for i := range recs {
+			h.obs.Emit(&recs[i])
 		}
 	}
-	if m.obs != nil {
-		m.obs.Emit(r)
-	}
-	if m.in != nil {
-		m.in.Emit(r)
-	}
+	h.in.Observe(recs)
 }
 
 // TraceWriter writes records as JSON lines through a buffer.
@@ -371,7 +372,7 @@ type TraceWriter struct {
 // traceChunk is how much the writer buffers before each Write.
 const traceChunk = 8 << 10
 
-// NewTraceWriter returns a tracer writing trace.jsonl lines to w.
+// NewTraceWriter returns a writer of trace.jsonl lines to w.
 func NewTraceWriter(w io.Writer, p *factory.Plant) *TraceWriter {
 	t := &TraceWriter{}
 	t.reset(w, p)
@@ -387,12 +388,19 @@ func (t *TraceWriter) reset(w io.Writer, p *factory.Plant) {
 	*t = TraceWriter{w: w, p: p, buf: buf}
 }
 
-// Emit implements factory.Tracer. (tracerMux.Emit has a copy of it.)
-func (t *TraceWriter) Emit(r *factory.Record) {
-	t.buf = t.enc.AppendLine(t.buf, r, t.p)
-	if len(t.buf) >= traceChunk {
-		t.flush()
+// WriteRecords writes recs (Engine.Records) as trace lines. A write
+// error is kept for Close to report.
+func (t *TraceWriter) WriteRecords(recs []factory.Record) {
+	buf := t.buf // in a local: no store of t.buf (and its write barrier check) per record
+	for i := range recs {
+		buf = t.enc.AppendLine(buf, &recs[i], t.p)
+		if len(buf) >= traceChunk {
+			t.buf = buf
+			t.flush()
+			buf = t.buf
+		}
 	}
+	t.buf = buf
 }
 
 func (t *TraceWriter) flush() {

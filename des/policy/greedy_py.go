@@ -36,6 +36,9 @@ func (GreedyPy) Act(_ context.Context, d *coord.Decision) (map[string]int, error
 	return each(d, greedyPyChoice), nil
 }
 
+// ChooseView implements coord.ViewChooser.
+func (GreedyPy) ChooseView(v *coord.View) int { return greedyPyChoice(v) }
+
 func greedyPyChoice(v *coord.View) int {
 	switch v.Kind {
 	case coord.KindRelease:

@@ -42,24 +42,13 @@ func each(d *coord.Decision, choose func(*coord.View) int) map[string]int {
 	return out
 }
 
-// PerView returns the choice function of c when c is a built-in
-// controller that answers every agent from its view alone, by that
-// function (rule, greedy and greedy_py: their Act is each(d, choose)):
-// a runner may then call it on each view and skip the answer map
-// (harness.Run does, with coord.Interpreter.ApplyList). The match is on c's
-// exact type, on purpose: a type that embeds one of these controllers may
-// answer differently with its own Act, and is not theirs.
-func PerView(c coord.Controller) (choose func(*coord.View) int, ok bool) {
-	switch c.(type) {
-	case Rule:
-		return ruleChoice, true
-	case Greedy:
-		return greedyChoice, true
-	case GreedyPy:
-		return greedyPyChoice, true
-	}
-	return nil, false
-}
+// The built-ins that answer each agent from its view alone, by their
+// choice function (their Act is each(d, choose)), say so to a runner.
+var (
+	_ coord.ViewChooser = Rule{}
+	_ coord.ViewChooser = Greedy{}
+	_ coord.ViewChooser = GreedyPy{}
+)
 
 // argmin returns the legal option index with the least score.
 func argmin(v *coord.View, score func(o coord.Option) (float64, bool)) int {
@@ -107,6 +96,9 @@ func (Rule) Source() coord.Source { return coord.SourceBuiltin }
 func (Rule) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 	return each(d, ruleChoice), nil
 }
+
+// ChooseView implements coord.ViewChooser.
+func (Rule) ChooseView(v *coord.View) int { return ruleChoice(v) }
 
 // bidWeight ranks bid classes in awards: a stronger bid counts as a
 // shorter wait, in units of the item's processing time ("high" and no bid
@@ -253,6 +245,9 @@ func (Greedy) Source() coord.Source { return coord.SourceBuiltin }
 func (Greedy) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 	return each(d, greedyChoice), nil
 }
+
+// ChooseView implements coord.ViewChooser.
+func (Greedy) ChooseView(v *coord.View) int { return greedyChoice(v) }
 
 // Random picks a uniformly random legal action for every agent.
 type Random struct{ s sim.Stream }

@@ -16,11 +16,13 @@ import (
 )
 
 // declining declines every plant-level fallback and answers the rest as
-// the rule controller does.
-type declining struct{ policy.Rule }
+// the rule controller does. It embeds the Controller interface, not
+// policy.Rule itself: Rule's ChooseView (coord.ViewChooser) would be
+// promoted, and Run would answer with it rather than this Act.
+type declining struct{ coord.Controller }
 
 func (c declining) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
-	out, err := c.Rule.Act(ctx, d)
+	out, err := c.Controller.Act(ctx, d)
 	for id, v := range d.ActiveAgents {
 		if v.Kind == coord.KindPlantFallback {
 			out[id] = len(v.Options) - 1 // decline, always last
@@ -39,7 +41,7 @@ func TestPlantFallbackAttribution(t *testing.T) {
 	}
 	dir := t.TempDir()
 	_, err = harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: in.Seeds.Test[0],
-		Mode: coord.HolonicHybrid(), Controller: declining{}}, dir)
+		Mode: coord.HolonicHybrid(), Controller: declining{policy.Rule{}}}, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
