@@ -15,7 +15,7 @@ import (
 // Inputs are what a resolved suite depends on beyond the experiment
 // file's bytes (which its id covers): the tool's version and, for des,
 // the content of each instance and of the paradigms, files included. A
-// distributed sweep's serve publishes its own (dist.Spec.Inputs) and a
+// distributed sweep's serve publishes its own (jetstream.Spec.Inputs) and a
 // worker refuses to run a case it resolves from other ones: a case run
 // on another version of an instance file would not belong to the
 // experiment serve summarises.

@@ -23,7 +23,8 @@ import (
 
 // optionFlags are the flags that set a library option: the fields of
 // des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options,
-// llm.Config and llm.Spec, des/llmctl.MakerConfig and silo/play.LLMConfig. Nil for an option no flag sets.
+// llm.Config and llm.Spec, des/llmctl.MakerConfig, silo/play.LLMConfig and
+// the worker's sweep/jetstream.Trust. Nil for an option no flag sets.
 func optionFlags(option string) []string {
 	switch option {
 	case "Suite":
@@ -106,6 +107,10 @@ func optionFlags(option string) []string {
 		return []string{"--workers"}
 	case "Dir":
 		return []string{"--out"}
+	case "AllowEndpoints":
+		return []string{"--allow-endpoint"}
+	case "ExperimentDir":
+		return []string{"--experiment-dir"}
 	}
 	return nil
 }
