@@ -46,7 +46,7 @@ func (s *Suite) Inputs() Inputs {
 // Differs says how got (a worker's) differs from in (serve's), nil if it
 // does not.
 func (in *Inputs) Differs(got Inputs) error {
-	const fix = "give every worker the files serve read (in its --experiment-dir) and the same coordbench version"
+	const fix = "give every worker the instance and paradigm files serve read, at the same relative paths, and the same coordbench version"
 	if got.Version != in.Version {
 		return fmt.Errorf("this worker is coordbench %s, serve is %s: %s", got.Version, in.Version, fix)
 	}
