@@ -5,8 +5,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
@@ -31,21 +29,7 @@ func TestPermitKeyMatches(t *testing.T) {
 		t.Fatalf("limits %+v: want one per entry", limits)
 	}
 
-	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
-	nc, err := nats.Connect(emb.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	ps, err := StartPermits(nc, permitsTestID, limits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ps.Close()
+	_, nc, ps := servePermitLimits(t, limits)
 	pc, err := NewPermitClient(nc, permitsTestID)
 	if err != nil {
 		t.Fatal(err)
