@@ -142,6 +142,12 @@ func TestInFlagTerms(t *testing.T) {
 // flagRE matches a command-line flag in a text: "--out", "(--format html".
 var flagRE = regexp.MustCompile("(?:^|[\\s(\"'`])--[a-z][a-z0-9-]*")
 
+// commandRE matches a whole command line a text quotes for the user to
+// run ("try a stub: coordbench llm stub --policy silo-gather"), up to the
+// end of its parenthesis or quotes: its flags are that command's, not
+// options of the library.
+var commandRE = regexp.MustCompile("coordbench [^()\"'`]*")
+
 // errorTexts returns the string literals of a Go source that make error
 // texts, with their positions: those inside a call of fmt.Errorf,
 // errors.New or opterr.New/Wrap, inside a composite literal of a type
@@ -208,7 +214,7 @@ func flagsInErrors(t *testing.T, name string, src []byte) []string {
 	}
 	var out []string
 	for pos, s := range errorTexts(fset, f) {
-		if flagRE.MatchString(s) {
+		if flagRE.MatchString(commandRE.ReplaceAllString(s, "")) {
 			out = append(out, fmt.Sprintf("%s:%d: %q", pos.Filename, pos.Line, s))
 		}
 	}
@@ -223,7 +229,8 @@ func TestLibraryErrorsNameNoFlags(t *testing.T) {
 	// The scan finds what it must, and only that.
 	probe := []byte("package p\n\nconst fix = \"rerun with --force\"\n\n" +
 		"func f() error { _ = fmt.Sprintf(\"--cases all\"); return fmt.Errorf(\"%s: give --out DIR\", x) }\n\n" +
-		"func g() error { return &opterr.Error{Option: \"Seeds\", Err: errors.New(\"(see --seeds)\")} }\n")
+		"func g() error { return &opterr.Error{Option: \"Seeds\", Err: errors.New(\"(see --seeds)\")} }\n" +
+		"func h() error { return errors.New(\"no model (try a stub: coordbench llm stub --policy p)\") }\n")
 	if got := flagsInErrors(t, "probe.go", probe); len(got) != 3 {
 		t.Fatalf("the scan of a probe found %q, want its 3 flags in error texts", got)
 	}
