@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/opterr"
 )
 
-// --compare A B: two suites of the same benchmark on the same cases (two
+// Options.Compare, A against B: two suites of the same benchmark on the same cases (two
 // models, controllers, frameworks or settings), paired case by case. A
 // case's identity is everything that names it except the compared
 // dimension: a key (controller, model, framework; for silo the agent)
@@ -33,7 +34,7 @@ func compareSections(a, b string) ([]Section, error) {
 		return nil, err
 	}
 	if ka != kb {
-		return nil, fmt.Errorf("--compare: %s is a %s suite and %s a %s suite: compare two suites of the same benchmark", a, ka, b, kb)
+		return nil, opterr.New("Compare", "%s is a %s suite and %s a %s suite: compare two suites of the same benchmark", a, ka, b, kb)
 	}
 	if ka == KindDES {
 		return compareDES(a, b)
@@ -191,7 +192,7 @@ func compareDES(a, b string) ([]Section, error) {
 		}
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("--compare: no case of %s has a partner in %s (same instance, paradigm and seed%s)", a, b, sameNote(diff, blockKeys[1:]))
+		return nil, opterr.New("Compare", "no case of %s has a partner in %s (same instance, paradigm and seed%s)", a, b, sameNote(diff, blockKeys[1:]))
 	}
 	head := []string{"instance", "paradigm"}
 	for i, d := range diff {
@@ -299,7 +300,7 @@ func compareSilo(a, b string) ([]Section, error) {
 		pairs[g] = append(pairs[g], [2]siloRunRow{r, p})
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("--compare: no run of %s has a partner in %s (same task, N, protocol and seed)", a, b)
+		return nil, opterr.New("Compare", "no run of %s has a partner in %s (same task, N, protocol and seed)", a, b)
 	}
 	slices.SortStableFunc(order, func(x, y gkey) int {
 		if c := levels[x.level] - levels[y.level]; c != 0 {

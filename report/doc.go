@@ -14,7 +14,7 @@
 // tokens against N, failure modes and their co-occurrence, the table of
 // S, success, P, P_paper, D, D_reads, RCC and RCC_success by level × N ×
 // protocol × agent, and per run the communication graph round by round
-// and the transcript of package transcript. --compare pairs two suites
+// and the transcript of package transcript. Options.Compare pairs two suites
 // case by case.
 //
 // It reads only what the suites and runs write, recognises which

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/coordbench/coordbench/internal/opterr"
 )
 
 // The HTML report: one self-contained page (style inline, figures as
@@ -23,7 +25,7 @@ var pageTemplate string
 var pageTmpl = template.Must(template.New("page").Parse(pageTemplate))
 
 // DefaultCases is how many cases (or runs) of a suite get a per-case
-// section when --cases is not given.
+// section when Options.Cases is empty.
 const DefaultCases = 8
 
 // page is what the template renders.
@@ -76,7 +78,7 @@ func htmlTable(t Table) hTable {
 	return h
 }
 
-// caseChoice is the --cases selection: nil ids means the default.
+// caseChoice is the Options.Cases selection: nil ids means the default.
 type caseChoice struct {
 	all, none bool
 	ids       map[string]bool
@@ -110,10 +112,7 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 	}
 	choice := parseCases(opt.Cases)
 	p := page{Title: "coordbench report", Inputs: dirs}
-	if opt.Compare {
-		if len(dirs) != 2 {
-			return fmt.Errorf("--compare takes exactly two suite directories, A and B (got %d)", len(dirs))
-		}
+	if opt.Compare { // Write checked there are two
 		secs, err := compareSections(dirs[0], dirs[1])
 		if err != nil {
 			return err
@@ -166,7 +165,7 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 		}
 		if len(missing) > 0 {
 			slices.Sort(missing)
-			return fmt.Errorf("--cases: no such case in the suites given: %s", strings.Join(missing, ", "))
+			return opterr.New("Cases", "no such case in the suites given: %s", strings.Join(missing, ", "))
 		}
 	}
 	var buf bytes.Buffer

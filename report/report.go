@@ -2,15 +2,22 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
-// Options choose what Write writes.
+// ErrRunDir is the error of a run directory given where only suites have
+// tables (md, csv and latex output).
+var ErrRunDir = errors.New("a run directory has figures, not tables: its page is in the HTML report")
+
+// Options choose what Write writes. Write's errors about them are
+// *opterr.Error values naming the field.
 type Options struct {
 	// Format is html, md, csv or latex.
 	Format string
@@ -38,7 +45,7 @@ func Build(dirs []string) ([]Section, error) {
 		kind, err := Detect(dir)
 		if err != nil {
 			if k, rerr := DetectInput(dir); rerr == nil && (k == KindDESRun || k == KindSiloRun) {
-				return nil, fmt.Errorf("%s is a run directory: it has figures, not tables; its page is in the HTML report (--format html, or --out FILE.html)", dir)
+				return nil, fmt.Errorf("%s: %w", dir, ErrRunDir)
 			}
 			return nil, err
 		}
@@ -67,29 +74,30 @@ func Build(dirs []string) ([]Section, error) {
 // Write builds the tables of dirs and writes them to w in opt.Format.
 // Nothing is written when a directory cannot be read.
 func Write(w io.Writer, dirs []string, opt Options) error {
+	if opt.Compare && len(dirs) != 2 {
+		return opterr.New("Compare", "want exactly two suite directories, A and B (got %d)", len(dirs))
+	}
 	if opt.Format == "html" {
 		if len(opt.Tables) > 0 {
-			return fmt.Errorf("--table chooses the tables of md, csv and latex output; the HTML page holds them all (give --format md, csv or latex)")
+			return &opterr.Error{Option: "Tables", See: []string{"Format"},
+				Err: errors.New("only md, csv and latex output have tables to choose; the HTML page holds them all")}
 		}
 		return writeHTML(w, dirs, opt)
 	}
 	if !slices.Contains(formats, opt.Format) {
-		return fmt.Errorf("format %q: want one of %s", opt.Format, strings.Join(formats, ", "))
+		return opterr.New("Format", "unknown format %q (want one of %s)", opt.Format, strings.Join(formats, ", "))
 	}
 	for _, k := range opt.Tables {
 		if !slices.Contains(sectionKinds, k) {
-			return fmt.Errorf("table %q: want one of %s", k, strings.Join(sectionKinds, ", "))
+			return opterr.New("Tables", "unknown table %q (want one of %s)", k, strings.Join(sectionKinds, ", "))
 		}
 	}
 	if len(opt.Cases) > 0 {
-		return fmt.Errorf("--cases chooses the per-case sections of the HTML report (--format html)")
+		return &opterr.Error{Option: "Cases", See: []string{"Format"}, Err: errors.New("only the HTML report has per-case sections")}
 	}
 	var secs []Section
 	var err error
 	if opt.Compare {
-		if len(dirs) != 2 {
-			return fmt.Errorf("--compare takes exactly two suite directories, A and B (got %d)", len(dirs))
-		}
 		secs, err = compareSections(dirs[0], dirs[1])
 	} else {
 		secs, err = Build(dirs)

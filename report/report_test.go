@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/suiterun"
 )
@@ -415,20 +417,27 @@ func TestDeterministic(t *testing.T) {
 func TestFormats(t *testing.T) {
 	des, _ := suites(t)
 	run := filepath.Join(des, "cases", "A3C9-1__centralized__rule__s1")
-	if err := Write(&bytes.Buffer{}, []string{run}, Options{Format: "md"}); err == nil || !strings.Contains(err.Error(), "run directory") {
+	if err := Write(&bytes.Buffer{}, []string{run}, Options{Format: "md"}); !errors.Is(err, ErrRunDir) || !strings.Contains(err.Error(), run) {
 		t.Errorf("md of a run directory: %v", err)
 	}
-	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "md", Cases: []string{"all"}}); err == nil {
-		t.Error("--cases accepted with md")
-	}
-	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "html", Tables: []string{"matrix"}}); err == nil || !strings.Contains(err.Error(), "--format md") {
-		t.Errorf("--table with html: %v", err)
-	}
-	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "pdf"}); err == nil {
-		t.Error("format pdf accepted")
-	}
-	if err := Write(&bytes.Buffer{}, []string{des}, Options{Format: "md", Tables: []string{"gantt"}}); err == nil {
-		t.Error("table gantt accepted")
+	// A bad option is an *opterr.Error naming the field (the CLI names
+	// the flag), pointing at the field it contradicts.
+	for _, c := range []struct {
+		opt    Options
+		option string
+		see    []string
+	}{
+		{Options{Format: "md", Cases: []string{"all"}}, "Cases", []string{"Format"}},
+		{Options{Format: "html", Tables: []string{"matrix"}}, "Tables", []string{"Format"}},
+		{Options{Format: "pdf"}, "Format", nil},
+		{Options{Format: "md", Tables: []string{"gantt"}}, "Tables", nil},
+		{Options{Format: "md", Compare: true}, "Compare", nil},
+		{Options{Format: "html", Compare: true}, "Compare", nil},
+	} {
+		var oe *opterr.Error
+		if err := Write(&bytes.Buffer{}, []string{des}, c.opt); !errors.As(err, &oe) || oe.Option != c.option || !slices.Equal(oe.See, c.see) {
+			t.Errorf("%+v: %v, want an error of option %s (see %v)", c.opt, err, c.option, c.see)
+		}
 	}
 }
 

@@ -24,7 +24,8 @@
 // the suite's layout marked with the experiment (Marker, sweep.json).
 // Collect assembles the shard directories of one experiment into one
 // suite directory, whose summaries the benchmark's own code then writes,
-// byte-identical to a single-machine run's.
+// byte-identical to a single-machine run's. Package sweep/jetstream hands
+// the cases out to workers on many machines instead, over NATS JetStream.
 package sweep
 
 import (

@@ -15,7 +15,7 @@ import (
 // Inputs are what a resolved suite depends on beyond the experiment
 // file's bytes (which its id covers): the tool's version and, for des,
 // the content of each instance and of the paradigms, files included. A
-// distributed sweep's serve publishes its own (dist.Spec.Inputs) and a
+// distributed sweep's serve publishes its own (jetstream.Spec.Inputs) and a
 // worker refuses to run a case it resolves from other ones: a case run
 // on another version of an instance file would not belong to the
 // experiment serve summarises.
@@ -46,7 +46,7 @@ func (s *Suite) Inputs() Inputs {
 // Differs says how got (a worker's) differs from in (serve's), nil if it
 // does not.
 func (in *Inputs) Differs(got Inputs) error {
-	const fix = "give every worker the files serve read (in its --experiment-dir) and the same coordbench version"
+	const fix = "give every worker the instance and paradigm files serve read, at the same relative paths, and the same coordbench version"
 	if got.Version != in.Version {
 		return fmt.Errorf("this worker is coordbench %s, serve is %s: %s", got.Version, in.Version, fix)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/inputfile"
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -29,7 +30,8 @@ type Shard struct {
 // Whole is the shard of a sweep that is not cut: every case.
 func Whole() Shard { return Shard{Index: 0, Count: 1} }
 
-// ParseShard parses "i/N" (0 <= i < N); "" is Whole.
+// ParseShard parses "i/N" (0 <= i < N); "" is Whole. Its errors, and
+// Select's, are *opterr.Error values of option "Shard".
 func ParseShard(s string) (Shard, error) {
 	if s == "" {
 		return Whole(), nil
@@ -38,7 +40,7 @@ func ParseShard(s string) (Shard, error) {
 	i, ierr := strconv.Atoi(strings.TrimSpace(is))
 	n, nerr := strconv.Atoi(strings.TrimSpace(ns))
 	if !ok || ierr != nil || nerr != nil || n < 1 || i < 0 || i >= n {
-		return Shard{}, fmt.Errorf("shard %q: want i/N with 0 <= i < N, e.g. 0/4 (shards are numbered from 0)", s)
+		return Shard{}, opterr.New("Shard", "%q: want i/N with 0 <= i < N, e.g. 0/4 (shards are numbered from 0)", s)
 	}
 	return Shard{Index: i, Count: n}, nil
 }
@@ -52,7 +54,7 @@ func (s Shard) Of(k int) int { return k % s.Count }
 // with no case is an error: the sweep has fewer cases than shards.
 func (s Shard) Select(ids []string) ([]string, error) {
 	if s.Count > len(ids) {
-		return nil, fmt.Errorf("--shard %s: the experiment has %d cases, fewer than %d shards: use at most %d shards", s, len(ids), s.Count, len(ids))
+		return nil, opterr.New("Shard", "%s: the experiment has %d cases, fewer than %d shards: use at most %d shards", s, len(ids), s.Count, len(ids))
 	}
 	var out []string
 	for k := s.Index; k < len(ids); k += s.Count {
@@ -184,7 +186,8 @@ type Collected struct {
 // and returns the experiment. It refuses shards of different experiments,
 // a shard given twice or missing, and shards with failed cases (rerun
 // the shard first: sweep run retries them). The caller then writes the
-// summaries with the suite's own runner over out (suiterun RunNone).
+// summaries with the suite's own runner over out (suiterun RunNone). An
+// out that is not empty is an *opterr.Error of option "out".
 func Collect(out string, dirs []string) (*Collected, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("no shard directory given")
@@ -194,7 +197,7 @@ func Collect(out string, dirs []string) (*Collected, error) {
 	for _, d := range dirs {
 		m, err := ReadMarker(d)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not a sweep directory (no %s): give the --out directories of sweep run", d, MarkerFile)
+			return nil, fmt.Errorf("%s is not a sweep directory (no %s): give the directories sweep run wrote", d, MarkerFile)
 		}
 		if err != nil {
 			return nil, err
@@ -229,7 +232,7 @@ func Collect(out string, dirs []string) (*Collected, error) {
 		return nil, err
 	}
 	if ents, err := os.ReadDir(out); err == nil && len(ents) > 0 {
-		return nil, fmt.Errorf("--out %s is not empty: collect into a new directory", out)
+		return nil, opterr.New("out", "%s is not empty: collect into a new directory", out)
 	}
 	casesDir := CasesDir(e.Benchmark)
 	for _, d := range dirs {

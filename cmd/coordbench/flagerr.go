@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/report"
 )
 
 // The library packages speak of their own options: an *opterr.Error names
@@ -23,7 +24,12 @@ import (
 
 // optionFlags are the flags that set a library option: the fields of
 // des/harness.SuiteOptions (and RunSuite's dir), silo/suite.Options,
-// llm.Config and llm.Spec, des/llmctl.MakerConfig and silo/play.LLMConfig. Nil for an option no flag sets.
+// llm.Config and llm.Spec, des/llmctl.MakerConfig, silo/play.LLMConfig,
+// sweep.RunConfig, report.Options, silo/analyze.Options, the sweep's
+// Shard (and Collect's out), and of sweep/jetstream: WorkerOptions and
+// ServeOptions (Dir), Spec (Store), StartEmbedded's listen and the
+// worker's Trust (AllowEndpoints, ExperimentDir). Nil for an option no
+// flag sets.
 func optionFlags(option string) []string {
 	switch option {
 	case "Suite":
@@ -106,6 +112,26 @@ func optionFlags(option string) []string {
 		return []string{"--workers"}
 	case "Dir":
 		return []string{"--out"}
+	case "Format":
+		return []string{"--format"}
+	case "Tables":
+		return []string{"--table"}
+	case "Compare":
+		return []string{"--compare"}
+	case "MaxRuns":
+		return []string{"--max-runs"}
+	case "Shard":
+		return []string{"--shard"}
+	case "out":
+		return []string{"--out"}
+	case "Store":
+		return []string{"--store"}
+	case "listen":
+		return []string{"--listen"}
+	case "AllowEndpoints":
+		return []string{"--allow-endpoint"}
+	case "ExperimentDir":
+		return []string{"--experiment-dir"}
 	}
 	return nil
 }
@@ -122,6 +148,7 @@ func flagHints() []flagHint {
 	return []flagHint{
 		{harness.ErrNoMaker, []string{"--controller-command", "--llm-model"}, "give its flags (the model flags, or --controller-command)"},
 		{harness.ErrNoInstanceRef, []string{"--instance", "--suite-dir"}, "give the instance file (--instance FILE) or the suite directory (--suite-dir DIR)"},
+		{report.ErrRunDir, []string{"--format", "--out"}, "write it with --format html (or --out FILE.html)"},
 	}
 }
 

@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/sweep"
-	"github.com/coordbench/coordbench/sweep/dist"
+	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
 // flakyStub answers as the des stub model while it has answers left and
@@ -188,7 +188,7 @@ func TestDistDiscardedAttemptsCounted(t *testing.T) {
 	out := filepath.Join(tmp, "dist")
 	wcfg := workerConfig{natsURL: emb.URL(), out: out, slots: 1, scratch: t.TempDir(), experimentDir: "."}
 
-	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: jetstream.StoreObject})
 	wcfg.name = "a"
 	ws := workers(ctx, 1, wcfg, nil)
 	if err := wait(t, serve, "serve"); err == nil || !strings.Contains(err.Error(), "1 of 1 cases did not finish") {
@@ -207,7 +207,7 @@ func TestDistDiscardedAttemptsCounted(t *testing.T) {
 	// run's third model call; the run is cut short and the worker hands
 	// the case back with the usage of its run.
 	flaky.left.Store(1 << 30)
-	serve = served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	serve = served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: jetstream.StoreObject})
 	abort, stop := context.WithCancel(ctx)
 	var calls atomic.Int64
 	hook := func() {
@@ -259,14 +259,14 @@ func TestDistDuplicateRunCounted(t *testing.T) {
 	emb := startNATS(t)
 	ctx := context.Background()
 	out := filepath.Join(tmp, "dist")
-	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL(), store: jetstream.StoreObject})
 
 	var mu sync.Mutex
 	dup := ""                // the case both workers run: the first one delivered
 	ran := make(chan string) // the experiment id, once per run of dup, which then waits for release
 	release, rest := make(chan struct{}), make(chan struct{})
-	wrap := func(run dist.RunCase) dist.RunCase {
-		return func(ctx context.Context, c dist.CaseRun) (string, error) {
+	wrap := func(run jetstream.RunCase) jetstream.RunCase {
+		return func(ctx context.Context, c jetstream.CaseRun) (string, error) {
 			mu.Lock()
 			if dup == "" {
 				dup = c.ID
@@ -301,17 +301,17 @@ func TestDistDuplicateRunCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
+	js, err := natsjs.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := "CB_CASES_" + id[:16]
-	cons, err := js.Consumer(ctx, cases, dist.ConsumerName)
+	cons, err := js.Consumer(ctx, cases, jetstream.ConsumerName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := cons.CachedInfo().Config
-	if err := js.DeleteConsumer(ctx, cases, dist.ConsumerName); err != nil {
+	if err := js.DeleteConsumer(ctx, cases, jetstream.ConsumerName); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := js.CreateConsumer(ctx, cases, cfg); err != nil {
@@ -371,8 +371,8 @@ func TestDistAbortStoresFinishedRun(t *testing.T) {
 	serve := served(t, ctx, serveConfig{file: file, out: out, natsURL: emb.URL()})
 	abort, stop := context.WithCancel(ctx)
 	rep, err := runWorker(abort, abort, workerConfig{natsURL: emb.URL(), out: out, slots: 1, name: "w", scratch: t.TempDir(), experimentDir: "."}, io.Discard,
-		func(run dist.RunCase) dist.RunCase {
-			return func(ctx context.Context, c dist.CaseRun) (string, error) {
+		func(run jetstream.RunCase) jetstream.RunCase {
+			return func(ctx context.Context, c jetstream.CaseRun) (string, error) {
 				dir, err := run(ctx, c)
 				stop()
 				return dir, err
@@ -422,7 +422,7 @@ func TestDistWorkerRefusesOtherInputs(t *testing.T) {
 		t.Fatalf("serve: %v", err)
 	}
 	wait(t, ws, "worker")
-	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 1 || st.Failed != 0 {
+	if st, _ := jetstream.ReadStatus(out); st == nil || st.Done != 1 || st.Failed != 0 {
 		t.Errorf("status %+v: want the case done by the worker with the same file", st)
 	}
 }

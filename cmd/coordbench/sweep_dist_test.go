@@ -23,16 +23,16 @@ import (
 
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/sweep"
-	"github.com/coordbench/coordbench/sweep/dist"
+	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
 // The distributed sweep's tests run a real embedded nats-server with
 // JetStream on 127.0.0.1 (a free port, a temporary store): no mocks.
 
 // startNATS starts an embedded server for one test.
-func startNATS(t testing.TB) *dist.Embedded {
+func startNATS(t testing.TB) *jetstream.Embedded {
 	t.Helper()
-	emb, err := dist.StartEmbedded("127.0.0.1:0", t.TempDir())
+	emb, err := jetstream.StartEmbedded("127.0.0.1:0", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ llm:
 func served(t testing.TB, ctx context.Context, cfg serveConfig) <-chan error {
 	t.Helper()
 	if cfg.store == "" {
-		cfg.store = dist.StoreFS
+		cfg.store = jetstream.StoreFS
 	}
 	if cfg.ackWait == 0 {
 		cfg.ackWait = 2 * time.Second
@@ -122,7 +122,7 @@ func served(t testing.TB, ctx context.Context, cfg serveConfig) <-chan error {
 	if cfg.maxDeliver == 0 {
 		cfg.maxDeliver = 3
 	}
-	cfg.maxCaseBytes = dist.DefaultMaxCaseBytes
+	cfg.maxCaseBytes = jetstream.DefaultMaxCaseBytes
 	errc := make(chan error, 1)
 	go func() { errc <- runServe(ctx, cfg, io.Discard, nil) }()
 	return errc
@@ -130,7 +130,7 @@ func served(t testing.TB, ctx context.Context, cfg serveConfig) <-chan error {
 
 // workers runs k in-process workers in the background; wrap, if set,
 // wraps their case runner.
-func workers(ctx context.Context, k int, cfg workerConfig, wrap func(dist.RunCase) dist.RunCase) <-chan error {
+func workers(ctx context.Context, k int, cfg workerConfig, wrap func(jetstream.RunCase) jetstream.RunCase) <-chan error {
 	errc := make(chan error, k)
 	for i := range k {
 		c := cfg
@@ -169,7 +169,7 @@ func sameSummaries(t *testing.T, a, b string, files []string) {
 // in the shared directory (des) and in the object store (silo).
 func TestDistThreeWorkersLikeOneRun(t *testing.T) {
 	for i, x := range experiments {
-		store := []string{dist.StoreFS, dist.StoreObject}[i]
+		store := []string{jetstream.StoreFS, jetstream.StoreObject}[i]
 		t.Run(filepath.Base(x.file)+"/"+store, func(t *testing.T) {
 			tmp := t.TempDir()
 			whole := filepath.Join(tmp, "whole")
@@ -181,7 +181,7 @@ func TestDistThreeWorkersLikeOneRun(t *testing.T) {
 			out := filepath.Join(tmp, "dist")
 			serve := served(t, ctx, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: store})
 			wcfg := workerConfig{natsURL: emb.URL(), slots: 1, name: "w", scratch: t.TempDir(), experimentDir: "."}
-			if store == dist.StoreFS {
+			if store == jetstream.StoreFS {
 				wcfg.out = out
 				waitMarker(t, out) // a worker on the shared directory checks it is serve's
 			}
@@ -195,8 +195,8 @@ func TestDistThreeWorkersLikeOneRun(t *testing.T) {
 				}
 			}
 			sameSummaries(t, out, whole, x.files)
-			st, err := dist.ReadStatus(out)
-			if err != nil || st.State != dist.StateDone || st.Done != st.Cases || st.Failed+st.DeadLetter+st.Pending+st.Running != 0 {
+			st, err := jetstream.ReadStatus(out)
+			if err != nil || st.State != jetstream.StateDone || st.Done != st.Cases || st.Failed+st.DeadLetter+st.Pending+st.Running != 0 {
 				t.Errorf("status: %+v, %v", st, err)
 			}
 		})
@@ -232,8 +232,8 @@ func TestDistWorkerPanicDoesNotStopSweep(t *testing.T) {
 	waitMarker(t, out)
 	var once sync.Once
 	var victim string
-	panicky := func(run dist.RunCase) dist.RunCase {
-		return func(ctx context.Context, c dist.CaseRun) (string, error) {
+	panicky := func(run jetstream.RunCase) jetstream.RunCase {
+		return func(ctx context.Context, c jetstream.CaseRun) (string, error) {
 			once.Do(func() { victim = c.ID })
 			if c.ID == victim {
 				panic("boom in " + c.ID)
@@ -249,7 +249,7 @@ func TestDistWorkerPanicDoesNotStopSweep(t *testing.T) {
 	if err := wait(t, ws, "worker"); err != nil {
 		t.Fatalf("the worker stopped: %v", err)
 	}
-	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 7 || st.Failed != 1 {
+	if st, _ := jetstream.ReadStatus(out); st == nil || st.Done != 7 || st.Failed != 1 {
 		t.Fatalf("status: %+v", st)
 	}
 	// Serving again publishes only the failed case.
@@ -261,7 +261,7 @@ func TestDistWorkerPanicDoesNotStopSweep(t *testing.T) {
 	if err := wait(t, ws, "worker"); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 8 || st.Deliveries != 1 {
+	if st, _ := jetstream.ReadStatus(out); st == nil || st.Done != 8 || st.Deliveries != 1 {
 		t.Errorf("status of the second serve: %+v; want 8 done, 1 result (only the failed case rerun)", st)
 	}
 	sameSummaries(t, out, whole, x.files)
@@ -276,8 +276,8 @@ func TestDistServeResumes(t *testing.T) {
 	emb := startNATS(t)
 	out := filepath.Join(tmp, "dist")
 	ctx, cancel := context.WithCancel(context.Background())
-	serve := served(t, ctx, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
-	for st, _ := dist.ReadStatus(out); st == nil || st.Pending != 8; st, _ = dist.ReadStatus(out) {
+	serve := served(t, ctx, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: jetstream.StoreObject})
+	for st, _ := jetstream.ReadStatus(out); st == nil || st.Pending != 8; st, _ = jetstream.ReadStatus(out) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
@@ -285,7 +285,7 @@ func TestDistServeResumes(t *testing.T) {
 		t.Fatalf("serve: %v; want interrupted", err)
 	}
 	bg := context.Background()
-	serve = served(t, bg, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: dist.StoreObject})
+	serve = served(t, bg, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: jetstream.StoreObject})
 	ws := workers(bg, 2, workerConfig{natsURL: emb.URL(), slots: 1, name: "r", scratch: t.TempDir(), experimentDir: "."}, nil)
 	if err := wait(t, serve, "serve"); err != nil {
 		t.Fatal(err)
@@ -295,13 +295,13 @@ func TestDistServeResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if st, _ := dist.ReadStatus(out); st == nil || st.Done != 8 || st.Deliveries != 8 {
+	if st, _ := jetstream.ReadStatus(out); st == nil || st.Done != 8 || st.Deliveries != 8 {
 		t.Errorf("status: %+v; want 8 done from 8 results", st)
 	}
 }
 
 // startEvents collects the start events of experiment file's cases.
-func startEvents(t *testing.T, url, file string) <-chan dist.Event {
+func startEvents(t *testing.T, url, file string) <-chan jetstream.Event {
 	t.Helper()
 	e, err := sweep.Load(file)
 	if err != nil {
@@ -312,9 +312,9 @@ func startEvents(t *testing.T, url, file string) <-chan dist.Event {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	ch := make(chan dist.Event, 64)
-	if _, err := nc.Subscribe(dist.EventSubject(e.ID()), func(m *nats.Msg) {
-		var ev dist.Event
+	ch := make(chan jetstream.Event, 64)
+	if _, err := nc.Subscribe(jetstream.EventSubject(e.ID()), func(m *nats.Msg) {
+		var ev jetstream.Event
 		if json.Unmarshal(m.Data, &ev) == nil {
 			ch <- ev
 		}
@@ -328,13 +328,13 @@ func startEvents(t *testing.T, url, file string) <-chan dist.Event {
 // startAndKill starts a worker process, waits until it has started a case
 // and made a model call of it, and kills it (SIGKILL): mid-case, since a
 // case takes several calls. It returns the case.
-func startAndKill(t *testing.T, bin, url, out string, stub *slowStub, events <-chan dist.Event, name string) string {
+func startAndKill(t *testing.T, bin, url, out string, stub *slowStub, events <-chan jetstream.Event, name string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "worker", "--nats", url, "--out", out, "--scratch", t.TempDir(), "--name", name)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var ev dist.Event
+	var ev jetstream.Event
 	for ev.Worker != name {
 		select {
 		case ev = <-events:
@@ -389,7 +389,7 @@ func TestDistWorkerKilledMidCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameSummaries(t, out, whole, files)
-	st, err := dist.ReadStatus(out)
+	st, err := jetstream.ReadStatus(out)
 	if err != nil || st.Done != 3 || st.Deliveries != 3 {
 		t.Errorf("status %+v, %v: want 3 cases done, 3 results (the killed delivery reported none)", st, err)
 	}
@@ -447,11 +447,11 @@ func TestDistDeadLetter(t *testing.T) {
 	if err := wait(t, ws, "worker"); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(mustRead(t, filepath.Join(out, dist.DeadLetterFile)))), "\n")
+	lines := strings.Split(strings.TrimSpace(string(mustRead(t, filepath.Join(out, jetstream.DeadLetterFile)))), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], killed) {
 		t.Errorf("dead_letter.jsonl: %q", lines)
 	}
-	if st, _ := dist.ReadStatus(out); st == nil || st.DeadLetter != 1 || st.Done != 0 {
+	if st, _ := jetstream.ReadStatus(out); st == nil || st.DeadLetter != 1 || st.Done != 0 {
 		t.Errorf("status: %+v", st)
 	}
 }
@@ -490,7 +490,7 @@ models:
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits, err := experimentLimits(e)
+	limits, err := jetstream.ExperimentLimits(e)
 	if err != nil || len(limits) != 2 || limits[0].Endpoint == limits[1].Endpoint || limits[0].Concurrency != 1 || limits[1].RPM != 6000 {
 		t.Fatalf("limits %+v, %v: want one per entry, keyed apart", limits, err)
 	}
@@ -542,7 +542,7 @@ models:
 // watchPermits listens, on the NATS server at url, to the permit requests
 // of any experiment and to the replies to them; the function it returns
 // is the permits granted so far per key (the endpoint asked for). It
-// reads package dist's protocol (subjects cb.permit.<id>.acquire, a JSON
+// reads package jetstream's protocol (subjects cb.permit.<id>.acquire, a JSON
 // request {"endpoint"}, a reply with a "lease" when granted).
 func watchPermits(t *testing.T, url string) func() map[string]int64 {
 	t.Helper()

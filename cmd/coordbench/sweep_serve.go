@@ -18,7 +18,7 @@ import (
 	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/sweep"
-	"github.com/coordbench/coordbench/sweep/dist"
+	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
 // serveConfig are the flags of sweep serve.
@@ -63,10 +63,10 @@ finished), and names them.`,
 	f.StringVar(&cfg.out, "out", "", "the experiment directory (required; with --store fs, shared with the workers)")
 	f.StringVar(&cfg.natsURL, "nats", "", "URL of an existing NATS server with JetStream (default: start an embedded one on --listen)")
 	f.StringVar(&cfg.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (loopback unless you say otherwise; port 0: a free port)")
-	f.StringVar(&cfg.store, "store", dist.StoreFS, "where workers store cases: fs (the shared --out directory) or object (JetStream object store; serve downloads them)")
+	f.StringVar(&cfg.store, "store", jetstream.StoreFS, "where workers store cases: fs (the shared --out directory) or object (JetStream object store; serve downloads them)")
 	f.DurationVar(&cfg.ackWait, "ack-wait", time.Minute, "a case whose worker sends no heartbeat for this long is delivered again (workers heartbeat every third of it)")
 	f.IntVar(&cfg.maxDeliver, "max-deliver", 3, "deliveries of one case before it is dead-lettered")
-	f.Int64Var(&cfg.maxCaseBytes, "max-case-bytes", dist.DefaultMaxCaseBytes, "bound on one case's stored artifacts (bytes)")
+	f.Int64Var(&cfg.maxCaseBytes, "max-case-bytes", jetstream.DefaultMaxCaseBytes, "bound on one case's stored artifacts (bytes)")
 	return c
 }
 
@@ -75,7 +75,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	if cfg.out == "" {
 		return errors.New("--out is required: the experiment directory")
 	}
-	if cfg.store != dist.StoreFS && cfg.store != dist.StoreObject {
+	if cfg.store != jetstream.StoreFS && cfg.store != jetstream.StoreObject {
 		return fmt.Errorf("--store: want fs or object (got %q)", cfg.store)
 	}
 	if cfg.ackWait < time.Second || cfg.maxDeliver < 1 || cfg.maxCaseBytes < 1 {
@@ -94,7 +94,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 		return err
 	}
 	defer closer()
-	limits, err := experimentLimits(e)
+	limits, err := jetstream.ExperimentLimits(e)
 	if err != nil {
 		return err
 	}
@@ -113,18 +113,18 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	}
 	fmt.Fprintf(w, "serving experiment %s (%s), id %s, on %s: %d cases, %d finished already\n", name, e.Benchmark, e.ID()[:12], url, len(s.IDs), len(finished))
 	hint := ""
-	if cfg.store == dist.StoreFS {
+	if cfg.store == jetstream.StoreFS {
 		hint = " --out " + cfg.out
 	}
 	fmt.Fprintf(w, "start workers with: coordbench worker --nats %s%s\n", url, hint)
 	if ready != nil {
 		ready(url)
 	}
-	spec := &dist.Spec{ID: e.ID(), Benchmark: e.Benchmark, FileName: filepath.Base(cfg.file), File: data, Store: cfg.store,
+	spec := &jetstream.Spec{ID: e.ID(), Benchmark: e.Benchmark, FileName: filepath.Base(cfg.file), File: data, Store: cfg.store,
 		AckWait: cfg.ackWait, MaxDeliver: cfg.maxDeliver, MaxCaseBytes: cfg.maxCaseBytes, Cases: len(s.IDs), Limits: limits}
 	inputs := s.Inputs()
 	spec.Inputs = &inputs
-	out, err := dist.Serve(ctx, nc, dist.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log, ModelCases: s.ModelCases()})
+	out, err := jetstream.Serve(ctx, nc, jetstream.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log, ModelCases: s.ModelCases()})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: the queued cases stay in the stream; run sweep serve again with --out %s to resume", cfg.out)
@@ -156,7 +156,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 		msgs = append(msgs, fmt.Sprintf("failed %s: %s", id, firstLine(out.Failed[id])))
 	}
 	for _, d := range out.Dead {
-		msgs = append(msgs, fmt.Sprintf("dead-lettered %s after %d deliveries (see %s)", d.Case, d.Deliveries, filepath.Join(cfg.out, dist.DeadLetterFile)))
+		msgs = append(msgs, fmt.Sprintf("dead-lettered %s after %d deliveries (see %s)", d.Case, d.Deliveries, filepath.Join(cfg.out, jetstream.DeadLetterFile)))
 	}
 	return errors.Join(fmt.Errorf("%d of %d cases did not finish; serve again to retry them:\n  %s", len(msgs), len(s.IDs), strings.Join(msgs, "\n  ")), out.LedgerErr)
 }
@@ -202,10 +202,10 @@ func serveSuite(file string, e *sweep.Experiment) (*sweep.Suite, func(), error) 
 // in --out/nats) and connects to it; stop closes both.
 func serveNATS(cfg serveConfig) (*nats.Conn, string, func(), error) {
 	url := cfg.natsURL
-	var emb *dist.Embedded
+	var emb *jetstream.Embedded
 	if url == "" {
 		var err error
-		if emb, err = dist.StartEmbedded(cfg.listen, filepath.Join(cfg.out, "nats")); err != nil {
+		if emb, err = jetstream.StartEmbedded(cfg.listen, filepath.Join(cfg.out, "nats")); err != nil {
 			return nil, "", nil, err
 		}
 		url = emb.URL()
@@ -226,31 +226,6 @@ func serveNATS(cfg serveConfig) (*nats.Conn, string, func(), error) {
 			emb.Close()
 		}
 	}, nil
-}
-
-// experimentLimits are the experiment's model limits, which the
-// coordinator makes global: per entry of its models list (or its llm
-// section), limits.concurrency (default llm's) and limits.rpm, keyed as
-// the workers' clients ask for them (permitKey).
-func experimentLimits(e *sweep.Experiment) ([]dist.EndpointLimit, error) {
-	if !e.WithLLM() {
-		return nil, nil
-	}
-	var out []dist.EndpointLimit
-	for _, m := range e.ModelList() {
-		// A client normalises the base URL as the workers' clients will
-		// (no key is read).
-		c, err := llm.New(llm.Config{BaseURL: m.BaseURL, Model: m.Model})
-		if err != nil {
-			return nil, fmt.Errorf("experiment model %s: %w", m.Label(), err)
-		}
-		conc := m.Limits.Concurrency
-		if conc == 0 {
-			conc = llm.DefaultConcurrency
-		}
-		out = append(out, dist.EndpointLimit{Endpoint: permitKey(m.Label(), c.Config().BaseURL), Concurrency: conc, RPM: m.Limits.RPM})
-	}
-	return out, nil
 }
 
 // mergedCache is the response cache serve merges the cases' caches into.
@@ -290,7 +265,7 @@ func collectCaches(ctx context.Context, dirs []string, out string) (int, error) 
 
 // caseCaches are the per-case cache files of a served directory.
 func caseCaches(dir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, dist.CachesDir))
+	ents, err := os.ReadDir(filepath.Join(dir, jetstream.CachesDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -300,7 +275,7 @@ func caseCaches(dir string) ([]string, error) {
 	var files []string
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".db") && !strings.HasPrefix(e.Name(), ".") {
-			files = append(files, filepath.Join(dir, dist.CachesDir, e.Name()))
+			files = append(files, filepath.Join(dir, jetstream.CachesDir, e.Name()))
 		}
 	}
 	return files, nil

@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 
-	"github.com/coordbench/coordbench/sweep/dist"
+	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
 // distStatus prints DIR's distributed sweep status, if it has one.
 func distStatus(w io.Writer, dir string) (bool, error) {
-	st, err := dist.ReadStatus(dir)
+	st, err := jetstream.ReadStatus(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

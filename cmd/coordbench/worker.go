@@ -14,9 +14,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/coordbench/coordbench/sweep"
-	"github.com/coordbench/coordbench/sweep/dist"
+	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
 // workerConfig are the flags of coordbench worker.
@@ -110,7 +111,7 @@ func workerSignals(cmd *cobra.Command) (ctx, abort context.Context, done func())
 
 // runWorker connects and runs cases until the experiment is over; run,
 // if set, replaces the case runner (tests wrap it).
-func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap func(dist.RunCase) dist.RunCase) (*dist.WorkerReport, error) {
+func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap func(jetstream.RunCase) jetstream.RunCase) (*jetstream.WorkerReport, error) {
 	if cfg.slots < 1 {
 		return nil, fmt.Errorf("--workers must be at least 1 (got %d)", cfg.slots)
 	}
@@ -123,16 +124,18 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 		return nil, fmt.Errorf("--nats %s: %w", cfg.natsURL, err)
 	}
 	defer nc.Close()
-	trust, err := newWorkerTrust(cfg.allowEndpoints)
+	trust, err := jetstream.NewTrust(cfg.allowEndpoints)
 	if err != nil {
 		return nil, err
 	}
-	run := caseRunner(expDir, trust)
+	// A case's error reaches the user through serve, not through this
+	// command: the worker puts it in its own flag terms.
+	run := caseRunner(expDir, trust, workerCmd().Flags())
 	if wrap != nil {
 		run = wrap(run)
 	}
-	return dist.Worker(ctx, abort, nc, dist.WorkerOptions{Name: cfg.name, Slots: cfg.slots, Dir: cfg.out, Scratch: cfg.scratch,
-		Run: run, Log: log, WaitSpec: cfg.wait, Check: func(spec *dist.Spec) error { return checkInputs(expDir, trust, spec) }})
+	return jetstream.Worker(ctx, abort, nc, jetstream.WorkerOptions{Name: cfg.name, Slots: cfg.slots, Dir: cfg.out, Scratch: cfg.scratch,
+		Run: run, Log: log, WaitSpec: cfg.wait, Check: func(spec *jetstream.Spec) error { return checkInputs(expDir, trust, spec) }})
 }
 
 // caseRunner runs one case of a served experiment with the code of sweep
@@ -140,8 +143,10 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 // from expDir), its models built for the case (workerModels), the suite
 // resolved down to the case (refused if it resolves from inputs other
 // than serve's: Spec.Inputs) and run into the case's scratch directory.
-func caseRunner(expDir string, trust workerTrust) dist.RunCase {
-	return func(ctx context.Context, c dist.CaseRun) (string, error) {
+// An experiment the worker does not trust fails the case, saying so in
+// terms of the worker's flags.
+func caseRunner(expDir string, trust jetstream.Trust, flags *pflag.FlagSet) jetstream.RunCase {
+	return func(ctx context.Context, c jetstream.CaseRun) (string, error) {
 		e, err := sweep.Parse(c.Spec.FileName, c.Spec.File)
 		if err != nil {
 			return "", err
@@ -150,8 +155,8 @@ func caseRunner(expDir string, trust workerTrust) dist.RunCase {
 		if e.ID() != c.Spec.ID {
 			return "", errors.New("the served experiment does not match its id (serve and worker of different coordbench versions?)")
 		}
-		if err := trust.check(e); err != nil {
-			return "", err
+		if err := trust.Check(e); err != nil {
+			return "", inFlagTerms(flags, err)
 		}
 		m, closer, err := workerModels(e, c.Cache, c.Limiter)
 		if err != nil {
@@ -177,12 +182,12 @@ func caseRunner(expDir string, trust workerTrust) dist.RunCase {
 // (a file missing), before it takes a case, so that the cases go to other
 // workers. An experiment the worker does not trust is left to the cases,
 // which fail saying why (and nothing is read for it).
-func checkInputs(expDir string, trust workerTrust, spec *dist.Spec) error {
+func checkInputs(expDir string, trust jetstream.Trust, spec *jetstream.Spec) error {
 	if spec.Inputs == nil {
 		return nil
 	}
 	e, err := sweep.Parse(spec.FileName, spec.File)
-	if err != nil || trust.check(e) != nil {
+	if err != nil || trust.Check(e) != nil {
 		return nil
 	}
 	e.Dir = expDir

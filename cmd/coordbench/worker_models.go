@@ -1,11 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/sweep"
+	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
 // workerModels builds the model-backed controllers or agents of e for one
@@ -19,7 +19,7 @@ func workerModels(e *sweep.Experiment, cache string, limiter llm.Limiter) (sweep
 		return sweep.Models{}, func() {}, nil
 	}
 	o := sweep.ModelOptions{OverrideCache: true, Cache: cache, CacheMode: llm.CacheReadWrite,
-		Limiter: func(entry string) llm.Limiter { return entryLimiter(limiter, entry) }}
+		Limiter: func(entry string) llm.Limiter { return jetstream.EntryLimiter(limiter, entry) }}
 	if e.LLM != nil {
 		switch e.LLM.CacheMode {
 		case llm.CacheReplay:
@@ -34,27 +34,3 @@ func workerModels(e *sweep.Experiment, cache string, limiter llm.Limiter) (sweep
 	}
 	return set.Models, closer, nil
 }
-
-// entryLimiter asks l for permits under the model entry's own key
-// (permitKey): limits belong to an entry of the experiment's models list,
-// as on one machine, where each entry has its own limits even when two
-// entries share a base URL. nil when l is nil.
-func entryLimiter(l llm.Limiter, entry string) llm.Limiter {
-	if l == nil {
-		return nil
-	}
-	return keyedLimiter{l: l, entry: entry}
-}
-
-type keyedLimiter struct {
-	l     llm.Limiter
-	entry string
-}
-
-func (k keyedLimiter) Acquire(ctx context.Context, endpoint string) (func(), error) {
-	return k.l.Acquire(ctx, permitKey(k.entry, endpoint))
-}
-
-// permitKey names the global limit of one model entry at one endpoint
-// (its normalised base URL).
-func permitKey(entry, endpoint string) string { return entry + " " + endpoint }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/silo/task"
@@ -80,7 +81,7 @@ func runDirs(dir string, maxRuns int) ([]string, bool, error) {
 	st, err := os.Stat(runs)
 	if err != nil || !st.IsDir() {
 		return nil, false, fmt.Errorf("%s: neither a run directory (no %s) nor a suite directory (no %s/); "+
-			"give a directory written by \"silo run --out\" or \"silo suite --out\"", dir, play.FileResult, suite.RunsDir)
+			"give a directory that silo run or silo suite wrote", dir, play.FileResult, suite.RunsDir)
 	}
 	entries, err := os.ReadDir(runs)
 	if err != nil {
@@ -95,7 +96,7 @@ func runDirs(dir string, maxRuns int) ([]string, bool, error) {
 		}
 		out = append(out, filepath.Join(runs, e.Name()))
 		if len(out) > maxRuns {
-			return nil, true, fmt.Errorf("%s: more than %d runs (raise --max-runs to analyse them all)", runs, maxRuns)
+			return nil, true, opterr.New("MaxRuns", "%s: more than %d runs: raise it to analyse them all", runs, maxRuns)
 		}
 	}
 	if len(out) == 0 {

@@ -93,7 +93,7 @@ func complete(dir string) error {
 		return err
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory: give a run directory (des run --out)", dir)
+		return fmt.Errorf("%s is not a directory: give a run directory (one that des run wrote)", dir)
 	}
 	var missing []string
 	for _, name := range []string{fileInstance, fileManifest, fileMetrics, fileTrace, fileDecisions, fileMessages} {

@@ -1,4 +1,4 @@
-package dist
+package jetstream
 
 import (
 	"context"
@@ -17,6 +17,12 @@ const permitsTestID = "0123456789abcdef0123456789abcdef"
 // the permit server's connection. Both close with the test.
 func servePermits(t *testing.T, concurrency int) (*Embedded, *nats.Conn, *PermitServer) {
 	t.Helper()
+	return servePermitLimits(t, []EndpointLimit{{Endpoint: "http://e/v1", Concurrency: concurrency}})
+}
+
+// servePermitLimits is servePermits of the given limits.
+func servePermitLimits(t *testing.T, limits []EndpointLimit) (*Embedded, *nats.Conn, *PermitServer) {
+	t.Helper()
 	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +33,7 @@ func servePermits(t *testing.T, concurrency int) (*Embedded, *nats.Conn, *Permit
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	ps, err := StartPermits(nc, permitsTestID, []EndpointLimit{{Endpoint: "http://e/v1", Concurrency: concurrency}})
+	ps, err := StartPermits(nc, permitsTestID, limits)
 	if err != nil {
 		t.Fatal(err)
 	}

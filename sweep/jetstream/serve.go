@@ -1,4 +1,4 @@
-package dist
+package jetstream
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/sweep"
 )
 
@@ -411,7 +412,8 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		if c.store.obj != nil {
 			err = c.store.fetch(ctx, c.opt.Dir, r.Case)
 		} else if !fileExists(filepath.Join(c.opt.Dir, c.store.casesDir, r.Case)) {
-			err = fmt.Errorf("worker %s reported it done, but %s has no such case directory: give workers the same shared --out directory, or use --store object", r.Worker, c.opt.Dir)
+			err = fmt.Errorf("worker %s reported it done, but %s has no such case directory: give workers the same shared directory, or store cases as objects%s",
+				r.Worker, c.opt.Dir, opterr.SeeText([]string{"Dir", "Store"}))
 		}
 		if err != nil {
 			c.fail(r.Case, err.Error())

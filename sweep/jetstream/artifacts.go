@@ -1,4 +1,4 @@
-package dist
+package jetstream
 
 import (
 	"archive/tar"
@@ -505,7 +505,7 @@ func writeTar(path, caseDir, cache string, withCache bool, max int64) (err error
 			return tw.WriteHeader(&tar.Header{Name: name + "/", Mode: 0o755, Typeflag: tar.TypeDir})
 		}
 		if total += fi.Size(); total > max {
-			return fmt.Errorf("the case's artifacts are more than %d bytes (raise --max-case-bytes)", max)
+			return fmt.Errorf("the case's artifacts are more than %d bytes, the bound on a stored case that serve set", max)
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: fi.Size(), Typeflag: tar.TypeReg}); err != nil {
 			return err

@@ -1,6 +1,10 @@
-// Package dist runs an experiment's cases on many machines over NATS
-// JetStream: the NATS adapter of package sweep (docs/experiments.md,
-// "Distributed sweeps").
+// Package jetstream runs an experiment's cases on many machines over NATS
+// JetStream: the JetStream adapter of package sweep (docs/experiments.md,
+// "Distributed sweeps"), named, like the packages of Ben Johnson's
+// standard layout, after the outside thing it adapts. Inside it,
+// `jetstream.` is the NATS client package it adapts
+// (github.com/nats-io/nats.go/jetstream); a file that imports both
+// renames one of them.
 //
 // The coordinator (Serve, behind `coordbench sweep serve`) publishes the
 // experiment file to a key-value bucket, one message per unfinished case
@@ -35,5 +39,12 @@
 // and one rate limiter per endpoint and hands out permits over NATS
 // request/reply (PermitServer); workers ask before each model attempt
 // (PermitClient, an llm.Limiter). Permits are leases, renewed by the
-// holder, so a killed worker's permits come back.
-package dist
+// holder, so a killed worker's permits come back. Both sides name a
+// model entry's limit by PermitKey: the coordinator's ExperimentLimits,
+// the workers' EntryLimiter.
+//
+// Trust: anyone who can publish on the NATS server can serve an
+// experiment, so a worker runs a served one only within its Trust: model
+// endpoints it was allowed (and loopback ones), and files below its
+// experiment directory.
+package jetstream

@@ -1,4 +1,4 @@
-package dist
+package jetstream
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/coordbench/coordbench/internal/opterr"
 )
 
 // Embedded is a nats-server with JetStream run inside the coordinator.
@@ -18,15 +20,16 @@ type Embedded struct {
 // StartEmbedded starts a nats-server with JetStream listening on listen
 // (host:port; port 0 picks a free one), keeping its streams in storeDir.
 // Bind it to loopback unless workers on other machines must reach it:
-// it has no authentication.
+// it has no authentication. A bad listen is an *opterr.Error of option
+// "listen".
 func StartEmbedded(listen, storeDir string) (*Embedded, error) {
 	host, ps, err := net.SplitHostPort(listen)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %q: want host:port, e.g. 127.0.0.1:4222", listen)
+		return nil, opterr.New("listen", "%q: want host:port, e.g. 127.0.0.1:4222", listen)
 	}
 	port, err := strconv.Atoi(ps)
 	if err != nil || port < 0 || port > 65535 {
-		return nil, fmt.Errorf("--listen %q: bad port", listen)
+		return nil, opterr.New("listen", "%q: want a port from 0 to 65535", listen)
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT

@@ -1,4 +1,4 @@
-package dist
+package jetstream
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/suiterun"
 	"github.com/coordbench/coordbench/sweep"
@@ -44,8 +45,10 @@ type WorkerOptions struct {
 	Name string
 	// Slots is how many cases it runs at once (default 1).
 	Slots int
-	// Dir is the shared experiment directory (the coordinator's --out),
-	// required when the experiment stores cases in a shared directory.
+	// Dir is the shared experiment directory (the coordinator's
+	// ServeOptions.Dir), required when the experiment stores cases in a
+	// shared directory. Worker's errors about it are *opterr.Error values
+	// of option "Dir".
 	Dir string
 	// Scratch is where cases run before they are stored ("": the
 	// system's temporary directory).
@@ -111,14 +114,14 @@ func Worker(ctx, abort context.Context, nc *nats.Conn, opt WorkerOptions) (*Work
 	switch spec.Store {
 	case StoreFS:
 		if opt.Dir == "" {
-			return nil, fmt.Errorf("experiment %s stores cases in a shared directory: give --out DIR, the directory sweep serve writes (or serve with --store object)", short(spec.ID))
+			return nil, opterr.New("Dir", "experiment %s stores cases in a shared directory: give the directory sweep serve writes (or have serve store cases as objects)", short(spec.ID))
 		}
 		m, err := sweep.ReadMarker(opt.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("--out %s: not the shared directory of sweep serve: %w", opt.Dir, err)
+			return nil, opterr.New("Dir", "%s: not the shared directory of sweep serve: %w", opt.Dir, err)
 		}
 		if m.ExperimentID != spec.ID {
-			return nil, fmt.Errorf("--out %s holds experiment %s, not the served %s", opt.Dir, short(m.ExperimentID), short(spec.ID))
+			return nil, opterr.New("Dir", "%s holds experiment %s, not the served %s", opt.Dir, short(m.ExperimentID), short(spec.ID))
 		}
 	case StoreObject:
 		if w.st.obj, err = js.ObjectStore(ctx, n.objectBucket()); err != nil {
