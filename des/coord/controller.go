@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"reflect"
 )
 
 // Controller maps a decision payload to one action index per active agent.
@@ -36,16 +37,27 @@ var ErrAbort = errors.New("episode aborted")
 // view, whatever the other views. A runner may then call ChooseView on
 // each view of the decision (Interpreter.ActiveViews) and commit the
 // answers by position (Interpreter.ApplyList), without the answer map:
-// harness.Run does. The built-in rule, greedy and greedy_py controllers
-// are ViewChoosers.
-//
-// A type that embeds a ViewChooser by value gets its ChooseView too: if it
-// answers otherwise with its own Act, it must not be taken for one, so it
-// embeds the Controller interface instead (which promotes only
-// Controller's methods) or holds the built-in in a named field.
+// harness.Run does, when IsViewChooser says so. The built-in rule, greedy
+// and greedy_py controllers are ViewChoosers.
 type ViewChooser interface {
 	Controller
 	// ChooseView returns the action index for the agent of v, as Act
 	// would.
 	ChooseView(v *View) int
+	// Chooser returns the receiver itself. A type that embeds a
+	// ViewChooser gets its ChooseView and Chooser too, but Chooser then
+	// returns the embedded value, not the embedding one, whose own Act may
+	// answer otherwise: IsViewChooser tells them apart.
+	Chooser() Controller
+}
+
+// IsViewChooser returns c as a ViewChooser when its ChooseView is its own
+// (declared by c's type, not promoted from a value it embeds, whose Act c
+// may override): only then may a runner call ChooseView instead of Act.
+func IsViewChooser(c Controller) (ViewChooser, bool) {
+	vc, ok := c.(ViewChooser)
+	if !ok || reflect.TypeOf(vc.Chooser()) != reflect.TypeOf(c) {
+		return nil, false
+	}
+	return vc, true
 }

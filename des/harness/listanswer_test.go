@@ -21,6 +21,7 @@ type chooser struct {
 }
 
 func (c chooser) ChooseView(v *coord.View) int { return c.choose(v) }
+func (c chooser) Chooser() coord.Controller    { return c }
 
 // TestPerViewAnswersAreTheMapAnswers runs the built-in controllers that
 // answer each view alone (coord.ViewChooser) once by position (ApplyList)

@@ -169,7 +169,7 @@ func Run(ctx context.Context, ep Episode) Result {
 	var writes writeErrors
 	lastProgress, idle := eng.Progress(), 0
 	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
-	chooser, perView := ep.Controller.(coord.ViewChooser)   // answers each view alone (rule, greedy, greedy_py)
+	chooser, perView := coord.IsViewChooser(ep.Controller)  // answers each view alone (rule, greedy, greedy_py)
 	for eng.Advance() {
 		out.records(eng.Records()) // what the engine did since the last turn: its events, the last commit's
 		if stopped(ep.Stop) {

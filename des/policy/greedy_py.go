@@ -39,6 +39,9 @@ func (GreedyPy) Act(_ context.Context, d *coord.Decision) (map[string]int, error
 // ChooseView implements coord.ViewChooser.
 func (GreedyPy) ChooseView(v *coord.View) int { return greedyPyChoice(v) }
 
+// Chooser implements coord.ViewChooser.
+func (g GreedyPy) Chooser() coord.Controller { return g }
+
 func greedyPyChoice(v *coord.View) int {
 	switch v.Kind {
 	case coord.KindRelease:

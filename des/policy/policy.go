@@ -100,6 +100,9 @@ func (Rule) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 // ChooseView implements coord.ViewChooser.
 func (Rule) ChooseView(v *coord.View) int { return ruleChoice(v) }
 
+// Chooser implements coord.ViewChooser.
+func (r Rule) Chooser() coord.Controller { return r }
+
 // bidWeight ranks bid classes in awards: a stronger bid counts as a
 // shorter wait, in units of the item's processing time ("high" and no bid
 // count 0). A switch, not a map: it is read for every cell option.
@@ -248,6 +251,9 @@ func (Greedy) Act(_ context.Context, d *coord.Decision) (map[string]int, error) 
 
 // ChooseView implements coord.ViewChooser.
 func (Greedy) ChooseView(v *coord.View) int { return greedyChoice(v) }
+
+// Chooser implements coord.ViewChooser.
+func (g Greedy) Chooser() coord.Controller { return g }
 
 // Random picks a uniformly random legal action for every agent.
 type Random struct{ s sim.Stream }

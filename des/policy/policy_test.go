@@ -148,3 +148,31 @@ func TestRuleCellIsArgmin(t *testing.T) {
 		}
 	}
 }
+
+// overriding embeds the rule controller by value and answers with its own
+// Act: its promoted ChooseView is not its answer.
+type overriding struct{ Rule }
+
+func (overriding) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
+	out := map[string]int{}
+	for id, v := range d.ActiveAgents {
+		out[id] = len(v.LegalActions) - 1
+	}
+	return out, nil
+}
+
+// The built-ins answer view by view; a type that embeds one and overrides
+// Act is not taken for a ViewChooser, so a runner asks its Act.
+func TestIsViewChooser(t *testing.T) {
+	for _, c := range []coord.Controller{Rule{}, Greedy{}, GreedyPy{}} {
+		if _, ok := coord.IsViewChooser(c); !ok {
+			t.Errorf("%s: not a ViewChooser", c.Name())
+		}
+	}
+	if _, ok := (coord.Controller)(overriding{}).(coord.ViewChooser); !ok {
+		t.Fatal("the embedding type should have the promoted methods: the test would prove nothing")
+	}
+	if _, ok := coord.IsViewChooser(overriding{}); ok {
+		t.Error("a type that embeds the rule controller and overrides Act is taken for a ViewChooser")
+	}
+}
