@@ -80,6 +80,26 @@ func (f *modelFlags) values() (llm.Spec, llm.Options, func(), error) {
 	return spec, o, func() { c.Close() }, nil
 }
 
+// buildWith checks a library configuration with validate (before the
+// response cache is opened), then builds it with the flags' model and
+// client options; the closer releases the cache.
+func buildWith[R any](f *modelFlags, validate func() error, build func(llm.Spec, llm.Options) (R, error)) (R, func(), error) {
+	var zero R
+	if err := validate(); err != nil {
+		return zero, nil, err
+	}
+	spec, o, closer, err := f.values()
+	if err != nil {
+		return zero, nil, err
+	}
+	r, err := build(spec, o)
+	if err != nil {
+		closer()
+		return zero, nil, err
+	}
+	return r, closer, nil
+}
+
 // onlyWith refuses the flags that choose a model (--llm-model,
 // --llm-base-url) when the command runs no model: ok is whether it does,
 // why says why not ("--controller is not llm").
@@ -156,20 +176,10 @@ func (f *llmFlags) controller(name string, seed uint64) (coord.Controller, func(
 func (f *llmFlags) maker() (*llmctl.Maker, func(), error) {
 	cfg := llmctl.MakerConfig{Model: f.spec, Framework: f.framework, ReplyParsing: f.replyParsing,
 		MaxModelFailures: f.maxModelFailures, AbortOnModelError: f.abortOnModelError}
-	if err := cfg.Validate(); err != nil { // before the cache is opened
-		return nil, nil, err
-	}
-	spec, o, closer, err := f.values()
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg.Model, cfg.Options = spec, o
-	mk, err := llmctl.NewMaker(cfg)
-	if err != nil {
-		closer()
-		return nil, nil, err
-	}
-	return mk, closer, nil
+	return buildWith(&f.modelFlags, cfg.Validate, func(spec llm.Spec, o llm.Options) (*llmctl.Maker, error) {
+		cfg.Model, cfg.Options = spec, o
+		return llmctl.NewMaker(cfg)
+	})
 }
 
 // siloLLMFlags are the flags of LLM agents (--agent llm) on silo run and
@@ -203,18 +213,8 @@ func (f *siloLLMFlags) agent(agents string) (*play.LLMAgent, func(), error) {
 	}
 	cfg := play.LLMConfig{Model: f.spec, ToolFormat: f.toolFormat, Scaffold: f.scaffold,
 		ContextBudget: f.contextBudget, ReplyReserve: f.replyReserve, MaxModelFailures: f.maxModelFailures}
-	if err := cfg.Validate(); err != nil { // before the cache is opened
-		return nil, nil, err
-	}
-	spec, o, closer, err := f.values()
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg.Model, cfg.Options = spec, o
-	a, err := play.NewLLMAgent(cfg)
-	if err != nil {
-		closer()
-		return nil, nil, err
-	}
-	return a, closer, nil
+	return buildWith(&f.modelFlags, cfg.Validate, func(spec llm.Spec, o llm.Options) (*play.LLMAgent, error) {
+		cfg.Model, cfg.Options = spec, o
+		return play.NewLLMAgent(cfg)
+	})
 }
