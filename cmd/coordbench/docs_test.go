@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -131,14 +132,76 @@ func TestDocCommandsParse(t *testing.T) {
 	}
 }
 
-// TestCLIReferenceListsEveryFlag: docs/cli.md names every command and
-// every flag of the command tree.
+// cliSection is a heading of docs/cli.md with its text up to the next
+// heading of the same or a higher level.
+type cliSection struct {
+	heading string
+	level   int // 2 for ##, 3 for ###
+	text    string
+	parent  *cliSection
+}
+
+// cliSections splits docs/cli.md at its ## and ### headings (outside code
+// blocks).
+func cliSections(doc string) []*cliSection {
+	var out []*cliSection
+	var cur, h2 *cliSection
+	inBlock := false
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "```") {
+			inBlock = !inBlock
+		}
+		level := 0
+		if !inBlock && strings.HasPrefix(l, "## ") {
+			level = 2
+		} else if !inBlock && strings.HasPrefix(l, "### ") {
+			level = 3
+		}
+		if level > 0 {
+			cur = &cliSection{heading: strings.TrimSpace(strings.TrimLeft(l, "#")), level: level}
+			if level == 2 {
+				h2 = cur
+			} else {
+				cur.parent = h2
+			}
+			out = append(out, cur)
+			continue
+		}
+		if cur != nil {
+			cur.text += l + "\n"
+		}
+	}
+	return out
+}
+
+// mentions reports whether text names the command path as words
+// ("des run", not "des runner" nor "sweep des run").
+func mentions(text, path string) bool {
+	return regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(path) + `([^\w-]|$)`).MatchString(text)
+}
+
+// namesFlag reports whether text names the flag --name.
+func namesFlag(text, name string) bool {
+	return regexp.MustCompile(`--` + regexp.QuoteMeta(name) + `([^-\w]|$)`).MatchString(text)
+}
+
+// TestCLIReferenceListsEveryFlag: docs/cli.md has a section for every
+// command (a heading naming "coordbench <command>"), and lists each of the
+// command's flags where a reader of that command looks: in its own
+// section, in the section above it (the flags `silo run` "takes above"),
+// or in a section of shared flags that names the command (the model flags
+// of "des run and des suite", the runner flags of External controllers). A
+// flag named only in another command's section (des bench --paradigm in
+// des run's) does not count.
 func TestCLIReferenceListsEveryFlag(t *testing.T) {
 	b, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(b)
+	sections := cliSections(string(b))
+	if len(sections) < 20 {
+		t.Fatalf("docs/cli.md: found only %d sections", len(sections))
+	}
 	var missing []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -146,16 +209,33 @@ func TestCLIReferenceListsEveryFlag(t *testing.T) {
 			return
 		}
 		path := strings.TrimPrefix(c.CommandPath(), "coordbench ")
-		if c.Runnable() && c.Parent() != nil && !strings.Contains(doc, path) {
-			missing = append(missing, "command "+path)
+		var own []*cliSection
+		for _, s := range sections {
+			if mentions(s.heading, "coordbench "+path) {
+				own = append(own, s)
+				if s.parent != nil {
+					own = append(own, s.parent)
+				}
+			}
+		}
+		if c.Runnable() && c.Parent() != nil && len(own) == 0 {
+			missing = append(missing, "command "+path+" (no heading names `coordbench "+path+"`)")
 		}
 		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
 			if f.Hidden || f.Name == "help" {
 				return
 			}
-			if !regexp.MustCompile(`--` + regexp.QuoteMeta(f.Name) + `([^-\w]|$)`).MatchString(doc) {
-				missing = append(missing, path+" --"+f.Name)
+			for _, s := range own {
+				if namesFlag(s.text, f.Name) {
+					return
+				}
 			}
+			for _, s := range sections {
+				if !mentions(s.heading, "coordbench") && mentions(s.text, path) && namesFlag(s.text, f.Name) {
+					return
+				}
+			}
+			missing = append(missing, path+" --"+f.Name)
 		})
 		for _, s := range c.Commands() {
 			walk(s)
@@ -165,6 +245,37 @@ func TestCLIReferenceListsEveryFlag(t *testing.T) {
 	slices.Sort(missing)
 	missing = slices.Compact(missing)
 	if len(missing) > 0 {
-		t.Errorf("docs/cli.md does not name %d commands or flags:\n  %s", len(missing), strings.Join(missing, "\n  "))
+		t.Errorf("docs/cli.md does not list %d commands or flags in their own section:\n  %s", len(missing), strings.Join(missing, "\n  "))
+	}
+}
+
+// TestCLIReferenceNamesEveryController: the --controller rows of des run
+// and des suite in docs/cli.md name every built-in controller.
+func TestCLIReferenceNamesEveryController(t *testing.T) {
+	b, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"des run", "des suite"} {
+		row := ""
+		for _, s := range cliSections(string(b)) {
+			if !mentions(s.heading, "coordbench "+cmd) {
+				continue
+			}
+			for _, l := range strings.Split(s.text, "\n") {
+				if strings.HasPrefix(l, "| `--controller` |") {
+					row = l
+				}
+			}
+		}
+		if row == "" {
+			t.Errorf("docs/cli.md: no --controller row in the section of %s", cmd)
+			continue
+		}
+		for _, name := range policy.Names() {
+			if !strings.Contains(row, "`"+name+"`") {
+				t.Errorf("docs/cli.md, %s: the --controller row does not name the built-in controller %q: %s", cmd, name, row)
+			}
+		}
 	}
 }
