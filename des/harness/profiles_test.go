@@ -7,7 +7,8 @@ package harness
 //
 //	go test ./des/harness -run TestProfiles -v
 //
-// also logs the tables of docs/instances.md ("Scenario profiles, measured").
+// also logs the figures quoted in docs/instances.md ("Scenario profiles,
+// measured"); TestProfilesTable checks that its tables are current.
 
 import (
 	"bufio"
@@ -16,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -591,10 +593,15 @@ func TestProfileA3C9_1CrossArea(t *testing.T) {
 	}
 }
 
-// TestProfilesTable logs, for every reported instance, mean ± std over the
-// test seeds of the main metrics for the built-in controllers: the tables
-// of docs/instances.md.
+// TestProfilesTable computes, for every reported instance, mean ± std over
+// the test seeds of the main metrics for the built-in controllers, and
+// checks that docs/instances.md ("Scenario profiles, measured") holds
+// exactly these tables, so that the doc cannot go stale.
 func TestProfilesTable(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/instances.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cols := []struct {
 		name string
 		f    func(Metrics) float64
@@ -610,8 +617,11 @@ func TestProfilesTable(t *testing.T) {
 	}
 	for _, name := range reportedInstances {
 		p := profilePlant(t, name)
+		if n := len(p.Inst.Seeds.Test); n != 10 {
+			t.Errorf("%s: %d test seeds; docs/instances.md says the tables are over 10", name, n)
+		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "\n%s (%d test seeds, centralized), mean ± std\n\n| controller |", name, len(p.Inst.Seeds.Test))
+		fmt.Fprintf(&b, "**%s**\n\n| controller |", name)
 		for _, c := range cols {
 			fmt.Fprintf(&b, " %s |", c.name)
 		}
@@ -625,6 +635,8 @@ func TestProfilesTable(t *testing.T) {
 			}
 			b.WriteString("\n")
 		}
-		t.Log(b.String())
+		if !bytes.Contains(doc, []byte(b.String())) {
+			t.Errorf("docs/instances.md does not hold the table of %s (mean ± std over its test seeds, centralized); the engine gives:\n\n%s", name, b.String())
+		}
 	}
 }
