@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
@@ -333,14 +334,15 @@ func TestContextCancelStopsRetrying(t *testing.T) {
 	srv := startServer(t, func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Hang() })
 	c := newClient(t, srv, nil)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
 	go func() {
-		for srv.Count() == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
+		_, err := c.Complete(ctx, user("hi"))
+		errc <- err
 	}()
-	_, err := c.Complete(ctx, user("hi"))
-	if !errors.Is(err, context.Canceled) {
+	testenv.Wait(t, "the server to receive the request", func() bool { return srv.Count() > 0 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
 	if srv.Count() != 1 || c.Stats().Retries() != 0 {

@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // The report opened in a real browser: headless Chromium (Debian's
@@ -66,14 +67,7 @@ const figureScript = `(() => {
 // elsewhere.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is needed for the browser test (apt-get install chromium; .ci/run does)")
-		}
-		t.Skip("no chromium")
-	}
-	return bin
+	return testenv.LookPath(t, "chromium")
 }
 
 // visit is what a page did in the browser.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/silo/transcript"
 	"github.com/coordbench/coordbench/suiterun"
@@ -569,13 +570,7 @@ func TestSiloRunMalformed(t *testing.T) {
 // alone) on the lists of differences.
 func pythonPaired(t *testing.T, sets [][]float64) []map[string]float64 {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 is needed for this check")
-		}
-		t.Skip("no python3")
-	}
+	py := testenv.LookPath(t, "python3")
 	req, _ := json.Marshal(map[string]any{"level": Level, "resamples": Resamples, "seed1": uint64(BootstrapSeed1), "seed2": uint64(BootstrapSeed2), "diffs": sets})
 	cmd := exec.Command(py, "testdata/paired_check.py")
 	cmd.Stdin = bytes.NewReader(req)

@@ -20,6 +20,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/silo/suite"
 	"github.com/coordbench/coordbench/suiterun"
 )
@@ -256,13 +257,7 @@ func TestPairedDiffs(t *testing.T) {
 // library alone (the t quantile by numerical inversion of the t CDF, the
 // bootstrap by replaying the PCG stream).
 func TestPairedAgainstPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 is needed for this check")
-		}
-		t.Skip("no python3")
-	}
+	py := testenv.LookPath(t, "python3")
 	des, _ := suites(t)
 	s, err := readDES(des)
 	if err != nil {

@@ -3,24 +3,19 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // The Python example completes a 4-paradigm suite on A3C9-1 with 2 seeds,
 // and every case equals its Go twin's (greedy_py) run in-process; the
 // suite resumes, and des case reproduces an external case.
 func TestSuiteWithExternalRunner(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 is required in CI")
-		}
-		t.Skip("python3 not found")
-	}
+	testenv.LookPath(t, "python3")
 	runner := "python3 " + filepath.Join("..", "..", "examples", "python", "greedy_runner.py")
 	dir := t.TempDir()
 	args := []string{"des", "suite", "--suite", "A3C9-1", "--seeds", "11,12", "--controller", "external,greedy_py",
@@ -69,13 +64,9 @@ func TestSuiteWithExternalRunner(t *testing.T) {
 // decisions as the Go twin (its rule is the Python example's).
 func TestSuiteWithLangGraphRunner(t *testing.T) {
 	root := filepath.Join("..", "..", "examples", "langgraph-js")
-	_, nodeErr := exec.LookPath("node")
-	_, depErr := os.Stat(filepath.Join(root, "node_modules", "@langchain", "langgraph"))
-	if nodeErr != nil || depErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node and the example's npm packages are required in CI (npm ci --prefix examples/langgraph-js): %v %v", nodeErr, depErr)
-		}
-		t.Skip("node or examples/langgraph-js/node_modules missing")
+	testenv.LookPath(t, "node")
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "@langchain", "langgraph")); err != nil {
+		testenv.Missing(t, "the LangGraph.js example's npm packages (npm ci --prefix examples/langgraph-js): %v", err)
 	}
 	dir := t.TempDir()
 	out, err := run(t, "des", "suite", "--suite", "A3C9-1", "--seeds", "11,12", "--controller", "external,greedy_py",

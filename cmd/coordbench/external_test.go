@@ -7,26 +7,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // greedyRunner is the shell command of the Python example runner; without
 // python3 the test is skipped, or fails in CI (CI set).
 func greedyRunner(t *testing.T) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("python3 is required in CI: %v", err)
-		}
-		t.Skipf("python3 not found: %v", err)
-	}
+	py := testenv.LookPath(t, "python3")
 	script, err := filepath.Abs("../../examples/python/greedy_runner.py")
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/sweep"
 	"github.com/coordbench/coordbench/sweep/jetstream"
@@ -206,13 +207,10 @@ func TestDistThreeWorkersLikeOneRun(t *testing.T) {
 // waitMarker waits until serve has marked the directory.
 func waitMarker(t *testing.T, dir string) {
 	t.Helper()
-	for range 1000 {
-		if _, err := sweep.ReadMarker(dir); err == nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s was not marked", dir)
+	testenv.Wait(t, "serve to mark "+dir, func() bool {
+		_, err := sweep.ReadMarker(dir)
+		return err == nil
+	})
 }
 
 // TestDistWorkerPanicDoesNotStopSweep: a panic in one case is that case's
@@ -277,9 +275,10 @@ func TestDistServeResumes(t *testing.T) {
 	out := filepath.Join(tmp, "dist")
 	ctx, cancel := context.WithCancel(context.Background())
 	serve := served(t, ctx, serveConfig{file: x.file, out: out, natsURL: emb.URL(), store: jetstream.StoreObject})
-	for st, _ := jetstream.ReadStatus(out); st == nil || st.Pending != 8; st, _ = jetstream.ReadStatus(out) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Wait(t, "8 pending cases in the status", func() bool {
+		st, _ := jetstream.ReadStatus(out)
+		return st != nil && st.Pending == 8
+	})
 	cancel()
 	if err := wait(t, serve, "serve"); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("serve: %v; want interrupted", err)
@@ -343,9 +342,9 @@ func startAndKill(t *testing.T, bin, url, out string, stub *slowStub, events <-c
 			t.Fatalf("worker %s started no case", name)
 		}
 	}
-	for before := stub.n.Load(); stub.n.Load() == before; {
-		time.Sleep(5 * time.Millisecond)
-	}
+	before := stub.n.Load()
+	t.Cleanup(func() { cmd.Process.Kill() }) // if the wait fails
+	testenv.Wait(t, "worker "+name+"'s next model call", func() bool { return stub.n.Load() != before })
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // TestPythonEnv runs the Python package's tests (python/tests) against a
@@ -18,13 +20,7 @@ import (
 // Gymnasium-shaped API contract of python/coordbench_env. It is skipped
 // when python3 is missing, and fails then in CI (CI set).
 func TestPythonEnv(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("python3 is required in CI: %v", err)
-		}
-		t.Skipf("python3 not found: %v", err)
-	}
+	py := testenv.LookPath(t, "python3")
 	var tb [16]byte
 	rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])

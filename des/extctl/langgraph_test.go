@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 const langGraphDir = "../../examples/langgraph-js"
@@ -24,23 +24,13 @@ const langGraphDir = "../../examples/langgraph-js"
 // missing (fails in CI, where CI is set; .ci/run installs them with npm ci).
 func langGraphRunner(t testing.TB) string {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("in CI: "+format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node not found: %v", err)
-	}
+	node := testenv.LookPath(t, "node")
 	dir, err := filepath.Abs(langGraphDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@langchain", "langgraph")); err != nil {
-		missing("%s: run npm ci --prefix examples/langgraph-js (%v)", dir, err)
+		testenv.Missing(t, "%s: run npm ci --prefix examples/langgraph-js (%v)", dir, err)
 	}
 	return shellQuote(node) + " " + shellQuote(filepath.Join(dir, "runner.mjs"))
 }

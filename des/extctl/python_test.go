@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,19 +17,14 @@ import (
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
 
 // pythonRunner returns the shell command running a Python runner, or
 // skips the test when python3 is missing (fails in CI, where CI is set).
 func pythonRunner(t testing.TB, script string) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("python3 is required in CI: %v", err)
-		}
-		t.Skipf("python3 not found: %v", err)
-	}
+	py := testenv.LookPath(t, "python3")
 	abs, err := filepath.Abs(script)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
@@ -147,9 +148,7 @@ func TestHangAndDelayEndWithTheClientOrClose(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { _, _, err := post(t, url, chatBody); done <- err }()
-	for srv.Count() < 3 {
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Wait(t, "the third request to reach the server", func() bool { return srv.Count() >= 3 })
 	srv.Close() // must not wait for the hang
 	if err := <-done; err == nil {
 		t.Error("hanging request ended without error")

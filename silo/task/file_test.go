@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
@@ -103,10 +104,7 @@ func TestFileRoundTrip(t *testing.T) {
 // (indent=2, ensure_ascii=False): the bytes must be identical, and the file
 // must carry the published keys in order.
 func TestFileFormatMatchesPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found")
-	}
+	py := testenv.LookPath(t, "python3")
 	dir := t.TempDir()
 	var paths []string
 	for _, id := range []string{"I-04", "I-07", "II-13", "II-18", "III-25", "III-27", "III-29", "III-30"} {

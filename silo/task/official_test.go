@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/silo/pyvalue"
 )
 
@@ -204,13 +205,7 @@ func TestGoldenFileIsCurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs python3 (a few seconds)")
 	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 not found; CI must be able to verify " + officialGoldenPath)
-		}
-		t.Skip("python3 not found")
-	}
+	py := testenv.LookPath(t, "python3")
 	out, err := exec.Command(py, "testdata/gen_official.py").Output()
 	if err != nil {
 		t.Fatalf("gen_official.py: %v", err)
