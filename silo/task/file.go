@@ -342,11 +342,15 @@ func ParseFile(path string, data []byte) (*Instance, error) {
 			return nil, err
 		}
 		d.UserPrompts, d.SystemPrompts = []string{user}, []string{sys}
-		var sh any
-		if raw, ok := cfg.Get("input_shard"); ok {
-			if sh, err = t.shard.conv(raw); err != nil {
-				return nil, shapeToFileErr(path, under(err, "agent_config.input_shard"))
-			}
+		// The published loader would take an agent_config without its
+		// shard, but no run, check or write-back can use one.
+		raw, ok := cfg.Get("input_shard")
+		if !ok {
+			return nil, fail("agent_config.input_shard", "missing")
+		}
+		sh, err := t.shard.conv(raw)
+		if err != nil {
+			return nil, shapeToFileErr(path, under(err, "agent_config.input_shard"))
 		}
 		shards = []any{sh}
 	}

@@ -214,6 +214,10 @@ func TestLoadFileMalformed(t *testing.T) {
 		}, field: "expected_output.per_agent_values[0]"},
 		{name: "config gold differs", edit: func(m map[string]any) { cfg(m, 1)["expected_output"] = []any{} }, field: "agent_configs[1].expected_output"},
 		{name: "no configs", edit: func(m map[string]any) { delete(m, "agent_configs") }, field: "agent_configs", msg: "missing"},
+		// Found by FuzzParseFile: it loaded, but no run, check or
+		// write-back could use it (the write-back did not load).
+		{name: "single agent without shard", raw: `{"case_id": "I-01", "case_name": "Global Max", "paradigm": "Paradigm I",
+ "agent_config": {"user_prompt": "Find the max"}, "expected_output": 9}`, field: "agent_config.input_shard", msg: "missing"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")
