@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/sweep"
+	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
 func sweepCmd() *cobra.Command {
@@ -165,7 +166,7 @@ run and no model is called.`,
 			if err != nil {
 				return err
 			}
-			if _, err := collectCaches(cmd.Context(), dirs, out); err != nil { // distributed runs' response caches
+			if _, err := jetstream.CollectCaches(cmd.Context(), dirs, out); err != nil { // distributed runs' response caches
 				return err
 			}
 			w := cmd.OutOrStdout()

@@ -408,7 +408,7 @@ func TestDistWorkerKilledMidCase(t *testing.T) {
 		t.Fatalf("collect: %v\n%s", err, o)
 	}
 	replay := llmExperiment(t, rdir, stub.URL, "1, 2, 3",
-		fmt.Sprintf("  cache: %s\n  cache_mode: replay\n", filepath.Join(collected, mergedCache)))
+		fmt.Sprintf("  cache: %s\n  cache_mode: replay\n", filepath.Join(collected, jetstream.MergedCache)))
 	rout := filepath.Join(tmp, "replayed")
 	if o, err := run(t, "sweep", "run", replay, "--out", rout); err != nil {
 		t.Fatalf("replay: %v\n%s", err, o)

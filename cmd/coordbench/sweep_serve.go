@@ -131,10 +131,10 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 		}
 		return err
 	}
-	if n, err := mergeCaches(ctx, cfg.out); err != nil {
+	if n, err := jetstream.MergeCaseCaches(ctx, cfg.out); err != nil {
 		return err
 	} else if n > 0 {
-		fmt.Fprintf(w, "merged %d case caches into %s\n", n, filepath.Join(cfg.out, mergedCache))
+		fmt.Fprintf(w, "merged %d case caches into %s\n", n, filepath.Join(cfg.out, jetstream.MergedCache))
 	}
 	_, files, err := s.Finished(ctx, cfg.out)
 	if err != nil {
@@ -226,77 +226,4 @@ func serveNATS(cfg serveConfig) (*nats.Conn, string, func(), error) {
 			emb.Close()
 		}
 	}, nil
-}
-
-// mergedCache is the response cache serve merges the cases' caches into.
-const mergedCache = "llm_cache.db"
-
-// mergeCaches merges the per-case caches in dir/caches into
-// dir/llm_cache.db, and returns how many there were.
-func mergeCaches(ctx context.Context, dir string) (int, error) {
-	files, err := caseCaches(dir)
-	if err != nil || len(files) == 0 {
-		return 0, err
-	}
-	return len(files), mergeInto(ctx, filepath.Join(dir, mergedCache), files)
-}
-
-// collectCaches merges into out/llm_cache.db the response caches of the
-// directories sweep collect merges (a served directory's merged cache and
-// per-case caches), so that the collected experiment replays offline;
-// it returns how many cache files it merged.
-func collectCaches(ctx context.Context, dirs []string, out string) (int, error) {
-	var files []string
-	for _, d := range dirs {
-		if m := filepath.Join(d, mergedCache); fileExists(m) {
-			files = append(files, m)
-		}
-		fs, err := caseCaches(d)
-		if err != nil {
-			return 0, err
-		}
-		files = append(files, fs...)
-	}
-	if len(files) == 0 {
-		return 0, nil
-	}
-	return len(files), mergeInto(ctx, filepath.Join(out, mergedCache), files)
-}
-
-// caseCaches are the per-case cache files of a served directory.
-func caseCaches(dir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, jetstream.CachesDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".db") && !strings.HasPrefix(e.Name(), ".") {
-			files = append(files, filepath.Join(dir, jetstream.CachesDir, e.Name()))
-		}
-	}
-	return files, nil
-}
-
-// mergeInto merges the cache files into the cache at dst.
-func mergeInto(ctx context.Context, dst string, files []string) error {
-	c, err := llm.OpenCache(dst)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	for _, f := range files {
-		if _, err := c.Merge(ctx, f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
