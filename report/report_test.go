@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/silo/suite"
@@ -31,7 +32,7 @@ var (
 	desDir, siloDir  string
 	suitesErr        error
 	suitesRoot       string
-	desSuiteOptions  = harness.SuiteOptions{Suite: "A3C9-1", Paradigms: "all", Seeds: "1,2,3", Controllers: "rule"}
+	desSuiteOptions  = harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1", Paradigms: "all", Seeds: "1,2,3", Controllers: "rule"}
 	siloSuiteOptions = suite.Options{Tasks: "I-01,III-23", Agents: "2,5", Protocols: "p2p,sfs", Seeds: "1-2"}
 )
 

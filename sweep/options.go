@@ -8,6 +8,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/silo/suite"
 )
@@ -22,7 +23,7 @@ func (e *Experiment) DesOptions() harness.SuiteOptions {
 		d = &Des{}
 	}
 	opt := harness.SuiteOptions{Suite: e.paths(d.Instances).spec(), Paradigms: orDefault(d.Paradigms, "all"),
-		Controllers: orDefault(d.Controllers, "builtin"), Seeds: orDefault(d.Seeds, "test")}
+		Controllers: orDefault(d.Controllers, "builtin"), Builtins: policy.Builtins(), Seeds: orDefault(d.Seeds, "test")}
 	for _, f := range d.ParadigmFiles {
 		opt.ParadigmFiles = append(opt.ParadigmFiles, e.path(f))
 	}

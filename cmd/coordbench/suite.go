@@ -59,6 +59,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
 			}
 			opt.Suite, opt.Controllers = canon(opt.Suite, instanceNames()...), canon(opt.Controllers, controllerNames()...)
+			opt.Builtins = policy.Builtins()
 			opt.Paradigms, opt.Seeds = canon(opt.Paradigms, paradigmNames(nil)...), canon(opt.Seeds, "test", "dev")
 			keys, err := harness.ParseGroupBy(canon(groupBy, harness.GroupKeys()...))
 			if err != nil {
@@ -200,9 +201,9 @@ the paradigm switches and instance recorded there.`,
 				if instance != "" {
 					return errors.New("give --instance or --suite-dir, not both")
 				}
-				cs, err = harness.CaseFromSuiteDir(suiteDir, id, lim.lim)
+				cs, err = harness.CaseFromSuiteDir(suiteDir, id, policy.Builtins(), lim.lim)
 			} else {
-				cs, err = harness.CaseFromID(id, instance, paradigms, lim.lim)
+				cs, err = harness.CaseFromID(id, instance, paradigms, policy.Builtins(), lim.lim)
 			}
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -46,7 +47,7 @@ func TestConcurrentSuitesKeepTheirParadigms(t *testing.T) {
 		{"none", nil, coord.Builtins()},
 	}
 	options := func(files []string) harness.SuiteOptions {
-		return harness.SuiteOptions{Suite: "A3C9-1", Paradigms: "all", ParadigmFiles: files, Seeds: "1", Controllers: "rule"}
+		return harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1", Paradigms: "all", ParadigmFiles: files, Seeds: "1", Controllers: "rule"}
 	}
 	reports := make([]*harness.SuiteReport, len(suites))
 	var wg sync.WaitGroup
@@ -111,7 +112,7 @@ func TestConcurrentSuitesKeepTheirParadigms(t *testing.T) {
 	if err != nil || !slices.Equal(s.Config.Paradigms, coord.Builtins()) {
 		t.Errorf("a later suite without paradigm files: %v %+v", err, s)
 	}
-	if _, err := harness.ResolveSuite(harness.SuiteOptions{Suite: "A3C9-1", Paradigms: "custom", Seeds: "1", Controllers: "rule"}); err == nil {
+	if _, err := harness.ResolveSuite(harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1", Paradigms: "custom", Seeds: "1", Controllers: "rule"}); err == nil {
 		t.Error("a suite without paradigm files found another suite's custom paradigm")
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
-	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/internal/seeds"
@@ -34,15 +33,14 @@ import (
 
 // Suite directory layout.
 const (
-	FileSuiteConfig        = suiterun.DesConfigFile
-	FileSuiteSummary       = suiterun.DesSummaryFile
-	FileSuiteAggregate     = "suite_aggregate.csv"
-	FileSuiteAggregateMD   = "suite_aggregate.md"
-	FileCaseError          = suiterun.ErrorFile
-	SuiteCasesDir          = suiterun.DesCasesDir
-	SuiteFailedDir         = suiterun.FailedDir
-	StatusError            = "error" // summary status of a case whose episode failed
-	defaultSuiteController = "rule"
+	FileSuiteConfig      = suiterun.DesConfigFile
+	FileSuiteSummary     = suiterun.DesSummaryFile
+	FileSuiteAggregate   = "suite_aggregate.csv"
+	FileSuiteAggregateMD = "suite_aggregate.md"
+	FileCaseError        = suiterun.ErrorFile
+	SuiteCasesDir        = suiterun.DesCasesDir
+	SuiteFailedDir       = suiterun.FailedDir
+	StatusError          = "error" // summary status of a case whose episode failed
 )
 
 // SuiteOptions describe a suite: each field is a spec string that
@@ -63,9 +61,12 @@ type SuiteOptions struct {
 	// Seeds is "test" or "dev" (each instance's split), seed numbers, or a
 	// comma list of these.
 	Seeds string
-	// Controllers is "builtin" (rule) or a comma list of built-in names and
-	// of the names of Makers.
+	// Controllers is "builtin" (the first of Builtins, rule for
+	// policy.Builtins) or a comma list of names of Builtins and of Makers.
 	Controllers string
+	// Builtins are the controllers named without a maker
+	// (policy.Builtins(); nil: none, every controller needs a maker).
+	Builtins Builtins
 	// Makers build the controllers that are not built in (an LLM
 	// controller, an external process), one per case. Several makers of
 	// one name (an LLM controller per model and framework) are crossed
@@ -176,6 +177,7 @@ type Case struct {
 	Seed         uint64
 
 	maker      ControllerMaker // nil for built-ins
+	builtins   Builtins        // where a built-in controller is built
 	modelToken string          // a case rebuilt from its id: the id's model part, until UseMaker
 	needMaker  bool            // a case rebuilt from its id whose controller is not built in
 }
@@ -231,7 +233,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 	if cfg.Paradigms, err = resolveParadigms(opt.Paradigms, opt.ParadigmFiles); err != nil {
 		return nil, err
 	}
-	if cfg.Controllers, err = resolveControllers(opt.Controllers, opt.Makers); err != nil {
+	if cfg.Controllers, err = resolveControllers(opt.Controllers, opt.Makers, opt.Builtins); err != nil {
 		return nil, err
 	}
 	for _, name := range cfg.Controllers {
@@ -270,6 +272,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 						s.Cases = append(s.Cases, Case{
 							ID:       id,
 							Instance: si, Paradigm: m, Controller: ctrl, Model: model, Framework: fw, ReplyParsing: rule, Seed: seed, maker: mk,
+							builtins: opt.Builtins,
 						})
 					}
 				}
@@ -431,11 +434,15 @@ func resolveParadigms(spec string, files []string) ([]coord.AuthorityMode, error
 	return out, nil
 }
 
-func resolveControllers(spec string, makers []ControllerMaker) ([]string, error) {
+func resolveControllers(spec string, makers []ControllerMaker, builtins Builtins) ([]string, error) {
 	var out []string
+	known := builtinNames(builtins)
 	for _, name := range splitList(spec) {
 		if name == "builtin" {
-			name = defaultSuiteController
+			if len(known) == 0 {
+				return nil, opterr.New("Controllers", "builtin names no controller: no built-in controllers given")
+			}
+			name = known[0]
 		}
 		if mk := makerNamed(makers, name); mk != nil {
 			if !slices.Contains(out, name) {
@@ -443,19 +450,19 @@ func resolveControllers(spec string, makers []ControllerMaker) ([]string, error)
 			}
 			continue
 		}
-		c, err := policy.New(name, 0)
+		c, err := newBuiltin(builtins, name, 0)
 		if err != nil {
 			return nil, opterr.Wrap("Controllers", err)
 		}
 		if c.Name() != name || !validToken(name) {
-			return nil, opterr.New("Controllers", "%q is not a controller name (built-in: %s)", name, strings.Join(policy.Names(), ", "))
+			return nil, opterr.New("Controllers", "%q is not a controller name (built-in: %s)", name, strings.Join(known, ", "))
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
 	if len(out) == 0 {
-		return nil, opterr.New("Controllers", "no controller given (want builtin or a comma list of: %s)", strings.Join(policy.Names(), ", "))
+		return nil, opterr.New("Controllers", "no controller given (want builtin or a comma list of: %s)", strings.Join(known, ", "))
 	}
 	return out, nil
 }
@@ -657,7 +664,7 @@ func (c Case) Episode() (Episode, error) {
 	} else if c.modelToken != "" || c.needMaker {
 		return Episode{}, fmt.Errorf("case %s: %w %q", c.ID, ErrNoMaker, c.Controller)
 	} else {
-		ctrl, err = policy.New(c.Controller, c.Seed)
+		ctrl, err = newBuiltin(c.builtins, c.Controller, c.Seed)
 	}
 	if err != nil {
 		return Episode{}, err
@@ -671,7 +678,7 @@ func (c Case) Episode() (Episode, error) {
 // instanceRef, if not empty, gives the instance (needed for an instance
 // file, whose path the id does not hold); it must match the id. The
 // instance must be within lim.
-func CaseFromID(id, instanceRef string, paradigms *coord.Paradigms, lim factory.SizeLimits) (Case, error) {
+func CaseFromID(id, instanceRef string, paradigms *coord.Paradigms, builtins Builtins, lim factory.SizeLimits) (Case, error) {
 	k, err := ParseCaseID(id)
 	if err != nil {
 		return Case{}, err
@@ -697,14 +704,14 @@ func CaseFromID(id, instanceRef string, paradigms *coord.Paradigms, lim factory.
 	if k.Model != "" { // a model-backed controller: UseMaker supplies it
 		return Case{ID: id, Instance: si, Paradigm: mode, Controller: k.Controller, Seed: k.Seed, modelToken: k.Model}, nil
 	}
-	if _, err := policy.New(k.Controller, k.Seed); err != nil { // not built in: UseMaker supplies it
+	if _, err := newBuiltin(builtins, k.Controller, k.Seed); err != nil { // not built in: UseMaker supplies it
 		return Case{ID: id, Instance: si, Paradigm: mode, Controller: k.Controller, Seed: k.Seed, needMaker: true}, nil
 	}
-	ctrls, err := resolveControllers(k.Controller, nil)
+	ctrls, err := resolveControllers(k.Controller, nil, builtins)
 	if err != nil {
 		return Case{}, fmt.Errorf("case id %q: %w", id, err)
 	}
-	return Case{ID: id, Instance: si, Paradigm: mode, Controller: ctrls[0], Seed: k.Seed}, nil
+	return Case{ID: id, Instance: si, Paradigm: mode, Controller: ctrls[0], Seed: k.Seed, builtins: builtins}, nil
 }
 
 // ReadSuiteConfig reads dir/suite.json.
@@ -721,7 +728,7 @@ func ReadSuiteConfig(dir string) (*SuiteConfig, error) {
 // and the instance from its reference, or, when that is gone or has
 // changed, from the case's own instance.json; the instance must hash as
 // recorded, and within lim.
-func CaseFromSuiteDir(dir, id string, lim factory.SizeLimits) (Case, error) {
+func CaseFromSuiteDir(dir, id string, builtins Builtins, lim factory.SizeLimits) (Case, error) {
 	cfg, err := ReadSuiteConfig(dir)
 	if err != nil {
 		return Case{}, err
@@ -769,7 +776,7 @@ func CaseFromSuiteDir(dir, id string, lim factory.SizeLimits) (Case, error) {
 		}
 	}
 	si.Seeds = rec.Seeds
-	_, builtin := policy.New(k.Controller, k.Seed)
+	_, builtin := newBuiltin(builtins, k.Controller, k.Seed)
 	return Case{ID: id, Instance: si, Paradigm: cfg.Paradigms[i], Controller: k.Controller, Seed: k.Seed, modelToken: k.Model,
-		needMaker: builtin != nil}, nil
+		needMaker: builtin != nil, builtins: builtins}, nil
 }

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
 // A case whose episode fails is recorded with status error, counted, kept
 // out of the aggregate and of cases/, and retried by the next run.
 func TestSuiteFailedCase(t *testing.T) {
-	s, err := ResolveSuite(SuiteOptions{Suite: "A3C9-1", Paradigms: "all", Seeds: "1,2,3", Controllers: "rule,greedy"})
+	s, err := ResolveSuite(SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1", Paradigms: "all", Seeds: "1,2,3", Controllers: "rule,greedy"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/atomicfs"
 )
 
@@ -17,7 +18,7 @@ func TestSuiteDirLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ResolveSuite(SuiteOptions{Suite: "A3C9-1", Paradigms: "all", Seeds: "1", Controllers: "rule"})
+	s, err := ResolveSuite(SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1", Paradigms: "all", Seeds: "1", Controllers: "rule"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func (m namedMaker) New(seed uint64) (coord.Controller, error) {
 // two makers with one model part are refused.
 func TestSuiteCrossesMakersOfOneName(t *testing.T) {
 	mks := []harness.ControllerMaker{namedMaker{"llm", "a", "graph"}, namedMaker{"llm", "b", "graph"}, namedMaker{"llm", "a", "relay"}}
-	s, err := harness.ResolveSuite(harness.SuiteOptions{Suite: "A3C9-1", Paradigms: "centralized", Controllers: "llm,rule", Seeds: "1,2", Makers: mks})
+	s, err := harness.ResolveSuite(harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1", Paradigms: "centralized", Controllers: "llm,rule", Seeds: "1,2", Makers: mks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSuiteCrossesMakersOfOneName(t *testing.T) {
 	if !slices.Equal(ids, want) || s.Cases[2].Model != "b" || s.Cases[4].Framework != "relay" {
 		t.Errorf("cases %v", ids)
 	}
-	_, err = harness.ResolveSuite(harness.SuiteOptions{Suite: "A3C9-1", Paradigms: "centralized", Controllers: "llm", Seeds: "1",
+	_, err = harness.ResolveSuite(harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1", Paradigms: "centralized", Controllers: "llm", Seeds: "1",
 		Makers: []harness.ControllerMaker{namedMaker{"llm", "a", "graph"}, namedMaker{"llm", "a", "graph"}}})
 	if err == nil || !strings.Contains(err.Error(), `share the case-id part "a-graph"`) {
 		t.Errorf("two makers of one model part: %v", err)

@@ -19,12 +19,13 @@ import (
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/harness/check"
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
 // smallSuite is 2 instances × every registered paradigm × 2 seeds.
-var smallSuite = harness.SuiteOptions{Suite: "A3C9-1,A5C12-2", Paradigms: "all", Seeds: "1,2", Controllers: "builtin"}
+var smallSuite = harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1,A5C12-2", Paradigms: "all", Seeds: "1,2", Controllers: "builtin"}
 
 func resolve(t *testing.T, opt harness.SuiteOptions) *harness.Suite {
 	t.Helper()
@@ -482,7 +483,7 @@ func TestSuiteInterrupt(t *testing.T) {
 }
 
 func TestSuiteSpecs(t *testing.T) {
-	base := harness.SuiteOptions{Paradigms: "all", Seeds: "test", Controllers: "builtin"}
+	base := harness.SuiteOptions{Builtins: policy.Builtins(), Paradigms: "all", Seeds: "test", Controllers: "builtin"}
 	instances := func(spec string) []string {
 		t.Helper()
 		o := base
@@ -536,18 +537,18 @@ func TestSuiteSpecs(t *testing.T) {
 		option string
 		want   string
 	}{
-		{harness.SuiteOptions{Suite: "A7C1-1", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", `unknown instance "A7C1-1"`},
-		{harness.SuiteOptions{Suite: "", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", "no instance"},
-		{harness.SuiteOptions{Suite: "gen:A3", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", "gen:A<areas>C<cells>"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "centralised", Seeds: "test", Controllers: "rule"}, "Paradigms", `unknown paradigm "centralised"`},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "", Seeds: "test", Controllers: "rule"}, "Paradigms", "no paradigm"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "test", Controllers: "llm"}, "Controllers", `unknown controller "llm"`},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "train", Controllers: "rule"}, "Seeds", `"train" is not a seed`},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1,x", Controllers: "rule"}, "Seeds", `"x" is not a seed`},
-		{harness.SuiteOptions{Suite: "A3C9,../factory/testdata/tiny.yaml", Paradigms: "all", Seeds: "dev", Controllers: "rule"}, "Seeds", "no seed for instance tiny"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Limit: -2}, "Limit", "must not be negative"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Cases: []string{"A3C9-1__centralized__rule__s2"}}, "Cases", "not in this suite"},
-		{harness.SuiteOptions{Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", ParadigmFiles: []string{"nope.yaml"}}, "ParadigmFiles", "nope.yaml"},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A7C1-1", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", `unknown instance "A7C1-1"`},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", "no instance"},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "gen:A3", Paradigms: "all", Seeds: "test", Controllers: "rule"}, "Suite", "gen:A<areas>C<cells>"},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "centralised", Seeds: "test", Controllers: "rule"}, "Paradigms", `unknown paradigm "centralised"`},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "", Seeds: "test", Controllers: "rule"}, "Paradigms", "no paradigm"},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "all", Seeds: "test", Controllers: "llm"}, "Controllers", `unknown controller "llm"`},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "all", Seeds: "train", Controllers: "rule"}, "Seeds", `"train" is not a seed`},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "all", Seeds: "1,x", Controllers: "rule"}, "Seeds", `"x" is not a seed`},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9,../factory/testdata/tiny.yaml", Paradigms: "all", Seeds: "dev", Controllers: "rule"}, "Seeds", "no seed for instance tiny"},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Limit: -2}, "Limit", "must not be negative"},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", Cases: []string{"A3C9-1__centralized__rule__s2"}}, "Cases", "not in this suite"},
+		{harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9", Paradigms: "all", Seeds: "1", Controllers: "rule", ParadigmFiles: []string{"nope.yaml"}}, "ParadigmFiles", "nope.yaml"},
 	} {
 		_, err := harness.ResolveSuite(bad.opt)
 		var oe *opterr.Error
@@ -595,24 +596,24 @@ func TestCaseIDs(t *testing.T) {
 }
 
 func TestCaseFromID(t *testing.T) {
-	s := resolve(t, harness.SuiteOptions{Suite: "A3C9-1,gen:A2C5J7,../factory/testdata/tiny.yaml", Paradigms: "all", Seeds: "2", Controllers: "random"})
+	s := resolve(t, harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1,gen:A2C5J7,../factory/testdata/tiny.yaml", Paradigms: "all", Seeds: "2", Controllers: "random"})
 	dir := t.TempDir()
 	runSuite(t, s, dir, 2)
 	for _, c := range s.Cases {
 		var got harness.Case
 		var err error
 		if strings.HasPrefix(c.ID, "file-") {
-			if _, err := harness.CaseFromID(c.ID, "", nil, factory.DefaultSizeLimits()); !errors.Is(err, harness.ErrNoInstanceRef) {
+			if _, err := harness.CaseFromID(c.ID, "", nil, policy.Builtins(), factory.DefaultSizeLimits()); !errors.Is(err, harness.ErrNoInstanceRef) {
 				t.Errorf("%s without its file: %v", c.ID, err)
 			}
-			got, err = harness.CaseFromID(c.ID, "../factory/testdata/tiny.yaml", nil, factory.DefaultSizeLimits())
+			got, err = harness.CaseFromID(c.ID, "../factory/testdata/tiny.yaml", nil, policy.Builtins(), factory.DefaultSizeLimits())
 		} else {
-			got, err = harness.CaseFromID(c.ID, "", nil, factory.DefaultSizeLimits())
+			got, err = harness.CaseFromID(c.ID, "", nil, policy.Builtins(), factory.DefaultSizeLimits())
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		fromDir, err := harness.CaseFromSuiteDir(dir, c.ID, factory.DefaultSizeLimits())
+		fromDir, err := harness.CaseFromSuiteDir(dir, c.ID, policy.Builtins(), factory.DefaultSizeLimits())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -635,10 +636,10 @@ func TestCaseFromID(t *testing.T) {
 			}
 		}
 	}
-	if _, err := harness.CaseFromID("A3C9-1__centralized__rule__s2", "A5C12-1", nil, factory.DefaultSizeLimits()); err == nil {
+	if _, err := harness.CaseFromID("A3C9-1__centralized__rule__s2", "A5C12-1", nil, policy.Builtins(), factory.DefaultSizeLimits()); err == nil {
 		t.Error("an --instance that does not match the id was accepted")
 	}
-	if _, err := harness.CaseFromSuiteDir(dir, "A3C9-1__centralized__rule__s2", factory.DefaultSizeLimits()); err == nil {
+	if _, err := harness.CaseFromSuiteDir(dir, "A3C9-1__centralized__rule__s2", policy.Builtins(), factory.DefaultSizeLimits()); err == nil {
 		t.Error("a case of another controller was found in the suite")
 	}
 }
@@ -646,7 +647,7 @@ func TestCaseFromID(t *testing.T) {
 // BenchmarkSuite times the README's suite, --suite A5C12-1 --paradigm all
 // --seeds test, on one worker per core, artifacts written to disk.
 func BenchmarkSuite(b *testing.B) {
-	s, err := harness.ResolveSuite(harness.SuiteOptions{Suite: "A5C12-1", Paradigms: "all", Seeds: "test", Controllers: "builtin"})
+	s, err := harness.ResolveSuite(harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A5C12-1", Paradigms: "all", Seeds: "test", Controllers: "builtin"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -662,7 +663,7 @@ func BenchmarkSuite(b *testing.B) {
 // TestSuitePlantLimits: a suite's instances are bounded by the default
 // plant limits unless the options raise them, before anything runs.
 func TestSuitePlantLimits(t *testing.T) {
-	opt := harness.SuiteOptions{Suite: "A3C9-1,gen:A2C5J100001", Paradigms: "centralized", Seeds: "1", Controllers: "rule"}
+	opt := harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A3C9-1,gen:A2C5J100001", Paradigms: "centralized", Seeds: "1", Controllers: "rule"}
 	_, err := harness.ResolveSuite(opt)
 	var oe *opterr.Error
 	if !errors.As(err, &oe) || oe.Option != "Suite" || !strings.Contains(err.Error(), "100001 jobs: over the limit of 100000") {
@@ -675,10 +676,37 @@ func TestSuitePlantLimits(t *testing.T) {
 	if err != nil || len(s.Cases) != 2 {
 		t.Fatalf("raised limit: %v", err)
 	}
-	if _, err := harness.CaseFromID(s.Cases[1].ID, "", nil, factory.DefaultSizeLimits()); err == nil {
+	if _, err := harness.CaseFromID(s.Cases[1].ID, "", nil, policy.Builtins(), factory.DefaultSizeLimits()); err == nil {
 		t.Error("CaseFromID ignored the limits")
 	}
-	if _, err := harness.CaseFromID(s.Cases[1].ID, "", nil, lim); err != nil {
+	if _, err := harness.CaseFromID(s.Cases[1].ID, "", nil, policy.Builtins(), lim); err != nil {
 		t.Errorf("CaseFromID, raised limit: %v", err)
+	}
+}
+
+// TestSuiteWithoutBuiltins: the harness knows no controller of its own; a
+// suite resolved without a built-in set names none, and a case rebuilt
+// without one needs a maker.
+func TestSuiteWithoutBuiltins(t *testing.T) {
+	for _, spec := range []string{"builtin", "rule"} {
+		_, err := harness.ResolveSuite(harness.SuiteOptions{Suite: "A3C9-1", Paradigms: "centralized", Seeds: "1", Controllers: spec})
+		var oe *opterr.Error
+		if !errors.As(err, &oe) || oe.Option != "Controllers" {
+			t.Errorf("Controllers %q without Builtins: err %v, want an opterr on Controllers", spec, err)
+		}
+	}
+	c, err := harness.CaseFromID("A3C9-1__centralized__rule__s1", "", nil, nil, factory.DefaultSizeLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Episode(); !errors.Is(err, harness.ErrNoMaker) {
+		t.Errorf("Episode of a case rebuilt without built-ins: %v, want ErrNoMaker", err)
+	}
+	c, err = harness.CaseFromID("A3C9-1__centralized__rule__s1", "", nil, policy.Builtins(), factory.DefaultSizeLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep, err := c.Episode(); err != nil || ep.Controller.Name() != "rule" {
+		t.Errorf("Episode with policy.Builtins: %v, %v", ep.Controller, err)
 	}
 }

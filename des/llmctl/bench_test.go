@@ -14,6 +14,7 @@ import (
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/suiterun"
@@ -55,7 +56,7 @@ func BenchmarkSuiteConcurrency(b *testing.B) {
 	}
 	mk := maker{models: map[string]llmctl.Model{"": {Name: "stub", Client: cl}}}
 	for b.Loop() {
-		s, err := harness.ResolveSuite(harness.SuiteOptions{Suite: path, Paradigms: "centralized,hierarchical", Seeds: seeds(48),
+		s, err := harness.ResolveSuite(harness.SuiteOptions{Builtins: policy.Builtins(), Suite: path, Paradigms: "centralized,hierarchical", Seeds: seeds(48),
 			Controllers: "llm", Makers: []harness.ControllerMaker{mk}})
 		if err != nil {
 			b.Fatal(err)

@@ -282,3 +282,17 @@ func (r *Random) Act(_ context.Context, d *coord.Decision) (map[string]int, erro
 	}
 	return out, nil
 }
+
+// Set is the built-in controllers as a value: the set a suite resolves
+// controller names in (harness.Builtins).
+type Set struct{}
+
+// New is New.
+func (Set) New(name string, seed uint64) (coord.Controller, error) { return New(name, seed) }
+
+// Names is Names.
+func (Set) Names() []string { return Names() }
+
+// Builtins returns the built-in controllers as a set (harness.SuiteOptions.Builtins,
+// harness.CaseFromID).
+func Builtins() Set { return Set{} }
