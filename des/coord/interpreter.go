@@ -33,6 +33,13 @@ type Interpreter struct {
 	// Reset: a work item takes it without asking sel again.
 	static   AuthorityMode
 	isStatic bool
+	// adaptive is the compiled rules when sel is an adaptive paradigm
+	// (isStatic false); choice is the choice made for the work item that
+	// the last Next started (chosen), auth its account in the payloads.
+	adaptive *adaptiveSel
+	choice   ModeChoice
+	chosen   bool
+	auth     *Authority
 
 	step    int
 	recent  [RecentEvents]string // names of the last event types, a ring (see Emit)
@@ -106,16 +113,20 @@ func NewInterpreter(eng *factory.Engine, sel ModeSelector) (*Interpreter, error)
 // successful Reset.
 func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	static, isStatic := sel.(AuthorityMode)
+	var adaptive *adaptiveSel
 	if isStatic {
 		if err := static.Validate(); err != nil {
 			in.err = err
 			return err
 		}
+		if static.Adaptive != nil { // its rules choose each item's mode
+			adaptive, isStatic = compileAdaptive(static), false
+		}
 	}
 	p := eng.P
 	nc := len(p.Cells)
 	it := &in.item
-	*in = Interpreter{eng: eng, sel: sel, static: static, isStatic: isStatic,
+	*in = Interpreter{eng: eng, sel: sel, static: static, isStatic: isStatic, adaptive: adaptive,
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
 			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
 		cells:   reuse(in.cells, nc),
@@ -208,6 +219,7 @@ func (in *Interpreter) Next() *Decision {
 		return nil
 	}
 	in.gen++ // the engine may have moved: every snapshot is stale
+	in.chosen = false
 	d := &in.decision
 	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer, agents: d.agents[:0]}
 	if d.ActiveAgents == nil {

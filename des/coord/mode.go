@@ -3,6 +3,7 @@ package coord
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 )
 
@@ -32,6 +33,21 @@ type AuthorityMode struct {
 	// the candidate cells bid or decline in one step, and it awards.
 	MediatedBidRoundEnabled bool   `json:"mediated_bid_round_enabled" yaml:"mediated_bid_round_enabled"`
 	Description             string `json:"description,omitempty" yaml:"description,omitempty"`
+	// Adaptive, if set, makes the paradigm dynamic: its rules choose the
+	// mode of each work item, and the switches above are the mode when no
+	// rule holds (see Adaptive). Nil for a static paradigm.
+	Adaptive *Adaptive `json:"adaptive,omitempty" yaml:"adaptive,omitempty"`
+}
+
+// Equal reports whether m and o are the same paradigm: the same switches
+// and, for adaptive paradigms, the same rules.
+func (m AuthorityMode) Equal(o AuthorityMode) bool {
+	a, b := m.Adaptive, o.Adaptive
+	m.Adaptive, o.Adaptive = nil, nil
+	if m != o || (a == nil) != (b == nil) {
+		return false
+	}
+	return a == nil || reflect.DeepEqual(a, b)
 }
 
 // Routing authority modes.
@@ -82,6 +98,9 @@ func (m AuthorityMode) Validate() error {
 	}
 	if m.RoutingAuthorityMode == RoutingCentralized && m.MediatedBidRoundEnabled {
 		return fail("centralized routing has the plant pick the cell: a bid round makes it heterarchical_cnp")
+	}
+	if m.Adaptive != nil {
+		return m.validateAdaptive()
 	}
 	return nil
 }

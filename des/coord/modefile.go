@@ -2,7 +2,10 @@ package coord
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -31,13 +34,64 @@ func (p *Paradigms) AddFile(path string) (AuthorityMode, error) {
 		return AuthorityMode{}, fmt.Errorf("%s: %v", path, err)
 	}
 	if prev, err := p.Lookup(m.ID); err == nil {
-		if prev == m {
+		if prev.Equal(m) {
 			return m, nil
 		}
 		return AuthorityMode{}, fmt.Errorf("%s: paradigm %q is already registered with other settings", path, m.ID)
 	}
 	if err := p.Add(m); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			var root yaml.Node
+			if yaml.Unmarshal(data, &root) == nil {
+				if line := nodeLine(&root, fe.Path); line > 0 {
+					return AuthorityMode{}, fmt.Errorf("%s:%d: %v", path, line, err)
+				}
+			}
+		}
 		return AuthorityMode{}, fmt.Errorf("%s: %v", path, err)
 	}
 	return m, nil
+}
+
+// nodeLine finds the line of the value at path ("adaptive.rules[0].when")
+// in a decoded YAML document: the deepest part of the path it holds
+// (0 if none).
+func nodeLine(root *yaml.Node, path string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, part := range strings.Split(path, ".") {
+		key, idx := part, -1
+		if i := strings.IndexByte(part, '['); i >= 0 && strings.HasSuffix(part, "]") {
+			k, err := strconv.Atoi(part[i+1 : len(part)-1])
+			if err != nil {
+				return line
+			}
+			key, idx = part[:i], k
+		}
+		next := (*yaml.Node)(nil)
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == key {
+					next = n.Content[i+1]
+					line = n.Content[i].Line
+				}
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
+		}
+	}
+	return line
 }

@@ -204,13 +204,16 @@ type MachineState struct {
 type Context struct {
 	// Trigger says why the agent is active: the realized event or
 	// protocol object behind the activation.
-	Trigger      string    `json:"trigger"`
-	WorkItem     *WorkItem `json:"work_item,omitempty"`
-	Contract     *Contract `json:"contract,omitempty"`
-	Alarms       []string  `json:"alarms,omitempty"`
-	RecentEvents []string  `json:"recent_events"`
-	Feedback     string    `json:"feedback,omitempty"`
-	Memory       []string  `json:"working_memory"`
+	Trigger  string    `json:"trigger"`
+	WorkItem *WorkItem `json:"work_item,omitempty"`
+	// Authority, under an adaptive paradigm only, says which mode governs
+	// the work item and why (the rule the harness applied).
+	Authority    *Authority `json:"authority,omitempty"`
+	Contract     *Contract  `json:"contract,omitempty"`
+	Alarms       []string   `json:"alarms,omitempty"`
+	RecentEvents []string   `json:"recent_events"`
+	Feedback     string     `json:"feedback,omitempty"`
+	Memory       []string   `json:"working_memory"`
 }
 
 // WorkItem is a job's operation being routed.

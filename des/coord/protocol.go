@@ -64,6 +64,8 @@ func (in *Interpreter) startItem(j int) error {
 	it.op, _, _ = e.CurrentOp(j)
 	if in.isStatic {
 		it.mode = in.static // a static mode reads no observation (itemViews describes the item); Reset validated it
+	} else if in.adaptive != nil {
+		it.mode = in.chooseMode(j)
 	} else {
 		in.fillWorkItem()
 		it.mode = in.sel.ModeFor(&in.work, in.plantObservation())

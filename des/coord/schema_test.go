@@ -185,6 +185,11 @@ func TestPayloadSchema(t *testing.T) {
 	}
 	modes[myHybrid.ID] = myHybrid
 	modes["dynamic"] = loadSwitch{calm: coord.Centralized(), loaded: coord.HolonicHybrid(), threshold: 0.5}
+	adaptive, err := new(coord.Paradigms).AddFile("../../examples/paradigms/adaptive.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes[adaptive.ID] = adaptive // payloads with an authority
 	cov := &coverage{kinds: map[string]int{}, triggers: map[string]int{}, messages: map[string]int{}, sources: map[coord.Source]int{}}
 	planned := 0
 	t.Run("episodes", func(t *testing.T) {
@@ -724,8 +729,19 @@ func TestDocExamples(t *testing.T) {
 	}
 
 	files := fenced(t, "../../docs/paradigms.md", "yaml")
-	if len(files) != 1 {
-		t.Fatalf("docs/paradigms.md: want one yaml paradigm file, found %d", len(files))
+	if len(files) != 2 {
+		t.Fatalf("docs/paradigms.md: want two yaml paradigm files (my_hybrid, adaptive), found %d", len(files))
+	}
+	shipped, err := new(coord.Paradigms).AddFile("../../examples/paradigms/adaptive.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path2 := t.TempDir() + "/adaptive.yaml"
+	if err := os.WriteFile(path2, []byte(files[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if doc, err := new(coord.Paradigms).AddFile(path2); err != nil || !doc.Equal(shipped) {
+		t.Errorf("docs/paradigms.md's adaptive paradigm (%v) is not examples/paradigms/adaptive.yaml", err)
 	}
 	path := t.TempDir() + "/my_hybrid.yaml"
 	if err := os.WriteFile(path, []byte(files[0]), 0o644); err != nil {

@@ -232,6 +232,7 @@ func (in *Interpreter) itemViews(d *Decision) {
 	in.cellOpts = slices.Grow(in.cellOpts[:0], len(p.Cells))
 	add := func(v *View) { // Next puts the views of in.active in d.ActiveAgents
 		v.Context.WorkItem = &in.work
+		v.Context.Authority = in.auth // nil unless the paradigm is adaptive
 		in.finishView(v)
 	}
 	plant := func() *View { // the plant's view, with its contract

@@ -186,6 +186,9 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
+		if mc, ok := in.ModeChoice(); ok && tw != nil { // an adaptive paradigm chose the mode of a new work item
+			tw.WriteModeChoice(mc)
+		}
 		var audits []coord.Audit
 		var cerr, err error
 		if perView { // answers by position: no answer map to clear, fill and read back
@@ -401,6 +404,36 @@ func (t *TraceWriter) WriteRecords(recs []factory.Record) {
 		}
 	}
 	t.buf = buf
+}
+
+// WriteModeChoice writes an adaptive paradigm's choice as a
+// mode_selected line (docs/trace-format.md).
+func (t *TraceWriter) WriteModeChoice(c *coord.ModeChoice) {
+	line := modeSelected{T: c.Time, Ev: EvModeSelected, Job: c.Job, Op: c.Op, Step: c.Step, Mode: c.Mode, Rule: c.Rule, State: c.State}
+	b, err := json.Marshal(&line)
+	if err != nil { // a ModeState is numbers only: cannot happen
+		t.err = cmp.Or(t.err, err)
+		return
+	}
+	t.buf = append(append(t.buf, b...), '\n')
+	if len(t.buf) >= traceChunk {
+		t.flush()
+	}
+}
+
+// EvModeSelected is the trace event of an adaptive paradigm's choice.
+const EvModeSelected = "mode_selected"
+
+// modeSelected is the mode_selected line, keys in this order.
+type modeSelected struct {
+	T     float64         `json:"t"`
+	Ev    string          `json:"ev"`
+	Job   int             `json:"job"`
+	Op    int             `json:"op"`
+	Step  int             `json:"step"`
+	Mode  string          `json:"mode"`
+	Rule  int             `json:"rule"`
+	State coord.ModeState `json:"state"`
 }
 
 func (t *TraceWriter) flush() {

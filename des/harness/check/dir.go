@@ -39,8 +39,10 @@ type manifestFile struct {
 	InstanceSHA256 string  `json:"instance_sha256"`
 	Seed           *uint64 `json:"seed"`
 	Paradigm       struct {
-		ID      string `json:"mode_id"`
-		Routing string `json:"routing_authority_mode"`
+		ID       string         `json:"mode_id"`
+		Routing  string         `json:"routing_authority_mode"`
+		Bids     bool           `json:"mediated_bid_round_enabled"`
+		Adaptive *paradigmRules `json:"adaptive"`
 	} `json:"paradigm"`
 	Controller  string            `json:"controller"`
 	TraceFormat string            `json:"trace_format"`
@@ -59,6 +61,7 @@ type auditLine struct {
 	Reason   string   `json:"reason"`
 	Messages *int     `json:"messages"`
 	Payload  *struct {
+		Role    string `json:"role"`
 		Kind    string `json:"kind"`
 		Options []struct {
 			Action string `json:"action"`
@@ -74,12 +77,20 @@ type auditLine struct {
 				Job int `json:"job"`
 				Op  int `json:"op"`
 			} `json:"work_item"`
+			Authority *struct {
+				Paradigm string `json:"paradigm"`
+				Mode     string `json:"mode_id"`
+				Routing  string `json:"routing_authority_mode"`
+				Rule     int    `json:"rule"`
+			} `json:"authority"`
 		} `json:"context"`
 	} `json:"payload"`
 }
 
 type messageLine struct {
-	Type string `json:"type"`
+	Step int     `json:"step"`
+	Time float64 `json:"time"`
+	Type string  `json:"type"`
 }
 
 // complete reports an error unless dir is a directory holding every
@@ -134,6 +145,7 @@ func Dir(dir string) (*Report, error) {
 	}
 
 	c := newChecker(rep, &inst)
+	c.adaptive = man.Paradigm.Adaptive != nil
 	if err := readLines(dir, fileTrace, sums, nil, func(r io.Reader) error { return c.run(r) }); err != nil {
 		return rep, err
 	}
@@ -151,6 +163,7 @@ func Dir(dir string) (*Report, error) {
 	}
 	byType := map[string]int{}
 	nMessages := 0
+	var rejects []msgRec // what the mode check needs of the messages: the rejections
 	if err := readLines(dir, fileMessages, sums, func(line int, b []byte) error {
 		var m messageLine
 		if err := json.Unmarshal(b, &m); err != nil {
@@ -158,6 +171,9 @@ func Dir(dir string) (*Report, error) {
 		}
 		byType[m.Type]++
 		nMessages++
+		if m.Type == "reject" && len(c.modes) > 0 {
+			rejects = append(rejects, msgRec{step: m.Step, t: m.Time, typ: m.Type})
+		}
 		return nil
 	}, nil); err != nil {
 		return rep, err
@@ -165,6 +181,8 @@ func Dir(dir string) (*Report, error) {
 	rep.Stats.Decisions, rep.Stats.Messages = len(audits), nMessages
 
 	dec := checkDecisions(audits, add)
+	own := ownMode{id: man.Paradigm.ID, routing: man.Paradigm.Routing, bids: man.Paradigm.Bids}
+	checkModes(c, man.Paradigm.Adaptive, own, rejects, audits, add)
 	if man.Paradigm.Routing == "centralized" || man.Paradigm.Routing == "" {
 		crossCheck(audits, c.commits, add)
 	}

@@ -156,10 +156,14 @@ func (c *checker) jobEvent(r *rec) {
 			opCheck()
 			j.offered, j.relFrom = false, -1
 		}
-		j.st = jRouting
+		j.st, j.modeLine = jRouting, 0
 	case "route_assigned":
 		state(jRouting)
 		opCheck()
+		if c.adaptive && j.modeLine == 0 {
+			c.add(r.line, ckMode, "route_assigned of job %d op %d with no mode_selected since it awaited routing", j.id, r.op)
+		}
+		j.modeLine = 0
 		c.capability(r, j)
 		j.dest = r.cell
 		j.st = jAssigned

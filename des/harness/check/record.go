@@ -36,13 +36,17 @@ const (
 	fHorizon
 	fJobs
 	fTotalOps
+	fStep
+	fMode
+	fRule
+	fState
 	numFields = iota
 )
 
 var fieldNames = [numFields]string{
 	"t", "ev", "job", "op", "cell", "machine", "from", "from_machine", "dur", "kw", "product", "ops", "due",
 	"phase", "status", "instance", "seed", "time_unit_s", "power_cap_kw", "transport_kw", "carbon_kg_per_kwh",
-	"wip_cap", "horizon", "jobs", "total_ops",
+	"wip_cap", "horizon", "jobs", "total_ops", "step", "mode", "rule", "state",
 }
 
 // fieldSpec is the set of keys an event must carry and the keys it may
@@ -78,35 +82,41 @@ var eventFields = map[string]fieldSpec{
 	"repair":              {machineRec, fJob | fOp},
 	"job_complete":        {fT | fEv | fJob | fCell | fMachine, 0},
 	"episode_end":         {fT | fEv | fStatus, 0},
+	// mode_selected: an adaptive paradigm's choice for a work item (mode.go).
+	"mode_selected": {jobOp | fStep | fMode | fRule | fState, 0},
 }
 
 // rawLine is one trace line as decoded; nil pointers are absent keys.
 type rawLine struct {
-	T           *float64 `json:"t"`
-	Ev          *string  `json:"ev"`
-	Job         *int64   `json:"job"`
-	Op          *int64   `json:"op"`
-	Cell        *string  `json:"cell"`
-	Machine     *int64   `json:"machine"`
-	From        *string  `json:"from"`
-	FromMachine *int64   `json:"from_machine"`
-	Dur         *float64 `json:"dur"`
-	KW          *float64 `json:"kw"`
-	Product     *string  `json:"product"`
-	Ops         *int64   `json:"ops"`
-	Due         *float64 `json:"due"`
-	Phase       *string  `json:"phase"`
-	Status      *string  `json:"status"`
-	Instance    *string  `json:"instance"`
-	Seed        *uint64  `json:"seed"`
-	TimeUnitS   *float64 `json:"time_unit_s"`
-	PowerCapKW  *float64 `json:"power_cap_kw"`
-	TransportKW *float64 `json:"transport_kw"`
-	Carbon      *float64 `json:"carbon_kg_per_kwh"`
-	WIPCap      *int64   `json:"wip_cap"`
-	Horizon     *float64 `json:"horizon"`
-	Jobs        *int64   `json:"jobs"`
-	TotalOps    *int64   `json:"total_ops"`
+	T           *float64         `json:"t"`
+	Ev          *string          `json:"ev"`
+	Job         *int64           `json:"job"`
+	Op          *int64           `json:"op"`
+	Cell        *string          `json:"cell"`
+	Machine     *int64           `json:"machine"`
+	From        *string          `json:"from"`
+	FromMachine *int64           `json:"from_machine"`
+	Dur         *float64         `json:"dur"`
+	KW          *float64         `json:"kw"`
+	Product     *string          `json:"product"`
+	Ops         *int64           `json:"ops"`
+	Due         *float64         `json:"due"`
+	Phase       *string          `json:"phase"`
+	Status      *string          `json:"status"`
+	Instance    *string          `json:"instance"`
+	Seed        *uint64          `json:"seed"`
+	TimeUnitS   *float64         `json:"time_unit_s"`
+	PowerCapKW  *float64         `json:"power_cap_kw"`
+	TransportKW *float64         `json:"transport_kw"`
+	Carbon      *float64         `json:"carbon_kg_per_kwh"`
+	WIPCap      *int64           `json:"wip_cap"`
+	Horizon     *float64         `json:"horizon"`
+	Jobs        *int64           `json:"jobs"`
+	TotalOps    *int64           `json:"total_ops"`
+	Step        *int64           `json:"step"`
+	Mode        *string          `json:"mode"`
+	Rule        *int64           `json:"rule"`
+	State       *json.RawMessage `json:"state"`
 }
 
 func (l *rawLine) present() uint32 {
@@ -141,6 +151,10 @@ func (l *rawLine) present() uint32 {
 	set(l.Horizon != nil, fHorizon)
 	set(l.Jobs != nil, fJobs)
 	set(l.TotalOps != nil, fTotalOps)
+	set(l.Step != nil, fStep)
+	set(l.Mode != nil, fMode)
+	set(l.Rule != nil, fRule)
+	set(l.State != nil, fState)
 	return m
 }
 

@@ -94,6 +94,9 @@ type jobSt struct {
 	// order in which it blocked) and is no new incident.
 	relFrom  int
 	blockOrd int
+	// modeLine is the line of the mode_selected record of the job's
+	// current routing, 0 if none.
+	modeLine int
 }
 
 // commit is a decision's visible effect: a release or a route_assigned.
@@ -180,6 +183,12 @@ type checker struct {
 
 	tot     totals
 	commits []commit
+
+	// adaptive: the paradigm has rules, so every routing starts with a
+	// mode_selected record (set by Dir from the manifest); modes are those
+	// records.
+	adaptive bool
+	modes    []modeRec
 }
 
 // tolerance for times derived by float arithmetic.
@@ -434,6 +443,11 @@ func (c *checker) apply(r *rec) {
 	}
 	if c.have && r.t > c.hdr.horizon {
 		c.add(r.line, ckTime, "time %v is past the horizon %v", r.t, c.hdr.horizon)
+	}
+	if r.ev == "mode_selected" { // a protocol record: the physical sequence checks do not see it
+		c.modeSelected(r)
+		c.lastLine = r.line
+		return
 	}
 	if c.want != nil {
 		w, desc, wl := c.want, c.wantDesc, c.wantLine
