@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/des/envserver"
+	"github.com/coordbench/coordbench/des/policy"
 )
 
 func desServeCmd() *cobra.Command {
@@ -21,6 +22,7 @@ func desServeCmd() *cobra.Command {
 	var maxEpisodes, maxConns, maxBatch int
 	var maxBody int64
 	var decisionTimeout, longPoll, bodyTimeout time.Duration
+	var files []string
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Host episodes over HTTP (an environment server)",
@@ -36,10 +38,17 @@ VAR, every request must carry "Authorization: Bearer $VAR"; a request
 without it is refused from its headers, its body unread. Headers must
 arrive within 10s, a body within --body-timeout; at most --max-connections
 connections are open at once. Instances are reported ones or gen: specs
-within the default plant limits, which clients cannot raise.`,
+within the default plant limits, which clients cannot raise. Episodes name
+a built-in paradigm or one of --paradigm-file. A create with "play" lists
+the agents its client plays; the built-in controller "others" (default
+rule) answers the rest inside the server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkServeAddr(addr, allowRemote); err != nil {
+				return err
+			}
+			paradigms, err := paradigmSet(files)
+			if err != nil {
 				return err
 			}
 			var token string
@@ -60,7 +69,8 @@ within the default plant limits, which clients cannot raise.`,
 				}
 			}
 			srv, err := envserver.New(envserver.Config{DataDir: data, Keep: keep, Token: token, MaxEpisodes: maxEpisodes,
-				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll, BodyTimeout: bodyTimeout, MaxConns: maxConns, MaxBatch: maxBatch})
+				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll, BodyTimeout: bodyTimeout, MaxConns: maxConns, MaxBatch: maxBatch,
+				Paradigms: paradigms, Builtins: policy.Builtins()})
 			if err != nil {
 				return err
 			}
@@ -107,6 +117,7 @@ within the default plant limits, which clients cannot raise.`,
 	f.DurationVar(&bodyTimeout, "body-timeout", envserver.DefaultBodyTimeout, "time a client has to send a request body, after its headers")
 	f.IntVar(&maxConns, "max-connections", envserver.DefaultMaxConns, "connections open at once; more wait, unaccepted")
 	f.IntVar(&maxBatch, "max-batch", envserver.DefaultMaxBatch, "items of one POST /v1/batch/* request (vectorized environments)")
+	f.StringArrayVar(&files, "paradigm-file", nil, "also serve a custom paradigm from a YAML file (repeatable); episodes name it by its mode_id")
 	return c
 }
 

@@ -53,6 +53,11 @@ type episode struct {
 	timeout  time.Duration // for each decision's actions
 	// agents are the agent ids the paradigm may activate (Status.Agents).
 	agents []string
+	// played and others: the agents the client plays and the built-in
+	// controller answering the rest (both empty: it plays every agent).
+	played []string
+	others string
+	offer  []string     // the mode selector's options (Status.Offer)
 	layout []AreaLayout // set before the episode is shared
 	// tally is written by the run goroutine only (as a tracer); Act and
 	// finish copy it out.
@@ -132,7 +137,22 @@ func (c controller) Notes() map[string]coord.AgentNote {
 // a done ctx (which closes the episode) is an error: the interpreter falls
 // back for every agent and audits why.
 func (c controller) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
-	e := c.e
+	actions, notes, err := c.e.ask(ctx, d)
+	c.e.setNotes(notes)
+	return actions, err
+}
+
+// setNotes keeps the notes of the decision being answered (Notes).
+func (e *episode) setNotes(notes map[string]coord.AgentNote) {
+	e.mu.Lock()
+	e.notes = notes
+	e.mu.Unlock()
+}
+
+// ask publishes d to the client and waits for its actions. A closed
+// episode, a decision timeout or a done ctx (which closes the episode) is
+// an error.
+func (e *episode) ask(ctx context.Context, d *coord.Decision) (map[string]int, map[string]coord.AgentNote, error) {
 	ids := make([]string, 0, len(d.ActiveAgents))
 	masks := make(map[string][]bool, len(d.ActiveAgents))
 	for id, v := range d.ActiveAgents {
@@ -143,7 +163,7 @@ func (c controller) Act(ctx context.Context, d *coord.Decision) (map[string]int,
 	// The interpreter reuses d after Apply: marshal it now.
 	b, err := json.Marshal(d)
 	if err != nil {
-		return nil, fmt.Errorf("cannot encode the payload: %w", err)
+		return nil, nil, fmt.Errorf("cannot encode the payload: %w", err)
 	}
 	p := &pending{step: d.Step, payload: b, progress: e.tally.at(d.Time), ids: ids, masks: masks, start: time.Now(), reply: make(chan reply, 1)}
 	e.mu.Lock()
@@ -151,7 +171,7 @@ func (c controller) Act(ctx context.Context, d *coord.Decision) (map[string]int,
 	if e.state != StateRunning {
 		reason := e.reason
 		e.mu.Unlock()
-		return nil, errors.New("episode closed: " + reason)
+		return nil, nil, errors.New("episode closed: " + reason)
 	}
 	e.pend = p
 	e.decisions++
@@ -163,10 +183,9 @@ func (c controller) Act(ctx context.Context, d *coord.Decision) (map[string]int,
 	select {
 	case r := <-p.reply:
 		e.mu.Lock()
-		e.notes = r.notes
 		e.answered++
 		e.mu.Unlock()
-		return r.actions, nil
+		return r.actions, r.notes, nil
 	case <-e.closeCh:
 	case <-timer.C:
 		e.close(fmt.Sprintf("no actions for step %d within %s", d.Step, e.timeout))
@@ -180,7 +199,7 @@ func (c controller) Act(ctx context.Context, d *coord.Decision) (map[string]int,
 	reason := e.reason
 	e.mu.Unlock()
 	// An answer may have raced the close; it is dropped like a late reply.
-	return nil, errors.New("episode closed: " + reason)
+	return nil, nil, errors.New("episode closed: " + reason)
 }
 
 // ActionsRequest is the body of POST /v1/episodes/{id}/actions.

@@ -78,6 +78,10 @@ type Config struct {
 	MaxBatch int
 	// Paradigms are the paradigms episodes may name (nil: the built-ins).
 	Paradigms *coord.Paradigms
+	// Builtins are the controllers that answer the agents a client does
+	// not play (CreateRequest.Others; policy.Builtins() in des serve). Nil:
+	// none, and a create with "play" is refused.
+	Builtins harness.Builtins
 }
 
 // Server hosts episodes. Use Handler to serve it and Close to stop it.
@@ -229,6 +233,13 @@ type CreateRequest struct {
 	// tardiness plant-wide), so a controller being scored should not ask
 	// for it.
 	Progress bool `json:"progress,omitempty"`
+	// Play, if set, lists the agents the client plays (agent ids of the
+	// episode's Status.Agents); the server answers every other agent with
+	// the built-in controller Others (default DefaultOthers), and a
+	// decision without a played agent never reaches the client. Empty: the
+	// client plays every agent.
+	Play   []string `json:"play,omitempty"`
+	Others string   `json:"others,omitempty"`
 }
 
 // AreaLayout is one area and its cells.
@@ -266,6 +277,14 @@ type Status struct {
 	// in a fixed order: plant, then areas, then cells, as the instance
 	// lists them.
 	Agents []string `json:"agents"`
+	// Played are the agents the client plays (CreateRequest.Play), in the
+	// order of Agents, and Others the built-in controller that answers the
+	// rest; both are empty when the client plays every agent.
+	Played []string `json:"played,omitempty"`
+	Others string   `json:"others,omitempty"`
+	// Offer lists, for a paradigm whose modes an agent selects, the mode
+	// ids of the selector's options, in option order.
+	Offer []string `json:"offer,omitempty"`
 	// Layout lists the plant's areas and their cells, in instance order
 	// (the order of the plant observation's areas and of an area's cells).
 	Layout []AreaLayout `json:"layout"`
@@ -280,7 +299,8 @@ func (e *episode) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{ID: e.id, Instance: e.instance, Paradigm: e.paradigm, Seed: e.seed, State: e.state,
-		Reason: e.reason, Decisions: e.decisions, Answered: e.answered, Agents: e.agents, Layout: e.layout}
+		Reason: e.reason, Decisions: e.decisions, Answered: e.answered, Agents: e.agents, Played: e.played, Others: e.others,
+		Offer: e.offer, Layout: e.layout}
 	if e.pend != nil {
 		step := e.pend.step
 		st.PendingStep = &step
@@ -377,6 +397,11 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 	} else if len(in.Seeds.Test) > 0 {
 		seed = in.Seeds.Test[0]
 	}
+	agents := agentIDs(plant, mode)
+	pl, aerr := s.resolvePlay(&req, agents, seed)
+	if aerr != nil {
+		return nil, aerr
+	}
 	var rb [12]byte
 	rand.Read(rb[:])
 	id := hex.EncodeToString(rb[:])
@@ -386,8 +411,13 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 		s.mu.Unlock()
 		return nil, tooMany
 	}
-	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout, agentIDs(plant, mode))
-	e.layout, e.showProgress = layout(plant), req.Progress
+	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout, agents)
+	e.layout, e.showProgress, e.offer = layout(plant), req.Progress, offeredModes(mode)
+	var ctrl coord.Controller = controller{e}
+	if pl != nil {
+		e.played, e.others = pl.played, pl.others.Name()
+		ctrl = newPlayController(e, pl)
+	}
 	s.eps[id] = e
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -397,28 +427,10 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 		// The run outlives the request that created it: DELETE, the
 		// decision timeout and Close end it, through the episode.
 		res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: plant, Seed: seed, Mode: mode,
-			Controller: controller{e}, Observer: e.tally}, e.dir)
+			Controller: ctrl, Observer: e.tally}, e.dir)
 		e.finish(res, err)
 	}()
 	return e, nil
-}
-
-// agentIDs lists the agents mode may activate on plant: the plant; the
-// areas when the plant delegates to them; the cells when they bid or may
-// reject (payload.md, "Agents and roles").
-func agentIDs(p *factory.Plant, m coord.AuthorityMode) []string {
-	ids := []string{"plant"}
-	if m.RoutingAuthorityMode == coord.RoutingHierarchical || m.RoutingAuthorityMode == coord.RoutingHolonic {
-		for _, a := range p.Areas {
-			ids = append(ids, "area:"+a.ID)
-		}
-	}
-	if m.MediatedBidRoundEnabled || m.CellContractActions == coord.AcceptReject || m.RoutingAuthorityMode == coord.RoutingCNP {
-		for _, c := range p.Cells {
-			ids = append(ids, "cell:"+c.ID)
-		}
-	}
-	return ids
 }
 
 // full reports whether MaxEpisodes are held, so that a create is refused

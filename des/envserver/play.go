@@ -1,0 +1,181 @@
+package envserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/coordbench/coordbench/des/coord"
+)
+
+// DefaultOthers is the built-in controller that answers the agents a
+// client does not play, when its create names none (CreateRequest.Others).
+const DefaultOthers = "rule"
+
+// A client may play only some agents of an episode (CreateRequest.Play):
+// a learner of one role — the mode selector of an adaptive paradigm, say
+// — then need not answer every plant, area and cell decision. The server
+// answers the other agents itself with a built-in controller
+// (CreateRequest.Others): a decision none of whose active agents is played
+// never reaches the client and is audited with source builtin; a decision
+// with played agents is published with those agents only (its
+// active_agents), and all its audits have source external, the agents the
+// server answered carrying the note model "builtin:<others>".
+
+// playing is what a create's play and others resolve to.
+type playing struct {
+	played []string // in the order of the episode's agents
+	others coord.Controller
+}
+
+// resolvePlay checks a create's play and others against the episode's
+// agents and builds the others' controller (seeded with the episode's
+// seed). A create without play is a client that plays every agent (nil).
+func (s *Server) resolvePlay(req *CreateRequest, agents []string, seed uint64) (*playing, *apiError) {
+	bad := func(format string, args ...any) *apiError {
+		return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+	}
+	if len(req.Play) == 0 {
+		if req.Others != "" {
+			return nil, bad(`"others" names who answers the agents the client does not play: give "play" too`)
+		}
+		return nil, nil
+	}
+	if len(req.Play) > len(agents) {
+		return nil, bad(`"play" lists %d agents, but the episode has %d (%s)`, len(req.Play), len(agents), strings.Join(agents, ", "))
+	}
+	want := make(map[string]bool, len(req.Play))
+	for _, id := range req.Play {
+		if !slices.Contains(agents, id) {
+			return nil, bad(`"play": no agent %q in this episode (its agents: %s)`, trunc(id, 64), strings.Join(agents, ", "))
+		}
+		if want[id] {
+			return nil, bad(`"play": agent %q is listed twice`, id)
+		}
+		want[id] = true
+	}
+	name := req.Others
+	if name == "" {
+		name = DefaultOthers
+	}
+	if s.cfg.Builtins == nil {
+		return nil, bad(`"play": this server has no built-in controllers to answer the other agents`)
+	}
+	others, err := s.cfg.Builtins.New(name, seed)
+	if err != nil {
+		return nil, bad(`"others": %v (one of %s)`, err, strings.Join(s.cfg.Builtins.Names(), ", "))
+	}
+	pl := &playing{others: others}
+	for _, id := range agents {
+		if want[id] {
+			pl.played = append(pl.played, id)
+		}
+	}
+	return pl, nil
+}
+
+// playController is the coord.Controller of an episode whose client plays
+// only some agents: the others' answers come from a built-in controller,
+// in the episode's goroutine.
+type playController struct {
+	controller // the episode; its Notes
+	others     coord.Controller
+	played     map[string]bool
+	// src is how the last Act's answers are audited (Source).
+	src coord.Source
+}
+
+func newPlayController(e *episode, pl *playing) *playController {
+	played := make(map[string]bool, len(pl.played))
+	for _, id := range pl.played {
+		played[id] = true
+	}
+	return &playController{controller: controller{e}, others: pl.others, played: played, src: coord.SourceExternal}
+}
+
+// Name implements coord.Controller: "http+<others>".
+func (c *playController) Name() string { return ControllerName + "+" + c.others.Name() }
+
+// Source implements coord.Controller. It is the source of the decision
+// Act answered last: builtin when none of its active agents was played,
+// external otherwise. harness.Run asks for it after Act, for the step Act
+// answered (the envserver tests check the audits' sources).
+func (c *playController) Source() coord.Source { return c.src }
+
+// Act implements coord.Controller.
+func (c *playController) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
+	e := c.e
+	mine := 0
+	for id := range d.ActiveAgents {
+		if c.played[id] {
+			mine++
+		}
+	}
+	if mine == 0 { // the client never sees this decision
+		c.src = coord.SourceBuiltin
+		e.setNotes(nil)
+		if reason, closed := e.closedReason(); closed {
+			return nil, errors.New("episode closed: " + reason)
+		}
+		return c.others.Act(ctx, d)
+	}
+	c.src = coord.SourceExternal
+	ask := &coord.Decision{Version: d.Version, Step: d.Step, Time: d.Time, ActiveAgents: make(map[string]*coord.View, mine)}
+	var theirs *coord.Decision
+	if mine < len(d.ActiveAgents) {
+		theirs = &coord.Decision{Version: d.Version, Step: d.Step, Time: d.Time, ActiveAgents: make(map[string]*coord.View, len(d.ActiveAgents)-mine)}
+	}
+	for id, v := range d.ActiveAgents {
+		if c.played[id] {
+			ask.ActiveAgents[id] = v
+		} else {
+			theirs.ActiveAgents[id] = v
+		}
+	}
+	var builtin map[string]int
+	if theirs != nil { // answered first: the views are the interpreter's until Apply
+		var err error
+		if builtin, err = c.others.Act(ctx, theirs); err != nil {
+			e.setNotes(nil)
+			return nil, fmt.Errorf("built-in controller %s: %w", c.others.Name(), err)
+		}
+	}
+	actions, notes, err := e.ask(ctx, ask)
+	if err != nil {
+		e.setNotes(nil)
+		return nil, err
+	}
+	if theirs != nil {
+		if notes == nil {
+			notes = make(map[string]coord.AgentNote, len(theirs.ActiveAgents))
+		}
+		refused := ""
+		if actions == nil { // the body was refused as a whole: every agent of the step falls back
+			for _, n := range notes {
+				refused = n.Error
+				break
+			}
+		} else {
+			for id := range theirs.ActiveAgents {
+				if a, ok := builtin[id]; ok {
+					actions[id] = a
+				}
+			}
+		}
+		for id := range theirs.ActiveAgents {
+			notes[id] = coord.AgentNote{Model: "builtin:" + c.others.Name(), Error: refused}
+		}
+	}
+	e.setNotes(notes)
+	return actions, nil
+}
+
+// closedReason reports whether the episode was closed, and why.
+func (e *episode) closedReason() (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.reason, e.state != StateRunning
+}
