@@ -23,7 +23,9 @@ const DefaultOthers = "rule"
 // never reaches the client and is audited with source builtin; a decision
 // with played agents is published with those agents only (its
 // active_agents), and all its audits have source external, the agents the
-// server answered carrying the note model "builtin:<others>".
+// server answered carrying the note model "builtin:<others>". An empty
+// play (not an absent one) plays no agent: the server plays the whole
+// episode with others, a baseline on the same terms as a learner's.
 
 // playing is what a create's play and others resolve to.
 type playing struct {
@@ -33,12 +35,13 @@ type playing struct {
 
 // resolvePlay checks a create's play and others against the episode's
 // agents and builds the others' controller (seeded with the episode's
-// seed). A create without play is a client that plays every agent (nil).
+// seed). A create without play is a client that plays every agent (nil);
+// one with an empty play, a client that plays none.
 func (s *Server) resolvePlay(req *CreateRequest, agents []string, seed uint64) (*playing, *apiError) {
 	bad := func(format string, args ...any) *apiError {
 		return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 	}
-	if len(req.Play) == 0 {
+	if req.Play == nil {
 		if req.Others != "" {
 			return nil, bad(`"others" names who answers the agents the client does not play: give "play" too`)
 		}

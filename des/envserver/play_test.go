@@ -137,6 +137,30 @@ func TestPlaySomeAgents(t *testing.T) {
 	}
 }
 
+// A client that plays no agent (an empty play) gets the server's whole
+// episode: the in-process one, with nothing published.
+func TestPlayNobody(t *testing.T) {
+	_, hs := newServer(t, Config{Builtins: policy.Builtins()})
+	c := &client{t: t, base: hs.URL}
+	st := c.createBody(`{"instance":"A3C9-1","paradigm":"hierarchical","seed":3,"play":[],"others":"rule"}`)
+	if len(st.Played) != 0 || st.Others != "rule" {
+		t.Errorf("status: played %v, others %q", st.Played, st.Others)
+	}
+	if d := c.next(st.ID); d != nil {
+		t.Fatalf("a decision was published: step %d", d.Step)
+	}
+	code, tr := c.do("GET", "/v1/episodes/"+st.ID+"/artifacts/trace.jsonl", nil)
+	if code != http.StatusOK || !bytes.Equal(tr, inProcessTrace(t, "hierarchical", 3)) {
+		t.Errorf("trace (%d, %d bytes) differs from the in-process rule episode", code, len(tr))
+	}
+	_, b := c.do("GET", "/v1/episodes/"+st.ID, nil)
+	var end Status
+	if json.Unmarshal(b, &end) != nil || end.Metrics == nil || end.Decisions != 0 ||
+		end.Metrics.Secondary.DecisionsBySource["builtin"] != end.Metrics.GDs {
+		t.Errorf("end status: %s", b)
+	}
+}
+
 func TestPlayRefused(t *testing.T) {
 	_, hs := newServer(t, Config{Builtins: policy.Builtins()})
 	c := &client{t: t, base: hs.URL}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/testenv"
 )
 
@@ -24,15 +26,22 @@ func TestPythonEnv(t *testing.T) {
 	var tb [16]byte
 	rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])
-	_, hs := newServer(t, Config{Token: token})
-	// An impatient server: its long-poll ends before most decisions are
-	// ready, so creates come back without one and steps with 202.
-	_, hsi := newServer(t, Config{Token: token, LongPoll: time.Microsecond})
-
 	root, err := filepath.Abs(filepath.Join("..", "..", "python"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server as des serve runs it, with the example adaptive paradigms.
+	var set coord.Paradigms
+	for _, f := range []string{"adaptive.yaml"} {
+		if _, err := set.AddFile(filepath.Join(root, "..", "examples", "paradigms", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, hs := newServer(t, Config{Token: token, Paradigms: &set, Builtins: policy.Builtins()})
+	// An impatient server: its long-poll ends before most decisions are
+	// ready, so creates come back without one and steps with 202.
+	_, hsi := newServer(t, Config{Token: token, LongPoll: time.Microsecond})
+
 	ctx := t.Context()
 	if dl, ok := t.Deadline(); ok { // a hung Python test fails this test, not the whole run
 		var cancel context.CancelFunc

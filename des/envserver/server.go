@@ -236,9 +236,10 @@ type CreateRequest struct {
 	// Play, if set, lists the agents the client plays (agent ids of the
 	// episode's Status.Agents); the server answers every other agent with
 	// the built-in controller Others (default DefaultOthers), and a
-	// decision without a played agent never reaches the client. Empty: the
-	// client plays every agent.
-	Play   []string `json:"play,omitempty"`
+	// decision without a played agent never reaches the client. Absent
+	// (nil): the client plays every agent; empty: none, and the server
+	// plays the whole episode.
+	Play   []string `json:"play"`
 	Others string   `json:"others,omitempty"`
 }
 
@@ -279,7 +280,8 @@ type Status struct {
 	Agents []string `json:"agents"`
 	// Played are the agents the client plays (CreateRequest.Play), in the
 	// order of Agents, and Others the built-in controller that answers the
-	// rest; both are empty when the client plays every agent.
+	// rest; both are empty when the client plays every agent, and Played
+	// alone when it plays none.
 	Played []string `json:"played,omitempty"`
 	Others string   `json:"others,omitempty"`
 	// Offer lists, for a paradigm whose modes an agent selects, the mode

@@ -1,14 +1,15 @@
 """The flat numeric observation: a fixed-length vector per agent, built
 from the agent's view (docs/payload.md). The feature list is in
-docs/python-env.md ("Observation features"); its length depends only on
-the agent's role and the plant's layout, never on the decision.
+docs/python-env.md ("Observations"); its length depends only on the
+agent's role and the plant's layout (and, for the mode selector, the number
+of modes offered), never on the decision.
 
 Every value is a raw figure from the payload (time units, kW, counts), not
 normalized; an inactive agent's vector is all zeros.
 """
 
-KINDS = ("release", "select_area", "select_cell", "award", "reroute", "plant_fallback", "bid", "commit")
-ACTIONS = ("release", "defer", "allocate", "assign", "bid", "decline", "accept", "reject", "escalate")
+KINDS = ("release", "select_area", "select_cell", "award", "reroute", "plant_fallback", "bid", "commit", "select_mode")
+ACTIONS = ("release", "defer", "allocate", "assign", "bid", "decline", "accept", "reject", "escalate", "mode")
 BID_LEVEL = {"high": 3.0, "medium": 2.0, "low": 1.0}
 
 COMMON = len(KINDS) + 4  # kind one-hot, active, time, power_headroom_kw, legal count
@@ -21,16 +22,26 @@ CELL = 13  # machines, waiting, incoming, buffer, free_slots, blocked_for_admiss
 # power_kw, then machines idle, setup, busy, blocked, down
 OPTION = 7  # legal, action code, f1 … f5 (option_features)
 MACHINE_STATES = ("idle", "setup", "busy", "blocked", "down")
+# The mode selector (agent "mode_selector", role "selector", kind
+# select_mode): the 12 features of its context's mode_state
+# (docs/paradigms.md, "Features"), then the plant block.
+SELECTOR = "mode_selector"
+MODE_FEATURES = ("power_headroom", "wip", "wip_load", "backlog", "down_machines", "blocked_jobs", "capable_cells",
+                 "capable_cells_down", "capable_free_slots", "slack", "reroute", "recent_rejections")
+ROUTINGS = ("centralized", "hierarchical", "heterarchical_cnp", "holonic_hybrid")
 
 
 def role_of(agent):
     return agent.split(":", 1)[0]
 
 
-def action_count(agent, layout):
+def action_count(agent, layout, offer=()):
     """The size of the agent's action space: the most options its role can
-    be offered on this plant (payload.md, "Decision kinds")."""
+    be offered on this plant (payload.md, "Decision kinds"); for the mode
+    selector, the number of modes offered (the episode status's "offer")."""
     role = role_of(agent)
+    if role == SELECTOR:
+        return len(offer)
     if role == "plant":
         cells = sum(len(a["cells"]) for a in layout)
         return max(9, cells + 1, len(layout))  # 8 jobs + defer; every cell + decline
@@ -47,11 +58,17 @@ def area_cells(agent, layout):
     raise KeyError(f"no area {name!r} in the plant layout")
 
 
-def vector_length(agent, layout):
+def plant_length(layout):
+    return PLANT + PLANT_AREA * len(layout)
+
+
+def vector_length(agent, layout, offer=()):
     role = role_of(agent)
-    n = COMMON + WORK_ITEM + OPTION * action_count(agent, layout)
+    n = COMMON + WORK_ITEM + OPTION * action_count(agent, layout, offer)
+    if role == SELECTOR:
+        return n + len(MODE_FEATURES) + plant_length(layout)
     if role == "plant":
-        return n + PLANT + PLANT_AREA * len(layout)
+        return n + plant_length(layout)
     if role == "area":
         return n + AREA + AREA_CELL * len(area_cells(agent, layout))
     return n + CELL
@@ -65,6 +82,8 @@ def option_features(option, now):
     allocate  min_proc_time, transport_time, free_slots, backlog, down
     assign    proc_time, transport_time, free_slots, backlog, bid level (award: 3/2/1, else 0)
     bid       bid level (high 3, medium 2, low 1), 0, 0, 0, 0
+    mode      routing one-hot (centralized, hierarchical, heterarchical_cnp,
+              holonic_hybrid), then 1 when cells may reject (accept_reject)
     other     0, 0, 0, 0, 0
     """
     act = option.get("action")
@@ -81,19 +100,35 @@ def option_features(option, now):
                 _f(c.get("backlog")), BID_LEVEL.get(c.get("bid"), 0.0)]
     if act == "bid":
         return [BID_LEVEL.get(option.get("bid"), 0.0), 0.0, 0.0, 0.0, 0.0]
+    if act == "mode":
+        m = option.get("mode") or {}
+        routing = m.get("routing_authority_mode")
+        return [1.0 if routing == r else 0.0 for r in ROUTINGS] + \
+            [1.0 if m.get("cell_contract_actions") == "accept_reject" else 0.0]
     return [0.0] * 5
+
+
+def _plant_block(p, layout):
+    out = [_f(p.get(k)) for k in ("power_kw", "power_cap_kw", "wip", "wip_cap", "backlog", "completed", "jobs",
+                                  "in_transit")]
+    by_id = {a.get("area"): a for a in p.get("areas") or ()}
+    for a in layout:
+        s = by_id.get(a["area"], {})
+        out += [_f(s.get(k)) for k in ("busy", "down", "blocked", "free_slots", "backlog", "power_kw")]
+    return out
 
 
 def _f(x):
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
 
 
-def encode(agent, view, now, layout):
-    """The agent's vector; view None (inactive) gives zeros."""
-    length = vector_length(agent, layout)
+def encode(agent, view, now, layout, offer=()):
+    """The agent's vector; view None (inactive) gives zeros. offer is the
+    episode's "offer" (the mode selector's options)."""
+    length = vector_length(agent, layout, offer)
     if view is None:
         return [0.0] * length
-    n = action_count(agent, layout)
+    n = action_count(agent, layout, offer)
     out = [1.0 if view.get("kind") == k else 0.0 for k in KINDS]
     legal = set(view.get("legal_actions") or ())
     obs = view.get("observation") or {}
@@ -105,14 +140,12 @@ def encode(agent, view, now, layout):
     else:
         out += [0.0] * WORK_ITEM
     role = role_of(agent)
-    if role == "plant":
-        p = obs.get("plant") or {}
-        out += [_f(p.get(k)) for k in ("power_kw", "power_cap_kw", "wip", "wip_cap", "backlog", "completed",
-                                       "jobs", "in_transit")]
-        by_id = {a.get("area"): a for a in p.get("areas") or ()}
-        for a in layout:
-            s = by_id.get(a["area"], {})
-            out += [_f(s.get(k)) for k in ("busy", "down", "blocked", "free_slots", "backlog", "power_kw")]
+    if role == SELECTOR:
+        ms = (view.get("context") or {}).get("mode_state") or {}
+        out += [_f(ms.get(k)) for k in MODE_FEATURES]
+        out += _plant_block(obs.get("plant") or {}, layout)
+    elif role == "plant":
+        out += _plant_block(obs.get("plant") or {}, layout)
     elif role == "area":
         a = obs.get("area") or {}
         out.append(_f(a.get("power_kw")))

@@ -1,7 +1,7 @@
 """The PettingZoo Parallel API shape over one episode of des serve
 (without importing PettingZoo)."""
 
-from . import features, spaces
+from . import spaces
 from .client import Client
 from .reward import Reward
 from .session import Session
@@ -12,8 +12,10 @@ class ParallelEnv:
     ``coordbench des serve``.
 
     possible_agents are the agents the paradigm may activate (plant,
-    area:<id>, cell:<id>; the server's "agents"), fixed once the first
-    reset has talked to the server. At each step only the agents with a
+    area:<id>, cell:<id>, mode_selector; the server's "agents"), fixed once
+    the first reset has talked to the server; with ``play``, only the
+    agents listed there: the server answers the others with the built-in
+    controller ``others`` (default "rule") and never shows them. At each step only the agents with a
     pending decision act: their infos have "active": True and an
     action_mask with at least one 1; every other agent gets a zero vector,
     payload None, an all-zero mask, and its action is ignored. Every live
@@ -25,11 +27,11 @@ class ParallelEnv:
     metadata = {"name": "coordbench_des_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
     def __init__(self, base_url="http://127.0.0.1:8765", token=None, instance="A3C9-1", paradigm="centralized",
-                 seed=None, reward=None, client=None, use_numpy=None, render_mode=None):
+                 seed=None, reward=None, client=None, use_numpy=None, render_mode=None, play=None, others=None):
         self.client = client or Client(base_url, token)
         self.render_mode = render_mode
         self._seed = seed
-        self._session = Session(instance, paradigm, Reward(reward), use_numpy)
+        self._session = Session(instance, paradigm, Reward(reward), use_numpy, play, others)
         self._spaces = {}
 
     # -- PettingZoo API -----------------------------------------------------
@@ -128,12 +130,12 @@ class ParallelEnv:
         s = self._session
         self._spaces = {}
         for i, a in enumerate(s.possible_agents):
-            act = spaces.Discrete(features.action_count(a, s.layout), None if seed is None else seed * 1009 + i)
-            obs = spaces.Dict({"vector": spaces.Box(features.vector_length(a, s.layout)), "payload": None})
+            act = spaces.Discrete(s.action_count(a), None if seed is None else seed * 1009 + i)
+            obs = spaces.Dict({"vector": spaces.Box(s.vector_length(a)), "payload": None})
             self._spaces[a] = (act, obs)
 
     def _require_started(self):
-        if not self._session.possible_agents:
+        if not self._session.started:
             raise RuntimeError("call reset() first: the agents come from the server")
 
     def __enter__(self):
@@ -145,5 +147,5 @@ class ParallelEnv:
 
 def parallel_env(**kwargs):
     """ParallelEnv(**kwargs): base_url, token, instance, paradigm, seed,
-    reward, use_numpy, render_mode."""
+    reward, use_numpy, render_mode, play, others."""
     return ParallelEnv(**kwargs)

@@ -24,8 +24,18 @@ class Session:
     """The state of one episode: its id, agents, layout, pending decision
     and last progress."""
 
-    def __init__(self, instance, paradigm, reward, use_numpy=None):
+    def __init__(self, instance, paradigm, reward, use_numpy=None, play=None, others=None):
         self.instance, self.paradigm, self.reward = instance, paradigm, reward
+        # play: None plays every agent; a list plays those (an empty one,
+        # none: the server plays the whole episode with others).
+        if isinstance(play, str):
+            raise TypeError("play must be a list of agent ids, not a string")
+        self.play = None if play is None else list(play)
+        if others is not None and self.play is None:
+            raise ValueError("others names who answers the agents the client does not play: give play too")
+        self.others = others
+        self.offer = []
+        self.started = False
         self.use_numpy = numpy_available() if use_numpy is None else bool(use_numpy and _np is not None)
         self.id = None
         self.possible_agents = []
@@ -41,6 +51,10 @@ class Session:
         # progress: the plant-wide tally the reward is computed from (more
         # than the agents' payloads show; docs/http-server.md).
         item = {"instance": self.instance, "paradigm": self.paradigm, "progress": True}
+        if self.play is not None:
+            item["play"] = self.play
+            if self.others is not None:
+                item["others"] = self.others
         if seed is not None:
             item["seed"] = int(seed)
         return item
@@ -53,8 +67,12 @@ class Session:
             raise ItemError(res.get("code", 0), res.get("error", "create failed"))
         ep = res["episode"]
         self.id, self.seed = res["id"], ep["seed"]
-        self.possible_agents = list(ep["agents"])
+        # A client that plays some agents has only those (the server
+        # answers the rest and never shows them).
+        self.possible_agents = list(ep["agents"] if self.play is None else ep.get("played") or ())
         self.layout = ep["layout"]
+        self.offer = list(ep.get("offer") or ())
+        self.started = True
         self.agents = list(self.possible_agents)
         self.metrics, self.decision = None, None
         self.progress = res.get("progress") or {}
@@ -73,6 +91,8 @@ class Session:
             raise ItemError(code, res.get("error", ""), self.id or "", res.get("consumed", False))
         self.progress = res.get("progress") or self.progress
         self._take(res)
+        if res.get("done"):  # no decision for this client (it plays no agent)
+            self.metrics, self.agents = res.get("metrics") or {}, []
         obs = self._observations()
         return obs, self._infos({})
 
@@ -141,7 +161,7 @@ class Session:
             for agent, view in d["active_agents"].items():
                 if agent not in self.possible_agents:
                     raise RuntimeError(f"active agent {agent} is not among the episode's agents")
-                if len(view.get("options") or ()) > features.action_count(agent, self.layout):
+                if len(view.get("options") or ()) > self.action_count(agent):
                     raise RuntimeError(f"{agent} has more options than its action space")
 
     def view(self, agent):
@@ -149,8 +169,14 @@ class Session:
             return None
         return self.decision["active_agents"].get(agent)
 
+    def action_count(self, agent):
+        return features.action_count(agent, self.layout, self.offer)
+
+    def vector_length(self, agent):
+        return features.vector_length(agent, self.layout, self.offer)
+
     def _mask(self, agent, view):
-        n = features.action_count(agent, self.layout)
+        n = self.action_count(agent)
         if view is None:
             return [0] * n
         legal = set(view.get("legal_actions") or ())
@@ -158,7 +184,7 @@ class Session:
 
     def _obs(self, agent, view):
         now = float(self.decision["time"]) if self.decision else float(self.progress.get("time", 0.0))
-        vec = features.encode(agent, view, now, self.layout)
+        vec = features.encode(agent, view, now, self.layout, self.offer)
         o = {"vector": vec, "payload": view}
         if self.use_numpy:
             o["array"] = _np.asarray(vec, dtype=_np.float32)

@@ -7,15 +7,19 @@ from .parallel import ParallelEnv
 
 class GymEnv:
     """reset(seed) -> (obs, info); step(action) -> (obs, reward,
-    terminated, truncated, info). obs is the plant's {"vector", "payload"}
+    terminated, truncated, info). obs is the agent's {"vector", "payload"}
     and info["action_mask"] its mask; at the end info["metrics"] holds the
-    15 metrics."""
+    15 metrics. The agent is the plant, or the one agent of play (e.g.
+    play=["mode_selector"], paradigm="adaptive_agent": the server's
+    built-in controller answers every other agent)."""
 
     metadata = ParallelEnv.metadata
 
-    def __init__(self, paradigm="centralized", **kwargs):
-        self._env = ParallelEnv(paradigm=paradigm, **kwargs)
-        self.agent = "plant"
+    def __init__(self, paradigm="centralized", play=None, **kwargs):
+        if play is not None and (isinstance(play, str) or len(play) != 1):
+            raise ValueError(f"gym_env plays one agent: play must list exactly one, got {play!r}")
+        self._env = ParallelEnv(paradigm=paradigm, play=play, **kwargs)
+        self.agent = play[0] if play else "plant"
 
     @property
     def unwrapped(self):
@@ -38,7 +42,7 @@ class GymEnv:
         if self._env.possible_agents != [self.agent]:
             agents = self._env.possible_agents
             self._env.close()
-            raise ValueError(f"gym_env needs a paradigm where only the plant decides; "
+            raise ValueError(f"gym_env needs a paradigm where only {self.agent} decides (or play=[agent]); "
                              f"{self._env._session.paradigm} has agents {agents}")
         return obs[self.agent], infos[self.agent]
 
@@ -61,6 +65,7 @@ class GymEnv:
 
 
 def gym_env(**kwargs):
-    """GymEnv(**kwargs): base_url, token, instance, seed, reward, use_numpy
-    (paradigm defaults to centralized, the only built-in one it accepts)."""
+    """GymEnv(**kwargs): base_url, token, instance, seed, reward, use_numpy,
+    paradigm (default centralized, the only built-in one where the plant
+    decides alone), play (one agent) and others."""
     return GymEnv(**kwargs)

@@ -15,17 +15,17 @@ class VectorEnv:
     ParallelEnv.step returns it. A sub-environment that has ended stays
     ended (its agents empty, its entries empty dicts) until the next
     reset(); ``done`` lists which have ended. n is bounded by the server's
-    --max-batch.
+    --max-batch. play and others are ParallelEnv's.
     """
 
     def __init__(self, n, base_url="http://127.0.0.1:8765", token=None, instance="A3C9-1", paradigm="centralized",
-                 seed=None, reward=None, client=None, use_numpy=None):
+                 seed=None, reward=None, client=None, use_numpy=None, play=None, others=None):
         if n < 1:
             raise ValueError("n must be at least 1")
         self.num_envs = n
         self.client = client or Client(base_url, token)
         self._seed = seed
-        self.sessions = [Session(instance, paradigm, Reward(reward), use_numpy) for _ in range(n)]
+        self.sessions = [Session(instance, paradigm, Reward(reward), use_numpy, play, others) for _ in range(n)]
 
     @property
     def agents(self):
