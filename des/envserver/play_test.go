@@ -165,12 +165,12 @@ func TestPlayRefused(t *testing.T) {
 	_, hs := newServer(t, Config{Builtins: policy.Builtins()})
 	c := &client{t: t, base: hs.URL}
 	for body, want := range map[string]string{
-		`"play":["cell:C1"]`:                          `no agent "cell:C1"`,
-		`"play":["plant","plant"],"paradigm":"hierarchical"`:                    "listed twice",
-		`"play":["plant"],"others":"llm"`:             `"others"`,
-		`"others":"rule"`:                             `give "play" too`,
-		`"play":["plant","a","b","c","d"]`:            "the episode has 1",
-		`"play":["` + strings.Repeat("x", 500) + `"]`: "no agent",
+		`"play":["cell:C1"]`: `no agent "cell:C1"`,
+		`"play":["plant","plant"],"paradigm":"hierarchical"`: "listed twice",
+		`"play":["plant"],"others":"llm"`:                    `"others"`,
+		`"others":"rule"`:                                    `give "play" too`,
+		`"play":["plant","a","b","c","d"]`:                   "the episode has 1",
+		`"play":["` + strings.Repeat("x", 500) + `"]`:        "no agent",
 	} {
 		code, b := c.do("POST", "/v1/episodes", []byte(`{"instance":"A3C9-1","paradigm":"centralized",`+body+`}`))
 		if msg := errMsg(t, b); code != http.StatusBadRequest || !strings.Contains(msg, want) || len(msg) > 400 {
