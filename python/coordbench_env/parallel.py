@@ -120,6 +120,12 @@ class ParallelEnv:
     def layout(self):
         return self._session.layout
 
+    @property
+    def offer(self):
+        """The mode ids of the mode selector's options, in option order
+        (the episode status's "offer"); empty for a paradigm without one."""
+        return list(self._session.offer)
+
     def _close_episode(self):
         if self._session.id is not None:
             eid, self._session.id = self._session.id, None

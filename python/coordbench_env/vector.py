@@ -39,11 +39,19 @@ class VectorEnv:
     def metrics(self):
         return [s.metrics for s in self.sessions]
 
-    def reset(self, seed=None):
-        if seed is None:
-            seed = self._seed
+    def reset(self, seed=None, seeds=None):
+        """Start n new episodes (closing the previous ones): environment i
+        plays seed + i, or seeds[i] when seeds (a list of n) is given."""
+        if seeds is not None:
+            seeds = list(seeds)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments")
+        else:
+            if seed is None:
+                seed = self._seed
+            seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
         self.close()
-        items = [s.create_item(None if seed is None else seed + i) for i, s in enumerate(self.sessions)]
+        items = [s.create_item(sd) for s, sd in zip(self.sessions, seeds)]
         results = self.client.batch_create(items)
         out, failed = [None] * self.num_envs, None
         todo = []
