@@ -15,7 +15,7 @@ func adaptiveModes(t *testing.T) []coord.AuthorityMode {
 	t.Helper()
 	var set coord.Paradigms
 	var out []coord.AuthorityMode
-	for _, f := range []string{"../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml"} {
+	for _, f := range []string{"../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml", "../../../examples/paradigms/adaptive_agent.yaml"} {
 		m, err := set.AddFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -169,4 +169,43 @@ func TestModeMutations(t *testing.T) {
 		}
 		t.Errorf("a mode_selected under a static paradigm passed:%s", problemsText(rep, 10))
 	})
+}
+
+// TestAgentChoiceMutations: a mode_selected record that misstates the
+// mode_selector's choice, or claims a rule, is caught.
+func TestAgentChoiceMutations(t *testing.T) {
+	dir := t.TempDir()
+	runModeDir(t, "A5C12-1", adaptiveModes(t)[2], "random", 2, dir)
+	for _, tc := range []struct {
+		name, msg string
+		edit      func(l line)
+	}{
+		{"another mode", "the mode_selector chose", func(l line) {
+			if str(l, "mode") == "centralized" {
+				l["mode"] = "hierarchical"
+			} else {
+				l["mode"] = "centralized"
+			}
+		}},
+		{"a rule instead of the agent", "the mode_selector agent chooses", func(l line) { l["rule"] = json.Number("0") }},
+		{"another step", "select_mode", func(l line) { setNum(l, "step", num(l, "step")+1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := loadRun(t, dir)
+			k := f.find(0, func(l line) bool { return ev(l) == "mode_selected" })
+			tc.edit(f.trace[k])
+			out := t.TempDir()
+			f.write(t, out)
+			rep, err := Dir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range rep.Problems {
+				if p.Check == ckMode && strings.Contains(p.Msg, tc.msg) {
+					return
+				}
+			}
+			t.Errorf("check %q (%q) did not fire:%s", ckMode, tc.msg, problemsText(rep, 10))
+		})
+	}
 }
