@@ -71,6 +71,24 @@ func adaptiveBase(t *testing.T) (string, *runFiles, []int) {
 	return dir, f, idx
 }
 
+// requireModeProblem writes f and requires the mode-rule check to report
+// a problem whose message contains msg.
+func requireModeProblem(t *testing.T, f *runFiles, msg string) {
+	t.Helper()
+	dir := t.TempDir()
+	f.write(t, dir)
+	rep, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Problems {
+		if p.Check == ckMode && strings.Contains(p.Msg, msg) {
+			return
+		}
+	}
+	t.Errorf("check %q (%q) did not fire; got %d problems:%s", ckMode, msg, len(rep.Problems), problemsText(rep, 10))
+}
+
 // TestModeMutations: a trace whose recorded mode or state contradicts
 // the rules or the replay, a routing without its choice, a payload that
 // misstates who has authority, and a choice under a static paradigm are
@@ -135,18 +153,7 @@ func TestModeMutations(t *testing.T) {
 				}
 			}
 			tc.mutate(f, idx)
-			dir := t.TempDir()
-			f.write(t, dir)
-			rep, err := Dir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range rep.Problems {
-				if p.Check == ckMode && strings.Contains(p.Msg, tc.msg) {
-					return
-				}
-			}
-			t.Errorf("check %q (%q) did not fire; got %d problems:%s", ckMode, tc.msg, len(rep.Problems), problemsText(rep, 10))
+			requireModeProblem(t, f, tc.msg)
 		})
 	}
 	t.Run("a choice under a static paradigm", func(t *testing.T) {
@@ -156,18 +163,7 @@ func TestModeMutations(t *testing.T) {
 		at := f.find(0, func(l line) bool { return ev(l) == "route_assigned" })
 		rec["job"], rec["op"], rec["t"] = f.trace[at]["job"], f.trace[at]["op"], f.trace[at]["t"]
 		f.insert(at, rec)
-		dir := t.TempDir()
-		f.write(t, dir)
-		rep, err := Dir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range rep.Problems {
-			if p.Check == ckMode && strings.Contains(p.Msg, "has no adaptive rules") {
-				return
-			}
-		}
-		t.Errorf("a mode_selected under a static paradigm passed:%s", problemsText(rep, 10))
+		requireModeProblem(t, f, "has no adaptive rules")
 	})
 }
 
@@ -194,18 +190,7 @@ func TestAgentChoiceMutations(t *testing.T) {
 			f := loadRun(t, dir)
 			k := f.find(0, func(l line) bool { return ev(l) == "mode_selected" })
 			tc.edit(f.trace[k])
-			out := t.TempDir()
-			f.write(t, out)
-			rep, err := Dir(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range rep.Problems {
-				if p.Check == ckMode && strings.Contains(p.Msg, tc.msg) {
-					return
-				}
-			}
-			t.Errorf("check %q (%q) did not fire:%s", ckMode, tc.msg, problemsText(rep, 10))
+			requireModeProblem(t, f, tc.msg)
 		})
 	}
 }
