@@ -24,9 +24,33 @@ type Adaptive struct {
 	// which ModeState.RecentRejections counts cells' rejections (0: the
 	// default, DefaultRejectionWindow).
 	RejectionWindow float64 `json:"rejection_window,omitempty" yaml:"rejection_window,omitempty"`
-	// Rules are tried in order.
-	Rules []ModeRule `json:"rules" yaml:"rules"`
+	// Rules are tried in order (Selector "rules", the default).
+	Rules []ModeRule `json:"rules,omitempty" yaml:"rules,omitempty"`
+	// Selector says who chooses: "rules" (or empty: the rules above) or
+	// "agent": the mode_selector agent, a decision of its own (kind
+	// select_mode) among the modes of Offer.
+	Selector string `json:"selector,omitempty" yaml:"selector,omitempty"`
+	// Offer lists the modes the mode_selector agent chooses among, in
+	// option order (Selector "agent" only): built-in paradigms, ids of
+	// Modes, or the paradigm's own id.
+	Offer []string `json:"offer,omitempty" yaml:"offer,omitempty"`
 }
+
+// Who chooses an adaptive paradigm's modes (Adaptive.Selector).
+const (
+	SelectorRules = "rules"
+	SelectorAgent = "agent"
+)
+
+// RuleOfAgent is ModeChoice.Rule (and the trace's mode_selected rule) when
+// the mode_selector agent chose.
+const RuleOfAgent = -2
+
+// maxOffer bounds Adaptive.Offer.
+const maxOffer = 16
+
+// ByAgent reports whether the mode_selector agent chooses the modes.
+func (a *Adaptive) ByAgent() bool { return a.Selector == SelectorAgent }
 
 // DefaultRejectionWindow is Adaptive.RejectionWindow when the file gives
 // none: 300 time units (five minutes on the reported instances).
@@ -317,8 +341,23 @@ func (m AuthorityMode) validateAdaptive() error {
 	at := func(path, format string, args ...any) error {
 		return &FieldError{Mode: m.ID, Path: "adaptive." + path, Msg: fmt.Sprintf(format, args...)}
 	}
-	if len(a.Rules) == 0 {
-		return at("rules", "give at least one rule (a paradigm without rules is static: leave adaptive out)")
+	switch a.Selector {
+	case "", SelectorRules:
+		if len(a.Rules) == 0 {
+			return at("rules", "give at least one rule (a paradigm without rules is static: leave adaptive out)")
+		}
+		if len(a.Offer) > 0 {
+			return at("offer", "offer is the mode_selector agent's choice: it goes with selector: agent")
+		}
+	case SelectorAgent:
+		if len(a.Rules) > 0 {
+			return at("rules", "with selector: agent the mode_selector agent chooses: give offer, not rules")
+		}
+		if len(a.Offer) < 2 || len(a.Offer) > maxOffer {
+			return at("offer", "give between 2 and %d modes for the mode_selector agent to choose among (got %d)", maxOffer, len(a.Offer))
+		}
+	default:
+		return at("selector", "want rules or agent (got %q)", a.Selector)
 	}
 	if len(a.Rules) > maxRules || len(a.Modes) > maxRules {
 		return fail("at most %d rules and %d modes", maxRules, maxRules)
@@ -339,6 +378,14 @@ func (m AuthorityMode) validateAdaptive() error {
 			return at(path, "id %q is taken (a built-in paradigm, the paradigm's own id or an earlier mode)", sub.ID)
 		}
 		seen[sub.ID] = true
+	}
+	for i, id := range a.Offer {
+		if _, ok := m.ruleMode(id); !ok {
+			return at(fmt.Sprintf("offer[%d]", i), "unknown mode %q (a built-in paradigm, one of modes, or %q)", id, m.ID)
+		}
+		if slices.Contains(a.Offer[:i], id) {
+			return at(fmt.Sprintf("offer[%d]", i), "%q is offered twice", id)
+		}
 	}
 	count := 0
 	for i := range a.Rules {
@@ -417,6 +464,7 @@ type adaptiveSel struct {
 	own     AuthorityMode   // its own switches, rules dropped
 	byRule  []AuthorityMode // the mode of each rule
 	because []string        // each rule's condition as text
+	offered []AuthorityMode // the modes the mode_selector agent chooses among (Offer)
 	window  float64
 }
 
@@ -427,6 +475,10 @@ func compileAdaptive(m AuthorityMode) *adaptiveSel {
 		sub, _ := m.ruleMode(m.Adaptive.Rules[i].Mode) // Validate resolved it
 		s.byRule = append(s.byRule, sub)
 		s.because = append(s.because, m.Adaptive.Rules[i].When.String())
+	}
+	for _, id := range m.Adaptive.Offer {
+		sub, _ := m.ruleMode(id)
+		s.offered = append(s.offered, sub)
 	}
 	return s
 }

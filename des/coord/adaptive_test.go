@@ -99,6 +99,12 @@ func TestAdaptiveFileErrors(t *testing.T) {
 			`id "centralized" is taken`},
 		{"unknown key", "adaptive:\n  rules:\n    - mode: centralized\n      if: {feature: wip, gt: 1}\n", "line 8: field if not found"},
 		{"negative window", "adaptive:\n  rejection_window: -5\n  rules:\n    - mode: centralized\n      when: {feature: wip, gt: 1}\n", ":6: authority mode \"x\": adaptive.rejection_window: must be a positive number"},
+		{"agent without offer", "adaptive:\n  selector: agent\n", ":5: authority mode \"x\": adaptive.offer: give between 2 and 16 modes"},
+		{"agent with rules", "adaptive:\n  selector: agent\n  offer: [centralized, hierarchical]\n  rules:\n    - mode: centralized\n      when: {feature: wip, gt: 1}\n", "adaptive.rules: with selector: agent the mode_selector agent chooses"},
+		{"offer twice", "adaptive:\n  selector: agent\n  offer: [centralized, centralized]\n", `adaptive.offer[1]: "centralized" is offered twice`},
+		{"unknown offer", "adaptive:\n  selector: agent\n  offer: [centralized, local]\n", `adaptive.offer[1]: unknown mode "local"`},
+		{"offer with rules selector", "adaptive:\n  offer: [centralized, hierarchical]\n  rules:\n    - mode: centralized\n      when: {feature: wip, gt: 1}\n", "adaptive.offer: offer is the mode_selector agent's choice"},
+		{"unknown selector", "adaptive:\n  selector: oracle\n", `adaptive.selector: want rules or agent (got "oracle")`},
 		{"too deep", "adaptive:\n  rules:\n    - mode: centralized\n      when: " + strings.Repeat("{not: ", 20) + "{feature: wip, gt: 1}" + strings.Repeat("}", 20) + "\n",
 			"conditions nested deeper than 16"},
 	} {
@@ -168,7 +174,7 @@ func TestParadigmSchema(t *testing.T) {
 		return sch.Validate(inst)
 	}
 	good := map[string][]byte{}
-	for _, path := range []string{examplePath, "../harness/check/testdata/adaptive_stress.yaml"} {
+	for _, path := range []string{examplePath, "../harness/check/testdata/adaptive_stress.yaml", "../../examples/paradigms/adaptive_agent.yaml"} {
 		good[path] = []byte(readFile(t, path))
 	}
 	for i, block := range fenced(t, "../../docs/paradigms.md", "yaml") {
@@ -193,6 +199,9 @@ func TestParadigmSchema(t *testing.T) {
 		"adaptive:\n  rules:\n    - {mode: centralized, if: {feature: wip, gt: 1}}\n",
 		"adaptive:\n  rejection_window: -5\n  rules:\n    - {mode: centralized, when: {feature: wip, gt: 1}}\n",
 		"colour: red\n",
+		"adaptive:\n  selector: agent\n  offer: [centralized]\n",
+		"adaptive:\n  selector: agent\n  offer: [centralized, hierarchical]\n  rules:\n    - {mode: centralized, when: {feature: wip, gt: 1}}\n",
+		"adaptive:\n  selector: oracle\n  offer: [centralized, hierarchical]\n",
 	} {
 		if err := check(bad, []byte(head+bad)); err == nil {
 			t.Errorf("the schema accepts %q", bad)

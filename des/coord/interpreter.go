@@ -219,7 +219,6 @@ func (in *Interpreter) Next() *Decision {
 		return nil
 	}
 	in.gen++ // the engine may have moved: every snapshot is stale
-	in.chosen = false
 	d := &in.decision
 	*d = Decision{Version: PayloadVersion, Step: in.step, Time: e.Now(), ActiveAgents: d.ActiveAgents, answer: d.answer, agents: d.agents[:0]}
 	if d.ActiveAgents == nil {

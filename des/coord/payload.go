@@ -15,6 +15,11 @@ const (
 	RolePlant = "plant"
 	RoleArea  = "area"
 	RoleCell  = "cell"
+	// RoleSelector is the mode_selector agent's role: under an adaptive
+	// paradigm with selector agent it chooses each work item's mode.
+	RoleSelector = "selector"
+	// AgentModeSelector is its agent id.
+	AgentModeSelector = "mode_selector"
 )
 
 // Decision kinds.
@@ -30,6 +35,9 @@ const (
 	// the plant places it on any capable cell, or declines and leaves it
 	// to the contract-safe fallback (an audited harness decision, G_fb).
 	KindPlantFallback = "plant_fallback"
+	// KindSelectMode: the mode_selector chooses the authority mode of a
+	// work item whose routing starts (adaptive paradigms, selector agent).
+	KindSelectMode = "select_mode"
 )
 
 // Option actions.
@@ -43,6 +51,7 @@ const (
 	ActAccept   = "accept"
 	ActReject   = "reject"
 	ActEscalate = "escalate" // area: hand the item back to the plant
+	ActMode     = "mode"     // select_mode: route the item under this mode
 )
 
 // bidClasses are the bid value classes a cell may offer, strongest first.
@@ -208,7 +217,10 @@ type Context struct {
 	WorkItem *WorkItem `json:"work_item,omitempty"`
 	// Authority, under an adaptive paradigm only, says which mode governs
 	// the work item and why (the rule the harness applied).
-	Authority    *Authority `json:"authority,omitempty"`
+	Authority *Authority `json:"authority,omitempty"`
+	// ModeState, in select_mode views only, is the state an adaptive
+	// paradigm's rules would read (the trace's mode_selected state).
+	ModeState    *ModeState `json:"mode_state,omitempty"`
 	Contract     *Contract  `json:"contract,omitempty"`
 	Alarms       []string   `json:"alarms,omitempty"`
 	RecentEvents []string   `json:"recent_events"`
@@ -254,6 +266,18 @@ type Option struct {
 	Cell   *CellOption `json:"cell,omitempty"`
 	Area   *AreaOption `json:"area,omitempty"`
 	Bid    string      `json:"bid,omitempty"`
+	Mode   *ModeOption `json:"mode,omitempty"`
+}
+
+// ModeOption is an authority mode the mode_selector may choose: its id and
+// switches.
+type ModeOption struct {
+	ID                      string `json:"mode_id"`
+	RoutingAuthorityMode    string `json:"routing_authority_mode"`
+	CellContractActions     string `json:"cell_contract_actions"`
+	AreaLocalRerouteEnabled bool   `json:"area_local_reroute_enabled"`
+	PlantRerouteRequired    bool   `json:"plant_reroute_required"`
+	MediatedBidRoundEnabled bool   `json:"mediated_bid_round_enabled"`
 }
 
 // Target names what the option is about: the job number, the area or cell
@@ -266,6 +290,8 @@ func (o Option) Target() string {
 		return o.Area.Area
 	case o.Cell != nil:
 		return o.Cell.Cell
+	case o.Mode != nil:
+		return o.Mode.ID
 	}
 	return o.Bid
 }

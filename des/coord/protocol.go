@@ -18,6 +18,7 @@ const (
 	stCommit                     // the proposed cell accepts or rejects
 	stReroute                    // after a rejection the area tries a sibling, or escalates
 	stPlantFallback              // the protocol ran out of options: the plant places the item, or declines
+	stSelectMode                 // the mode_selector chooses the item's mode (adaptive, selector agent)
 )
 
 // itemState is the protocol state of the work item being routed.
@@ -62,21 +63,34 @@ func (in *Interpreter) startItem(j int) error {
 		rejected: it.rejected[:0], escalated: it.escalated[:0],
 	}
 	it.op, _, _ = e.CurrentOp(j)
-	if in.isStatic {
+	why, from, reroute := e.Reroute(j)
+	if reroute {
+		it.trigger = why
+	}
+	switch {
+	case in.isStatic:
 		it.mode = in.static // a static mode reads no observation (itemViews describes the item); Reset validated it
-	} else if in.adaptive != nil {
+	case in.adaptive != nil && in.adaptive.mode.Adaptive.ByAgent():
+		in.startSelection(j) // the mode_selector decides first; beginProtocol follows its answer
+		return nil
+	case in.adaptive != nil:
 		it.mode = in.chooseMode(j)
-	} else {
+	default:
 		in.fillWorkItem()
 		it.mode = in.sel.ModeFor(&in.work, in.plantObservation())
 		if err := it.mode.Validate(); err != nil {
 			return fmt.Errorf("mode selector for job %d: %w", j, err)
 		}
 	}
-	why, from, reroute := e.Reroute(j)
-	if reroute {
-		it.trigger = why
-	}
+	in.beginProtocol(from, reroute)
+	return nil
+}
+
+// beginProtocol sets the first stage of the work item under its mode;
+// from and reroute are the engine's Reroute of its job.
+func (in *Interpreter) beginProtocol(from int, reroute bool) {
+	e := in.eng
+	it := &in.item
 	switch {
 	case reroute && it.mode.AreaLocalRerouteEnabled:
 		// A blocked item is first the business of the area that holds its
@@ -91,12 +105,18 @@ func (in *Interpreter) startItem(j int) error {
 	default:
 		it.stage = stPlantCell
 	}
-	return nil
 }
 
 // advance commits one step of the running item's protocol.
 func (in *Interpreter) advance(d *Decision) error {
 	it := &in.item
+	if it.stage == stSelectMode { // not one of the item's protocol steps: its protocol starts at the next
+		_, act := in.decided(AgentModeSelector)
+		in.commitSelection(d, act)
+		_, from, reroute := in.eng.Reroute(it.job)
+		in.beginProtocol(from, reroute)
+		return nil
+	}
 	it.steps++
 	switch it.stage {
 	case stPlantFallback:

@@ -190,6 +190,11 @@ func TestPayloadSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	modes[adaptive.ID] = adaptive // payloads with an authority
+	agentMode, err := new(coord.Paradigms).AddFile("../../examples/paradigms/adaptive_agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes[agentMode.ID] = agentMode // select_mode views of the mode_selector
 	cov := &coverage{kinds: map[string]int{}, triggers: map[string]int{}, messages: map[string]int{}, sources: map[coord.Source]int{}}
 	planned := 0
 	t.Run("episodes", func(t *testing.T) {
@@ -241,7 +246,7 @@ func TestPayloadSchema(t *testing.T) {
 	// The runs must exercise every decision kind, every protocol trigger
 	// and every message type, or the schema is not fully tested.
 	for _, k := range []string{"plant/release", "plant/select_area", "plant/select_cell", "plant/award",
-		"area/select_cell", "area/award", "area/reroute", "cell/bid", "cell/commit"} {
+		"area/select_cell", "area/award", "area/reroute", "cell/bid", "cell/commit", "selector/select_mode"} {
 		if cov.kinds[k] == 0 {
 			t.Errorf("no %s decision was validated", k)
 		}
@@ -377,6 +382,11 @@ func decisionInvariants(d *coord.Decision, step int, now float64) error {
 			want = "area:" + v.Observation.Area.Area
 		case coord.RoleCell:
 			want = "cell:" + v.Observation.Cell.Cell
+		case coord.RoleSelector:
+			want = coord.AgentModeSelector
+			if len(d.ActiveAgents) != 1 {
+				return fmt.Errorf("%s: active with %d other agents", id, len(d.ActiveAgents)-1)
+			}
 		}
 		if id != want {
 			return fmt.Errorf("%s: role %s observes %q", id, v.Role, want)

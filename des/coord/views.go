@@ -27,6 +27,8 @@ func decisionFactors(kind string) []string {
 		return rerouteFactors
 	case KindPlantFallback:
 		return plantFallbackFactors
+	case KindSelectMode:
+		return selectModeFactors
 	}
 	return nil
 }
@@ -241,6 +243,8 @@ func (in *Interpreter) itemViews(d *Decision) {
 		return &s.view
 	}
 	switch it.stage {
+	case stSelectMode:
+		in.selectorView()
 	case stPlantCell:
 		v := plant()
 		v.Kind = KindSelectCell

@@ -186,7 +186,7 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.ControllerFail)
 			break
 		}
-		if mc, ok := in.ModeChoice(); ok && tw != nil { // an adaptive paradigm chose the mode of a new work item
+		if mc, ok := in.ModeChoice(); ok && tw != nil { // an adaptive paradigm's rules chose the mode of a new work item
 			tw.WriteModeChoice(mc)
 		}
 		var audits []coord.Audit
@@ -200,6 +200,9 @@ func Run(ctx context.Context, ep Episode) Result {
 			var actions map[string]int
 			actions, cerr = act(ctx, ep.Controller, d)
 			audits, err = in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
+		}
+		if mc, ok := in.ModeChoice(); ok && tw != nil { // the mode_selector agent chose the item's mode
+			tw.WriteModeChoice(mc)
 		}
 		for i := range audits {
 			sources = sources.add(audits[i].Source)

@@ -71,6 +71,9 @@ type auditLine struct {
 			Cell *struct {
 				Cell string `json:"cell"`
 			} `json:"cell"`
+			Mode *struct {
+				ID string `json:"mode_id"`
+			} `json:"mode"`
 		} `json:"options"`
 		Context struct {
 			WorkItem *struct {

@@ -35,9 +35,14 @@ type modeRec struct {
 	replayed map[string]float64 // the state recomputed from the replay (recent_rejections aside)
 }
 
+// ruleOfAgent is the rule of a mode the mode_selector agent chose.
+const ruleOfAgent = -2
+
 // paradigmRules is the manifest's adaptive paradigm.
 type paradigmRules struct {
-	RejectionWindow float64 `json:"rejection_window"`
+	RejectionWindow float64  `json:"rejection_window"`
+	Selector        string   `json:"selector"`
+	Offer           []string `json:"offer"`
 	Modes           []struct {
 		ID      string `json:"mode_id"`
 		Routing string `json:"routing_authority_mode"`
@@ -130,7 +135,7 @@ func (c *checker) modeSelected(r *rec) {
 		c.add(r.line, ckFormat, "mode_selected: state keys %v, want %v", keys, want)
 		return
 	}
-	if *ml.Step < 0 || *ml.Step > math.MaxInt32 || *ml.Rule < -1 || *ml.Rule > math.MaxInt32 {
+	if *ml.Step < 0 || *ml.Step > math.MaxInt32 || *ml.Rule < ruleOfAgent || *ml.Rule > math.MaxInt32 {
 		c.add(r.line, ckFormat, "mode_selected: step %d or rule %d out of range", *ml.Step, *ml.Rule)
 		return
 	}
@@ -245,6 +250,12 @@ func checkModes(c *checker, rules *paradigmRules, own ownMode, msgs []msgRec, au
 	}
 	type key struct{ job, op int }
 	spells := map[key][]*modeRec{}
+	selections := map[int]*auditLine{} // the select_mode decisions by step
+	for i := range audits {
+		if a := &audits[i]; a.Kind == "select_mode" && a.Step != nil {
+			selections[*a.Step] = a
+		}
+	}
 	for i := range c.modes {
 		m := &c.modes[i]
 		n := 0
@@ -257,16 +268,20 @@ func checkModes(c *checker, rules *paradigmRules, own ownMode, msgs []msgRec, au
 			add(ckMode, "trace.jsonl:%d: mode_selected of job %d op %d records recent_rejections %v; messages.jsonl gives %d",
 				m.line, m.job, m.op, m.state["recent_rejections"], n)
 		}
-		wantRule, wantMode := -1, own.id
-		for k := range rules.Rules {
-			if rules.Rules[k].When.holds(m.state) {
-				wantRule, wantMode = k, rules.Rules[k].Mode
-				break
+		if rules.Selector == "agent" {
+			checkAgentChoice(m, rules.Offer, selections, add)
+		} else {
+			wantRule, wantMode := -1, own.id
+			for k := range rules.Rules {
+				if rules.Rules[k].When.holds(m.state) {
+					wantRule, wantMode = k, rules.Rules[k].Mode
+					break
+				}
 			}
-		}
-		if m.rule != wantRule || m.mode != wantMode {
-			add(ckMode, "trace.jsonl:%d: job %d op %d went to mode %q (rule %d); the rules give %q (rule %d) for the recorded state",
-				m.line, m.job, m.op, m.mode, m.rule, wantMode, wantRule)
+			if m.rule != wantRule || m.mode != wantMode {
+				add(ckMode, "trace.jsonl:%d: job %d op %d went to mode %q (rule %d); the rules give %q (rule %d) for the recorded state",
+					m.line, m.job, m.op, m.mode, m.rule, wantMode, wantRule)
+			}
 		}
 		k := key{m.job, m.op}
 		spells[k] = append(spells[k], m)
@@ -286,6 +301,11 @@ func checkModes(c *checker, rules *paradigmRules, own ownMode, msgs []msgRec, au
 		switch {
 		case m == nil:
 			add(ckMode, "decisions.jsonl:%d: a decision on job %d op %d with no mode_selected before it", i+1, w.Job, w.Op)
+			continue
+		case a.Kind == "select_mode":
+			if au != nil {
+				add(ckMode, "decisions.jsonl:%d: the mode_selector's payload already names a mode", i+1)
+			}
 			continue
 		case au == nil:
 			add(ckMode, "decisions.jsonl:%d: the payload of job %d op %d does not say which mode governs it", i+1, w.Job, w.Op)
@@ -311,4 +331,38 @@ func checkModes(c *checker, rules *paradigmRules, own ownMode, msgs []msgRec, au
 type ownMode struct {
 	id, routing string
 	bids        bool
+}
+
+// checkAgentChoice checks a mode the mode_selector agent chose: rule −2, an
+// offered mode, and the one its select_mode decision at the record's step
+// committed, for this job and op.
+func checkAgentChoice(m *modeRec, offer []string, selections map[int]*auditLine, add func(check, format string, args ...any)) {
+	if m.rule != ruleOfAgent {
+		add(ckMode, "trace.jsonl:%d: job %d op %d: rule %d, but the mode_selector agent chooses (rule %d)", m.line, m.job, m.op, m.rule, ruleOfAgent)
+		return
+	}
+	a := selections[m.step]
+	if a == nil || a.Payload == nil || a.Action == nil || a.Payload.Context.WorkItem == nil {
+		add(ckMode, "trace.jsonl:%d: job %d op %d: no select_mode decision at step %d", m.line, m.job, m.op, m.step)
+		return
+	}
+	w := a.Payload.Context.WorkItem
+	opts := a.Payload.Options
+	if w.Job != m.job || w.Op != m.op || *a.Action < 0 || *a.Action >= len(opts) || opts[*a.Action].Mode == nil {
+		add(ckMode, "trace.jsonl:%d: the select_mode decision at step %d is not about job %d op %d, or its action names no mode", m.line, m.step, m.job, m.op)
+		return
+	}
+	for k, o := range opts {
+		if o.Mode == nil || k >= len(offer) || o.Mode.ID != offer[k] {
+			add(ckMode, "trace.jsonl:%d: the select_mode options at step %d are not the paradigm's offer %v", m.line, m.step, offer)
+			return
+		}
+	}
+	if len(opts) != len(offer) {
+		add(ckMode, "trace.jsonl:%d: the select_mode options at step %d are not the paradigm's offer %v", m.line, m.step, offer)
+		return
+	}
+	if got := opts[*a.Action].Mode.ID; got != m.mode {
+		add(ckMode, "trace.jsonl:%d: job %d op %d went to mode %q; the mode_selector chose %q at step %d", m.line, m.job, m.op, m.mode, got, m.step)
+	}
 }

@@ -15,7 +15,7 @@ func adaptiveModes(t *testing.T) []coord.AuthorityMode {
 	t.Helper()
 	var set coord.Paradigms
 	var out []coord.AuthorityMode
-	for _, f := range []string{"../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml"} {
+	for _, f := range []string{"../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml", "../../../examples/paradigms/adaptive_agent.yaml"} {
 		m, err := set.AddFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -69,6 +69,24 @@ func adaptiveBase(t *testing.T) (string, *runFiles, []int) {
 		t.Fatalf("the base run chose only %v", modes)
 	}
 	return dir, f, idx
+}
+
+// requireModeProblem writes f and requires the mode-rule check to report
+// a problem whose message contains msg.
+func requireModeProblem(t *testing.T, f *runFiles, msg string) {
+	t.Helper()
+	dir := t.TempDir()
+	f.write(t, dir)
+	rep, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Problems {
+		if p.Check == ckMode && strings.Contains(p.Msg, msg) {
+			return
+		}
+	}
+	t.Errorf("check %q (%q) did not fire; got %d problems:%s", ckMode, msg, len(rep.Problems), problemsText(rep, 10))
 }
 
 // TestModeMutations: a trace whose recorded mode or state contradicts
@@ -135,18 +153,7 @@ func TestModeMutations(t *testing.T) {
 				}
 			}
 			tc.mutate(f, idx)
-			dir := t.TempDir()
-			f.write(t, dir)
-			rep, err := Dir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range rep.Problems {
-				if p.Check == ckMode && strings.Contains(p.Msg, tc.msg) {
-					return
-				}
-			}
-			t.Errorf("check %q (%q) did not fire; got %d problems:%s", ckMode, tc.msg, len(rep.Problems), problemsText(rep, 10))
+			requireModeProblem(t, f, tc.msg)
 		})
 	}
 	t.Run("a choice under a static paradigm", func(t *testing.T) {
@@ -156,17 +163,34 @@ func TestModeMutations(t *testing.T) {
 		at := f.find(0, func(l line) bool { return ev(l) == "route_assigned" })
 		rec["job"], rec["op"], rec["t"] = f.trace[at]["job"], f.trace[at]["op"], f.trace[at]["t"]
 		f.insert(at, rec)
-		dir := t.TempDir()
-		f.write(t, dir)
-		rep, err := Dir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range rep.Problems {
-			if p.Check == ckMode && strings.Contains(p.Msg, "has no adaptive rules") {
-				return
-			}
-		}
-		t.Errorf("a mode_selected under a static paradigm passed:%s", problemsText(rep, 10))
+		requireModeProblem(t, f, "has no adaptive rules")
 	})
+}
+
+// TestAgentChoiceMutations: a mode_selected record that misstates the
+// mode_selector's choice, or claims a rule, is caught.
+func TestAgentChoiceMutations(t *testing.T) {
+	dir := t.TempDir()
+	runModeDir(t, "A5C12-1", adaptiveModes(t)[2], "random", 2, dir)
+	for _, tc := range []struct {
+		name, msg string
+		edit      func(l line)
+	}{
+		{"another mode", "the mode_selector chose", func(l line) {
+			if str(l, "mode") == "centralized" {
+				l["mode"] = "hierarchical"
+			} else {
+				l["mode"] = "centralized"
+			}
+		}},
+		{"a rule instead of the agent", "the mode_selector agent chooses", func(l line) { l["rule"] = json.Number("0") }},
+		{"another step", "select_mode", func(l line) { setNum(l, "step", num(l, "step")+1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := loadRun(t, dir)
+			k := f.find(0, func(l line) bool { return ev(l) == "mode_selected" })
+			tc.edit(f.trace[k])
+			requireModeProblem(t, f, tc.msg)
+		})
+	}
 }
