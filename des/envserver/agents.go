@@ -7,7 +7,8 @@ import (
 
 // agentIDs lists the agents paradigm m may activate on plant p, in a fixed
 // order: the plant; the areas when a mode delegates to them; the cells
-// when they bid or may reject (payload.md, "Agents and roles"). Under an
+// when they bid or may reject (payload.md, "Agents and roles"); the
+// mode_selector when an agent chooses each work item's mode. Under an
 // adaptive paradigm, these are the agents of every mode it may route a
 // work item with.
 func agentIDs(p *factory.Plant, m coord.AuthorityMode) []string {
@@ -27,31 +28,46 @@ func agentIDs(p *factory.Plant, m coord.AuthorityMode) []string {
 			ids = append(ids, "cell:"+c.ID)
 		}
 	}
+	if m.Adaptive != nil && m.Adaptive.ByAgent() {
+		ids = append(ids, coord.AgentModeSelector)
+	}
 	return ids
 }
 
 // routingModes lists the switch sets that may route a work item under m:
-// m itself when it is static; for an adaptive paradigm, its own switches
-// and every mode its rules name.
+// m itself when it is static; for an adaptive paradigm with rules, its own
+// switches and every mode its rules name; with an agent selector, the
+// modes it offers.
 func routingModes(m coord.AuthorityMode) []coord.AuthorityMode {
 	if m.Adaptive == nil {
 		return []coord.AuthorityMode{m}
 	}
-	own := m
-	own.Adaptive = nil
-	out := []coord.AuthorityMode{own}
-	for _, r := range m.Adaptive.Rules {
-		if sub, ok := namedMode(m, r.Mode); ok {
+	var ids []string
+	if m.Adaptive.ByAgent() {
+		ids = m.Adaptive.Offer
+	} else {
+		ids = append(ids, m.ID)
+		for _, r := range m.Adaptive.Rules {
+			ids = append(ids, r.Mode)
+		}
+	}
+	var out []coord.AuthorityMode
+	for _, id := range ids {
+		if sub, ok := namedMode(m, id); ok {
 			out = append(out, sub)
 		}
 	}
 	return out
 }
 
-// namedMode finds the switch set an adaptive paradigm m names id: one of
-// its own modes, or a built-in paradigm. (m's own id is its own switches,
-// which routingModes lists anyway.)
+// namedMode finds the switch set an adaptive paradigm m names id: its own
+// switches, one of its modes, or a built-in paradigm.
 func namedMode(m coord.AuthorityMode, id string) (coord.AuthorityMode, bool) {
+	if id == m.ID {
+		own := m
+		own.Adaptive = nil
+		return own, true
+	}
 	for _, sub := range m.Adaptive.Modes {
 		if sub.ID == id {
 			return sub, true
@@ -64,5 +80,8 @@ func namedMode(m coord.AuthorityMode, id string) (coord.AuthorityMode, bool) {
 // offeredModes lists the mode ids an agent selector chooses among under
 // m (Status.Offer), none for a paradigm without one.
 func offeredModes(m coord.AuthorityMode) []string {
-	return nil
+	if m.Adaptive == nil || !m.Adaptive.ByAgent() {
+		return nil
+	}
+	return m.Adaptive.Offer
 }

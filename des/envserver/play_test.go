@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/harness/check"
 	"github.com/coordbench/coordbench/des/policy"
@@ -238,3 +239,52 @@ func heterarchical(id string) coord.AuthorityMode {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The mode_selector of a paradigm whose modes an agent chooses is an agent
+// like any other: listed (with the offer) and playable alone. The rule
+// answers it on both sides, so the episode is the in-process one.
+func TestPlayModeSelector(t *testing.T) {
+	dir := t.TempDir()
+	var set coord.Paradigms
+	mode, err := set.AddFile(filepath.Join("..", "..", "examples", "paradigms", "adaptive_agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, hs := newServer(t, Config{DataDir: dir, Keep: true, Paradigms: &set, Builtins: policy.Builtins()})
+	c := &client{t: t, base: hs.URL}
+	st := c.createBody(`{"instance":"A3C9-1","paradigm":"adaptive_agent","seed":3,"play":["mode_selector"]}`)
+	offer := []string{"centralized", "hierarchical", "heterarchical_cnp", "holonic_hybrid"}
+	if !slices.Equal(st.Offer, offer) || st.Agents[len(st.Agents)-1] != coord.AgentModeSelector ||
+		!slices.Contains(st.Agents, "area:A1") || !slices.Contains(st.Agents, "cell:C09") {
+		t.Errorf("agents %v, offer %v", st.Agents, st.Offer)
+	}
+	n := 0
+	for d := c.next(st.ID); d != nil; d = c.next(st.ID) {
+		v := d.ActiveAgents[coord.AgentModeSelector]
+		if len(d.ActiveAgents) != 1 || v == nil || v.Kind != coord.KindSelectMode || len(v.Options) != len(offer) ||
+			v.Context.ModeState == nil || v.Options[2].Mode == nil || v.Options[2].Mode.ID != offer[2] {
+			t.Fatalf("step %d: not a select_mode decision of the mode_selector alone: %+v", d.Step, d.ActiveAgents)
+		}
+		acts, _ := policy.Rule{}.Act(context.Background(), d)
+		if code, b := c.post(st.ID, d.Step, acts); code != http.StatusOK {
+			t.Fatalf("actions: %d %s", code, b)
+		}
+		n++
+	}
+	var buf bytes.Buffer
+	in, err := PlantLimits().Resolve(testInstance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := harness.Run(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 3, Mode: mode, Controller: policy.Rule{}, Trace: &buf})
+	_, tr := c.do("GET", "/v1/episodes/"+st.ID+"/artifacts/trace.jsonl", nil)
+	if res.Err != nil || !bytes.Equal(tr, buf.Bytes()) {
+		t.Errorf("trace (%d bytes) differs from the in-process rule episode (%d bytes, %v)", len(tr), buf.Len(), res.Err)
+	}
+	if n == 0 || n != bytes.Count(tr, []byte(`"mode_selected"`)) {
+		t.Errorf("%d selector decisions, %d mode_selected lines", n, bytes.Count(tr, []byte(`"mode_selected"`)))
+	}
+	if rep, err := check.Dir(filepath.Join(dir, st.ID)); err != nil || !rep.OK() {
+		t.Errorf("des validate: %v %v", err, rep.Problems)
+	}
+}

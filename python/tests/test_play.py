@@ -110,5 +110,89 @@ class Play(unittest.TestCase):
             ce.gym_env(base_url=URL, token=TOKEN, play=["plant", "area:A1"])
 
 
+MODES = ["centralized", "hierarchical", "heterarchical_cnp", "holonic_hybrid"]
+
+
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class ModeSelector(unittest.TestCase):
+    """adaptive_agent (examples/paradigms/adaptive_agent.yaml): the
+    mode_selector chooses each work item's mode among four."""
+
+    def test_selector_view_and_vector(self):
+        with make(paradigm="adaptive_agent", play=["mode_selector"]) as env:
+            obs, infos = env.reset(seed=5)
+            self.assertEqual(env.possible_agents, ["mode_selector"])
+            self.assertEqual(env.offer, MODES)
+            self.assertEqual(env.action_space("mode_selector").n, 4)
+            length = env.observation_space("mode_selector")["vector"].shape[0]
+            self.assertEqual(length, features.vector_length("mode_selector", env.layout, MODES))
+            steps = 0
+            while env.agents:
+                o, info = obs["mode_selector"], infos["mode_selector"]
+                view, vec = o["payload"], o["vector"]
+                self.assertEqual((view["kind"], view["role"], info["kind"]), ("select_mode", "selector", "select_mode"))
+                self.assertEqual(info["action_mask"], [1, 1, 1, 1])
+                self.assertEqual([opt["mode"]["mode_id"] for opt in view["options"]], MODES)
+                self.assertTrue(env.observation_space("mode_selector").contains(o))
+                # kind one-hot, then the role block: the 12 mode_state features
+                self.assertEqual(vec[:len(features.KINDS)], [1.0 if k == "select_mode" else 0.0 for k in features.KINDS])
+                at = features.COMMON + features.WORK_ITEM
+                ms = view["context"]["mode_state"]
+                self.assertEqual(vec[at:at + 12], [float(ms[k]) for k in features.MODE_FEATURES])
+                # each option: legal, the action code of "mode", the routing one-hot and accept_reject
+                opts = vec[length - features.OPTION * 4:]
+                for i, mode in enumerate(MODES):
+                    f = opts[i * features.OPTION:(i + 1) * features.OPTION]
+                    self.assertEqual(f[:2], [1.0, float(features.ACTIONS.index("mode") + 1)])
+                    self.assertEqual(f[2:6], [1.0 if j == i else 0.0 for j in range(4)])
+                    self.assertEqual(f[6], 1.0 if view["options"][i]["mode"]["cell_contract_actions"] == "accept_reject" else 0.0)
+                obs, rew, term, trunc, infos = env.step({"mode_selector": steps % 4})  # every mode in turn
+                steps += 1
+            m = env.metrics
+            self.assertEqual(m["G_fb"], 0)
+            self.assertEqual(m["secondary"]["decisions_by_source"].get("external"), steps)
+            self.assertGreater(m["G_ds"], steps)
+
+    def test_option_zero_is_what_the_rule_answers(self):
+        """The built-in controllers answer select_mode with option 0: a
+        selector that always says 0 plays the server's own episode."""
+        with make(paradigm="adaptive_agent", play=["mode_selector"]) as env:
+            obs, infos = env.reset(seed=6)
+            while env.agents:
+                obs, rew, term, trunc, infos = env.step({"mode_selector": 0})
+            mine = env.metrics
+        with make(paradigm="adaptive_agent", play=[]) as env:
+            env.reset(seed=6)
+            theirs = env.metrics
+        for k in ("G_mk", "G_td", "G_cj", "G_ds", "G_cm", "G_vc"):
+            self.assertEqual(mine[k], theirs[k], k)
+
+    def test_illegal_choice_falls_back(self):
+        with make(paradigm="adaptive_agent", play=["mode_selector"]) as env:
+            obs, infos = env.reset(seed=7)
+            obs, rew, term, trunc, infos = env.step({"mode_selector": 9})
+            self.assertIn("not legal", infos["mode_selector"]["problem"])
+            while env.agents:
+                obs, rew, term, trunc, infos = env.step({"mode_selector": 1})
+            self.assertEqual(env.metrics["G_fb"], 1)
+
+    def test_every_agent_without_play(self):
+        with make(paradigm="adaptive_agent") as env:
+            obs, infos = env.reset(seed=5)
+            agents = env.possible_agents
+            self.assertEqual(agents[0], "plant")
+            self.assertEqual(agents[-1], "mode_selector")
+            self.assertTrue(any(a.startswith("area:") for a in agents) and any(a.startswith("cell:") for a in agents))
+            kinds = {}
+            while env.agents:
+                for a in env.agents:
+                    if infos[a]["active"]:
+                        kinds.setdefault(a.split(":")[0], set()).add(infos[a]["kind"])
+                obs, rew, term, trunc, infos = env.step(first_legal(infos, env.agents))
+            self.assertEqual(kinds["mode_selector"], {"select_mode"})
+            self.assertIn("release", kinds["plant"])
+            self.assertEqual(env.metrics["G_fb"], 0)
+
+
 if __name__ == "__main__":
     unittest.main()
