@@ -222,8 +222,11 @@ def main():
     print(f"\n{args.instance}, test seeds {args.test_seeds}: mean ± sd over {len(seeds)} episodes; "
           f"every plant, area and cell decision by the rule controller\n")
     print(table(results))
+    wins = [f"{name.split()[0]} {sum(1 for a, b in zip(learned, rows) if a['G_td'] < b['G_td'])}"
+            for name, rows in results[1:]]
+    print(f"\nseeds (of {len(seeds)}, paired) where the learned selector's G_td is lower than: " + ", ".join(wins))
     total = sum(chosen) or 1
-    print("\nthe learned selector chose: " + ", ".join(f"{m} {100 * n / total:.0f}%" for m, n in zip(offer, chosen)))
+    print("the learned selector chose: " + ", ".join(f"{m} {100 * n / total:.0f}%" for m, n in zip(offer, chosen)))
 
 
 if __name__ == "__main__":

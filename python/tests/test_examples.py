@@ -46,6 +46,8 @@ class TrainModeSelector(unittest.TestCase):
             self.assertTrue(float(cells[2].split()[0]) > 0, name)
             self.assertEqual(cells[7], "0.0 ± 0.0", name)
         self.assertRegex(out.stdout, r"the learned selector chose: centralized \d+%, hierarchical \d+%")
+        self.assertRegex(out.stdout, r"paired\) where the learned selector's G_td is lower than: centralized \d+, "
+                                     r"hierarchical \d+, heterarchical_cnp \d+, holonic_hybrid \d+, adaptive \d+")
 
     def test_test_seeds_are_never_trained_on(self):
         out = self.run_example("--episodes", "1", "--first-train-seed", "15", "--test-seeds", "11,20")

@@ -135,7 +135,8 @@ class ModeSelector(unittest.TestCase):
                 self.assertEqual([opt["mode"]["mode_id"] for opt in view["options"]], MODES)
                 self.assertTrue(env.observation_space("mode_selector").contains(o))
                 # kind one-hot, then the role block: the 12 mode_state features
-                self.assertEqual(vec[:len(features.KINDS)], [1.0 if k == "select_mode" else 0.0 for k in features.KINDS])
+                one_hot = [1.0 if k == "select_mode" else 0.0 for k in features.KINDS]
+                self.assertEqual(vec[:len(features.KINDS)], one_hot)
                 at = features.COMMON + features.WORK_ITEM
                 ms = view["context"]["mode_state"]
                 self.assertEqual(vec[at:at + 12], [float(ms[k]) for k in features.MODE_FEATURES])
@@ -145,7 +146,8 @@ class ModeSelector(unittest.TestCase):
                     f = opts[i * features.OPTION:(i + 1) * features.OPTION]
                     self.assertEqual(f[:2], [1.0, float(features.ACTIONS.index("mode") + 1)])
                     self.assertEqual(f[2:6], [1.0 if j == i else 0.0 for j in range(4)])
-                    self.assertEqual(f[6], 1.0 if view["options"][i]["mode"]["cell_contract_actions"] == "accept_reject" else 0.0)
+                    rejects = view["options"][i]["mode"]["cell_contract_actions"] == "accept_reject"
+                    self.assertEqual(f[6], 1.0 if rejects else 0.0)
                 obs, rew, term, trunc, infos = env.step({"mode_selector": steps % 4})  # every mode in turn
                 steps += 1
             m = env.metrics
