@@ -276,7 +276,8 @@ type Status struct {
 	Answered    int  `json:"answered"`
 	// Agents are the agent ids the paradigm may activate on this plant,
 	// in a fixed order: plant, then areas, then cells, as the instance
-	// lists them.
+	// lists them, then the mode_selector of a paradigm whose modes an
+	// agent selects (agentIDs).
 	Agents []string `json:"agents"`
 	// Played are the agents the client plays (CreateRequest.Play), in the
 	// order of Agents, and Others the built-in controller that answers the
