@@ -190,6 +190,10 @@ func TestPayloadSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	modes[adaptive.ID] = adaptive // payloads with an authority
+	knobs := knobParadigms(t)     // summary views, invitations (comm_test.go): one controller each
+	for _, k := range knobs {
+		modes[k.mode.ID] = k.mode
+	}
 	cov := &coverage{kinds: map[string]int{}, triggers: map[string]int{}, messages: map[string]int{}, sources: map[coord.Source]int{}}
 	planned := 0
 	t.Run("episodes", func(t *testing.T) {
@@ -206,6 +210,9 @@ func TestPayloadSchema(t *testing.T) {
 					// on one instance: their coverage does not depend on it.
 					builtin := slices.ContainsFunc(coord.Builtins(), func(m coord.AuthorityMode) bool { return m.ID == id })
 					if ref != "A5C12-1" && (!builtin || ctl == "erratic") {
+						continue
+					}
+					if k, ok := knobs[id]; ok && k.ctl != ctl {
 						continue
 					}
 					planned++
@@ -241,7 +248,8 @@ func TestPayloadSchema(t *testing.T) {
 	// The runs must exercise every decision kind, every protocol trigger
 	// and every message type, or the schema is not fully tested.
 	for _, k := range []string{"plant/release", "plant/select_area", "plant/select_cell", "plant/award",
-		"area/select_cell", "area/award", "area/reroute", "cell/bid", "cell/commit"} {
+		"area/select_cell", "area/award", "area/reroute", "cell/bid", "cell/commit",
+		"summary/plant", "summary/area", "summary/cell", "invitation/bid"} {
 		if cov.kinds[k] == 0 {
 			t.Errorf("no %s decision was validated", k)
 		}
@@ -293,6 +301,7 @@ func checkEpisode(t *testing.T, sch schemas, cov *coverage, p *factory.Plant, se
 		for _, v := range d.ActiveAgents {
 			cov.add(cov.kinds, v.Role+"/"+v.Kind)
 			cov.add(cov.triggers, v.Kind+"/"+v.Context.Trigger)
+			cov.add(cov.kinds, knobVariant(v))
 		}
 		actions, cerr := c.Act(context.Background(), d)
 		if c.Source() == coord.SourceBuiltin {
@@ -427,6 +436,9 @@ func decisionInvariants(d *coord.Decision, step int, now float64) error {
 			}
 		case coord.KindBid:
 			bids++
+			if err := invitationInvariants(id, v.Context.Contract.Invitation, len(d.ActiveAgents)); err != nil {
+				return err
+			}
 		}
 		if v.Kind != coord.KindRelease {
 			if item != nil && *item != *v.Context.WorkItem {
