@@ -168,7 +168,11 @@ func TestParadigmSchema(t *testing.T) {
 		return sch.Validate(inst)
 	}
 	good := map[string][]byte{}
-	for _, path := range []string{examplePath, "../harness/check/testdata/adaptive_stress.yaml"} {
+	shipped, err := filepath.Glob("../../examples/paradigms/*.yaml")
+	if err != nil || len(shipped) == 0 {
+		t.Fatalf("examples/paradigms: %v %v", shipped, err)
+	}
+	for _, path := range append(shipped, "../harness/check/testdata/adaptive_stress.yaml") {
 		good[path] = []byte(readFile(t, path))
 	}
 	for i, block := range fenced(t, "../../docs/paradigms.md", "yaml") {
@@ -193,6 +197,9 @@ func TestParadigmSchema(t *testing.T) {
 		"adaptive:\n  rules:\n    - {mode: centralized, if: {feature: wip, gt: 1}}\n",
 		"adaptive:\n  rejection_window: -5\n  rules:\n    - {mode: centralized, when: {feature: wip, gt: 1}}\n",
 		"colour: red\n",
+		"bid_invitations: -1\n",
+		"bid_invitations: 1.5\n",
+		"view_detail: terse\n",
 	} {
 		if err := check(bad, []byte(head+bad)); err == nil {
 			t.Errorf("the schema accepts %q", bad)

@@ -594,3 +594,26 @@ func invitationInvariants(id string, inv *coord.Invitation, n int) error {
 	}
 	return nil
 }
+
+// TestDocKnobExamples: the paradigm files that docs/paradigms.md shows
+// after my_hybrid and adaptive are the shipped examples of the same id.
+func TestDocKnobExamples(t *testing.T) {
+	files := fenced(t, "../../docs/paradigms.md", "yaml")
+	if len(files) < 4 {
+		t.Fatalf("docs/paradigms.md: want the communication switches' examples after my_hybrid and adaptive, found %d yaml blocks", len(files))
+	}
+	for i, text := range files[2:] {
+		path := filepath.Join(t.TempDir(), "doc.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := new(coord.Paradigms).AddFile(path)
+		if err != nil {
+			t.Fatalf("docs/paradigms.md yaml block %d: %v", i+3, err)
+		}
+		shipped, err := new(coord.Paradigms).AddFile("../../examples/paradigms/" + doc.ID + ".yaml")
+		if err != nil || !doc.Equal(shipped) {
+			t.Errorf("docs/paradigms.md yaml block %d (%s) is not examples/paradigms/%s.yaml: %v", i+3, doc.ID, doc.ID, err)
+		}
+	}
+}

@@ -741,9 +741,9 @@ func TestDocExamples(t *testing.T) {
 	}
 
 	files := fenced(t, "../../docs/paradigms.md", "yaml")
-	if len(files) != 2 {
-		t.Fatalf("docs/paradigms.md: want two yaml paradigm files (my_hybrid, adaptive), found %d", len(files))
-	}
+	if len(files) < 2 {
+		t.Fatalf("docs/paradigms.md: want the yaml paradigm files my_hybrid and adaptive first, found %d", len(files))
+	} // the later ones are checked by TestDocKnobExamples
 	shipped, err := new(coord.Paradigms).AddFile("../../examples/paradigms/adaptive.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -152,7 +152,7 @@ func Dir(dir string) (*Report, error) {
 	}
 
 	var audits []auditLine
-	invites := newInviteCheck()
+	invites := newInviteCheck(man.invitations())
 	if err := readLines(dir, fileDecisions, sums, func(line int, b []byte) error {
 		var a auditLine
 		if err := json.Unmarshal(b, &a); err != nil {
@@ -187,7 +187,7 @@ func Dir(dir string) (*Report, error) {
 	dec := checkDecisions(audits, add)
 	own := ownMode{id: man.Paradigm.ID, routing: man.Paradigm.Routing, bids: man.Paradigm.Bids}
 	checkModes(c, man.Paradigm.Adaptive, own, rejects, audits, add)
-	invites.check(c.plant, own.id, man.invitations(), add)
+	invites.check(c.plant, own.id, add)
 	if man.Paradigm.Routing == "centralized" || man.Paradigm.Routing == "" {
 		crossCheck(audits, c.commits, add)
 	}

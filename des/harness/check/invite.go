@@ -81,15 +81,32 @@ type itemKey struct{ job, op int }
 
 // inviteCheck collects the bid decisions and announcements of a run.
 type inviteCheck struct {
+	k         map[string]int // bid_invitations by mode id (manifestFile.invitations)
+	cuts      bool           // some mode has bid_invitations > 0
+	stray     int            // under no such mode: the first line recording a cut
 	bids      []bidLine
 	announced map[int][]string // receivers of announce messages, by step
 	bad       error            // the first line that could not be read
 }
 
-func newInviteCheck() *inviteCheck { return &inviteCheck{announced: map[int][]string{}} }
+func newInviteCheck(k map[string]int) *inviteCheck {
+	ic := &inviteCheck{k: k, announced: map[int][]string{}}
+	for _, n := range k {
+		ic.cuts = ic.cuts || n > 0
+	}
+	return ic
+}
 
-// audit reads decisions.jsonl line `line` if it is a bid decision.
+// audit reads decisions.jsonl line `line` if it is a bid decision. When
+// no mode cuts, a line only must not record a cut: the key, unquoted,
+// can only be the contract's (a quote inside a string is escaped).
 func (ic *inviteCheck) audit(line int, b []byte) {
+	if !ic.cuts {
+		if ic.stray == 0 && bytes.Contains(b, []byte(`"invitation":`)) {
+			ic.stray = line
+		}
+		return
+	}
 	if !bytes.Contains(b, []byte(`"kind":"bid"`)) {
 		return
 	}
@@ -106,7 +123,7 @@ func (ic *inviteCheck) audit(line int, b []byte) {
 
 // message reads a messages.jsonl line if it is an announcement.
 func (ic *inviteCheck) message(b []byte) {
-	if !bytes.Contains(b, []byte(`"announce"`)) {
+	if !ic.cuts || !bytes.Contains(b, []byte(`"announce"`)) {
 		return
 	}
 	var m struct {
@@ -119,12 +136,15 @@ func (ic *inviteCheck) message(b []byte) {
 	}
 }
 
-// check runs the invitation check; k gives each mode's bid_invitations
-// by mode id (own is the paradigm's own id, the mode of a payload without
-// an authority).
-func (ic *inviteCheck) check(p *plantModel, own string, k map[string]int, add func(check, format string, args ...any)) {
+// check runs the invitation check; own is the paradigm's own id, the
+// mode of a payload without an authority.
+func (ic *inviteCheck) check(p *plantModel, own string, add func(check, format string, args ...any)) {
 	if ic.bad != nil {
 		add(ckInvite, "%v", ic.bad)
+		return
+	}
+	if ic.stray > 0 {
+		add(ckInvite, "decisions.jsonl:%d: a payload records a bid invitation, yet no mode of paradigm %q has bid_invitations", ic.stray, own)
 		return
 	}
 	declinedBefore := map[itemKey]map[string]bool{} // cells that declined an announcement of the item
@@ -134,7 +154,7 @@ func (ic *inviteCheck) check(p *plantModel, own string, k map[string]int, add fu
 			end++
 		}
 		step := ic.bids[start:end:end]
-		ic.checkStep(p, own, k, step, declinedBefore, add)
+		ic.checkStep(p, own, step, declinedBefore, add)
 		for i := range step {
 			l := &step[i]
 			w := l.Payload.Context.WorkItem
@@ -152,7 +172,7 @@ func (ic *inviteCheck) check(p *plantModel, own string, k map[string]int, add fu
 }
 
 // checkStep checks the bid decisions of one step.
-func (ic *inviteCheck) checkStep(p *plantModel, own string, k map[string]int, step []bidLine,
+func (ic *inviteCheck) checkStep(p *plantModel, own string, step []bidLine,
 	declinedBefore map[itemKey]map[string]bool, add func(check, format string, args ...any)) {
 	first := &step[0]
 	ctx := &first.Payload.Context
@@ -160,7 +180,7 @@ func (ic *inviteCheck) checkStep(p *plantModel, own string, k map[string]int, st
 	if ctx.Authority != nil {
 		mode = ctx.Authority.Mode
 	}
-	want := k[mode]
+	want := ic.k[mode]
 	where := fmt.Sprintf("decisions.jsonl:%d (step %d)", first.line, first.Step)
 	var inv *invitation
 	for i := range step {

@@ -165,8 +165,11 @@ func TestInvitationMutations(t *testing.T) {
 			s := firstCut(t, f, anyCut)
 			s.store(t, f, func(i int) { delete(obj(s.lines[i], "payload", "context", "contract"), "invitation") })
 		}},
-		{"a cut under a paradigm without one", "has bid_invitations 0", func(f *runFiles) {
+		{"a cut under a paradigm without one", "no mode of paradigm", func(f *runFiles) {
 			delete(obj(f.manifest, "paradigm"), "bid_invitations")
+		}},
+		{"a cut of another k", "has bid_invitations 3", func(f *runFiles) {
+			obj(f.manifest, "paradigm")["bid_invitations"] = 3
 		}},
 		{"an announcement to a passed-over cell", "messages.jsonl announces", func(f *runFiles) {
 			s := firstCut(t, f, anyCut)
