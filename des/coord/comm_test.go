@@ -423,22 +423,12 @@ func totalsOf(o coord.Observation) coord.Observation {
 		s.Area = &a
 	case o.Cell != nil:
 		c := *o.Cell
-		var n coord.MachineCounts
+		by := map[string]int{}
 		for _, m := range c.Machines {
-			switch m.State {
-			case "idle":
-				n.Idle++
-			case "setup":
-				n.Setup++
-			case "busy":
-				n.Busy++
-			case "blocked":
-				n.Blocked++
-			case "down":
-				n.Down++
-			}
+			by[m.State]++
 		}
-		c.Machines, c.MachineStates = nil, n
+		c.Machines = nil
+		c.MachineStates = coord.MachineCounts{Idle: by["idle"], Setup: by["setup"], Busy: by["busy"], Blocked: by["blocked"], Down: by["down"]}
 		s.Cell = &c
 	}
 	return s

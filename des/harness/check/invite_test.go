@@ -2,7 +2,6 @@ package check
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -11,16 +10,11 @@ import (
 // knobModes are the shipped examples of the communication switches.
 func knobModes(t *testing.T) []coord.AuthorityMode {
 	t.Helper()
-	var set coord.Paradigms
-	var out []coord.AuthorityMode
+	var paths []string
 	for _, f := range []string{"cnp_k2", "my_hybrid_k1", "holonic_summary", "adaptive_lean"} {
-		m, err := set.AddFile("../../../examples/paradigms/" + f + ".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
+		paths = append(paths, "../../../examples/paradigms/"+f+".yaml")
 	}
-	return out
+	return paradigmFiles(t, paths...)
 }
 
 // TestKnobRunsCheck: runs under bid_invitations and summary views,
@@ -199,20 +193,7 @@ func TestInvitationMutations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := loadRun(t, src)
-			tc.mutate(f)
-			dir := t.TempDir()
-			f.write(t, dir)
-			rep, err := Dir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range rep.Problems {
-				if p.Check == ckInvite && strings.Contains(p.Msg, tc.msg) {
-					return
-				}
-			}
-			t.Errorf("check %q (%q) did not fire; got %d problems:%s", ckInvite, tc.msg, len(rep.Problems), problemsText(rep, 10))
+			mutationFires(t, src, tc.mutate, ckInvite, tc.msg)
 		})
 	}
 }

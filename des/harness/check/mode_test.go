@@ -13,9 +13,15 @@ import (
 // condition form and feature.
 func adaptiveModes(t *testing.T) []coord.AuthorityMode {
 	t.Helper()
+	return paradigmFiles(t, "../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml")
+}
+
+// paradigmFiles loads paradigm files.
+func paradigmFiles(t *testing.T, paths ...string) []coord.AuthorityMode {
+	t.Helper()
 	var set coord.Paradigms
 	var out []coord.AuthorityMode
-	for _, f := range []string{"../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml"} {
+	for _, f := range paths {
 		m, err := set.AddFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -23,6 +29,26 @@ func adaptiveModes(t *testing.T) []coord.AuthorityMode {
 		out = append(out, m)
 	}
 	return out
+}
+
+// mutationFires writes the run of src, as mutate changes it, to a new
+// directory and requires check to report a problem saying msg.
+func mutationFires(t *testing.T, src string, mutate func(f *runFiles), check, msg string) {
+	t.Helper()
+	f := loadRun(t, src)
+	mutate(f)
+	dir := t.TempDir()
+	f.write(t, dir)
+	rep, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Problems {
+		if p.Check == check && strings.Contains(p.Msg, msg) {
+			return
+		}
+	}
+	t.Errorf("check %q (%q) did not fire; got %d problems:%s", check, msg, len(rep.Problems), problemsText(rep, 10))
 }
 
 // TestAdaptiveRunsCheck: runs of adaptive paradigms pass every check,
@@ -127,46 +153,24 @@ func TestModeMutations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := loadRun(t, src)
-			var idx []int
-			for i, l := range f.trace {
-				if ev(l) == "mode_selected" {
-					idx = append(idx, i)
+			mutationFires(t, src, func(f *runFiles) {
+				var idx []int
+				for i, l := range f.trace {
+					if ev(l) == "mode_selected" {
+						idx = append(idx, i)
+					}
 				}
-			}
-			tc.mutate(f, idx)
-			dir := t.TempDir()
-			f.write(t, dir)
-			rep, err := Dir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range rep.Problems {
-				if p.Check == ckMode && strings.Contains(p.Msg, tc.msg) {
-					return
-				}
-			}
-			t.Errorf("check %q (%q) did not fire; got %d problems:%s", ckMode, tc.msg, len(rep.Problems), problemsText(rep, 10))
+				tc.mutate(f, idx)
+			}, ckMode, tc.msg)
 		})
 	}
 	t.Run("a choice under a static paradigm", func(t *testing.T) {
 		_, af, idx := adaptiveBase(t)
-		f := loadRun(t, base(t))
-		rec := clone(af.trace[idx[0]])
-		at := f.find(0, func(l line) bool { return ev(l) == "route_assigned" })
-		rec["job"], rec["op"], rec["t"] = f.trace[at]["job"], f.trace[at]["op"], f.trace[at]["t"]
-		f.insert(at, rec)
-		dir := t.TempDir()
-		f.write(t, dir)
-		rep, err := Dir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range rep.Problems {
-			if p.Check == ckMode && strings.Contains(p.Msg, "has no adaptive rules") {
-				return
-			}
-		}
-		t.Errorf("a mode_selected under a static paradigm passed:%s", problemsText(rep, 10))
+		mutationFires(t, base(t), func(f *runFiles) {
+			rec := clone(af.trace[idx[0]])
+			at := f.find(0, func(l line) bool { return ev(l) == "route_assigned" })
+			rec["job"], rec["op"], rec["t"] = f.trace[at]["job"], f.trace[at]["op"], f.trace[at]["t"]
+			f.insert(at, rec)
+		}, ckMode, "has no adaptive rules")
 	})
 }
