@@ -174,7 +174,11 @@ func TestParadigmSchema(t *testing.T) {
 		return sch.Validate(inst)
 	}
 	good := map[string][]byte{}
-	for _, path := range []string{examplePath, "../harness/check/testdata/adaptive_stress.yaml", "../../examples/paradigms/adaptive_agent.yaml"} {
+	shipped, err := filepath.Glob("../../examples/paradigms/*.yaml")
+	if err != nil || len(shipped) == 0 {
+		t.Fatalf("examples/paradigms: %v %v", shipped, err)
+	}
+	for _, path := range append(shipped, "../harness/check/testdata/adaptive_stress.yaml") {
 		good[path] = []byte(readFile(t, path))
 	}
 	for i, block := range fenced(t, "../../docs/paradigms.md", "yaml") {
@@ -202,6 +206,9 @@ func TestParadigmSchema(t *testing.T) {
 		"adaptive:\n  selector: agent\n  offer: [centralized]\n",
 		"adaptive:\n  selector: agent\n  offer: [centralized, hierarchical]\n  rules:\n    - {mode: centralized, when: {feature: wip, gt: 1}}\n",
 		"adaptive:\n  selector: oracle\n  offer: [centralized, hierarchical]\n",
+		"bid_invitations: -1\n",
+		"bid_invitations: 1.5\n",
+		"view_detail: terse\n",
 	} {
 		if err := check(bad, []byte(head+bad)); err == nil {
 			t.Errorf("the schema accepts %q", bad)

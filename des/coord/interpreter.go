@@ -92,6 +92,7 @@ type Interpreter struct {
 	cellOpts  []CellOption
 	areaOpts  []AreaOption
 	plantObs  PlantObservation
+	plantSum  PlantObservation // a summary plant view's observation (compress.go)
 }
 
 // NewInterpreter binds an interpreter to an engine and a paradigm (an
@@ -128,7 +129,7 @@ func (in *Interpreter) Reset(eng *factory.Engine, sel ModeSelector) error {
 	it := &in.item
 	*in = Interpreter{eng: eng, sel: sel, static: static, isStatic: isStatic, adaptive: adaptive,
 		item: itemState{excludedCell: it.excludedCell, excludedArea: it.excludedArea, candidates: it.candidates[:0],
-			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0]},
+			bids: it.bids[:0], bidClass: it.bidClass, rejected: it.rejected[:0], escalated: it.escalated[:0], inv: it.inv.next()},
 		cells:   reuse(in.cells, nc),
 		areas:   reuse(in.areas, len(p.Areas)),
 		untried: in.untried[:0], candAreas: in.candAreas[:0], active: in.active[:0], agents: in.agents[:0], msgs: in.msgs[:0], remembers: in.remembers[:0],

@@ -31,8 +31,15 @@ type AuthorityMode struct {
 	PlantRerouteRequired bool `json:"plant_reroute_required" yaml:"plant_reroute_required"`
 	// MediatedBidRoundEnabled: the deciding agent announces the work item,
 	// the candidate cells bid or decline in one step, and it awards.
-	MediatedBidRoundEnabled bool   `json:"mediated_bid_round_enabled" yaml:"mediated_bid_round_enabled"`
-	Description             string `json:"description,omitempty" yaml:"description,omitempty"`
+	MediatedBidRoundEnabled bool `json:"mediated_bid_round_enabled" yaml:"mediated_bid_round_enabled"`
+	// BidInvitations, k > 0, announces a bid round's item to the k
+	// best-placed candidate cells only (selective activation; 0: to every
+	// candidate). See activation.go.
+	BidInvitations int `json:"bid_invitations,omitempty" yaml:"bid_invitations,omitempty"`
+	// ViewDetail is "full" (or empty) or "summary": the observation's
+	// lists replaced by totals (compressed views). See compress.go.
+	ViewDetail  string `json:"view_detail,omitempty" yaml:"view_detail,omitempty"`
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
 	// Adaptive, if set, makes the paradigm dynamic: its rules choose the
 	// mode of each work item, and the switches above are the mode when no
 	// rule holds (see Adaptive). Nil for a static paradigm.
@@ -98,6 +105,12 @@ func (m AuthorityMode) Validate() error {
 	}
 	if m.RoutingAuthorityMode == RoutingCentralized && m.MediatedBidRoundEnabled {
 		return fail("centralized routing has the plant pick the cell: a bid round makes it heterarchical_cnp")
+	}
+	if err := m.validateInvitations(); err != nil {
+		return fail("%v", err)
+	}
+	if err := m.validateViewDetail(); err != nil {
+		return fail("%v", err)
 	}
 	if m.Adaptive != nil {
 		return m.validateAdaptive()

@@ -136,6 +136,9 @@ type View struct {
 // headroom (the shared budget); beyond that, exactly one of Plant, Area,
 // Cell is set, by role.
 type Observation struct {
+	// Detail is "summary" when the observation's lists are replaced by
+	// their totals (view_detail summary, compress.go); absent otherwise.
+	Detail     string            `json:"detail,omitempty"`
 	HeadroomKW float64           `json:"power_headroom_kw"`
 	Plant      *PlantObservation `json:"plant,omitempty"`
 	Area       *AreaObservation  `json:"area,omitempty"`
@@ -152,7 +155,9 @@ type PlantObservation struct {
 	Completed int           `json:"completed"`
 	Jobs      int           `json:"jobs"`
 	InTransit int           `json:"in_transit"`
-	Areas     []AreaSummary `json:"areas"`
+	Areas     []AreaSummary `json:"areas,omitempty"` // never empty in a full view
+	// AreaTotals replaces Areas in a summary view.
+	AreaTotals AreaTotals `json:"area_totals,omitzero"`
 }
 
 // AreaSummary is the plant's aggregate view of one area.
@@ -172,7 +177,9 @@ type AreaSummary struct {
 type AreaObservation struct {
 	Area    string        `json:"area"`
 	PowerKW float64       `json:"power_kw"`
-	Cells   []CellSummary `json:"cells"`
+	Cells   []CellSummary `json:"cells,omitempty"` // never empty in a full view
+	// CellTotals replaces Cells in a summary view.
+	CellTotals CellTotals `json:"cell_totals,omitzero"`
 }
 
 // CellSummary is an area's view of one of its cells.
@@ -191,16 +198,18 @@ type CellSummary struct {
 
 // CellObservation: a cell's own machines, queue and buffer.
 type CellObservation struct {
-	Cell       string         `json:"cell"`
-	Area       string         `json:"area"`
-	Machines   []MachineState `json:"machines"`
-	Waiting    int            `json:"waiting"`
-	Incoming   int            `json:"incoming"`
-	Buffer     int            `json:"buffer"`
-	FreeSlots  int            `json:"free_slots"`
-	AdmitQueue int            `json:"blocked_for_admission"`
-	Backlog    float64        `json:"backlog"`
-	PowerKW    float64        `json:"power_kw"`
+	Cell     string         `json:"cell"`
+	Area     string         `json:"area"`
+	Machines []MachineState `json:"machines,omitempty"` // never empty in a full view
+	// MachineStates replaces Machines in a summary view.
+	MachineStates MachineCounts `json:"machine_states,omitzero"`
+	Waiting       int           `json:"waiting"`
+	Incoming      int           `json:"incoming"`
+	Buffer        int           `json:"buffer"`
+	FreeSlots     int           `json:"free_slots"`
+	AdmitQueue    int           `json:"blocked_for_admission"`
+	Backlog       float64       `json:"backlog"`
+	PowerKW       float64       `json:"power_kw"`
 }
 
 // MachineState is one machine as its cell sees it.
@@ -254,6 +263,10 @@ type Contract struct {
 	TransportTime float64  `json:"transport_time,omitempty"`
 	Rejected      []string `json:"rejected,omitempty"` // cells that refused the item so far
 	Escalated     []string `json:"escalated,omitempty"`
+	// Invitation, in bid views under bid_invitations only, is the round's
+	// cut: which candidate cells were invited and which passed over, by
+	// which figures (activation.go).
+	Invitation *Invitation `json:"invitation,omitempty"`
 }
 
 // Option summarizes one candidate action: a job for release options, a

@@ -43,6 +43,7 @@ type itemState struct {
 	steps        int
 	rejected     []string
 	escalated    []string
+	inv          inviteState // the bid rounds' cut under bid_invitations (activation.go)
 }
 
 // maxItemSteps bounds the protocol steps spent on one work item before it
@@ -60,7 +61,7 @@ func (in *Interpreter) startItem(j int) error {
 		active: true, job: j, area: -1, cell: -1, decider: RolePlant, trigger: "work_item_ready",
 		excludedCell: reuse(it.excludedCell, nc), excludedArea: reuse(it.excludedArea, na),
 		bidClass: reuse(it.bidClass, nc), candidates: it.candidates[:0], bids: it.bids[:0],
-		rejected: it.rejected[:0], escalated: it.escalated[:0],
+		rejected: it.rejected[:0], escalated: it.escalated[:0], inv: it.inv.next(),
 	}
 	it.op, _, _ = e.CurrentOp(j)
 	why, from, reroute := e.Reroute(j)
@@ -192,6 +193,7 @@ func (in *Interpreter) advance(d *Decision) error {
 				in.rememberf(id, d.Time, it.job, in.work.Op, "bid ", opt.Bid)
 			} else {
 				it.bidClass[c] = ""
+				in.noteDecline(c)
 				in.send(d, id, MsgDecline, id, it.decider)
 				in.rememberf(id, d.Time, it.job, in.work.Op, "declined")
 			}
@@ -330,6 +332,7 @@ func (in *Interpreter) startBids(decider string) {
 	it.decider, it.bidRound, it.stage, it.trigger = decider, true, stBid, "announcement"
 	it.candidates = append(it.candidates[:0], in.untriedCells(it.area)...)
 	it.bids = it.bids[:0]
+	it.inv.ranked = false // bid_invitations cuts the candidates when the round's views are built
 }
 
 // untriedCells lists capable cells not yet refused for this item, in area

@@ -202,6 +202,9 @@ func (in *Interpreter) view(id, role, trigger string) *agentSlot {
 // finishView numbers the options and marks them all legal: options are
 // built from legal actions only.
 func (in *Interpreter) finishView(v *View) {
+	if in.summaryViews() {
+		in.compress(v)
+	}
 	v.DecisionFactors = decisionFactors(v.Kind)
 	for i := range v.Options {
 		v.Options[i].Index = i
@@ -283,9 +286,10 @@ func (in *Interpreter) itemViews(d *Decision) {
 		v.Options = append(v.Options, Option{Action: ActEscalate})
 		add(v)
 	case stBid:
-		for _, c := range it.candidates {
+		for _, c := range in.invitees() {
 			v := in.cellView(c)
 			v.Kind = KindBid
+			v.Context.Contract.Invitation = in.invitation()
 			for _, b := range bidClasses {
 				v.Options = append(v.Options, Option{Action: ActBid, Bid: b})
 			}

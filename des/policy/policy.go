@@ -144,12 +144,8 @@ func ruleChoice(v *coord.View) int {
 		if c == nil || ct == nil {
 			return coord.SafeAction(v)
 		}
-		idle := 0
-		for _, m := range c.Machines {
-			if m.State == "idle" {
-				idle++
-			}
-		}
+		n := c.CountMachines() // the list, or a summary view's counts
+		idle := n.Idle
 		switch {
 		case c.FreeSlots <= 0 && ct.Round <= 1:
 			return bidOption(v, "")
@@ -157,7 +153,7 @@ func ruleChoice(v *coord.View) int {
 			return bidOption(v, "low") // re-announced: nobody had room, offer anyway
 		case idle > 0:
 			return bidOption(v, "high")
-		case c.Backlog/float64(max(len(c.Machines), 1)) < ct.ProcTime:
+		case c.Backlog/float64(max(n.Total(), 1)) < ct.ProcTime:
 			return bidOption(v, "medium")
 		}
 		return bidOption(v, "low")

@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"slices"
-
 	"github.com/coordbench/coordbench/des/coord"
 )
 
@@ -13,24 +11,23 @@ import (
 // the same controller decides differently under each paradigm, because
 // each paradigm gives the decision to a different role.
 
+// Every role-local rule reads a cell's machines by state only, through
+// CountMachines, so a summary view (view_detail summary: counts in place
+// of the list) gives the same answers. Only greedy's bid reads the list
+// itself: what an idle machine is set up for, which a summary hides.
+
 // workingMachines counts a cell's machines that are not down.
 func workingMachines(c *coord.CellObservation) int {
-	n := 0
-	for _, m := range c.Machines {
-		if m.State != "down" {
-			n++
-		}
-	}
-	return n
+	n := c.CountMachines()
+	return n.Total() - n.Down
 }
 
 // stuck reports whether none of the cell's machines can take up work now
 // or soon: each is down or blocked (holding a finished job that cannot
 // leave). Only the cell sees this; its decider sees totals.
 func stuck(c *coord.CellObservation) bool {
-	return !slices.ContainsFunc(c.Machines, func(m coord.MachineState) bool {
-		return m.State == "idle" || m.State == "busy" || m.State == "setup"
-	})
+	n := c.CountMachines()
+	return n.Idle+n.Busy+n.Setup == 0
 }
 
 // ruleCommit: the chosen cell accepts unless, by its own state, the item
@@ -120,13 +117,10 @@ func greedyChoice(v *coord.View) int {
 		if c == nil || ct == nil || w == nil {
 			return coord.SafeAction(v)
 		}
-		ready, idle := 0, 0
-		for _, m := range c.Machines {
-			if m.State == "idle" {
-				idle++
-				if m.Family == w.Family {
-					ready++ // set up for this family: no setup before it starts
-				}
+		ready, idle := 0, c.CountMachines().Idle
+		for _, m := range c.Machines { // a summary view has no list: no machine is known to be ready
+			if m.State == "idle" && m.Family == w.Family {
+				ready++ // set up for this family: no setup before it starts
 			}
 		}
 		switch {

@@ -42,6 +42,7 @@ type manifestFile struct {
 		ID       string         `json:"mode_id"`
 		Routing  string         `json:"routing_authority_mode"`
 		Bids     bool           `json:"mediated_bid_round_enabled"`
+		Invite   int            `json:"bid_invitations"`
 		Adaptive *paradigmRules `json:"adaptive"`
 	} `json:"paradigm"`
 	Controller  string            `json:"controller"`
@@ -154,12 +155,14 @@ func Dir(dir string) (*Report, error) {
 	}
 
 	var audits []auditLine
+	invites := newInviteCheck(man.invitations())
 	if err := readLines(dir, fileDecisions, sums, func(line int, b []byte) error {
 		var a auditLine
 		if err := json.Unmarshal(b, &a); err != nil {
 			return err
 		}
 		audits = append(audits, a)
+		invites.audit(line, b)
 		return nil
 	}, nil); err != nil {
 		return rep, err
@@ -174,6 +177,7 @@ func Dir(dir string) (*Report, error) {
 		}
 		byType[m.Type]++
 		nMessages++
+		invites.message(b)
 		if m.Type == "reject" && len(c.modes) > 0 {
 			rejects = append(rejects, msgRec{step: m.Step, t: m.Time, typ: m.Type})
 		}
@@ -186,6 +190,7 @@ func Dir(dir string) (*Report, error) {
 	dec := checkDecisions(audits, add)
 	own := ownMode{id: man.Paradigm.ID, routing: man.Paradigm.Routing, bids: man.Paradigm.Bids}
 	checkModes(c, man.Paradigm.Adaptive, own, rejects, audits, add)
+	invites.check(c.plant, own.id, add)
 	if man.Paradigm.Routing == "centralized" || man.Paradigm.Routing == "" {
 		crossCheck(audits, c.commits, add)
 	}

@@ -47,6 +47,7 @@ type paradigmRules struct {
 		ID      string `json:"mode_id"`
 		Routing string `json:"routing_authority_mode"`
 		Bids    bool   `json:"mediated_bid_round_enabled"`
+		Invite  int    `json:"bid_invitations"`
 	} `json:"modes"`
 	Rules []struct {
 		Mode string    `json:"mode"`

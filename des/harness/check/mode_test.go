@@ -13,9 +13,15 @@ import (
 // condition form and feature.
 func adaptiveModes(t *testing.T) []coord.AuthorityMode {
 	t.Helper()
+	return paradigmFiles(t, "../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml", "../../../examples/paradigms/adaptive_agent.yaml")
+}
+
+// paradigmFiles loads paradigm files.
+func paradigmFiles(t *testing.T, paths ...string) []coord.AuthorityMode {
+	t.Helper()
 	var set coord.Paradigms
 	var out []coord.AuthorityMode
-	for _, f := range []string{"../../../examples/paradigms/adaptive.yaml", "testdata/adaptive_stress.yaml", "../../../examples/paradigms/adaptive_agent.yaml"} {
+	for _, f := range paths {
 		m, err := set.AddFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -23,6 +29,26 @@ func adaptiveModes(t *testing.T) []coord.AuthorityMode {
 		out = append(out, m)
 	}
 	return out
+}
+
+// mutationFires writes the run of src, as mutate changes it, to a new
+// directory and requires check to report a problem saying msg.
+func mutationFires(t *testing.T, src string, mutate func(f *runFiles), check, msg string) {
+	t.Helper()
+	f := loadRun(t, src)
+	mutate(f)
+	dir := t.TempDir()
+	f.write(t, dir)
+	rep, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Problems {
+		if p.Check == check && strings.Contains(p.Msg, msg) {
+			return
+		}
+	}
+	t.Errorf("check %q (%q) did not fire; got %d problems:%s", check, msg, len(rep.Problems), problemsText(rep, 10))
 }
 
 // TestAdaptiveRunsCheck: runs of adaptive paradigms pass every check,
@@ -69,24 +95,6 @@ func adaptiveBase(t *testing.T) (string, *runFiles, []int) {
 		t.Fatalf("the base run chose only %v", modes)
 	}
 	return dir, f, idx
-}
-
-// requireModeProblem writes f and requires the mode-rule check to report
-// a problem whose message contains msg.
-func requireModeProblem(t *testing.T, f *runFiles, msg string) {
-	t.Helper()
-	dir := t.TempDir()
-	f.write(t, dir)
-	rep, err := Dir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range rep.Problems {
-		if p.Check == ckMode && strings.Contains(p.Msg, msg) {
-			return
-		}
-	}
-	t.Errorf("check %q (%q) did not fire; got %d problems:%s", ckMode, msg, len(rep.Problems), problemsText(rep, 10))
 }
 
 // TestModeMutations: a trace whose recorded mode or state contradicts
@@ -145,25 +153,25 @@ func TestModeMutations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := loadRun(t, src)
-			var idx []int
-			for i, l := range f.trace {
-				if ev(l) == "mode_selected" {
-					idx = append(idx, i)
+			mutationFires(t, src, func(f *runFiles) {
+				var idx []int
+				for i, l := range f.trace {
+					if ev(l) == "mode_selected" {
+						idx = append(idx, i)
+					}
 				}
-			}
-			tc.mutate(f, idx)
-			requireModeProblem(t, f, tc.msg)
+				tc.mutate(f, idx)
+			}, ckMode, tc.msg)
 		})
 	}
 	t.Run("a choice under a static paradigm", func(t *testing.T) {
 		_, af, idx := adaptiveBase(t)
-		f := loadRun(t, base(t))
-		rec := clone(af.trace[idx[0]])
-		at := f.find(0, func(l line) bool { return ev(l) == "route_assigned" })
-		rec["job"], rec["op"], rec["t"] = f.trace[at]["job"], f.trace[at]["op"], f.trace[at]["t"]
-		f.insert(at, rec)
-		requireModeProblem(t, f, "has no adaptive rules")
+		mutationFires(t, base(t), func(f *runFiles) {
+			rec := clone(af.trace[idx[0]])
+			at := f.find(0, func(l line) bool { return ev(l) == "route_assigned" })
+			rec["job"], rec["op"], rec["t"] = f.trace[at]["job"], f.trace[at]["op"], f.trace[at]["t"]
+			f.insert(at, rec)
+		}, ckMode, "has no adaptive rules")
 	})
 }
 
@@ -187,10 +195,9 @@ func TestAgentChoiceMutations(t *testing.T) {
 		{"another step", "select_mode", func(l line) { setNum(l, "step", num(l, "step")+1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := loadRun(t, dir)
-			k := f.find(0, func(l line) bool { return ev(l) == "mode_selected" })
-			tc.edit(f.trace[k])
-			requireModeProblem(t, f, tc.msg)
+			mutationFires(t, dir, func(f *runFiles) {
+				tc.edit(f.trace[f.find(0, func(l line) bool { return ev(l) == "mode_selected" })])
+			}, ckMode, tc.msg)
 		})
 	}
 }
