@@ -32,7 +32,7 @@ func TestPythonEnv(t *testing.T) {
 	}
 	// The server as des serve runs it, with the example adaptive paradigms.
 	var set coord.Paradigms
-	for _, f := range []string{"adaptive.yaml", "adaptive_agent.yaml"} {
+	for _, f := range []string{"adaptive.yaml", "adaptive_agent.yaml", "holonic_summary.yaml"} {
 		if _, err := set.AddFile(filepath.Join(root, "..", "examples", "paradigms", f)); err != nil {
 			t.Fatal(err)
 		}

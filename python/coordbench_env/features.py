@@ -157,9 +157,13 @@ def encode(agent, view, now, layout, offer=()):
     else:
         c = obs.get("cell") or {}
         ms = c.get("machines") or []
-        out += [float(len(ms))] + [_f(c.get(k)) for k in ("waiting", "incoming", "buffer", "free_slots",
-                                                        "blocked_for_admission", "backlog", "power_kw")]
-        out += [float(sum(1 for m in ms if m.get("state") == s)) for s in MACHINE_STATES]
+        counts = c.get("machine_states")  # a summary view: the counts in place of the list
+        if not isinstance(counts, dict):
+            counts = {s: sum(1 for m in ms if m.get("state") == s) for s in MACHINE_STATES}
+        machines = float(len(ms)) if ms else float(sum(_f(v) for v in counts.values()))
+        out += [machines] + [_f(c.get(k)) for k in ("waiting", "incoming", "buffer", "free_slots",
+                                             "blocked_for_admission", "backlog", "power_kw")]
+        out += [_f(counts.get(s)) for s in MACHINE_STATES]
     options = view.get("options") or []
     for i in range(n):
         if i < len(options):

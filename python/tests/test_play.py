@@ -1,6 +1,7 @@
-"""Playing some agents (``play``/``others``) and the mode selector, against a
-live des serve (des/envserver's TestPythonEnv starts one with the
-paradigms of examples/paradigms/adaptive.yaml and adaptive_agent.yaml).
+"""Playing some agents (``play``/``others``), the mode selector and summary
+views, against a live des serve (des/envserver's TestPythonEnv starts one
+with the paradigms of examples/paradigms/adaptive.yaml, adaptive_agent.yaml
+and holonic_summary.yaml).
 
 Without COORDBENCH_URL the tests are skipped.
 """
@@ -194,6 +195,34 @@ class ModeSelector(unittest.TestCase):
             self.assertEqual(kinds["mode_selector"], {"select_mode"})
             self.assertIn("release", kinds["plant"])
             self.assertEqual(env.metrics["G_fb"], 0)
+
+
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class SummaryViews(unittest.TestCase):
+    def test_cell_vectors_read_machine_states(self):
+        """holonic_summary is holonic_hybrid with summary views: the same
+        episode, and the same cell vectors (their machine counts come from
+        machine_states)."""
+        full, summ = make(paradigm="holonic_hybrid"), make(paradigm="holonic_summary")
+        try:
+            (fo, fi), (so, si) = full.reset(seed=2), summ.reset(seed=2)
+            cells = 0
+            while full.agents:
+                self.assertEqual(full.agents, summ.agents)
+                for a in full.agents:
+                    self.assertEqual(len(fo[a]["vector"]), len(so[a]["vector"]))
+                    if a.startswith("cell:") and fi[a]["active"]:
+                        self.assertIn("machine_states", so[a]["payload"]["observation"]["cell"])
+                        self.assertEqual(fo[a]["vector"], so[a]["vector"], a)
+                        cells += 1
+                acts = first_legal(fi, full.agents)
+                fo, _, _, _, fi = full.step(acts)
+                so, _, _, _, si = summ.step(acts)
+            self.assertGreater(cells, 0)
+            self.assertEqual(full.metrics["G_td"], summ.metrics["G_td"])
+        finally:
+            full.close()
+            summ.close()
 
 
 if __name__ == "__main__":
