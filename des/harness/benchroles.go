@@ -133,8 +133,7 @@ func (rs *roleScratch) play(ctx context.Context, p *factory.Plant, seed uint64, 
 	if opt.Allocs && rs.allocs == nil {
 		rs.allocs = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
 	}
-	limits := p.Inst.Limits
-	lastProgress, idle := eng.Progress(), 0
+	guard := newStepGuard(eng, p.Inst.Limits)
 	for step := 0; eng.Advance(); step++ {
 		in.Observe(eng.Records())
 		var err error
@@ -153,14 +152,7 @@ func (rs *roleScratch) play(ctx context.Context, p *factory.Plant, seed uint64, 
 		if err != nil {
 			return levels, err
 		}
-		if pr := eng.Progress(); pr != lastProgress {
-			lastProgress, idle = pr, 0
-		} else if idle++; idle >= limits.NoProgressSteps {
-			eng.Truncate(factory.NoProgress)
-		}
-		if in.Steps() >= limits.MaxDecisions {
-			eng.Truncate(factory.DecisionLimit)
-		}
+		guard.after(eng, in.Steps())
 	}
 	rs.actions = st.actions
 	return levels, nil
