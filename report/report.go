@@ -56,6 +56,13 @@ func Build(dirs []string) ([]Section, error) {
 				return nil, err
 			}
 			out = append(out, s.matrixSection(), s.pairedSection())
+			sc, err := readScale(s)
+			if err != nil {
+				return nil, err
+			}
+			if sc != nil {
+				out = append(out, s.scalingSection(sc))
+			}
 		case KindSilo:
 			rows, err := readSilo(dir)
 			if err != nil {

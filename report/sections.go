@@ -62,6 +62,13 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 		fb.Children = append(fb.Children, ib)
 	}
 	b.Children = append(b.Children, fb)
+	sc, err := readScale(s)
+	if err != nil {
+		return nil, err
+	}
+	if sc != nil {
+		b.Children = append(b.Children, sc.scalingBlock(id, s.scalingSection(sc)))
+	}
 	mb := &block{ID: id + "-matrix", Heading: "Paradigm matrix (Table 3 layout)", Level: 3, Side: false}
 	for _, t := range matrix.Tables {
 		mb.Tables = append(mb.Tables, htmlTable(t))

@@ -51,10 +51,13 @@ const (
 	SectionMatrix = "matrix"
 	SectionPaired = "paired"
 	SectionSilo   = "silo"
+	// SectionScaling is a des suite's tables against plant size, when it
+	// holds plants of two sizes or more.
+	SectionScaling = "scaling"
 )
 
 // sectionKinds backs SectionKinds.
-var sectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionSiloPaired, SectionCompare}
+var sectionKinds = []string{SectionMatrix, SectionPaired, SectionScaling, SectionSilo, SectionSiloPaired, SectionCompare}
 
 // SectionKinds returns the kinds a caller can select (Options.Tables).
 func SectionKinds() []string { return slices.Clone(sectionKinds) }

@@ -14,7 +14,7 @@ import (
 func desBenchCmd() *cobra.Command {
 	var instance, paradigm, controller string
 	var episodes, hold, events int
-	var decisions bool
+	var decisions, byRole bool
 	var lim *plantLimits
 	c := &cobra.Command{
 		Use:   "bench",
@@ -24,7 +24,9 @@ func desBenchCmd() *cobra.Command {
   --instance NAME --episodes K   full episodes with a built-in controller,
                                  trace written to memory (episodes/s,
                                  events/s, decisions/s), on one core
-  --hold N --events M            the classic hold model: N pending events,
+  --instance NAME --by-role      the same episodes' decision steps split
+                                 by role level: plant steps and local
+                                 (area and cell) steps, wall time each  --hold N --events M            the classic hold model: N pending events,
                                  exponential increments, M events processed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,6 +49,13 @@ func desBenchCmd() *cobra.Command {
 				c, _ := policy.New(controller, seed)
 				return c
 			}
+			if byRole {
+				rc, err := harness.MeasureRoles(cmd.Context(), p, mode, newCtrl, episodes, harness.RoleOptions{})
+				if err != nil {
+					return err
+				}
+				return enc.Encode(rc)
+			}
 			return enc.Encode(harness.MeasureEpisodes(cmd.Context(), p, mode, newCtrl, episodes, decisions))
 		},
 	}
@@ -56,6 +65,7 @@ func desBenchCmd() *cobra.Command {
 	f.StringVar(&controller, "controller", "rule", "built-in controller")
 	f.IntVar(&episodes, "episodes", 200, "episodes to run")
 	f.BoolVar(&decisions, "decisions", false, "also write the decision log (payloads as JSON) to memory")
+	f.BoolVar(&byRole, "by-role", false, "split the decision steps' cost by role level (plant, local), without artifacts")
 	f.IntVar(&hold, "hold", 0, "run the hold model with this many pending events instead")
 	f.IntVar(&events, "events", 1000000, "events to process in the hold model")
 	lim = addPlantLimits(f)

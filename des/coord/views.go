@@ -70,6 +70,13 @@ var (
 	}
 )
 
+// CellReads is the number of cell summaries the interpreter has taken
+// from the engine or its snapshots so far in the episode (each cell at
+// most once per decision): the work its views cost. A runner that splits
+// decisions by role level (harness.MeasureRoles) reads it around each
+// step: an area or cell agent's step reads only the cells its views show.
+func (in *Interpreter) CellReads() int { return in.cellReads }
+
 // fillWorkItem describes the running item's operation.
 func (in *Interpreter) fillWorkItem() {
 	e := in.eng

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
@@ -28,7 +29,21 @@ const (
 	// differs between a run and its replay, so the manifest does not hash
 	// it.
 	FileTiming = "timing.jsonl"
+	// FileEpisodeTiming is the episode's wall-clock time (EpisodeTiming),
+	// the other artifact that differs from run to run: the manifest does
+	// not hash it either.
+	FileEpisodeTiming = "episode_timing.json"
 )
+
+// EpisodeTiming is episode_timing.json: how long the episode took on the
+// machine that ran it (Run, from the engine's start to its last record,
+// the controller's calls and the writing of trace.jsonl, decisions.jsonl
+// and messages.jsonl included; not the metrics, instance and manifest
+// files written after it). Wall-clock time depends on the machine, its
+// load and the suite's workers; it never enters metrics or results.
+type EpisodeTiming struct {
+	WallSeconds float64 `json:"wall_s"`
+}
 
 // TraceFormat tags the trace schema (docs/trace-format.md).
 const TraceFormat = "coordbench-trace/v1"
@@ -114,7 +129,9 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 		files[name] = f
 	}
 	ep.Trace, ep.Decisions, ep.Messages, ep.Timing = files[FileTrace], files[FileDecisions], files[FileMessages], files[FileTiming]
+	start := time.Now()
 	res := Run(ctx, ep)
+	wall := time.Since(start)
 	var errs []error
 	if res.Err != nil {
 		errs = append(errs, res.Err)
@@ -127,6 +144,7 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	inst := InstanceJSON(ep.Plant.Inst)
 	errs = append(errs, writeJSON(filepath.Join(dir, FileMetrics), res.Metrics))
 	errs = append(errs, os.WriteFile(filepath.Join(dir, FileInstance), inst, 0o644))
+	errs = append(errs, writeJSON(filepath.Join(dir, FileEpisodeTiming), EpisodeTiming{WallSeconds: wall.Seconds()}))
 	sum := sha256.Sum256(inst)
 	man := Manifest{
 		Tool: "coordbench", Version: Version(), Instance: ep.Plant.Inst.Name, InstanceSHA256: hex.EncodeToString(sum[:]),

@@ -164,10 +164,9 @@ func Run(ctx context.Context, ep Episode) Result {
 	sources := sc.sources[:0]
 	var calls, hits int
 	var prompt, completion int64
-	limits := ep.Plant.Inst.Limits
+	guard := newStepGuard(eng, ep.Plant.Inst.Limits)
 	var stopErr error // what cut the episode short
 	var writes writeErrors
-	lastProgress, idle := eng.Progress(), 0
 	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
 	chooser, perView := coord.IsViewChooser(ep.Controller)  // answers each view alone (rule, greedy, greedy_py)
 	for eng.Advance() {
@@ -240,14 +239,7 @@ func Run(ctx context.Context, ep Episode) Result {
 			eng.Truncate(factory.Interrupted)
 			break
 		}
-		if p := eng.Progress(); p != lastProgress {
-			lastProgress, idle = p, 0
-		} else if idle++; idle >= limits.NoProgressSteps {
-			eng.Truncate(factory.NoProgress)
-		}
-		if in.Steps() >= limits.MaxDecisions {
-			eng.Truncate(factory.DecisionLimit)
-		}
+		guard.after(eng, in.Steps())
 	}
 	out.records(eng.Records()) // the end: the last events, episode_end
 
@@ -275,6 +267,33 @@ func Run(ctx context.Context, ep Episode) Result {
 	s := &m.Secondary
 	s.LLMCalls, s.PromptTokens, s.CompletionTokens = calls, prompt, completion
 	return Result{Metrics: m, CacheHits: hits, Err: cmp.Or(stopErr, writes.first)}
+}
+
+// stepGuard ends an episode that has stopped progressing or decided too
+// often (the instance's limits): the engine is truncated with status
+// no_progress after NoProgressSteps decision steps in a row without
+// physical progress, and with status decision_limit at MaxDecisions steps.
+type stepGuard struct {
+	limits factory.LimitSpec
+	last   uint64 // the engine's progress after the last step that made some
+	idle   int    // steps since
+}
+
+func newStepGuard(eng *factory.Engine, limits factory.LimitSpec) stepGuard {
+	return stepGuard{limits: limits, last: eng.Progress()}
+}
+
+// after checks the limits once a step is committed; steps is the number
+// of steps so far.
+func (g *stepGuard) after(eng *factory.Engine, steps int) {
+	if p := eng.Progress(); p != g.last {
+		g.last, g.idle = p, 0
+	} else if g.idle++; g.idle >= g.limits.NoProgressSteps {
+		eng.Truncate(factory.NoProgress)
+	}
+	if steps >= g.limits.MaxDecisions {
+		eng.Truncate(factory.DecisionLimit)
+	}
 }
 
 // writeErrors keeps the first failure to write an artifact. A failed
