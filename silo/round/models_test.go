@@ -192,5 +192,3 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
-
-
