@@ -114,17 +114,39 @@ func (t *Team) Counts(n int) ([]int, error) {
 		}
 		return out, nil
 	}
-	total := 0
-	for _, m := range t.Members {
-		total += m.Count
-	}
-	rem := make([]int, len(t.Members))
-	left := n
+	shares := make([]int, len(t.Members))
 	for i, m := range t.Members {
-		out[i], rem[i] = n*m.Count/total, n*m.Count%total
+		shares[i] = m.Count
+	}
+	out = Apportion(n, shares)
+	for i, c := range out {
+		if c == 0 {
+			return nil, opterr.New("Teams", "at N = %d the shares %s leave model %s without an agent: give it a larger share, or a larger N", n, t.Spec(), t.Members[i].LLM.ModelLabel())
+		}
+	}
+	return out, nil
+}
+
+// Apportion divides n agents by shares (positive weights) by the largest
+// remainder: share i gets ⌊n·sᵢ/Σs⌋, and the agents left over go one each
+// to the largest remainders, the earlier share first on a tie. A share may
+// get no agent.
+func Apportion(n int, shares []int) []int {
+	total := 0
+	for _, s := range shares {
+		total += s
+	}
+	out := make([]int, len(shares))
+	if total <= 0 {
+		return out
+	}
+	rem := make([]int, len(shares))
+	left := n
+	for i, s := range shares {
+		out[i], rem[i] = n*s/total, n*s%total
 		left -= out[i]
 	}
-	order := make([]int, len(t.Members))
+	order := make([]int, len(shares))
 	for i := range order {
 		order[i] = i
 	}
@@ -132,12 +154,7 @@ func (t *Team) Counts(n int) ([]int, error) {
 	for _, i := range order[:left] {
 		out[i]++
 	}
-	for i, c := range out {
-		if c == 0 {
-			return nil, opterr.New("Teams", "at N = %d the shares %s leave model %s without an agent: give it a larger share, or a larger N", n, t.Spec(), t.Members[i].LLM.ModelLabel())
-		}
-	}
-	return out, nil
+	return out
 }
 
 // Models are the model labels of the agents of a team of n (agent i's at

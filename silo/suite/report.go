@@ -129,7 +129,7 @@ func writeFiles(dir string, rep *Report) error {
 		{Name: FileSummary, Data: suiterun.CSV(SummaryHeader(), rows)},
 		{Name: FileAggregate, Data: suiterun.CSV(AggregateHeader(), aggRows)},
 		{Name: FileAggregateMD, Data: md.Bytes()}}
-	if rep.Suite.hasTeams() { // per model: only suites with mixed teams
+	if rep.Suite.HasTeams() { // per model: only suites with mixed teams
 		var mrows, marows [][]string
 		for i := range rep.Cases {
 			mrows = append(mrows, summaryModelRows(&rep.Cases[i])...)
@@ -159,7 +159,7 @@ func scope(rep *Report) string {
 		s += fmt.Sprintf(", %d failed (left out)", len(rep.Failures))
 	}
 	s += "."
-	if rep.Suite.hasTeams() {
+	if rep.Suite.HasTeams() {
 		s += " Mixed teams (agents llm-mix-…) have no baseline runs, so no RCC; the table by model breaks their runs down by each agent's model."
 	}
 	return s

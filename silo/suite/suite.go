@@ -116,8 +116,9 @@ type Suite struct {
 	Cases   []Case
 }
 
-// hasTeams reports whether the suite plays mixed teams.
-func (s *Suite) hasTeams() bool {
+// HasTeams reports whether the suite plays mixed teams (and so writes
+// FileSummaryModels and FileAggregateModels).
+func (s *Suite) HasTeams() bool {
 	for _, c := range s.Cases {
 		if c.Players.Kind == play.AgentTeam {
 			return true
