@@ -54,7 +54,7 @@ const (
 )
 
 // sectionKinds backs SectionKinds.
-var sectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionSiloPaired, SectionCompare}
+var sectionKinds = []string{SectionMatrix, SectionPaired, SectionSilo, SectionSiloPaired, SectionSiloModels, SectionCompare}
 
 // SectionKinds returns the kinds a caller can select (Options.Tables).
 func SectionKinds() []string { return slices.Clone(sectionKinds) }
