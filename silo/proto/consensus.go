@@ -75,14 +75,19 @@ func newConsensus(n int) *consensusState {
 
 // countMessage counts one consensus message of content size bytes sent by a
 // as the protocol would count the agent sending it to everyone itself:
-// N−1 messages under p2p, one broadcast, one file under sfs. They add to
-// the sender's messages, bytes and m (D).
+// N−1 messages under p2p, one broadcast, one file write under sfs. They
+// add to the sender's m (D), bytes, and messages (p2p, broadcast) or
+// writes (sfs).
 func (s *Store) countMessage(a *agentState, size int) {
 	k := 1
 	if s.proto == P2P {
 		k = s.n - 1
 	}
-	a.tally.MessagesSent += k
+	if s.proto == SFS {
+		a.tally.Writes++
+	} else {
+		a.tally.MessagesSent += k
+	}
 	a.tally.BytesSent += int64(k * size)
 	a.tally.M += k
 }

@@ -142,14 +142,18 @@ func TestConsensusFlow(t *testing.T) {
 
 			// Counting: one proposal and three successful votes are four
 			// messages, each sent to everyone: N−1 messages under p2p, one
-			// broadcast or one file otherwise.
+			// broadcast, or one file written under sfs.
 			c := s.Counts()
 			k := 1
 			if p == P2P {
 				k = 2
 			}
-			if c.Total.M != 4*k || c.Total.MessagesSent != 4*k {
-				t.Errorf("m = %d, messages = %d; want %d", c.Total.M, c.Total.MessagesSent, 4*k)
+			msgs, writes := 4*k, 0
+			if p == SFS { // a file each: writes, not messages
+				msgs, writes = 0, 4
+			}
+			if c.Total.M != 4*k || c.Total.MessagesSent != msgs || c.Total.Writes != writes {
+				t.Errorf("m = %d, messages = %d, writes = %d; want %d, %d, %d", c.Total.M, c.Total.MessagesSent, c.Total.Writes, 4*k, msgs, writes)
 			}
 			if want := float64(4*k) / 6; c.D() != want {
 				t.Errorf("D = %v, want %v", c.D(), want)
