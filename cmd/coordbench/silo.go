@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -218,7 +217,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 					u = &round.Usage{}
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "model %s (agents %s): %d of %d correct (S %.3f, P %.3f), %d messages, %d calls, %d input + %d output tokens\n",
-					m.Model, agentIDs(m.Agents), m.Correct, len(m.Agents), m.S, m.P, m.Messages, u.ModelCalls, u.InputTokens, u.OutputTokens)
+					m.Model, round.AgentRange(m.Agents), m.Correct, len(m.Agents), m.S, m.P, m.Messages, u.ModelCalls, u.InputTokens, u.OutputTokens)
 			}
 			for _, e := range res.AgentErrors {
 				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, seeInFlagTerms(cmd.Flags(), e.Error))
@@ -255,24 +254,6 @@ func siloRunName(in *task.Instance, protocol string, players play.Players, lim p
 		name += "_" + string(lim.MessageFormat)
 	}
 	return name
-}
-
-// agentIDs writes agent ids, a run of consecutive ids as a range (0-2).
-func agentIDs(ids []int) string {
-	var parts []string
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(ids[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // atLeastOne refuses a count flag below 1 (the library reads 0 as its

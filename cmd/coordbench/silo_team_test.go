@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,7 +33,7 @@ func TestSiloSuiteMixedTeam(t *testing.T) {
 		if !strings.Contains(stdout, "by model (mixed teams)") {
 			t.Errorf("%s: no table by model printed:\n%s", sc, stdout)
 		}
-		rows := readCSVFile(t, filepath.Join(out, "aggregate_models.csv"))
+		rows := csvRows(t, filepath.Join(out, "aggregate_models.csv"))
 		col := func(name string) int { return slices.Index(rows[0], name) }
 		if len(rows) != 1+2*2 {
 			t.Fatalf("%s: %d rows", sc, len(rows))
@@ -54,7 +52,7 @@ func TestSiloSuiteMixedTeam(t *testing.T) {
 			}
 		}
 		// The plain runs of each model ran beside the team.
-		sum := readCSVFile(t, filepath.Join(out, "summary.csv"))
+		sum := csvRows(t, filepath.Join(out, "summary.csv"))
 		var agents []string
 		for _, r := range sum[1:] {
 			agents = append(agents, r[5])
@@ -101,18 +99,4 @@ func TestSiloTeamFlagErrors(t *testing.T) {
 			t.Errorf("%v:\n  error %v\n  want  %q", tc.args, err, tc.want)
 		}
 	}
-}
-
-func readCSVFile(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }

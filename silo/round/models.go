@@ -5,6 +5,8 @@ package round
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/coordbench/coordbench/silo/proto"
 )
@@ -114,4 +116,23 @@ func density(m, n int) float64 {
 		return 0
 	}
 	return float64(m) / float64(n*(n-1))
+}
+
+// AgentRange writes agent ids (ascending) as their runs: consecutive ids
+// as a range, runs separated by spaces ("0-2 5").
+func AgentRange(ids []int) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		part := strconv.Itoa(ids[i])
+		if j > i {
+			part += "-" + strconv.Itoa(ids[j])
+		}
+		parts = append(parts, part)
+		i = j + 1
+	}
+	return strings.Join(parts, " ")
 }

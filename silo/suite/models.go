@@ -32,31 +32,11 @@ func SummaryModelsHeader() []string {
 	return append(h, failureLabels...)
 }
 
-// idRange writes agent ids, consecutive ones as a range ("0-2 5").
-func idRange(ids []int) string {
-	s := ""
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if s != "" {
-			s += " "
-		}
-		s += strconv.Itoa(ids[i])
-		if j > i {
-			s += "-" + strconv.Itoa(ids[j])
-		}
-		i = j + 1
-	}
-	return s
-}
-
 func summaryModelRows(r *CaseResult) [][]string {
 	lead := summaryRow(r)[:8] // case_id … seed
 	var out [][]string
 	for _, m := range r.Result.ByModel {
-		row := append(slices.Clone(lead), m.Model, strconv.Itoa(len(m.Agents)), idRange(m.Agents),
+		row := append(slices.Clone(lead), m.Model, strconv.Itoa(len(m.Agents)), round.AgentRange(m.Agents),
 			strconv.Itoa(m.Submitted), strconv.Itoa(m.Correct), ff(m.S), ff(m.P), ff(m.PPaper),
 			strconv.Itoa(m.ToolCalls), strconv.Itoa(m.Messages), strconv.FormatInt(m.Bytes, 10), ff(m.D))
 		u := m.Usage

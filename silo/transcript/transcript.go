@@ -251,30 +251,12 @@ func (p *printer) header(dir string, r *round.Result) {
 		p.printf("\n")
 	}
 	for _, m := range r.ByModel { // a mixed team
-		p.printf("model %s: agents %s, %d of %d correct", p.clip(m.Model), agentList(m.Agents), m.Correct, len(m.Agents))
+		p.printf("model %s: agents %s, %d of %d correct", p.clip(m.Model), round.AgentRange(m.Agents), m.Correct, len(m.Agents))
 		if m.Usage != nil {
 			p.printf(", tokens in %d / out %d", m.Usage.InputTokens, m.Usage.OutputTokens)
 		}
 		p.printf("\n")
 	}
-}
-
-// agentList writes agent ids, consecutive ones as a range (0-2).
-func agentList(ids []int) string {
-	var parts []string
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ids[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // keep reports whether a record of (round, agent) passes the filters, and
