@@ -153,9 +153,9 @@ func (f *siloLLMFlags) models(agents string) (*siloModels, func(), error) {
 		return nil, nil, fmt.Errorf("--agent %s needs a mixed team: --team model=count,… or --team-shares model=share,… over the models of --llm-endpoint", play.AgentTeam)
 	case !wantLLM && !wantTeam:
 		if len(f.endpoints) > 0 {
-			return nil, nil, errors.New("--llm-endpoint given, but --agent includes neither llm nor team: drop it, or run a model")
+			return nil, nil, errors.New("--llm-endpoint given, but --agent does not include llm or team: drop it, or run a model")
 		}
-		if err := f.onlyWith(false, "--agent includes neither llm nor team"); err != nil {
+		if err := f.onlyWith(false, "--agent does not include llm or team"); err != nil {
 			return nil, nil, err
 		}
 		return &siloModels{}, func() {}, nil

@@ -87,7 +87,7 @@ func TestSiloTeamFlagErrors(t *testing.T) {
 		{append([]string{"silo", "suite", "--agent", "team", "--team", "a=1", "--team-shares", "a=1"}, ep...), "a team has counts or shares, not both"},
 		{append([]string{"silo", "run", "--agent", "llm"}, ep...), "--agent llm: 2 models given; a run plays one"},
 		{append([]string{"silo", "run", "--agent", "team", "--team", "a=2,b=2", "--agents", "3"}, ep...), "--team: the team a=2,b=2 has 4 agents (its counts' sum), not N = 3"},
-		{[]string{"silo", "run", "--agent", "reference", "--llm-endpoint", "name=a,model=x,base_url=http://127.0.0.1:1/v1"}, "--llm-endpoint given, but --agent includes neither llm nor team"},
+		{[]string{"silo", "run", "--agent", "reference", "--llm-endpoint", "name=a,model=x,base_url=http://127.0.0.1:1/v1"}, "--llm-endpoint given, but --agent does not include llm or team"},
 		{[]string{"silo", "run", "--agent", "llm", "--llm-endpoint", "name=a,model=x"}, `--llm-endpoint "name=a,model=x": base_url: required`},
 		{[]string{"silo", "run", "--agent", "llm", "--llm-endpoint", "name=a,model=x,base_url=http://h/v1,rpm=fast"}, `rpm: "fast" is not a number`},
 		{[]string{"silo", "run", "--agent", "llm", "--llm-endpoint", "name=a,model=x,base_url=http://h/v1,colour=red"}, `unknown key "colour"`},
