@@ -67,14 +67,14 @@ func TestByModel(t *testing.T) {
 // proposer proposes, in round 1, the answer over its own shard alone (a
 // value it could have sent itself), then submits it; the others wait for
 // the news, vote for the proposal and submit its value. news keeps what
-// each agent was told.
+// the agent was told (one proposer per agent: agents run concurrently).
 type proposer struct {
-	news map[int][]json.RawMessage
+	news []json.RawMessage
 }
 
 func (p *proposer) Turn(_ context.Context, t *Turn) error {
 	if n := t.ConsensusNews(); n != nil {
-		p.news[t.ID] = append(p.news[t.ID], n)
+		p.news = append(p.news, n)
 	}
 	if t.ID == 0 {
 		var shard []int
@@ -88,7 +88,7 @@ func (p *proposer) Turn(_ context.Context, t *Turn) error {
 		_, _, err := t.Call(proto.ToolSubmit, map[string]any{"answer": local})
 		return err
 	}
-	news := p.news[t.ID]
+	news := p.news
 	if len(news) == 0 {
 		_, _, err := t.Call(proto.ToolWait, nil)
 		return err
@@ -131,20 +131,21 @@ func TestConsensusRevealsNothing(t *testing.T) {
 		if local == gold {
 			t.Fatal("pick a seed whose agent 0 does not hold the maximum")
 		}
-		pr := &proposer{news: map[int][]json.RawMessage{}}
-		res := mustRun(t, Config{Instance: in, Protocol: p, Options: proto.Options{Consensus: true}}, []Agent{pr, pr, pr})
+		prs := []*proposer{{}, {}, {}}
+		res := mustRun(t, Config{Instance: in, Protocol: p, Options: proto.Options{Consensus: true}}, []Agent{prs[0], prs[1], prs[2]})
 		for i := 1; i < 3; i++ {
-			if len(pr.news[i]) != 1 {
-				t.Fatalf("%s: agent %d told %d times", p, i, len(pr.news[i]))
+			news := prs[i].news
+			if len(news) != 1 {
+				t.Fatalf("%s: agent %d told %d times", p, i, len(news))
 			}
 			var n struct {
 				Proposals []map[string]json.RawMessage `json:"proposals"`
 			}
-			if err := json.Unmarshal(pr.news[i][0], &n); err != nil {
+			if err := json.Unmarshal(news[0], &n); err != nil {
 				t.Fatal(err)
 			}
 			if len(n.Proposals) != 1 {
-				t.Fatalf("%s: news %s", p, pr.news[i][0])
+				t.Fatalf("%s: news %s", p, news[0])
 			}
 			keys := slices.Sorted(maps.Keys(n.Proposals[0]))
 			if want := []string{"agree", "disagree", "from", "not_voted", "proposal_id", "round", "unanimous", "value"}; !reflect.DeepEqual(keys, want) {
@@ -155,7 +156,7 @@ func TestConsensusRevealsNothing(t *testing.T) {
 			}
 			// No number of another shard, and not the expected answer,
 			// appears in what the helper said.
-			text := string(pr.news[i][0])
+			text := string(news[0])
 			for j := 1; j < 3; j++ {
 				for _, x := range shards[j] {
 					if x != local && strings.Contains(text, string(mustJSON(t, x))) && len(mustJSON(t, x)) > 1 {
