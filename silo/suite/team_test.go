@@ -51,7 +51,7 @@ func stubAgents(t *testing.T, good, sloppy string, cache *llm.Cache, mode string
 }
 
 func teamOptions(a, b *play.LLMAgent) Options {
-	return Options{Tasks: "I-01,II-11", Agents: "4,6", Protocols: "p2p,sfs", Agent: "llm,team", Seeds: "1", MaxRounds: 12,
+	return Options{Tasks: "I-01,II-11", Agents: "4,6", Protocols: "sfs", Agent: "llm,team", Seeds: "1", MaxRounds: 12,
 		LLMs: []*play.LLMAgent{a, b}, Teams: []*play.Team{{Shares: true, Members: []play.Member{{LLM: a, Count: 1}, {LLM: b, Count: 1}}}}}
 }
 
@@ -87,12 +87,12 @@ func TestMixedTeamSuite(t *testing.T) {
 			baselines++
 		}
 	}
-	// 2 tasks × 2 N × 2 protocols: 8 team runs; the plain models' merged
-	// baselines: 2 models × 8.
-	if teamCases != 8 || baselines != 16 || len(s.Cases) != 8+16+16 {
+	// 2 tasks × 2 N × 1 protocol: 4 team runs; the plain models' merged
+	// baselines: 2 models × 4.
+	if teamCases != 4 || baselines != 8 || len(s.Cases) != 4+8+8 {
 		t.Fatalf("%d team cases, %d baselines, %d cases", teamCases, baselines, len(s.Cases))
 	}
-	if id := "I-01__n4__p2p__" + mix + "__seeded-s1"; !slices.ContainsFunc(s.Cases, func(c Case) bool { return c.ID == id }) {
+	if id := "I-01__n4__sfs__" + mix + "__seeded-s1"; !slices.ContainsFunc(s.Cases, func(c Case) bool { return c.ID == id }) {
 		t.Errorf("no case %s", id)
 	}
 	dir := t.TempDir()
@@ -112,7 +112,7 @@ func TestMixedTeamSuite(t *testing.T) {
 		man.Team.Members[1].Model != "stub-sloppy" || man.Team.Members[1].BaseURL != sloppy.URL {
 		t.Errorf("team manifest %+v", man.Team)
 	}
-	plainMan, _ := os.ReadFile(filepath.Join(dir, RunsDir, "I-01__n4__p2p__llm-a__seeded-s1", FileManifest))
+	plainMan, _ := os.ReadFile(filepath.Join(dir, RunsDir, "I-01__n4__sfs__llm-a__seeded-s1", FileManifest))
 	if bytes.Contains(plainMan, []byte(`"team"`)) {
 		t.Errorf("a plain run's manifest names a team: %s", plainMan)
 	}
@@ -120,7 +120,7 @@ func TestMixedTeamSuite(t *testing.T) {
 	// Per model: the good model's agents are right, the sloppy one's wrong.
 	sum := readCSV(t, filepath.Join(dir, FileSummaryModels))
 	col := func(name string) int { return slices.Index(sum[0], name) }
-	if len(sum) != 1+2*8 {
+	if len(sum) != 1+2*4 {
 		t.Fatalf("%d rows in %s", len(sum), FileSummaryModels)
 	}
 	for _, r := range sum[1:] {
@@ -143,7 +143,7 @@ func TestMixedTeamSuite(t *testing.T) {
 	}
 	agg := readCSV(t, filepath.Join(dir, FileAggregateModels))
 	acol := func(name string) int { return slices.Index(agg[0], name) }
-	if len(agg) != 1+2*2*2*2 { // models × levels × N × protocols
+	if len(agg) != 1+2*2*2 { // models × levels × N
 		t.Fatalf("%d rows in %s", len(agg), FileAggregateModels)
 	}
 	for _, r := range agg[1:] {
