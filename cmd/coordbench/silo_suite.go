@@ -50,6 +50,11 @@ __official), e.g. I-01__n10__p2p__reference__seeded-s1; LLM agents are
 labelled llm-<model>[+scaffold…][+native] (docs/silo-llm.md), so the runs
 of scaffold ablations never share an id and RCC compares a model with
 itself (each ablation is a suite of its own: give each its own --out).
+Agent kind team plays a mixed team of the models named with
+--llm-endpoint (--team a=3,b=2 exact counts, --team-shares a=1,b=1 shares
+of every N; labelled llm-mix-a=3-b=2…); such a suite also writes
+summary_models.csv and aggregate_models.csv, its runs broken down by
+model.
 RCC = 1 − S(N)/S(baseline) compares each N with a single agent. The
 baseline (--baseline) is merged by default: for each N = k, one agent holds
 the merged data of the N = k instances (same mode and seeds; case ids end in
