@@ -73,6 +73,13 @@ func Build(dirs []string) ([]Section, error) {
 				return nil, err
 			}
 			out = append(out, siloSection(dir, rows), siloPairedSection(dir, runs))
+			models, err := readSiloModels(dir)
+			if err != nil {
+				return nil, err
+			}
+			if models != nil {
+				out = append(out, siloModelsSection(dir, models))
+			}
 		}
 	}
 	return out, nil

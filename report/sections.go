@@ -161,6 +161,17 @@ func siloSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*b
 		pb.Tables = append(pb.Tables, htmlTable(t))
 	}
 	b.Children = append(b.Children, pb)
+	models, err := readSiloModels(dir)
+	if err != nil {
+		return nil, err
+	}
+	if models != nil {
+		mb := &block{ID: id + "-models", Heading: "Mixed teams by model", Level: 3}
+		for _, t := range siloModelsSection(dir, models).Tables {
+			mb.Tables = append(mb.Tables, htmlTable(t))
+		}
+		b.Children = append(b.Children, mb)
+	}
 	var pick []siloRunRow
 	switch {
 	case choice.all:

@@ -82,6 +82,8 @@ func (a *Attempt) check() error {
 		return fmt.Errorf("calls or token counts above %d", int64(maxAttemptCount))
 	case a.Usage.PromptCachedInputTokens > a.Usage.InputTokens:
 		return errPromptCachedOver
+	case !a.Usage.partsAddUp():
+		return errors.New("usage parts by model do not add up to the usage")
 	}
 	return nil
 }

@@ -122,10 +122,19 @@ func (s *Suite) Finished(ctx context.Context, dir string) ([]string, []string, e
 		for _, o := range rep.Cases {
 			done = append(done, o.Case.ID)
 		}
-		files = []string{suite.FileSummary, suite.FileAggregate, suite.FileAggregateMD}
+		files = siloFiles(s.Silo)
 	}
 	for i, f := range files {
 		files[i] = filepath.Join(dir, f)
 	}
 	return done, files, nil
+}
+
+// siloFiles are the summary files of the silo suite s.
+func siloFiles(s *suite.Suite) []string {
+	files := []string{suite.FileSummary, suite.FileAggregate, suite.FileAggregateMD}
+	if s.HasTeams() {
+		files = append(files, suite.FileSummaryModels, suite.FileAggregateModels)
+	}
+	return files
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,28 +43,75 @@ const maxLogLine = 64 << 20
 // OpenAI's usage.prompt_tokens_details.cached_tokens), which providers
 // bill at a discount (Price.CachedInput). It is never more than
 // InputTokens.
+//
+// Parts splits the usage of a mixed team's run by model label (the
+// model each turn of its turns.jsonl names), so that each model's part is
+// priced at its own price (UsageCost); nil for a run of one model, whose
+// usage is priced at its case's model. (A pointer, so that Usage values
+// stay comparable.)
 type Usage struct {
-	Calls                   int64 `json:"calls"`
-	InputTokens             int64 `json:"input_tokens"`
-	PromptCachedInputTokens int64 `json:"prompt_cached_input_tokens,omitempty"`
-	OutputTokens            int64 `json:"output_tokens"`
-	CachedCalls             int64 `json:"cached_calls"`
-	CachedInputTokens       int64 `json:"cached_input_tokens"`
-	CachedOutputTokens      int64 `json:"cached_output_tokens"`
+	Calls                   int64       `json:"calls"`
+	InputTokens             int64       `json:"input_tokens"`
+	PromptCachedInputTokens int64       `json:"prompt_cached_input_tokens,omitempty"`
+	OutputTokens            int64       `json:"output_tokens"`
+	CachedCalls             int64       `json:"cached_calls"`
+	CachedInputTokens       int64       `json:"cached_input_tokens"`
+	CachedOutputTokens      int64       `json:"cached_output_tokens"`
+	Parts                   *ModelUsage `json:"parts,omitempty"`
+}
+
+// ModelUsage is usage by model label (Usage.Parts).
+type ModelUsage map[string]Usage
+
+// parts is t's usage by model, nil without parts.
+func (t Usage) parts() ModelUsage {
+	if t.Parts == nil {
+		return nil
+	}
+	return *t.Parts
 }
 
 func (t Usage) over(n int64) bool {
+	for _, p := range t.parts() {
+		if p.over(n) {
+			return true
+		}
+	}
 	return t.Calls > n || t.InputTokens > n || t.PromptCachedInputTokens > n || t.OutputTokens > n ||
 		t.CachedCalls > n || t.CachedInputTokens > n || t.CachedOutputTokens > n
 }
 
 func (t Usage) negative() bool {
+	for _, p := range t.parts() {
+		if p.negative() {
+			return true
+		}
+	}
 	return t.Calls < 0 || t.InputTokens < 0 || t.PromptCachedInputTokens < 0 || t.OutputTokens < 0 ||
 		t.CachedCalls < 0 || t.CachedInputTokens < 0 || t.CachedOutputTokens < 0
 }
 
-// Add adds u to t.
+// Add adds u to t, parts by model (a map of t's own: t's earlier copies
+// keep theirs).
 func (t *Usage) Add(u Usage) {
+	t.add(u)
+	if len(u.parts()) == 0 {
+		return
+	}
+	parts := make(ModelUsage, len(t.parts())+len(u.parts()))
+	for k, v := range t.parts() {
+		parts[k] = v
+	}
+	for k, v := range u.parts() {
+		p := parts[k]
+		p.add(v)
+		parts[k] = p
+	}
+	t.Parts = &parts
+}
+
+// add adds u's counts to t's, not its parts.
+func (t *Usage) add(u Usage) {
 	t.Calls += u.Calls
 	t.InputTokens += u.InputTokens
 	t.PromptCachedInputTokens += u.PromptCachedInputTokens
@@ -71,6 +119,35 @@ func (t *Usage) Add(u Usage) {
 	t.CachedCalls += u.CachedCalls
 	t.CachedInputTokens += u.CachedInputTokens
 	t.CachedOutputTokens += u.CachedOutputTokens
+}
+
+// partsAddUp reports whether the parts, if any, sum to the counts.
+func (t Usage) partsAddUp() bool {
+	if t.Parts == nil {
+		return true
+	}
+	var sum Usage
+	for _, p := range t.parts() {
+		if p.Parts != nil {
+			return false
+		}
+		sum.add(p)
+	}
+	t.Parts = nil
+	return sum == t
+}
+
+// UsageCost is the cost of u: its parts, each at its model's price, or
+// without parts all of it at model's.
+func UsageCost(u Usage, model string, price func(model string) Price) float64 {
+	if len(u.parts()) == 0 {
+		return u.Cost(price(model))
+	}
+	v := 0.0
+	for _, k := range slices.Sorted(maps.Keys(u.parts())) { // one order: the same bits every time
+		v += u.parts()[k].Cost(price(k))
+	}
+	return v
 }
 
 // Cost is the billed tokens at price p, in US dollars: the input tokens
@@ -197,6 +274,7 @@ func readSiloUsage(dir string, partial bool) (Usage, error) {
 		var r struct {
 			Round   int    `json:"round"`
 			Agent   int    `json:"agent"`
+			Model   string `json:"model"` // a mixed team's: the agent's model
 			Outcome string `json:"outcome"`
 			Usage   struct {
 				PromptTokens       int64 `json:"prompt_tokens"`
@@ -215,16 +293,17 @@ func readSiloUsage(dir string, partial bool) (Usage, error) {
 			// refused request): nothing was billed.
 			return nil
 		}
+		var line Usage
 		if cached[key{r.Round, r.Agent}] {
-			u.CachedCalls++
-			u.CachedInputTokens += r.Usage.PromptTokens
-			u.CachedOutputTokens += r.Usage.CompletionTokens
+			line = Usage{CachedCalls: 1, CachedInputTokens: r.Usage.PromptTokens, CachedOutputTokens: r.Usage.CompletionTokens}
 		} else {
-			u.Calls++
-			u.InputTokens += r.Usage.PromptTokens
-			u.PromptCachedInputTokens += min(r.Usage.PromptCachedTokens, r.Usage.PromptTokens)
-			u.OutputTokens += r.Usage.CompletionTokens
+			line = Usage{Calls: 1, InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens,
+				PromptCachedInputTokens: min(r.Usage.PromptCachedTokens, r.Usage.PromptTokens)}
 		}
+		if r.Model != "" {
+			line.Parts = &ModelUsage{r.Model: line}
+		}
+		u.Add(line)
 		return nil
 	})
 	return u, err
@@ -298,6 +377,9 @@ type CaseCost struct {
 	Usage     Usage
 	Price     Price
 	CostUSD   float64
+	// part numbers the rows of a mixed team's case or attempt, one per
+	// model (0 for the first, and for any other row).
+	part int
 }
 
 // Costs are the costs of a suite directory: its finished cases, and the
@@ -326,10 +408,15 @@ func (c *Costs) DiscardedTotal(m string) (attempts int, u Usage, usd float64) {
 func (c *Costs) total(list []CaseCost, m string) (n int, u Usage, usd float64) {
 	if m == "" {
 		for _, x := range c.Models {
-			k, mu, v := c.total(list, x)
-			n += k
+			_, mu, v := c.total(list, x)
 			u.Add(mu)
 			usd += v
+		}
+		// A mixed team's case (or attempt) has a row per model: count it once.
+		for _, x := range list {
+			if slices.Contains(c.Models, x.Model) && x.part == 0 {
+				n++
+			}
 		}
 		return n, u, usd
 	}
@@ -375,22 +462,34 @@ func (s *Suite) ReadCosts(dir string) (*Costs, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Cases = append(c.Cases, c.priced(CaseCost{ID: cm[0], Model: cm[1], Usage: u}))
+		c.Cases = append(c.Cases, c.priced(CaseCost{ID: cm[0], Model: cm[1], Usage: u})...)
 	}
 	att, err := Discarded(e.Benchmark, []string{dir}, modelOf)
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range att {
-		c.Discarded = append(c.Discarded, c.priced(a))
+		c.Discarded = append(c.Discarded, c.priced(a)...)
 	}
 	return c, nil
 }
 
-func (c *Costs) priced(x CaseCost) CaseCost {
-	x.Price = c.prices[x.Model]
-	x.CostUSD = x.Usage.Cost(x.Price)
-	return x
+// priced prices x at its model's price; a mixed team's run (usage with
+// parts) becomes one row per model, in the models' order, each at its
+// price.
+func (c *Costs) priced(x CaseCost) []CaseCost {
+	if len(x.Usage.parts()) == 0 {
+		x.Price = c.prices[x.Model]
+		x.CostUSD = x.Usage.Cost(x.Price)
+		return []CaseCost{x}
+	}
+	var out []CaseCost
+	for _, m := range c.Models {
+		if p, ok := x.Usage.parts()[m]; ok {
+			out = append(out, CaseCost{ID: x.ID, Model: m, Outcome: x.Outcome, Usage: p, Price: c.prices[m], CostUSD: p.Cost(c.prices[m]), part: len(out)})
+		}
+	}
+	return out
 }
 
 // Discarded reads the discarded attempts at the cases of modelOf (case

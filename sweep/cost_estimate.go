@@ -53,6 +53,10 @@ type CaseEstimate struct {
 	MaxOutputTokens int64
 	// CostUSD is the tokens at the model's price.
 	CostUSD float64
+	// Parts are a mixed team's case split by model, each with its agents'
+	// share of the calls and tokens at its own price; the case's Model is
+	// then the team's label and its figures their sums.
+	Parts []CaseEstimate
 }
 
 // Estimate is the estimate of a shard's cases.
@@ -71,22 +75,44 @@ func (e Estimate) ModelCases() int {
 	return n
 }
 
-// Total sums the estimates of the cases with model label m ("" for all).
+// Total sums the estimates of the cases with model label m ("" for all),
+// a mixed team's case by its parts.
 func (e Estimate) Total(m string) CaseEstimate {
 	var t CaseEstimate
 	for _, c := range e.Cases {
-		if c.Model == "" || (m != "" && c.Model != m) {
-			continue
+		for _, p := range c.modelParts() {
+			if p.Model == "" || (m != "" && p.Model != m) {
+				continue
+			}
+			t.Calls += p.Calls
+			t.InputTokens += p.InputTokens
+			t.OutputTokens += p.OutputTokens
+			t.MaxOutputTokens += p.MaxOutputTokens
+			t.CostUSD += p.CostUSD
+			t.Bound = t.Bound || p.Bound
 		}
-		t.Calls += c.Calls
-		t.InputTokens += c.InputTokens
-		t.OutputTokens += c.OutputTokens
-		t.MaxOutputTokens += c.MaxOutputTokens
-		t.CostUSD += c.CostUSD
-		t.Bound = t.Bound || c.Bound
 	}
 	t.Model = m
 	return t
+}
+
+// modelParts are the estimates of c by model: its parts, or c itself.
+func (c CaseEstimate) modelParts() []CaseEstimate {
+	if len(c.Parts) > 0 {
+		return c.Parts
+	}
+	return []CaseEstimate{c}
+}
+
+// Uses reports whether the case calls model label m: its model or one
+// of its parts' ("" for any model).
+func (c CaseEstimate) Uses(m string) bool {
+	for _, p := range c.modelParts() {
+		if p.Model != "" && (m == "" || p.Model == m) {
+			return true
+		}
+	}
+	return false
 }
 
 // byID maps case ids to their estimates.
@@ -117,7 +143,7 @@ func (e *Experiment) modelOf() map[string]Model {
 }
 
 // caseModels are the id and model label ("" for none) of every case of
-// the shard, in suite order.
+// the shard, in suite order; a mixed team's case has the team's label.
 func (s *Suite) caseModels() [][2]string {
 	var out [][2]string
 	if s.Des != nil {
@@ -128,11 +154,11 @@ func (s *Suite) caseModels() [][2]string {
 	}
 	for _, c := range s.Silo.Cases {
 		label := ""
-		if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
-			label = c.Players.LLM.Name
-			if label == "" {
-				label = c.Players.LLM.Model
-			}
+		switch {
+		case c.Players.Kind == play.AgentLLM && c.Players.LLM != nil:
+			label = c.Players.LLM.ModelLabel()
+		case c.Players.Kind == play.AgentTeam && c.Players.Team != nil:
+			label = c.Players.Label() // its usage is priced by its parts (Usage.Parts)
 		}
 		out = append(out, [2]string{c.ID, label})
 	}
@@ -149,17 +175,27 @@ func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
 	if s.Silo != nil {
 		for _, c := range s.Silo.Cases {
 			ce := CaseEstimate{ID: c.ID}
-			if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
-				m := models[labelOf(c.Players.LLM)]
-				ce.Model = m.Label()
-				ce.Calls, ce.Bound = int64(c.N)*int64(c.Limits.MaxRounds), true
-				perCall := max(int64(SiloInputTokensPerCall), siloFirstPrompt(c))
-				ce.InputTokens, ce.OutputTokens = ce.Calls*perCall, ce.Calls*SiloOutputTokensPerCall
-				if m.MaxTokens > 0 {
-					ce.MaxOutputTokens = ce.Calls * int64(m.MaxTokens)
-					ce.OutputTokens = min(ce.OutputTokens, ce.MaxOutputTokens)
+			switch {
+			case c.Players.Kind == play.AgentLLM && c.Players.LLM != nil:
+				ce = siloEstimate(c, models[c.Players.LLM.ModelLabel()], c.N, siloFirstPrompt(c, c.Players.LLM.Config))
+			case c.Players.Kind == play.AgentTeam && c.Players.Team != nil:
+				tm := c.Players.Team
+				counts, err := tm.Counts(c.N)
+				if err != nil {
+					return est, err
 				}
-				ce.CostUSD = CostOf(m.Price, ce.InputTokens, ce.OutputTokens)
+				ce.Model = c.Players.Label()
+				first := siloFirstPrompt(c, tm.Members[0].LLM.Config) // the members share their agents' configuration
+				for i, m := range tm.Members {
+					p := siloEstimate(c, models[m.LLM.ModelLabel()], counts[i], first)
+					ce.Parts = append(ce.Parts, p)
+					ce.Calls += p.Calls
+					ce.InputTokens += p.InputTokens
+					ce.OutputTokens += p.OutputTokens
+					ce.MaxOutputTokens += p.MaxOutputTokens
+					ce.CostUSD += p.CostUSD
+					ce.Bound = true
+				}
 			}
 			est.Cases = append(est.Cases, ce)
 		}
@@ -202,27 +238,33 @@ func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
 	return est, nil
 }
 
+// siloEstimate is the estimate of agents of case c's agents playing
+// model m, whose first prompts hold first tokens on average.
+func siloEstimate(c suite.Case, m Model, agents int, first int64) CaseEstimate {
+	ce := CaseEstimate{ID: c.ID, Model: m.Label()}
+	ce.Calls, ce.Bound = int64(agents)*int64(c.Limits.MaxRounds), true
+	perCall := max(int64(SiloInputTokensPerCall), first)
+	ce.InputTokens, ce.OutputTokens = ce.Calls*perCall, ce.Calls*SiloOutputTokensPerCall
+	if m.MaxTokens > 0 {
+		ce.MaxOutputTokens = ce.Calls * int64(m.MaxTokens)
+		ce.OutputTokens = min(ce.OutputTokens, ce.MaxOutputTokens)
+	}
+	ce.CostUSD = CostOf(m.Price, ce.InputTokens, ce.OutputTokens)
+	return ce
+}
+
 // siloFirstPrompt is the mean size, in tokens (one per 4 bytes), of the
-// first prompt of the LLM agents of case c: system prompt, task prompt
-// and shard; 0 if the instance cannot be built.
-func siloFirstPrompt(c suite.Case) int64 {
+// first prompt of case c's LLM agents, configured as cfg: system prompt,
+// task prompt and shard; 0 if the instance cannot be built.
+func siloFirstPrompt(c suite.Case, cfg llmagent.Config) int64 {
 	in, err := suite.InstanceOf(c)
 	if err != nil || in.N == 0 {
 		return 0
 	}
-	cfg := c.Players.LLM.Config
 	var total int64
 	for id := range in.N {
 		total += tokens(len(llmagent.SystemPrompt(c.Protocol, id, in.N, cfg.Native, cfg.Scaffold)) +
 			len(in.Prompt(id, !cfg.Scaffold.NoTopologyHint)))
 	}
 	return total / int64(in.N)
-}
-
-// labelOf is an LLM agent's model label: its name, else its model.
-func labelOf(l *play.LLMAgent) string {
-	if l.Name != "" {
-		return l.Name
-	}
-	return l.Model
 }

@@ -86,7 +86,7 @@ func (b *Budget) Ended(i int, dir string, _ bool) {
 	defer b.mu.Unlock()
 	cost := b.running[i]
 	if err == nil {
-		cost = u.Cost(b.prices[b.est[i].Model])
+		cost = UsageCost(u, b.est[i].Model, b.price)
 	}
 	delete(b.running, i)
 	b.spent += cost
@@ -104,8 +104,11 @@ func (b *Budget) Discarded(id string, u Usage) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.spent += u.Cost(b.prices[model])
+	b.spent += UsageCost(u, model, b.price)
 }
+
+// price is model label m's price.
+func (b *Budget) price(m string) Price { return b.prices[m] }
 
 // Stopped reports whether the limit kept a case from starting.
 func (b *Budget) Stopped() bool {

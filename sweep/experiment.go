@@ -152,6 +152,8 @@ type Silo struct {
 	MessageFormat   string `yaml:"message_format,omitempty" json:"message_format,omitempty"`
 	MaxRounds       int    `yaml:"max_rounds,omitempty" json:"max_rounds,omitempty"`
 	MaxCallsPerTurn int    `yaml:"max_calls_per_turn,omitempty" json:"max_calls_per_turn,omitempty"`
+	// Teams are the mixed teams of agent kind team (teams.go).
+	Teams []Team `yaml:"teams,omitempty" json:"teams,omitempty"`
 }
 
 // LLM are the model settings, as the suites' --llm-* flags (docs/llm.md).
@@ -321,7 +323,10 @@ func placed(name string, err error, root *yaml.Node) error {
 	}
 	if m := unknownField.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		field := fieldAt(root, line)
+		field := fieldAtKey(root, line, m[2]) // the key itself, also in a flow mapping of several keys on one line
+		if field == "" {
+			field = fieldAt(root, line)
+		}
 		if field == "" {
 			field = m[2]
 		}
@@ -343,13 +348,20 @@ func section(typ string) string {
 		return "run"
 	case "Spec":
 		return "model"
+	case "Team":
+		return "a team of silo.teams"
+	case "TeamMember":
+		return "a team's agents entry (model and count or share)"
 	}
 	return strings.ToLower(typ)
 }
 
 // fieldAt is the dotted path of the key on line (or of the value there),
 // "" if none.
-func fieldAt(root *yaml.Node, line int) string {
+func fieldAt(root *yaml.Node, line int) string { return fieldAtKey(root, line, "") }
+
+// fieldAtKey is fieldAt of the key named key on line ("": any key).
+func fieldAtKey(root *yaml.Node, line int, key string) string {
 	if root == nil || len(root.Content) == 0 {
 		return ""
 	}
@@ -364,7 +376,7 @@ func fieldAt(root *yaml.Node, line int) string {
 			if path != "" {
 				p = path + "." + k.Value
 			}
-			if k.Line == line {
+			if k.Line == line && (key == "" || k.Value == key) {
 				return p
 			}
 			if f := walk(v, p); f != "" {
@@ -376,7 +388,7 @@ func fieldAt(root *yaml.Node, line int) string {
 					if f := walk(c, q); f != "" {
 						return f
 					}
-					if c.Line == line {
+					if c.Line == line && key == "" {
 						return p
 					}
 				}
@@ -470,7 +482,10 @@ func (e *Experiment) check() error {
 			}
 		}
 	}
-	return e.checkModels()
+	if err := e.checkModels(); err != nil {
+		return err
+	}
+	return e.checkTeams()
 }
 
 // sortedKeys are m's keys in order (to check fields in a fixed order).

@@ -145,7 +145,9 @@ func TestID(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"benchmark: des\ndes:\n  instances: A3C9-1\n", "benchmark: silo\nsilo: {agents: [2, 3]}\nllm: {model: m, base_url: u}\n",
-		"benchmark: des\ndes: {instances: a, frameworks: [graph]}\nmodels:\n  - {name: a, model: m, base_url: u, limits: {rpm: 1}, price: {input: 1}}\n"} {
+		"benchmark: des\ndes: {instances: a, frameworks: [graph]}\nmodels:\n  - {name: a, model: m, base_url: u, limits: {rpm: 1}, price: {input: 1}}\n",
+		"benchmark: silo\nsilo: {agents: [4, 6], agent_kinds: [team], teams: [{agents: [{model: a, share: 1}, {model: b, share: 2}]}]}\n" +
+			"models: [{name: a, model: m, base_url: u}, {name: b, model: n, base_url: v}]\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

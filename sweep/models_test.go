@@ -15,7 +15,7 @@ func TestModelsParse(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{head + "models:\n  - model: m\n    base_url: u\n    prize: {input: 1}\n", `e.yaml:8: field "models[0].prize": unknown field in model`},
 		{head + "models:\n  - model: m\n    base_url: u\n    price:\n      input: 1\n      ouput: 2\n", `e.yaml:10: field "models[0].price.ouput": unknown field in price`},
-		{head + "models:\n  - model: m\n    base_url: u\n    limits: {concurrency: 2, rps: 1}\n", `e.yaml:8: field "models[0].limits": unknown field in limits`},
+		{head + "models:\n  - model: m\n    base_url: u\n    limits: {concurrency: 2, rps: 1}\n", `e.yaml:8: field "models[0].limits.rps": unknown field in limits`},
 		{head + "models:\n  - model: m\n    base_url: u\n  - model: m\n    base_url: v\n", `e.yaml:8: field "models[1].name": models[0] has the same label "m"`},
 		{head + "models:\n  - model: m\n    base_url: u\n    price: {input: -1}\n", `e.yaml:8: field "models[0].price.input": want a number from 0`},
 		{head + "models:\n  - model: m\n  - model: n\n    base_url: u\n", `e.yaml:6: field "models[0].base_url": required`},

@@ -44,7 +44,7 @@ func (e *Experiment) DesGroupBy() ([]string, error) {
 
 // SiloOptions maps a silo experiment onto the suite's options, with the
 // suite command's defaults for what the file leaves out. Agent kind llm
-// needs Options.LLM set.
+// needs Options.LLMs set, and kind team Options.Teams (SiloTeams).
 func (e *Experiment) SiloOptions() suite.Options {
 	s := e.Silo
 	if s == nil {
@@ -61,7 +61,7 @@ func (e *Experiment) SiloOptions() suite.Options {
 }
 
 // WithLLM reports whether the experiment runs a model-backed controller
-// (des controller llm) or agents (silo agent kind llm).
+// (des controller llm) or agents (silo agent kinds llm and team).
 func (e *Experiment) WithLLM() bool {
 	var l List
 	switch e.Benchmark {
@@ -71,7 +71,7 @@ func (e *Experiment) WithLLM() bool {
 		l = List(strings.Split(e.SiloOptions().Agent, ","))
 	}
 	for _, x := range l {
-		if strings.TrimSpace(x) == "llm" {
+		if x = strings.TrimSpace(x); x == "llm" || (x == "team" && e.Benchmark == BenchmarkSilo) {
 			return true
 		}
 	}
@@ -123,7 +123,7 @@ var fields = map[string]map[string]string{
 	BenchmarkSilo: {"Levels": "silo.levels", "Tasks": "silo.tasks", "Agents": "silo.agents", "Protocols": "silo.protocols",
 		"Agent": "silo.agent_kinds", "Mode": "silo.mode", "Seeds": "silo.seeds", "MaxRounds": "silo.max_rounds",
 		"MaxCallsPerTurn": "silo.max_calls_per_turn", "MessageFormat": "silo.message_format", "Baseline": "silo.baseline",
-		"LLM": "llm"},
+		"LLM": "llm", "Teams": "silo.teams"},
 }
 
 // FieldError puts an error of the suites' options (an *opterr.Error

@@ -57,7 +57,7 @@ func (s *Suite) RenderPlan(w io.Writer, file string, est Estimate, show int) {
 		t := est.Total(m.Label())
 		n := 0
 		for _, c := range est.Cases {
-			if c.Model != "" && (m.Label() == "" || c.Model == m.Label()) {
+			if c.Uses(m.Label()) { // a mixed team's case counts under each of its models
 				n++
 			}
 		}

@@ -65,6 +65,11 @@ func Resolve(file string, e *Experiment, m Models, sh Shard) (*Suite, error) {
 	case BenchmarkSilo:
 		opt := e.SiloOptions()
 		opt.LLMs = m.SiloLLMs
+		teams, err := e.SiloTeams(m.SiloLLMs)
+		if err != nil {
+			return nil, err
+		}
+		opt.Teams = teams
 		full, err := suite.Resolve(opt)
 		if err != nil {
 			return nil, e.FieldError(file, err)
@@ -147,7 +152,7 @@ func (c *Collected) Summarize(ctx context.Context, s *Suite, out string) ([]stri
 			return nil, err
 		}
 		complete = rep.Complete()
-		files = []string{suite.FileSummary, suite.FileAggregate, suite.FileAggregateMD}
+		files = siloFiles(s.Silo)
 	}
 	if !complete {
 		return nil, fmt.Errorf("some cases of the shards are not finished as this version of coordbench writes them (run by another version?): rerun their shards' sweep run, then collect into a new directory")

@@ -161,6 +161,7 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 	e := s.Experiment
 	st := &Status{ExperimentID: e.ID(), Benchmark: e.Benchmark, Sources: p.Sources(), Total: len(est.Cases)}
 	prices := e.modelOf()
+	price := func(m string) Price { return prices[m].Price }
 	idx := map[string]int{}
 	for _, m := range e.ModelList() {
 		idx[m.Label()] = len(st.Models)
@@ -182,7 +183,7 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 			if err != nil {
 				return nil, err
 			}
-			ms.add(u, prices[c.Model].Price)
+			ms.add(u, UsageCost(u, c.Model, price))
 		}
 		switch state {
 		case Done:
@@ -212,7 +213,7 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 	}
 	for _, a := range att {
 		ms := &st.Models[idx[a.Model]]
-		v := ms.add(a.Usage, prices[a.Model].Price)
+		v := ms.add(a.Usage, UsageCost(a.Usage, a.Model, price))
 		ms.Discarded++
 		ms.DiscardedUSD += v
 	}
@@ -222,7 +223,7 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 	}
 	for _, u := range un {
 		st.Unfinished++
-		st.UnfinishedUSD += u.Usage.Cost(prices[u.Model].Price)
+		st.UnfinishedUSD += UsageCost(u.Usage, u.Model, price)
 	}
 	for _, m := range st.Models {
 		st.SpentUSD += m.SpentUSD
@@ -233,9 +234,8 @@ func StatusOf(s *Suite, est Estimate, p Progress) (*Status, error) {
 	return st, nil
 }
 
-// add counts usage u at price p and returns its cost.
-func (ms *ModelStatus) add(u Usage, p Price) float64 {
-	v := u.Cost(p)
+// add counts usage u of cost v and returns v.
+func (ms *ModelStatus) add(u Usage, v float64) float64 {
 	ms.SpentUSD += v
 	ms.Calls += u.Calls
 	ms.CachedCalls += u.CachedCalls

@@ -52,6 +52,7 @@ var flagOf = map[string][]string{
 	"Mode":             {"--mode"},
 	"MessageFormat":    {"--message-format"},
 	"Baseline":         {"--baseline"},
+	"Teams":            {"--team"}, // or --team-shares: siloLLMFlags.teamError
 	"LLM":              {"--llm-model", "--llm-base-url"},
 	"BaseURL":          {"--llm-base-url"},
 	"Model":            {"--llm-model"},

@@ -23,7 +23,7 @@ func llmCmd() *cobra.Command {
 
 // stubPolicies are the models coordbench llm stub can play.
 func stubPolicies() stubmodel.Policies {
-	return append(stubmodel.Policies(despolicy.Policies()), silogather.Policy())
+	return append(stubmodel.Policies(despolicy.Policies()), silogather.Policy(), silogather.HastyPolicy())
 }
 
 func llmStubCmd() *cobra.Command {
@@ -40,8 +40,11 @@ indices, empty replies and transient 429/500 errors). For SILO-BENCH LLM
 agents (silo run/suite --agent llm): silo-gather, a model that plays the
 gather strategy (every agent sends its shard to agent 0, which computes
 every answer from the task prompt and the shard texts alone and sends the
-answers back) in XML or native tool calls, for any generated task, any
-team size and any protocol. Token usage is counted from the text. Point any
+answers back, or with the consensus scaffold proposes them for a vote) in
+XML or native tool calls, for any generated task, any team size and any
+protocol; silo-hasty, the same whose agents other than 0 submit the
+answer over their own shard when none has come by their second turn
+(unless the consensus helper is on). Token usage is counted from the text. Point any
 run at it (--llm-base-url http://ADDR/v1) for an offline dry run of the
 whole LLM pipeline before spending money.`,
 		Args: cobra.NoArgs,
@@ -70,6 +73,6 @@ whole LLM pipeline before spending money.`,
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (loopback unless you say otherwise; port 0: a free port, printed with the URL)")
-	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), or silo-gather (SILO-BENCH agents)")
+	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), or silo-gather or silo-hasty (SILO-BENCH agents)")
 	return c
 }

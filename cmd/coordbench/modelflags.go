@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -182,39 +181,28 @@ func (f *llmFlags) maker() (*llmctl.Maker, func(), error) {
 	})
 }
 
-// siloLLMFlags are the flags of LLM agents (--agent llm) on silo run and
-// silo suite: the model layer's flags plus the agent's own, filling a
-// play.LLMConfig.
+// siloLLMFlags are the flags of LLM agents (--agent llm, --agent team) on
+// silo run and silo suite: the model layer's flags plus the agent's own,
+// filling a play.LLMConfig per model (silo_models.go), and the named
+// models and mixed team.
 type siloLLMFlags struct {
 	modelFlags
 	toolFormat, scaffold string
 	contextBudget        int64
 	replyReserve         int64
 	maxModelFailures     int
+	endpoints            []string // --llm-endpoint, repeated
+	team, teamShares     string
 }
 
 func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 	f.modelFlags.register(fs, "model name (with --agent llm)", 0, "maximum output tokens per model call (0: the server's default)")
 	fs.StringVar(&f.toolFormat, "tool-format", play.ToolFormatXML, "how agents call tools: xml (the published <tool_call> format) or native (function calling)")
-	fs.StringVar(&f.scaffold, "scaffold", "none", "prompt scaffolds (comma list): planning, reminders, scratchpad, no-topology-hint")
+	fs.StringVar(&f.scaffold, "scaffold", "none", "prompt scaffolds (comma list): planning, reminders, scratchpad, no-topology-hint, consensus (the consensus helper's tools propose_answer and vote)")
 	fs.Int64Var(&f.contextBudget, "context-budget", 0, "tokens per agent prompt; older turns are dropped to fit (0: full history, as published)")
 	fs.Int64Var(&f.replyReserve, "reply-reserve", llmagent.DefaultReplyReserve, "tokens kept free for the reply under --context-budget")
 	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmagent.DefaultMaxModelFailures, "silo run: consecutive failed model calls after which an agent gives up (in a suite the first one fails the case, which reruns next time)")
-}
-
-// agent builds the LLM agents' configuration if agents (a comma list of
-// agent kinds) names llm; nil otherwise. The closer releases the cache.
-func (f *siloLLMFlags) agent(agents string) (*play.LLMAgent, func(), error) {
-	if !slices.Contains(splitList(agents), play.AgentLLM) {
-		if err := f.onlyWith(false, "--agent does not include llm"); err != nil {
-			return nil, nil, err
-		}
-		return nil, func() {}, nil
-	}
-	cfg := play.LLMConfig{Model: f.spec, ToolFormat: f.toolFormat, Scaffold: f.scaffold,
-		ContextBudget: f.contextBudget, ReplyReserve: f.replyReserve, MaxModelFailures: f.maxModelFailures}
-	return buildWith(&f.modelFlags, cfg.Validate, func(spec llm.Spec, o llm.Options) (*play.LLMAgent, error) {
-		cfg.Model, cfg.Options = spec, o
-		return play.NewLLMAgent(cfg)
-	})
+	fs.StringArrayVar(&f.endpoints, "llm-endpoint", nil, "a named model, repeatable: name=NAME,model=MODEL,base_url=URL[,api_key_env=VAR,temperature=T,max_tokens=K,seed=S,concurrency=C,rpm=R] (an experiment's models keys; unset ones take the --llm-* flags); each with its own limits; --agent llm runs each model, --agent team mixes them")
+	fs.StringVar(&f.team, "team", "", "a mixed team (--agent team): model=count,… exact counts (N is their sum), agents in that order (a=3,b=2: agents 0-2 model a, 3-4 model b)")
+	fs.StringVar(&f.teamShares, "team-shares", "", "a mixed team (--agent team) of shares: model=share,… apportioned at each N by the largest remainder (a=1,b=1: half each, the extra agent to a)")
 }

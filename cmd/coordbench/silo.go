@@ -155,7 +155,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 				return err
 			}
 			protocol, msgFormat = canon(protocol, "p2p", "broadcast", "sfs"), canon(msgFormat, "str", "json")
-			agent = canon(agent, slices.Concat(round.TeamNames(), []string{play.AgentLLM})...)
+			agent = canon(agent, slices.Concat(round.TeamNames(), []string{play.AgentLLM, play.AgentTeam})...)
 			p := proto.Protocol(protocol)
 			if len(proto.Tools(p)) == 0 {
 				return fmt.Errorf("--protocol: want p2p, broadcast or sfs (got %q)", protocol)
@@ -163,15 +163,31 @@ to --out when it ends. An --out that exists and is not empty is refused;
 			if lim.MessageFormat, err = proto.ParseMessageFormat(msgFormat); err != nil {
 				return fmt.Errorf("--message-format: %w", err)
 			}
-			llmAgent, closer, err := lf.agent(agent)
+			models, closer, err := lf.models(agent)
 			if err != nil {
 				return err
 			}
 			defer closer()
-			players := play.Players{Kind: agent, LLM: llmAgent}
-			if agent != play.AgentLLM {
+			players := play.Players{Kind: agent, Team: models.team}
+			switch agent {
+			case play.AgentLLM:
+				if len(models.llms) > 1 {
+					return fmt.Errorf("--agent %s: %d models given; a run plays one (or mix them: --agent %s)", play.AgentLLM, len(models.llms), play.AgentTeam)
+				}
+				players.LLM = models.llms[0]
+			case play.AgentTeam:
+				if size := models.team.Size(); size > 0 && f.file == "" && !cmd.Flags().Changed("agents") {
+					// A team of counts has its own size.
+					if in, err = siloInstance(f.taskID, size, f.mode, f.seed, f.file); err != nil {
+						return err
+					}
+				}
+				if _, err := models.team.Counts(in.N); err != nil {
+					return lf.teamError(err)
+				}
+			default:
 				if _, err := round.NewTeamByName(agent, in.N); err != nil {
-					return fmt.Errorf("--agent: %w (or %s)", err, play.AgentLLM)
+					return fmt.Errorf("--agent: %w (or %s, %s)", err, play.AgentLLM, play.AgentTeam)
 				}
 			}
 			if out == "" {
@@ -195,6 +211,14 @@ to --out when it ends. An --out that exists and is not empty is refused;
 				fmt.Fprintf(cmd.OutOrStdout(), "model: %d calls, %d input + %d output tokens, C %.2f (paper) / %.2f (code), %d wasted, %d failed\n",
 					u.ModelCalls, u.InputTokens, u.OutputTokens, *res.C, *res.CCode, u.WastedCalls, u.ModelErrors)
 			}
+			for _, m := range res.ByModel {
+				u := m.Usage
+				if u == nil {
+					u = &round.Usage{}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "model %s (agents %s): %d of %d correct (S %.3f, P %.3f), %d messages, %d calls, %d input + %d output tokens\n",
+					m.Model, round.AgentRange(m.Agents), m.Correct, len(m.Agents), m.S, m.P, m.Messages, u.ModelCalls, u.InputTokens, u.OutputTokens)
+			}
 			for _, e := range res.AgentErrors {
 				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, seeInFlagTerms(cmd.Flags(), e.Error))
 			}
@@ -204,7 +228,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 	}
 	f.register(c, "run a published task file instead of --task/--agents/--mode")
 	c.Flags().StringVar(&protocol, "protocol", "p2p", "p2p, broadcast or sfs")
-	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference (star), tree, chain (scripted) or llm")
+	c.Flags().StringVar(&agent, "agent", "reference", "agents: reference (star), tree, chain (scripted), llm, or team (a mixed team of LLM agents: --team)")
 	c.Flags().IntVar(&lim.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
 	c.Flags().StringVar(&msgFormat, "message-format", string(proto.FormatStr), messageFormatUsage)

@@ -50,6 +50,11 @@ __official), e.g. I-01__n10__p2p__reference__seeded-s1; LLM agents are
 labelled llm-<model>[+scaffold…][+native] (docs/silo-llm.md), so the runs
 of scaffold ablations never share an id and RCC compares a model with
 itself (each ablation is a suite of its own: give each its own --out).
+Agent kind team plays a mixed team of the models named with
+--llm-endpoint (--team a=3,b=2 exact counts, --team-shares a=1,b=1 shares
+of every N; labelled llm-mix-a=3-b=2…); such a suite also writes
+summary_models.csv and aggregate_models.csv, its runs broken down by
+model.
 RCC = 1 − S(N)/S(baseline) compares each N with a single agent. The
 baseline (--baseline) is merged by default: for each N = k, one agent holds
 the merged data of the N = k instances (same mode and seeds; case ids end in
@@ -71,29 +76,28 @@ in flight.`,
 			if err := atLeastOne("--max-rounds", opt.MaxRounds); err != nil {
 				return err
 			}
-			opt.Agent, opt.Mode = canon(opt.Agent, slices.Concat(round.TeamNames(), []string{play.AgentLLM})...), canon(opt.Mode, task.ModeSeeded, task.ModeOfficial)
+			opt.Agent, opt.Mode = canon(opt.Agent, slices.Concat(round.TeamNames(), []string{play.AgentLLM, play.AgentTeam})...), canon(opt.Mode, task.ModeSeeded, task.ModeOfficial)
 			opt.Baseline, opt.MessageFormat = canon(opt.Baseline, suite.BaselineMerged, suite.BaselineSeeded), canon(opt.MessageFormat, "str", "json")
-			llmAgent, closer, err := lf.agent(opt.Agent)
+			models, closer, err := lf.models(opt.Agent)
 			if err != nil {
 				return err
 			}
 			defer closer()
-			opt.LLM = llmAgent
-			if llmAgent != nil && !cmd.Flags().Changed("workers") {
+			opt.LLMs = models.llms
+			if models.team != nil {
+				opt.Teams = []*play.Team{models.team}
+			}
+			if len(models.llms) > 0 && !cmd.Flags().Changed("workers") {
 				workers = max(workers, suite.LLMWorkers)
 			}
 			s, err := suite.Resolve(opt)
 			if err != nil {
-				return err
+				return lf.teamError(err)
 			}
 			if out == "" {
 				out = filepath.Join("runs", "silo_suite")
 			}
-			var status func() string
-			if llmAgent != nil {
-				status = llmAgent.Status
-			}
-			return runSiloSuite(cmd, s, out, suite.RunOptions{Workers: workers, Force: force}, status)
+			return runSiloSuite(cmd, s, out, suite.RunOptions{Workers: workers, Force: force}, models.status)
 		},
 	}
 	f := c.Flags()
@@ -101,7 +105,7 @@ in flight.`,
 	f.StringVar(&opt.Tasks, "tasks", "", "task ids (comma list); replaces --levels")
 	f.StringVar(&opt.Agents, "agents", "2,5,10,20,50,100", "team sizes N (comma list)")
 	f.StringVar(&opt.Protocols, "protocols", "p2p,broadcast,sfs", "protocols (comma list of p2p, broadcast, sfs)")
-	f.StringVar(&opt.Agent, "agent", "reference", "agents (comma list): reference, tree, chain, llm (needs --llm-model and --llm-base-url)")
+	f.StringVar(&opt.Agent, "agent", "reference", "agents (comma list): reference, tree, chain, llm (needs --llm-model and --llm-base-url, or --llm-endpoint), team (a mixed team: --team or --team-shares)")
 	f.StringVar(&opt.Mode, "mode", "seeded", "seeded or official (official: N in 2, 5, 10, 20, 50, 100)")
 	f.StringVar(&opt.Seeds, "seeds", "1", "seeds of seeded runs (official mode: of a seeded N = 1 baseline): comma list, ranges a-b allowed")
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
@@ -129,6 +133,7 @@ func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, opt suite.RunO
 	}
 	fmt.Fprintln(stdout)
 	suite.WriteAggregateTable(stdout, rep.Aggregate)
+	suite.WriteModelTable(stdout, rep.ModelAggregate)
 	for _, f := range rep.Failures {
 		fmt.Fprintf(stderr, "failed: %s: %s\n", f.Case.ID, seeInFlagTerms(cmd.Flags(), f.Err))
 	}

@@ -295,3 +295,55 @@ func TestSweepCachedCallsCostNothing(t *testing.T) {
 		t.Errorf("live %v, replay %v", live, replay)
 	}
 }
+
+// TestSweepSiloMixedTeamCost: an experiment's mixed team (silo.teams) of
+// two models at two stub endpoints runs beside the models alone; cost.csv
+// gives the team's cases a row per model, each model's tokens (its
+// agents', as summary_models.csv counts them) at its own price, and the
+// summary counts each case once; its shards collected give the same
+// files, the per-model ones included.
+func TestSweepSiloMixedTeamCost(t *testing.T) {
+	gather := stubmodel.NewServer(silogather.Model{Solve: silogather.PromptSolver}.Handle)
+	defer gather.Close()
+	hasty := stubmodel.NewServer(silogather.Model{Solve: silogather.PromptSolver, Hasty: true}.Handle)
+	defer hasty.Close()
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "team.yaml")
+	exp := "benchmark: silo\nsilo:\n  tasks: [I-01, II-11]\n  agents: 4\n  protocols: p2p\n  agent_kinds: [team]\n  baseline: none\n" +
+		"  teams:\n    - agents: [{model: g, count: 3}, {model: h, count: 1}]\n" +
+		"models:\n  - {name: g, model: stub-gather, base_url: \"" + gather.URL + "\", price: {input: 1, output: 2}}\n" +
+		"  - {name: h, model: stub-hasty, base_url: \"" + hasty.URL + "\", price: {input: 4, output: 8}}\n"
+	if err := os.WriteFile(file, []byte(exp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "out")
+	if out, err := run(t, "sweep", "run", file, "--out", dir); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	per := csvRows(t, filepath.Join(dir, suite.FileSummaryModels))
+	costs := csvRows(t, filepath.Join(dir, sweep.FileCost))
+	if len(per) != 1+2*2 || len(costs) != len(per) {
+		t.Fatalf("summary by model %v\ncost %v", per, costs)
+	}
+	prices := map[string][2]float64{"g": {1, 2}, "h": {4, 8}}
+	for k, r := range per[1:] {
+		model := col(t, per[0], r, "model")
+		in, _ := strconv.ParseInt(col(t, per[0], r, "input_tokens"), 10, 64)
+		out, _ := strconv.ParseInt(col(t, per[0], r, "output_tokens"), 10, 64)
+		c := costs[k+1]
+		if c[0] != r[0] || col(t, costs[0], c, "model") != model || col(t, costs[0], c, "input_tokens") != strconv.FormatInt(in, 10) ||
+			col(t, costs[0], c, "cost_usd") != wantCost(in, out, prices[model][0], prices[model][1]) {
+			t.Errorf("case %s model %s (%d in, %d out): cost row %v", r[0], model, in, out, c)
+		}
+	}
+	sum := csvRows(t, filepath.Join(dir, sweep.FileCostSummary))
+	if got := col(t, sum[0], sum[3], "cases"); sum[3][0] != "total" || got != "2" {
+		t.Errorf("cost summary counts %s cases in all: %v", got, sum)
+	}
+	_, merged := runShardsAndCollect(t, file, tmp, 2)
+	for _, f := range []string{suite.FileSummary, suite.FileAggregate, suite.FileSummaryModels, suite.FileAggregateModels, sweep.FileCost, sweep.FileCostSummary} {
+		if a, b := mustRead(t, filepath.Join(dir, f)), mustRead(t, filepath.Join(merged, f)); !bytes.Equal(a, b) {
+			t.Errorf("%s of the collected shards differs:\n%s\n---\n%s", f, a, b)
+		}
+	}
+}

@@ -42,6 +42,9 @@ type Config struct {
 	// (after the model layer's retries) the agent gives up for the rest of
 	// the run (default DefaultMaxModelFailures).
 	MaxModelFailures int
+	// Label names the agent's model in a mixed team: its turn records
+	// carry it (TurnRecord.Model). Empty for a team of one model.
+	Label string
 	// AbortOnModelError makes a model call that fails after the retries end
 	// the whole run with that error (round.ErrAbort) instead of spending
 	// the turn. Suites set it: a run scored after an infrastructure failure
@@ -107,7 +110,7 @@ func New(in *task.Instance, p proto.Protocol, id int, cfg Config) (*Agent, error
 	a := &Agent{cfg: cfg, id: id, n: in.N, proto: p, prompt: prompt,
 		system: SystemPrompt(p, id, in.N, cfg.Native, cfg.Scaffold)}
 	if cfg.Native {
-		a.tools = functionTools(p, in.N)
+		a.tools = functionTools(p, in.N, cfg.Scaffold.Consensus)
 	}
 	return a, nil
 }
@@ -117,18 +120,23 @@ func (a *Agent) Usage() round.Usage { return a.usage }
 
 // Turn implements round.Agent: one model call, then the reply's tool calls.
 func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
-	rec := TurnRecord{Round: t.Round, Agent: a.id, Calls: []CallRecord{}}
+	rec := TurnRecord{Round: t.Round, Agent: a.id, Model: a.cfg.Label, Calls: []CallRecord{}}
 	a.turns++
 	if a.hist == nil {
 		a.hist = newHistory(a.system, a.prompt, a.cfg.ContextBudget, a.cfg.ReplyReserve)
 		rec.Input = append(rec.Input, a.hist.msgs...)
 	} else {
 		var notes []string
+		if a.cfg.Scaffold.Consensus { // the helper's news, after the tool results
+			if news := t.ConsensusNews(); news != nil {
+				notes = append(notes, FormatToolResult(proto.ToolConsensusNews, news))
+			}
+		}
 		if a.cfg.Scaffold.Planning && t.Round == 2 {
 			notes = append(notes, planningOver)
 		}
 		if a.cfg.Scaffold.Reminders {
-			notes = append(notes, reminder(a.proto, a.id, a.n))
+			notes = append(notes, reminder(a.proto, a.id, a.n, a.cfg.Scaffold.Consensus))
 		}
 		if len(notes) > 0 {
 			note := strings.Join(notes, "\n\n")

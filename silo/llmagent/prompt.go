@@ -24,14 +24,22 @@ type Scaffold struct {
 	// NoTopologyHint removes the task prompt's suggested communication
 	// topology (task.Instance.Prompt with topologyHint false).
 	NoTopologyHint bool `json:"no_topology_hint"`
+	// Consensus gives the agents the consensus helper: the tools
+	// propose_answer and vote (proto.Options.Consensus), and at the start
+	// of each turn the news of the proposals and their tallies (a
+	// consensus_tally block after the tool results). Not one of the
+	// paper's scaffolds; omitted from manifests when off, so that those
+	// of runs without it read as before.
+	Consensus bool `json:"consensus,omitempty"`
 }
 
-// scaffoldNames are the names ParseScaffold accepts.
-var scaffoldNames = []string{"planning", "reminders", "scratchpad", "no-topology-hint"}
+// scaffoldNames are the names ParseScaffold accepts, in the order of
+// Scaffold's fields.
+var scaffoldNames = []string{"planning", "reminders", "scratchpad", "no-topology-hint", "consensus"}
 
 // ParseScaffold reads a comma list of scaffold names (planning,
-// reminders, scratchpad, no-topology-hint; "" or "none": no scaffold, the
-// published configuration).
+// reminders, scratchpad, no-topology-hint, consensus; "" or "none": no
+// scaffold, the published configuration).
 func ParseScaffold(s string) (Scaffold, error) {
 	var sc Scaffold
 	for _, f := range strings.Split(s, ",") {
@@ -45,6 +53,8 @@ func ParseScaffold(s string) (Scaffold, error) {
 			sc.Scratchpad = true
 		case "no-topology-hint":
 			sc.NoTopologyHint = true
+		case "consensus":
+			sc.Consensus = true
 		default:
 			return Scaffold{}, fmt.Errorf("unknown scaffold %q (want %s)", f, strings.Join(scaffoldNames, ", "))
 		}
@@ -56,7 +66,7 @@ func ParseScaffold(s string) (Scaffold, error) {
 // published configuration).
 func (s Scaffold) String() string {
 	var out []string
-	for i, on := range []bool{s.Planning, s.Reminders, s.Scratchpad, s.NoTopologyHint} {
+	for i, on := range []bool{s.Planning, s.Reminders, s.Scratchpad, s.NoTopologyHint, s.Consensus} {
 		if on {
 			out = append(out, scaffoldNames[i])
 		}
@@ -99,14 +109,14 @@ func SystemPrompt(p proto.Protocol, id, n int, native bool, sc Scaffold) string 
 	}
 	if native {
 		w("Call the tools with function calls. You may make several calls in one reply; they run in order.\n\n")
-		for i, s := range toolsFor(p, n) {
+		for i, s := range toolsFor(p, n, sc.Consensus) {
 			w("%d. %s: %s\n", i+1, s.name, s.desc)
 		}
 		w("\n")
 	} else {
 		w("Call a tool by writing a block of exactly this form in your reply, with one tag per parameter:\n\n%s\n\n",
 			xmlCall("TOOL_NAME", [][2]string{{"PARAM_NAME", "VALUE"}}))
-		for i, s := range toolsFor(p, n) {
+		for i, s := range toolsFor(p, n, sc.Consensus) {
 			w("%d. %s: %s\n", i+1, s.name, s.desc)
 			if len(s.params) == 0 {
 				w("   Parameters: none.\n")
@@ -128,6 +138,9 @@ func SystemPrompt(p proto.Protocol, id, n int, native bool, sc Scaffold) string 
 	w("## Rules\n")
 	for _, r := range rules(p, n) {
 		w("- %s\n", r)
+	}
+	if sc.Consensus && n > 1 {
+		w("\n## Consensus helper\n%s\n", consensusNote)
 	}
 	if sc.Scratchpad {
 		what := "which agents' data you already have, what is still missing, and your intermediate results"
@@ -200,10 +213,18 @@ const planningOver = "The planning round is over: carry out the plan. submit_res
 // planningRefusal is the result of submit_result during the planning round.
 const planningRefusal = `{"error":"submit_result is not available in the planning round; it becomes available next round"}`
 
+// consensusNote is the system prompt's section on the consensus helper
+// (scaffold Consensus).
+const consensusNote = "propose_answer and vote help the team agree on an answer. At the start of each of your turns, after your tool results, " +
+	"a consensus_tally result tells you the proposals you have not seen yet (with their values) and the proposals whose votes changed, " +
+	"each with the agents who agree, who disagree and who have not voted; unanimous is true once every agent agrees. " +
+	"The helper only passes on what agents propose and vote: it does not know the answer, and agreement does not make an answer correct. " +
+	"Proposals and votes reach the others in the next round and count as messages. A proposal is not a submission: every agent still submits with submit_result."
+
 // reminder restates identity, tools and rules (scaffold Reminders).
-func reminder(p proto.Protocol, id, n int) string {
+func reminder(p proto.Protocol, id, n int, consensus bool) string {
 	var tools []string
-	for _, s := range toolsFor(p, n) {
+	for _, s := range toolsFor(p, n, consensus) {
 		tools = append(tools, s.name)
 	}
 	r := rules(p, n)

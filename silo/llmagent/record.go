@@ -15,6 +15,9 @@ import (
 type TurnRecord struct {
 	Round int `json:"round"`
 	Agent int `json:"agent"`
+	// Model is the agent's model in a mixed team (Config.Label); omitted
+	// for a team of one model.
+	Model string `json:"model,omitempty"`
 	// Input are the messages added to the agent's context since its
 	// previous call: the system and task prompts on its first turn, then
 	// the previous turn's tool results, feedback and scaffold notes.

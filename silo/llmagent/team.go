@@ -57,9 +57,16 @@ func (t *Team) CloseJournal() error {
 // NewTeam builds the N agents of instance in over protocol p, sharing cfg
 // (and so one model client and its endpoint limits).
 func NewTeam(in *task.Instance, p proto.Protocol, cfg Config) (*Team, error) {
+	return NewTeamOf(in, p, func(int) Config { return cfg })
+}
+
+// NewTeamOf builds the N agents of instance in over protocol p, agent i
+// with cfgOf(i): a mixed team, each agent with its model's client (and
+// Config.Label naming it).
+func NewTeamOf(in *task.Instance, p proto.Protocol, cfgOf func(i int) Config) (*Team, error) {
 	t := &Team{}
 	for i := range in.N {
-		a, err := New(in, p, i, cfg)
+		a, err := New(in, p, i, cfgOf(i))
 		if err != nil {
 			return nil, err
 		}

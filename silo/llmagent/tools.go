@@ -33,12 +33,14 @@ const (
 	schemaInt  = `{"type":"integer"}`
 	schemaStr  = `{"type":"string"}`
 	schemaAny  = `{}`
+	schemaBool = `{"type":"boolean"}`
 	returnsEnd = `{"status": "waiting"}`
 )
 
 // specs returns the tool descriptions of protocol p, in the published
-// order (proto.Tools).
-func specs(p proto.Protocol) []toolSpec {
+// order (proto.Tools), with the consensus helper's tools before wait when
+// consensus is on (proto.ToolsWith).
+func specs(p proto.Protocol, consensus bool) []toolSpec {
 	content := param{"content", "string", "the text to deliver (data, a proposal, a result…)", false, schemaStr}
 	byName := map[string]toolSpec{
 		proto.ToolSend: {
@@ -99,6 +101,23 @@ func specs(p proto.Protocol) []toolSpec {
 			desc:    "End your turn for this round without submitting. Use it to let the others act; you continue next round.",
 			returns: returnsEnd,
 		},
+		proto.ToolPropose: {
+			name: proto.ToolPropose,
+			desc: "Propose an answer to the whole team (consensus helper). From the next round on, every other agent is told of it, with its id, " +
+				"and can vote on it; you count as agreeing. It submits nothing.",
+			params:  []param{{"value", "any JSON value", "the proposed answer, in the format the task asks for", false, schemaAny}},
+			returns: `{"success": true, "proposal_id": "r2-a0-s1"}`,
+			example: [][2]string{{"value", "1000"}},
+		},
+		proto.ToolVote: {
+			name: proto.ToolVote,
+			desc: "Agree or disagree with a proposal made in an earlier round (consensus helper). From the next round on, the others are told of your vote; " +
+				"voting again on the same proposal replaces your vote.",
+			params: []param{{"proposal_id", "string", "the proposal's id, as you were told it", false, schemaStr},
+				{"agree", "boolean", "true to agree (the default), false to disagree", true, schemaBool}},
+			returns: `{"success": true, "proposal_id": "r2-a0-s1", "agree": true}`,
+			example: [][2]string{{"proposal_id", "r2-a0-s1"}, {"agree", "true"}},
+		},
 		proto.ToolSubmit: {
 			name:    proto.ToolSubmit,
 			desc:    "Submit your final answer. It cannot be changed, and you take no further actions after it.",
@@ -108,18 +127,18 @@ func specs(p proto.Protocol) []toolSpec {
 		},
 	}
 	var out []toolSpec
-	for _, name := range proto.Tools(p) {
+	for _, name := range proto.ToolsWith(p, consensus) {
 		out = append(out, byName[name])
 	}
 	return out
 }
 
 // toolsFor returns the tools offered to agent of a team of n over
-// protocol p: all of specs(p), or for a single agent (n = 1, nobody to
-// communicate with) only wait and submit_result, described without
-// others. The store still executes the protocol's other tools.
-func toolsFor(p proto.Protocol, n int) []toolSpec {
-	all := specs(p)
+// protocol p: all of specs(p, consensus), or for a single agent (n = 1,
+// nobody to communicate with) only wait and submit_result, described
+// without others. The store still executes the protocol's other tools.
+func toolsFor(p proto.Protocol, n int, consensus bool) []toolSpec {
+	all := specs(p, consensus)
 	if n != 1 {
 		return all
 	}
@@ -161,9 +180,9 @@ func xmlCall(name string, args [][2]string) string {
 
 // functionTools returns the tools of a team of n over protocol p
 // (toolsFor) for native function calling.
-func functionTools(p proto.Protocol, n int) []llm.Tool {
+func functionTools(p proto.Protocol, n int, consensus bool) []llm.Tool {
 	var out []llm.Tool
-	for _, s := range toolsFor(p, n) {
+	for _, s := range toolsFor(p, n, consensus) {
 		props := make([]string, 0, len(s.params))
 		var req []string
 		for _, pa := range s.params {

@@ -56,13 +56,21 @@ func (l *LLMAgent) ToolFormat() string {
 // hash of the original (llm-org-model-v1-1a2b3c), so that names differing
 // only in those characters never share a label.
 func (l *LLMAgent) Label() string {
-	var b strings.Builder
-	b.WriteString(AgentLLM + "-")
-	changed := false
-	name := l.Model
+	return AgentLLM + "-" + modelPart(l.ModelLabel()) + l.suffix()
+}
+
+// ModelLabel is the model's label: Name, else Model.
+func (l *LLMAgent) ModelLabel() string {
 	if l.Name != "" {
-		name = l.Name
+		return l.Name
 	}
+	return l.Model
+}
+
+// modelPart is a model label as a case id holds it (see Label).
+func modelPart(name string) string {
+	var b strings.Builder
+	changed := false
 	for _, r := range name {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
@@ -77,47 +85,88 @@ func (l *LLMAgent) Label() string {
 		h.Write([]byte(name))
 		fmt.Fprintf(&b, "-%06x", h.Sum32()&0xffffff)
 	}
-	if sc := l.Config.Scaffold.String(); sc != "none" {
-		b.WriteString("+" + strings.ReplaceAll(sc, ",", "+"))
-	}
-	if l.Config.Native {
-		b.WriteString("+native")
-	}
 	return b.String()
 }
 
-// Players says which agents play a run: a scripted team by name, or the
-// LLM agents (Kind AgentLLM, LLM set).
+// suffix is the label's part after the model: the scaffolds and +native.
+func (l *LLMAgent) suffix() string {
+	s := ""
+	if sc := l.Config.Scaffold.String(); sc != "none" {
+		s += "+" + strings.ReplaceAll(sc, ",", "+")
+	}
+	if l.Config.Native {
+		s += "+native"
+	}
+	return s
+}
+
+// Players says which agents play a run: a scripted team by name, the
+// LLM agents of one model (Kind AgentLLM, LLM set), or a mixed team of
+// LLM agents (Kind AgentTeam, Team set).
 type Players struct {
 	Kind string
 	LLM  *LLMAgent
+	Team *Team
 }
 
 // Label is the agent label of the players' runs.
 func (p Players) Label() string {
-	if p.Kind == AgentLLM && p.LLM != nil {
+	switch {
+	case p.Kind == AgentLLM && p.LLM != nil:
 		return p.LLM.Label()
+	case p.Kind == AgentTeam && p.Team != nil:
+		return p.Team.Label()
 	}
 	return p.Kind
 }
 
+// Scaffold is the LLM agents' scaffolds (none for scripted teams).
+func (p Players) Scaffold() llmagent.Scaffold {
+	switch {
+	case p.Kind == AgentLLM && p.LLM != nil:
+		return p.LLM.Config.Scaffold
+	case p.Kind == AgentTeam && p.Team != nil && len(p.Team.Members) > 0 && p.Team.Members[0].LLM != nil:
+		return p.Team.Members[0].LLM.Config.Scaffold
+	}
+	return llmagent.Scaffold{}
+}
+
 // team builds the agents of one run; for LLM agents also their team,
 // which writes each turn into dir's turn log as it ends (nil for
-// scripted teams).
-func (p Players) team(in *task.Instance, pr proto.Protocol, dir string) ([]round.Agent, *llmagent.Team, error) {
-	if p.Kind != AgentLLM {
+// scripted teams), and for a mixed team the model of each agent (nil
+// otherwise).
+func (p Players) team(in *task.Instance, pr proto.Protocol, dir string) ([]round.Agent, *llmagent.Team, []string, error) {
+	var t *llmagent.Team
+	var models []string
+	var err error
+	switch p.Kind {
+	case AgentLLM:
+		if p.LLM == nil || p.LLM.Config.Model == nil {
+			return nil, nil, nil, fmt.Errorf("agent %w", ErrNoModel)
+		}
+		t, err = llmagent.NewTeam(in, pr, p.LLM.Config)
+	case AgentTeam:
+		if p.Team == nil {
+			return nil, nil, nil, fmt.Errorf("agent kind %s %w", AgentTeam, ErrNoModel)
+		}
+		if models, err = p.Team.Models(in.N); err != nil {
+			return nil, nil, nil, err
+		}
+		t, err = llmagent.NewTeamOf(in, pr, func(i int) llmagent.Config {
+			l, _ := p.Team.member(in.N, i) // Models checked the size
+			cfg := l.Config
+			cfg.Label = models[i]
+			return cfg
+		})
+	default:
 		a, err := round.NewTeamByName(p.Kind, in.N)
-		return a, nil, err
+		return a, nil, nil, err
 	}
-	if p.LLM == nil || p.LLM.Config.Model == nil {
-		return nil, nil, fmt.Errorf("agent %w", ErrNoModel)
-	}
-	t, err := llmagent.NewTeam(in, pr, p.LLM.Config)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := t.Journal(dir); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return t.Agents(), t, nil
+	return t.Agents(), t, models, nil
 }

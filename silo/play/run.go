@@ -1,6 +1,6 @@
 // Package play plays one SILO-BENCH run into a directory: who plays it
-// (Players: a scripted team by name, or LLM agents, which NewLLMAgent
-// builds from an LLMConfig), its limits, and the files it leaves (the run database, the tool-call log,
+// (Players: a scripted team by name, LLM agents, which NewLLMAgent
+// builds from an LLMConfig, or a mixed Team of several models), its limits, and the files it leaves (the run database, the tool-call log,
 // result.json, and for LLM agents the turn log). `coordbench silo run`
 // calls Run directly; package suite calls it once per case and adds the
 // manifest that makes a suite resumable.
@@ -55,7 +55,7 @@ func (l Limits) Format() proto.MessageFormat {
 // timing.jsonl), and result.json (FileResult), whose bytes it returns with
 // the result. coordbench silo run and every suite case use it.
 func Run(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (res *round.Result, b []byte, err error) {
-	agents, team, err := players.team(in, p, dir)
+	agents, team, models, err := players.team(in, p, dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,8 +89,8 @@ func Run(ctx context.Context, in *task.Instance, p proto.Protocol, players Playe
 		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
 	}
 	res, err = round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
-		Options: proto.Options{MessageFormat: lim.Format()},
-		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog}, agents)
+		Options: proto.Options{MessageFormat: lim.Format(), Consensus: players.Scaffold().Consensus},
+		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog, Models: models}, agents)
 	if err != nil {
 		return nil, nil, err
 	}

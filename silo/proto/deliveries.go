@@ -4,10 +4,11 @@ package proto
 // failure analysis (silo/round's labels).
 
 // Delivery is one content an agent read: a message or broadcast returned by
-// receive_messages, or the version returned by a read_file hit.
+// receive_messages, the version returned by a read_file hit, or a proposal
+// of the consensus helper the agent was told of (ConsensusNews).
 type Delivery struct {
 	Round int    // round of the read
-	Tool  string // ToolReceive or ToolReadFile
+	Tool  string // ToolReceive, ToolReadFile or ToolPropose
 	From  int    // the author: the sender, or the file's last writer
 	// Text is what the agent read: a message's text; for a file, a string
 	// content's text, any other content as its JSON.
@@ -23,6 +24,7 @@ type delivery struct {
 	round int
 	msg   *message
 	file  *fileEntry
+	prop  *proposal
 }
 
 // Deliveries returns every content agent read, in the order it read them
@@ -39,6 +41,10 @@ func (s *Store) Deliveries(agent int) []Delivery {
 	for _, d := range got {
 		if d.msg != nil {
 			out = append(out, Delivery{Round: d.round, Tool: ToolReceive, From: d.msg.sender, Text: d.msg.content, Seen: d.msg.prov.list()})
+			continue
+		}
+		if d.prop != nil {
+			out = append(out, Delivery{Round: d.round, Tool: ToolPropose, From: d.prop.proposer, Text: d.prop.text, Seen: d.prop.prov.list()})
 			continue
 		}
 		text, ok := jsonString(d.file.content)

@@ -43,6 +43,10 @@ type Options struct {
 	// MessageFormat converts what other agents read (format.go); "" is
 	// FormatStr, the published conversion.
 	MessageFormat MessageFormat
+	// Consensus adds the consensus helper's tools (propose_answer, vote)
+	// to the protocol's and tallies the votes (consensus.go). Off by
+	// default: the published tool sets.
+	Consensus bool `json:",omitempty"`
 }
 
 func (o Options) withDefaults() Options {
@@ -126,7 +130,9 @@ type agentState struct {
 	out     []*message // p2p and broadcast: sent this round
 	cursor  int        // broadcast: index into Store.bcasts of the next unseen broadcast
 	curMove bool
-	ops     []*fileOp // sfs: writes and deletes this round
+	ops     []*fileOp   // sfs: writes and deletes this round
+	props   []*proposal // consensus helper: proposals this round
+	votes   []*vote     // consensus helper: votes this round
 
 	got []delivery // every content read, in order (Deliveries)
 }
@@ -161,6 +167,8 @@ type Store struct {
 	byAgent []Tally
 	byRound []Tally // index = round; [0] unused
 	total   Tally
+
+	cons *consensusState // nil unless Options.Consensus
 }
 
 // Open creates a run database at path (which must not already hold a run)
@@ -205,6 +213,9 @@ func Open(path string, p Protocol, nAgents int, opts Options) (*Store, error) {
 		byAgent: make([]Tally, nAgents),
 		byRound: make([]Tally, 1),
 		nextMsg: 1,
+	}
+	if opts.Consensus {
+		s.cons = newConsensus(nAgents)
 	}
 	for i := range nAgents {
 		a := &agentState{id: i, seen: newBitset(nAgents)}
@@ -258,6 +269,13 @@ func (s *Store) init() error {
 			reads_of_others INTEGER NOT NULL, m INTEGER NOT NULL,
 			PRIMARY KEY (round, agent)) WITHOUT ROWID`,
 		`CREATE TABLE rounds (round INTEGER PRIMARY KEY, m INTEGER NOT NULL, reads_of_others INTEGER NOT NULL)`,
+	}
+	if s.cons != nil {
+		stmts = append(stmts,
+			`CREATE TABLE proposals (id TEXT PRIMARY KEY, round INTEGER NOT NULL, proposer INTEGER NOT NULL,
+				seq INTEGER NOT NULL, value TEXT NOT NULL, provenance TEXT NOT NULL) WITHOUT ROWID`,
+			`CREATE TABLE votes (round INTEGER NOT NULL, agent INTEGER NOT NULL, seq INTEGER NOT NULL,
+				proposal TEXT NOT NULL, agree INTEGER NOT NULL, PRIMARY KEY (round, agent, seq)) WITHOUT ROWID`)
 	}
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
@@ -384,12 +402,13 @@ func (s *Store) EndRound() error {
 			}
 		}
 	}
+	props, votes := s.applyConsensus()
 	for _, a := range s.agents {
 		s.byAgent[a.id].add(&a.tally)
 		s.byRound[r].add(&a.tally)
 		s.total.add(&a.tally)
 	}
-	if err := s.flush(r, newMsgs, touchedOrder); err != nil {
+	if err := s.flush(r, newMsgs, touchedOrder, props, votes); err != nil {
 		s.broken = fmt.Errorf("proto: writing round %d: %w", r, err)
 		return s.broken
 	}
@@ -402,7 +421,7 @@ func (s *Store) EndRound() error {
 	return nil
 }
 
-func (s *Store) flush(r int, newMsgs []*message, touched []string) error {
+func (s *Store) flush(r int, newMsgs []*message, touched []string, props []*proposal, votes []*vote) error {
 	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -497,7 +516,7 @@ func (s *Store) flush(r int, newMsgs []*message, touched []string) error {
 				return err
 			}
 		}
-		if t := &a.tally; len(t.Calls) > 0 || t.M > 0 {
+		if t := &a.tally; len(t.Calls) > 0 || t.M > 0 || t.Received > 0 {
 			st, err := lazy(&stTally, `INSERT INTO tallies (round, agent, calls, errors, messages_sent, bytes_sent, writes, reads, received, reads_of_others, m) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
@@ -528,6 +547,18 @@ func (s *Store) flush(r int, newMsgs []*message, touched []string) error {
 			if err != nil {
 				return err
 			}
+		}
+	}
+	for _, p := range props {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO proposals (id, round, proposer, seq, value, provenance) VALUES (?, ?, ?, ?, ?, ?)`,
+			p.id, p.round, p.proposer, p.seq, string(p.value), p.prov.json()); err != nil {
+			return err
+		}
+	}
+	for _, v := range votes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO votes (round, agent, seq, proposal, agree) VALUES (?, ?, ?, ?, ?)`,
+			v.round, v.agent, v.seq, v.prop.id, v.agree); err != nil {
+			return err
 		}
 	}
 	rt := &s.byRound[r]

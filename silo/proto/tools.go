@@ -220,10 +220,12 @@ var params = map[string][]string{
 	ToolDelete:    {"path"},
 	ToolWait:      {},
 	ToolSubmit:    {"answer"},
+	ToolPropose:   {"value"},
+	ToolVote:      {"proposal_id", "agree"},
 }
 
 func (s *Store) hasTool(tool string) bool {
-	for _, t := range Tools(s.proto) {
+	for _, t := range ToolsWith(s.proto, s.cons != nil) {
 		if t == tool {
 			return true
 		}
@@ -284,6 +286,10 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 		return statusResult{"submitted"}, true, ""
 	case ToolSend:
 		return s.send(a, seq, args)
+	case ToolPropose:
+		return s.propose(a, seq, args)
+	case ToolVote:
+		return s.vote(a, seq, args)
 	case ToolBroadcast:
 		content, cerr := s.textContent(args)
 		if cerr != "" {

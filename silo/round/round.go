@@ -187,6 +187,12 @@ func (t *Turn) Call(tool string, args any) (json.RawMessage, bool, error) {
 	return res, done, nil
 }
 
+// ConsensusNews returns what changed in the consensus helper since the
+// agent was last told (proto.Store.ConsensusNews): nil without the helper
+// (proto.Options.Consensus) or without news. Agents that use the helper
+// call it at the start of their turn.
+func (t *Turn) ConsensusNews() json.RawMessage { return t.store.ConsensusNews(t.ID) }
+
 // Config describes one run.
 type Config struct {
 	Instance *task.Instance
@@ -206,6 +212,11 @@ type Config struct {
 	// OnEnd, if set, is called with the run's store after the last round,
 	// before it is closed (to export the tool-call log, say).
 	OnEnd func(*proto.Store) error
+	// Models, if set, names the model of each agent of a mixed team (one
+	// label per agent): Result.Agents then carry their model and
+	// Result.ByModel the figures per model (models.go). Nil for a team of
+	// one model or a scripted team, whose results stay as they were.
+	Models []string
 }
 
 // AgentResult is one agent's outcome.
@@ -235,6 +246,8 @@ type AgentResult struct {
 	LabelsFlow []string `json:"labels_flow"`
 	// Usage is the agent's model usage (model-backed agents only).
 	Usage *Usage `json:"usage,omitempty"`
+	// Model is the agent's model in a mixed team (Config.Models).
+	Model string `json:"model,omitempty"`
 
 	// PartialPaper is the published P rule (task.PartialPublished), for
 	// comparison with the paper; 0 where that rule crashes (the published
@@ -305,6 +318,11 @@ type Result struct {
 	// MergedFrom is set for a merged baseline (task.Merged): the team
 	// size k of the instance whose data the single agent held.
 	MergedFrom int `json:"merged_from,omitempty"`
+
+	// ByModel are the figures of each model of a mixed team
+	// (Config.Models), in the order the models first appear among the
+	// agents; absent otherwise.
+	ByModel []ModelResult `json:"by_model,omitempty"`
 }
 
 // Run plays agents (one per shard of cfg.Instance) until all have submitted
@@ -334,6 +352,9 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	}
 	if cfg.MaxCallsPerTurn < 0 {
 		return nil, fmt.Errorf("round: MaxCallsPerTurn is %d; want 0 (no cap) or a positive cap", cfg.MaxCallsPerTurn)
+	}
+	if err := checkModels(cfg.Models, n); err != nil {
+		return nil, err
 	}
 	db := cfg.DB
 	if db == "" {
@@ -449,6 +470,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	res.Rounds = rounds
 	score(res, in, st)
 	cost(res, agents)
+	byModel(res, cfg.Models, st.Counts())
 	if cfg.OnEnd != nil {
 		if err := cfg.OnEnd(st); err != nil {
 			return res, err

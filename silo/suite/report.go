@@ -41,9 +41,7 @@ func summaryRow(r *CaseResult) []string {
 		strconv.Itoa(res.ToolCalls), strconv.Itoa(res.Messages), strconv.FormatInt(res.Bytes, 10), ff(res.D), dr}
 	model := make([]string, 8) // empty for scripted agents
 	if u := res.Usage; u != nil && res.C != nil && res.CCode != nil {
-		if c.Players.LLM != nil {
-			model[0] = c.Players.LLM.Model
-		}
+		model[0] = modelNames(c)
 		model[1] = strconv.Itoa(u.ModelCalls)
 		model[2] = strconv.FormatInt(u.InputTokens, 10)
 		model[3] = strconv.FormatInt(u.OutputTokens, 10)
@@ -96,6 +94,24 @@ func (a *Aggregate) row() []string {
 		opt4(a.RCC, a.HasRCC), opt4(a.RCCSuccess, a.HasRCCSuccess), a.RCCBaseline, c, cc}
 }
 
+// modelNames is the summary's model column of case c: the model name, or
+// a mixed team's model names joined by "+".
+func modelNames(c *Case) string {
+	if c.Players.LLM != nil {
+		return c.Players.LLM.Model
+	}
+	s := ""
+	if c.Players.Team != nil {
+		for i, m := range c.Players.Team.Members {
+			if i > 0 {
+				s += "+"
+			}
+			s += m.LLM.Model
+		}
+	}
+	return s
+}
+
 func writeFiles(dir string, rep *Report) error {
 	rows := make([][]string, len(rep.Cases))
 	for i := range rep.Cases {
@@ -108,10 +124,23 @@ func writeFiles(dir string, rep *Report) error {
 	var md bytes.Buffer
 	fmt.Fprintf(&md, "# SILO-BENCH suite aggregate\n\n%s\n\n", scope(rep))
 	WriteAggregateTable(&md, rep.Aggregate)
-	return suiterun.WriteFiles(dir,
-		suiterun.File{Name: FileSummary, Data: suiterun.CSV(SummaryHeader(), rows)},
-		suiterun.File{Name: FileAggregate, Data: suiterun.CSV(AggregateHeader(), aggRows)},
-		suiterun.File{Name: FileAggregateMD, Data: md.Bytes()})
+	WriteModelTable(&md, rep.ModelAggregate)
+	files := []suiterun.File{
+		{Name: FileSummary, Data: suiterun.CSV(SummaryHeader(), rows)},
+		{Name: FileAggregate, Data: suiterun.CSV(AggregateHeader(), aggRows)},
+		{Name: FileAggregateMD, Data: md.Bytes()}}
+	if rep.Suite.HasTeams() { // per model: only suites with mixed teams
+		var mrows, marows [][]string
+		for i := range rep.Cases {
+			mrows = append(mrows, summaryModelRows(&rep.Cases[i])...)
+		}
+		for i := range rep.ModelAggregate {
+			marows = append(marows, rep.ModelAggregate[i].row())
+		}
+		files = append(files, suiterun.File{Name: FileSummaryModels, Data: suiterun.CSV(SummaryModelsHeader(), mrows)},
+			suiterun.File{Name: FileAggregateModels, Data: suiterun.CSV(AggregateModelsHeader(), marows)})
+	}
+	return suiterun.WriteFiles(dir, files...)
 }
 
 func scope(rep *Report) string {
@@ -129,7 +158,11 @@ func scope(rep *Report) string {
 	if len(rep.Failures) > 0 {
 		s += fmt.Sprintf(", %d failed (left out)", len(rep.Failures))
 	}
-	return s + "."
+	s += "."
+	if rep.Suite.HasTeams() {
+		s += " Mixed teams (agents llm-mix-…) have no baseline runs, so no RCC; the table by model breaks their runs down by each agent's model."
+	}
+	return s
 }
 
 // aggregateLegend says, for each figure of the aggregate table, whether

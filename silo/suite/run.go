@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/silo/llmagent"
@@ -47,6 +48,47 @@ type Manifest struct {
 	// LLM is set for LLM agents: the model and every setting that changes
 	// its replies or the agents' behaviour.
 	LLM *LLMManifest `json:"llm,omitempty"`
+	// Team is set for a mixed team: each model's settings and the agents
+	// it played.
+	Team *TeamManifest `json:"team,omitempty"`
+}
+
+// TeamManifest is a mixed team in a manifest (or, without agents, in the
+// suite's configuration).
+type TeamManifest struct {
+	// Shares: the counts are shares (play.Team.Shares).
+	Shares  bool             `json:"shares,omitempty"`
+	Members []MemberManifest `json:"members"`
+}
+
+// MemberManifest is one model of a mixed team: its settings, its count
+// (or share), and in a run's manifest the ids of the agents it played.
+type MemberManifest struct {
+	LLMManifest
+	Count  int   `json:"count"`
+	Agents []int `json:"agents,omitempty"`
+}
+
+// teamManifest is the manifest entry of team tm; with n > 0 the agents
+// each model plays at team size n.
+func teamManifest(tm *play.Team, n int) *TeamManifest {
+	m := &TeamManifest{Shares: tm.Shares}
+	var counts []int
+	if n > 0 {
+		counts, _ = tm.Counts(n) // Resolve checked it
+	}
+	next := 0
+	for i, mem := range tm.Members {
+		mm := MemberManifest{LLMManifest: *llmManifest(mem.LLM), Count: mem.Count}
+		if i < len(counts) {
+			for range counts[i] {
+				mm.Agents = append(mm.Agents, next)
+				next++
+			}
+		}
+		m.Members = append(m.Members, mm)
+	}
+	return m
 }
 
 // LLMManifest is the LLM part of a run's manifest.
@@ -85,20 +127,26 @@ func manifestOf(c Case) Manifest {
 	if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
 		m.LLM = llmManifest(c.Players.LLM)
 	}
+	if c.Players.Kind == play.AgentTeam && c.Players.Team != nil {
+		m.Team = teamManifest(c.Players.Team, c.N)
+	}
 	return m
 }
 
-// sameManifest compares two manifests field by field (LLM by value).
+// sameManifest compares two manifests field by field (LLM and Team by
+// value).
 func sameManifest(a, b Manifest) bool {
-	la, lb := a.LLM, b.LLM
-	a.LLM, b.LLM = nil, nil
-	if a != b || (la == nil) != (lb == nil) {
-		return false
+	la, lb, ta, tb := a.LLM, b.LLM, a.Team, b.Team
+	a.LLM, b.LLM, a.Team, b.Team = nil, nil, nil, nil
+	return a == b && sameJSON(la, lb) && sameJSON(ta, tb)
+}
+
+// sameJSON: two optional manifest parts, equal as JSON.
+func sameJSON[T any](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
 	}
-	if la == nil {
-		return true
-	}
-	return string(atomicfs.MarshalLine(la)) == string(atomicfs.MarshalLine(lb))
+	return string(atomicfs.MarshalLine(a)) == string(atomicfs.MarshalLine(b))
 }
 
 // Config is FileConfig: what makes a suite directory's runs one suite. A
@@ -115,8 +163,10 @@ type Config struct {
 	LLM             *LLMManifest `json:"llm,omitempty"`
 	// LLMs are the models' settings when there are several
 	// (Options.LLMs); LLM is then unset.
-	LLMs  []*LLMManifest `json:"llms,omitempty"`
-	Cases []string       `json:"cases"`
+	LLMs []*LLMManifest `json:"llms,omitempty"`
+	// Teams are the mixed teams (Options.Teams).
+	Teams []*TeamManifest `json:"teams,omitempty"`
+	Cases []string        `json:"cases"`
 }
 
 func configOf(s *Suite) Config {
@@ -132,6 +182,9 @@ func configOf(s *Suite) Config {
 		for _, l := range ms {
 			c.LLMs = append(c.LLMs, llmManifest(l))
 		}
+	}
+	for _, tm := range o.Teams {
+		c.Teams = append(c.Teams, teamManifest(tm, 0))
 	}
 	for _, cs := range s.Cases {
 		c.Cases = append(c.Cases, cs.ID)
@@ -162,6 +215,9 @@ type Report struct {
 	Ran, Skip   int
 	Interrupted bool // cancelled before every case had run
 	Aggregate   []Aggregate
+	// ModelAggregate is the per-model aggregate of the mixed teams' runs
+	// (nil without them).
+	ModelAggregate []ModelAggregate
 }
 
 // Complete reports whether every case has finished.
@@ -215,6 +271,7 @@ func report(s *Suite, dir string, r *suiterun.Report[*round.Result]) *Report {
 		}
 	}
 	rep.Aggregate = Aggregates(rep.Cases, s.Options.Baseline)
+	rep.ModelAggregate = ModelAggregates(rep.Cases)
 	return rep
 }
 
@@ -224,12 +281,7 @@ func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	players := c.Players
-	if players.LLM != nil { // a model failure fails the case (llmagent.Config.AbortOnModelError)
-		l := *players.LLM
-		l.Config.AbortOnModelError = true
-		players.LLM = &l
-	}
+	players := abortOnModelError(c.Players)
 	res, b, err := play.Run(ctx, in, c.Protocol, players, c.Limits, dir)
 	if err != nil {
 		return nil, err
@@ -240,6 +292,28 @@ func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// abortOnModelError is p whose LLM agents end the run at a failed model
+// call (llmagent.Config.AbortOnModelError): a model failure fails the
+// case, which reruns next time.
+func abortOnModelError(p play.Players) play.Players {
+	if p.LLM != nil {
+		l := *p.LLM
+		l.Config.AbortOnModelError = true
+		p.LLM = &l
+	}
+	if p.Team != nil {
+		tm := *p.Team
+		tm.Members = slices.Clone(tm.Members)
+		for i, m := range tm.Members {
+			l := *m.LLM
+			l.Config.AbortOnModelError = true
+			tm.Members[i].LLM = &l
+		}
+		p.Team = &tm
+	}
+	return p
 }
 
 // InstanceOf builds the instance of case c: official or seeded, and for a

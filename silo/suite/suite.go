@@ -10,6 +10,7 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -79,6 +80,12 @@ type Options struct {
 	// LLMs, if set, replace LLM: agent kind "llm" runs once per entry, in
 	// order (an experiment's models). Their labels must differ.
 	LLMs []*play.LLMAgent
+	// Teams are the mixed teams of agent kind "team" (play.AgentTeam), run
+	// once each, in order. A team of exact counts plays only at its size,
+	// which must then be every N > 1 of Agents; a team of shares plays at
+	// every N > 1. Teams never play at N = 1 (one agent is no mix) and get
+	// no baseline runs of their own: their aggregate rows have no RCC.
+	Teams []*play.Team
 }
 
 // Baselines of RCC (Options.Baseline).
@@ -93,7 +100,7 @@ type Case struct {
 	Task     *task.Task
 	N        int
 	Protocol proto.Protocol
-	Agent    string // the agent label (play.Players.Label): reference, tree, chain, llm-<model>[+…]
+	Agent    string // the agent label (play.Players.Label): reference, tree, chain, llm-<model>[+…], llm-mix-…
 	Players  play.Players
 	Mode     string
 	Seed     uint64 // 0 in official mode
@@ -107,6 +114,17 @@ type Case struct {
 type Suite struct {
 	Options Options
 	Cases   []Case
+}
+
+// HasTeams reports whether the suite plays mixed teams (and so writes
+// FileSummaryModels and FileAggregateModels).
+func (s *Suite) HasTeams() bool {
+	for _, c := range s.Cases {
+		if c.Players.Kind == play.AgentTeam {
+			return true
+		}
+	}
+	return false
 }
 
 // Version is the tool version recorded in manifests.
@@ -216,8 +234,8 @@ func Resolve(opt Options) (*Suite, error) {
 	}
 	var agents []string
 	for _, a := range split(opt.Agent) {
-		if kinds := round.TeamNames(); !slices.Contains(kinds, a) && a != play.AgentLLM { // the scripted agent kinds
-			return nil, opterr.New("Agent", "want %s or %s (got %q)", strings.Join(kinds, ", "), play.AgentLLM, a)
+		if kinds := round.TeamNames(); !slices.Contains(kinds, a) && a != play.AgentLLM && a != play.AgentTeam { // the scripted agent kinds
+			return nil, opterr.New("Agent", "want %s, %s or %s (got %q)", strings.Join(kinds, ", "), play.AgentLLM, play.AgentTeam, a)
 		}
 		if a == play.AgentLLM {
 			models := opt.llms()
@@ -241,6 +259,9 @@ func Resolve(opt Options) (*Suite, error) {
 	}
 	if len(agents) == 0 {
 		return nil, opterr.New("Agent", "empty")
+	}
+	if err := checkTeams(opt.Teams, slices.Contains(agents, play.AgentTeam), ns); err != nil {
+		return nil, err
 	}
 	seeds, err := resolveSeeds(opt.Seeds)
 	if err != nil {
@@ -270,10 +291,18 @@ func Resolve(opt Options) (*Suite, error) {
 		for _, p := range protos {
 			for _, a := range agents {
 				players := []play.Players{{Kind: a}}
-				if a == play.AgentLLM {
+				switch a {
+				case play.AgentLLM:
 					players = nil
 					for _, l := range opt.llms() {
 						players = append(players, play.Players{Kind: a, LLM: l})
+					}
+				case play.AgentTeam:
+					players = nil
+					if n > 1 { // no mix of one agent: no N = 1 runs, no baselines
+						for _, tm := range opt.Teams {
+							players = append(players, play.Players{Kind: a, Team: tm})
+						}
 					}
 				}
 				for _, pl := range players {
@@ -298,6 +327,54 @@ func Resolve(opt Options) (*Suite, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkTeams checks the mixed teams: given exactly when agent kind team
+// is (want), each a good team (play.Team.Check) playable at every N > 1
+// of ns, no two with one label. Errors are of option Teams and, when
+// there are several teams, name the team (from 1).
+func checkTeams(teams []*play.Team, want bool, ns []int) error {
+	switch {
+	case want && len(teams) == 0:
+		return &opterr.Error{Option: "Agent", Err: fmt.Errorf("agent kind %s needs a mixed team", play.AgentTeam), See: []string{"Teams"}}
+	case !want && len(teams) > 0:
+		return &opterr.Error{Option: "Teams", Err: fmt.Errorf("mixed teams given, but the agent kinds lack %s", play.AgentTeam), See: []string{"Agent"}}
+	}
+	fail := func(k int, err error, see ...string) error {
+		oe := &opterr.Error{Option: "Teams", Err: err}
+		if errors.As(err, &oe) {
+			oe = &opterr.Error{Option: oe.Option, Err: oe.Err, See: oe.See}
+		}
+		if len(teams) > 1 {
+			oe.Err = fmt.Errorf("team %d: %w", k+1, oe.Err)
+		}
+		oe.See = append(oe.See, see...)
+		return oe
+	}
+	labels := map[string]bool{}
+	for k, tm := range teams {
+		if err := tm.Check(); err != nil {
+			return fail(k, err)
+		}
+		if labels[tm.Label()] {
+			return fail(k, fmt.Errorf("another team has the same agents (label %s)", tm.Label()))
+		}
+		labels[tm.Label()] = true
+		played := false
+		for _, n := range ns {
+			if n == 1 {
+				continue
+			}
+			played = true
+			if _, err := tm.Counts(n); err != nil {
+				return fail(k, err, "Agents")
+			}
+		}
+		if !played {
+			return fail(k, errors.New("it plays at no N: a mixed team needs N > 1"), "Agents")
+		}
+	}
+	return nil
 }
 
 // llms are the models of agent kind "llm": LLMs, else LLM.

@@ -250,6 +250,13 @@ func (p *printer) header(dir string, r *round.Result) {
 		}
 		p.printf("\n")
 	}
+	for _, m := range r.ByModel { // a mixed team
+		p.printf("model %s: agents %s, %d of %d correct", p.clip(m.Model), round.AgentRange(m.Agents), m.Correct, len(m.Agents))
+		if m.Usage != nil {
+			p.printf(", tokens in %d / out %d", m.Usage.InputTokens, m.Usage.OutputTokens)
+		}
+		p.printf("\n")
+	}
 }
 
 // keep reports whether a record of (round, agent) passes the filters, and
@@ -310,6 +317,9 @@ func (p *printer) turns(path string) error {
 
 func (p *printer) turn(t *llmagent.TurnRecord) {
 	tok := fmt.Sprintf("[in %d / out %d tok]", t.Usage.PromptTokens, t.Usage.CompletionTokens)
+	if t.Model != "" { // a mixed team: which model played the turn
+		tok = "(" + t.Model + ") " + tok
+	}
 	switch t.Outcome {
 	case llmagent.OutcomeOK, "":
 		p.printf("agent %d: %s\n", t.Agent, tok)
@@ -452,6 +462,21 @@ func (p *printer) describe(agent int, tool string, args, result json.RawMessage,
 		return fmt.Sprintf("%s → %s  %s: %s", who, to, tool, p.quoted(a["content"]))
 	case proto.ToolBroadcast:
 		return fmt.Sprintf("%s ⇒ all  %s: %s", who, tool, p.quoted(a["content"]))
+	case proto.ToolPropose:
+		id := ""
+		var r struct {
+			ID string `json:"proposal_id"`
+		}
+		if result != nil && json.Unmarshal(result, &r) == nil && r.ID != "" {
+			id = " " + r.ID
+		}
+		return fmt.Sprintf("%s ⇒ all  %s%s: %s", who, tool, id, p.quoted(a["value"]))
+	case proto.ToolVote:
+		verb := "agrees with"
+		if v, ok := a["agree"]; ok && string(v) == "false" {
+			verb = "disagrees with"
+		}
+		return fmt.Sprintf("%s ⇒ all  %s: %s %s", who, tool, verb, text(a["proposal_id"]))
 	case proto.ToolReceive:
 		if result == nil {
 			return fmt.Sprintf("%s ← %s", who, tool)

@@ -416,3 +416,32 @@ func mustArgs(t *testing.T, v any) json.RawMessage {
 	}
 	return b
 }
+
+// TestShowMixedTeamAndConsensus: a mixed team's run names each model in the
+// header and in every turn; the consensus helper's calls read as what
+// they do.
+func TestShowMixedTeamAndConsensus(t *testing.T) {
+	res := twoAgents(proto.P2P)
+	res.ByModel = []round.ModelResult{{Model: "a", Agents: []int{0}, Correct: 1, Usage: &round.Usage{InputTokens: 10, OutputTokens: 2}},
+		{Model: "b", Agents: []int{1}}}
+	dir := writeRun(t, res, []proto.LogEntry{
+		entry(1, 0, 0, "propose_answer", `{"value":984}`, `{"success":true,"proposal_id":"r1-a0-s0"}`, ""),
+		entry(2, 1, 0, "vote", `{"proposal_id":"r1-a0-s0","agree":false}`, `{"success":true,"proposal_id":"r1-a0-s0","agree":false}`, ""),
+		entry(2, 1, 1, "vote", `{"proposal_id":"r1-a0-s0"}`, `{"success":true,"proposal_id":"r1-a0-s0","agree":true}`, ""),
+	}, []llmagent.TurnRecord{
+		{Round: 1, Agent: 0, Model: "a", Outcome: llmagent.OutcomeOK, Calls: []llmagent.CallRecord{
+			{Tool: "propose_answer", Args: json.RawMessage(`{"value":984}`), Result: json.RawMessage(`{"success":true,"proposal_id":"r1-a0-s0"}`), Executed: true}}},
+		{Round: 2, Agent: 1, Model: "b", Outcome: llmagent.OutcomeOK, Calls: []llmagent.CallRecord{
+			{Tool: "vote", Args: json.RawMessage(`{"proposal_id":"r1-a0-s0","agree":false}`), Result: json.RawMessage(`{"success":true}`), Executed: true},
+			{Tool: "vote", Args: json.RawMessage(`{"proposal_id":"r1-a0-s0"}`), Result: json.RawMessage(`{"success":true}`), Executed: true}}}})
+	out := show(t, dir, all())
+	wantLines(t, out,
+		"model a: agents 0, 1 of 1 correct, tokens in 10 / out 2",
+		"model b: agents 1, 0 of 1 correct",
+		"agent 0: (a) [in 0 / out 0 tok]",
+		`  agent 0 ⇒ all  propose_answer r1-a0-s0: 984`,
+		"agent 1: (b) [in 0 / out 0 tok]",
+		"  agent 1 ⇒ all  vote: disagrees with r1-a0-s0",
+		"  agent 1 ⇒ all  vote: agrees with r1-a0-s0",
+	)
+}

@@ -14,6 +14,12 @@
 // derived from the conversation, so it is stateless across requests and
 // deterministic.
 //
+// With the consensus scaffold (its tools in the system prompt) agent 0
+// proposes the answers instead of shipping them and the others vote for
+// the proposal and submit it (consensus.go). [HastyPolicy] is a sibling
+// whose agents other than 0 submit prematurely (Model.Hasty), so that a
+// mixed team of the two is told apart per model.
+//
 // The computation is [Model.Solve]: [PromptSolver] computes the answers from
 // the task prompt and the shard texts alone (any task of the generated
 // benchmark); tests may plug in an instance's gold answers instead.
@@ -47,6 +53,12 @@ type Model struct {
 	Solve func(taskPrompt string, shardTexts []string) ([]json.RawMessage, error)
 	// Wrong, if set, changes agent id's submitted answer.
 	Wrong func(id int, ans json.RawMessage) json.RawMessage
+	// Hasty makes the agents other than 0 impatient (the stub policy
+	// silo-hasty): one that has shipped its shard and has no answer by
+	// its next turn submits the answer over its own shard alone, a
+	// premature submission, unless the consensus helper is on, in which
+	// case it waits for a proposal as the others do (consensus.go).
+	Hasty bool
 }
 
 // Arg is one argument of a tool call. A string Value is written as raw
@@ -77,6 +89,8 @@ type View struct {
 	Results  []Observed
 	Sent     string // all assistant text and call arguments so far
 	Prompt   string // the first user message: the task prompt
+	// Consensus: the system prompt offers the consensus helper's tools.
+	Consensus bool
 }
 
 var (
@@ -113,6 +127,7 @@ func ReadView(req stubmodel.ChatRequest) (View, bool) {
 		v.Protocol = "sfs"
 	}
 	v.Prompt = req.Messages[1].Content
+	v.Consensus = strings.Contains(sys, "propose_answer")
 	names := map[string]string{}
 	for _, msg := range req.Messages[2:] {
 		switch msg.Role {
@@ -214,6 +229,11 @@ func (m Model) decide(v View) ([]Call, string) {
 	if strings.Contains(v.Prompt, planRound) && !strings.Contains(v.Sent, "PLAN") {
 		return m.talk(v, "PLAN gather at agent 0", recv, wait), ""
 	}
+	if v.Consensus && v.ID != 0 {
+		if calls, ok := m.adopt(v); ok {
+			return calls, ""
+		}
+	}
 	if v.ID != 0 {
 		for _, c := range got {
 			if rest, ok := strings.CutPrefix(c, "ANSWERS "); ok {
@@ -231,6 +251,9 @@ func (m Model) decide(v View) ([]Call, string) {
 		}
 		if !strings.Contains(v.Sent, "DATA ") {
 			return m.talk(v, data, recv, wait), ""
+		}
+		if m.Hasty && !v.Consensus {
+			return []Call{m.submit(v.ID, m.local(v.Prompt, shard))}, ""
 		}
 		if v.Protocol == "sfs" {
 			return []Call{{Name: "read_file", Args: []Arg{{"path", "answers"}}}, wait}, ""
@@ -279,6 +302,9 @@ func (m Model) decide(v View) ([]Call, string) {
 		for i := range answers {
 			answers[i] = json.RawMessage("null")
 		}
+	}
+	if v.Consensus && v.N > 1 {
+		return m.lead(v, answers), note
 	}
 	// One answer for everyone (a global task) is shipped once, so that the
 	// message stays small at large N; per-agent answers as a list.
@@ -403,10 +429,17 @@ func sameAnswers(as []json.RawMessage) bool {
 
 // Policy is the stub policy silo-gather: the gather strategy computed
 // from the prompts alone (PromptSolver); its summary counts the requests.
-func Policy() stubmodel.Policy {
-	return stubmodel.Policy{Name: "silo-gather", New: func() (http.Handler, func() string) {
+func Policy() stubmodel.Policy { return policy("silo-gather", Model{Solve: PromptSolver}) }
+
+// HastyPolicy is the stub policy silo-hasty: silo-gather whose agents
+// other than 0 are impatient (Model.Hasty).
+func HastyPolicy() stubmodel.Policy {
+	return policy("silo-hasty", Model{Solve: PromptSolver, Hasty: true})
+}
+
+func policy(name string, model Model) stubmodel.Policy {
+	return stubmodel.Policy{Name: name, New: func() (http.Handler, func() string) {
 		var n atomic.Int64
-		model := Model{Solve: PromptSolver}
 		h := stubmodel.Handler(func(req stubmodel.ChatRequest) stubmodel.Reply {
 			n.Add(1)
 			return model.Handle(req)

@@ -40,7 +40,8 @@ func playWith(t *testing.T, in *task.Instance, p proto.Protocol, sc llmagent.Sca
 	}
 	dir := t.TempDir()
 	res, err := round.Run(context.Background(), round.Config{Instance: in, Protocol: p, MaxRounds: 12,
-		DB: filepath.Join(dir, "run.db"), OnEnd: func(st *proto.Store) error { return team.WriteLogs(dir, st) }}, team.Agents())
+		Options: proto.Options{Consensus: sc.Consensus},
+		DB:      filepath.Join(dir, "run.db"), OnEnd: func(st *proto.Store) error { return team.WriteLogs(dir, st) }}, team.Agents())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,5 +189,64 @@ func TestPolicyServesAndCounts(t *testing.T) {
 	}
 	if got := served(); !regexp.MustCompile(`^[1-9]\d* requests$`).MatchString(got) {
 		t.Errorf("summary %q, want the count of requests", got)
+	}
+}
+
+// TestConsensusGather: with the consensus helper the gather strategy
+// proposes the answer instead of shipping it, the others vote for it and
+// submit it (their part of a segmented task's list), and agent 0 submits
+// once all have voted: every task family solved, in both tool formats
+// and every protocol, in as many rounds as without the helper (agent 0
+// submits two rounds after proposing, but the others learn of the
+// proposal at the start of a turn, a round before a receive_messages
+// result would show it).
+func TestConsensusGather(t *testing.T) {
+	m := silogather.Model{Solve: silogather.PromptSolver}
+	for k, id := range []string{"I-03", "II-11", "II-12", "III-21"} {
+		in, err := task.Seeded(id, 4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, p := range []proto.Protocol{proto.P2P, proto.Broadcast, proto.SFS} {
+			for _, native := range []bool{(k+j)%2 == 1} { // both formats, over the tasks
+				name := fmt.Sprintf("%s/%s/native=%v", id, p, native)
+				plain := playWith(t, in, p, llmagent.Scaffold{}, native, m.Handle)
+				res := playWith(t, in, p, llmagent.Scaffold{Consensus: true}, native, m.Handle)
+				if !res.Success {
+					t.Errorf("%s: S = %v, agents %+v", name, res.S, res.Agents)
+				}
+				if res.CallsByTool[proto.ToolPropose] != 1 || res.CallsByTool[proto.ToolVote] != 3 {
+					t.Errorf("%s: calls %v", name, res.CallsByTool)
+				}
+				if res.Rounds != plain.Rounds {
+					t.Errorf("%s: %d rounds with the helper, %d without", name, res.Rounds, plain.Rounds)
+				}
+			}
+		}
+	}
+}
+
+// TestHasty: silo-hasty's agents other than 0 submit the answer over their
+// own shard when none has come by their second turn (premature
+// submissions); with the consensus helper they wait for the proposal.
+func TestHasty(t *testing.T) {
+	m := silogather.Model{Solve: silogather.PromptSolver, Hasty: true}
+	in, err := task.Seeded("I-01", 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []proto.Protocol{proto.P2P, proto.SFS} {
+		res := play(t, in, p, false, m.Handle)
+		if res.Agents[0].Correct != true || res.Failures[round.LabelPremature] == 0 {
+			t.Errorf("%s: hasty: agents %+v, failures %v", p, res.Agents, res.Failures)
+		}
+		for _, a := range res.Agents[1:] {
+			if a.Round != 2 {
+				t.Errorf("%s: hasty agent %d submitted in round %d", p, a.ID, a.Round)
+			}
+		}
+		if res := playWith(t, in, p, llmagent.Scaffold{Consensus: true}, false, m.Handle); !res.Success {
+			t.Errorf("%s: hasty with the helper: S %v", p, res.S)
+		}
 	}
 }
