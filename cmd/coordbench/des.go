@@ -289,6 +289,11 @@ func desListCmd() *cobra.Command {
 					m.AreaLocalRerouteEnabled, m.PlantRerouteRequired, m.MediatedBidRoundEnabled)
 			}
 			tw.Flush()
+			for _, m := range paradigms.List() {
+				if sum := m.Summary(); sum != "" {
+					fmt.Fprintf(w, "%s is adaptive: %s (docs/paradigms.md)\n", m.ID, sum)
+				}
+			}
 			fmt.Fprintf(w, "\nCONTROLLERS: %s\n", strings.Join(policy.Names(), ", "))
 			return nil
 		},

@@ -482,3 +482,23 @@ func compileAdaptive(m AuthorityMode) *adaptiveSel {
 	}
 	return s
 }
+
+// Summary says in one line how an adaptive paradigm chooses its modes
+// ("" for a static one): "2 rules choose centralized; otherwise its own
+// switches" or "the mode_selector chooses among centralized, hierarchical".
+func (m AuthorityMode) Summary() string {
+	a := m.Adaptive
+	if a == nil {
+		return ""
+	}
+	if a.ByAgent() {
+		return "the mode_selector agent chooses among " + strings.Join(a.Offer, ", ")
+	}
+	var modes []string
+	for _, r := range a.Rules {
+		if !slices.Contains(modes, r.Mode) {
+			modes = append(modes, r.Mode)
+		}
+	}
+	return fmt.Sprintf("%d rules choose %s; otherwise its own switches", len(a.Rules), strings.Join(modes, ", "))
+}

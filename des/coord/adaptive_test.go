@@ -215,3 +215,28 @@ func TestParadigmSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveSummary: des list's one line on how a paradigm adapts.
+func TestAdaptiveSummary(t *testing.T) {
+	var set coord.Paradigms
+	rules, err := set.AddFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := set.AddFile("../../examples/paradigms/adaptive_agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		m    coord.AuthorityMode
+		want string
+	}{
+		{coord.Centralized(), ""},
+		{rules, "2 rules choose centralized; otherwise its own switches"},
+		{agent, "the mode_selector agent chooses among centralized, hierarchical, heterarchical_cnp, holonic_hybrid"},
+	} {
+		if got := tc.m.Summary(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.m.ID, got, tc.want)
+		}
+	}
+}
