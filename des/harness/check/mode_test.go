@@ -164,6 +164,11 @@ func TestModeMutations(t *testing.T) {
 			}, ckMode, tc.msg)
 		})
 	}
+	t.Run("a state without one of its features", func(t *testing.T) {
+		mutationFires(t, src, func(f *runFiles) {
+			delete(f.trace[f.find(0, func(l line) bool { return ev(l) == "mode_selected" })]["state"].(map[string]any), "slack")
+		}, ckFormat, "state keys")
+	})
 	t.Run("a choice under a static paradigm", func(t *testing.T) {
 		_, af, idx := adaptiveBase(t)
 		mutationFires(t, base(t), func(f *runFiles) {
