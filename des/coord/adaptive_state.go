@@ -1,7 +1,5 @@
 package coord
 
-import "github.com/coordbench/coordbench/des/factory"
-
 // chooseMode applies the adaptive paradigm's rules to job j's work item,
 // whose routing starts: it takes the ModeState, records the choice (see
 // ModeChoice) and the payloads' account of it, and returns the mode.
@@ -63,9 +61,8 @@ func (in *Interpreter) modeState(s *ModeState) {
 	if in.work.BlockedOn != "" {
 		s.Reroute = 1
 	}
-	var ci factory.CellInfo
 	for c := range p.Cells {
-		e.CellInto(c, &ci)
+		ci := in.cellInfo(c) // the decision's snapshot, which the plant's view reads next
 		s.DownMachines += ci.Down
 		s.BlockedJobs += ci.AdmitQueue
 		if p.Capable(c, in.item.op) {
