@@ -152,6 +152,16 @@ func (f *csvFile) float(r csvRow, name string, empty bool) (float64, error) {
 	return v, nil
 }
 
+// count parses column name of row r as a count (a whole number from 0).
+func (f *csvFile) count(r csvRow, name string) (int, error) {
+	s := f.get(r, name)
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%s:%d: column %s: %q is not a count", f.path, r.line, name, s)
+	}
+	return v, nil
+}
+
 // readJSONFile reads a suite's JSON configuration, bounded.
 func readJSONFile(path string) ([]byte, error) {
 	return inputfile.Read(path, "suite configuration", MaxFileBytes)

@@ -17,19 +17,31 @@ type siloRow struct {
 	vals                             []float64 // siloCols order; NaN for an empty cell
 }
 
-// siloCol is a number column of the silo table: its name in aggregate.csv,
-// in the table, and its direction ("" where neither is better).
-type siloCol struct{ csv, name, arrow string }
+// siloCol is a number column of a silo table: its name in the suite's
+// CSV, in the table, its direction ("" where neither is better) and the
+// decimals shown.
+type siloCol struct {
+	csv, name, arrow string
+	dec              int
+}
+
+// head is the column's table heading: its name and direction.
+func (c siloCol) head() string {
+	if c.arrow == "" {
+		return c.name
+	}
+	return c.name + " " + c.arrow
+}
 
 var siloCols = []siloCol{
-	{"S_mean", "S", "↑"},
-	{"success_rate", "success", "↑"},
-	{"P_mean", "P", "↑"},
-	{"P_paper_mean", "P_paper", "↑"},
-	{"D_mean", "D", ""},
-	{"D_reads_mean", "D_reads", ""},
-	{"RCC", "RCC", "↓"},
-	{"RCC_success", "RCC_success", "↓"},
+	{"S_mean", "S", "↑", 4},
+	{"success_rate", "success", "↑", 4},
+	{"P_mean", "P", "↑", 4},
+	{"P_paper_mean", "P_paper", "↑", 4},
+	{"D_mean", "D", "", 4},
+	{"D_reads_mean", "D_reads", "", 4},
+	{"RCC", "RCC", "↓", 4},
+	{"RCC_success", "RCC_success", "↓", 4},
 }
 
 // levels orders the task levels.
@@ -57,13 +69,12 @@ func readSilo(dir string) ([]siloRow, error) {
 			empty bool
 		}{{"N", &row.n, false}, {"merged_from", &row.mergedFrom, true}, {"runs", &row.runs, false}}
 		for _, c := range ints {
-			s := f.get(r, c.col)
-			if s == "" && c.empty {
+			if c.empty && f.get(r, c.col) == "" {
 				continue
 			}
-			v, err := strconv.Atoi(s)
-			if err != nil || v < 0 {
-				return nil, fmt.Errorf("%s:%d: column %s: %q is not a count", path, r.line, c.col, s)
+			v, err := f.count(r, c.col)
+			if err != nil {
+				return nil, err
 			}
 			*c.to = v
 		}
@@ -114,11 +125,7 @@ func siloSection(dir string, rows []siloRow) Section {
 		Head: []string{"level", "N", "baseline of", "protocol", "agent", "runs"},
 		Left: []int{0, 3, 4}}
 	for _, c := range siloCols {
-		h := c.name
-		if c.arrow != "" {
-			h += " " + c.arrow
-		}
-		t.Head = append(t.Head, h)
+		t.Head = append(t.Head, c.head())
 	}
 	t.Head = append(t.Head, "RCC baseline")
 	t.Left = append(t.Left, len(t.Head)-1)
@@ -138,8 +145,8 @@ func siloSection(dir string, rows []siloRow) Section {
 		}
 		row := []Cell{{Text: r.level}, {Text: strconv.Itoa(r.n)}, {Text: from}, {Text: r.protocol}, {Text: r.agent}, {Text: strconv.Itoa(r.runs)}}
 		csvRow := []string{r.level, strconv.Itoa(r.n), fromCSV, r.protocol, r.agent, strconv.Itoa(r.runs)}
-		for _, v := range r.vals {
-			row = append(row, Cell{Text: fnum(v, 4)})
+		for i, v := range r.vals {
+			row = append(row, Cell{Text: fnum(v, siloCols[i].dec)})
 			csvRow = append(csvRow, fcsv(v))
 		}
 		t.Rows = append(t.Rows, append(row, Cell{Text: base}))

@@ -17,27 +17,22 @@ import (
 // mixed teams.
 const SectionSiloModels = "silo-models"
 
-// siloModelCols are the number columns of the per-model table: their name
-// in aggregate_models.csv, in the table, the decimals shown and the
-// direction.
-var siloModelCols = []struct {
-	csv, name string
-	dec       int
-	arrow     string
-}{
-	{"S_mean", "S", 4, "↑"},
-	{"success_rate", "success", 4, "↑"},
-	{"P_mean", "P", 4, "↑"},
-	{"P_paper_mean", "P_paper", 4, "↑"},
-	{"D_mean", "D", 4, ""},
-	{"messages_mean", "messages", 1, ""},
-	{"turns_per_agent", "turns/agent", 1, "↓"},
-	{"input_tokens_per_agent", "input tok/agent", 1, "↓"},
-	{"output_tokens_per_agent", "output tok/agent", 1, "↓"},
-	{"premature_submission_rate", "premature", 4, "↓"},
-	{"consensus_failure_rate", "consensus failure", 4, "↓"},
-	{"computation_error_rate", "computation error", 4, "↓"},
-	{"no_submission_rate", "no submission", 4, "↓"},
+// siloModelCols are the number columns of the per-model table (their
+// names in aggregate_models.csv).
+var siloModelCols = []siloCol{
+	{"S_mean", "S", "↑", 4},
+	{"success_rate", "success", "↑", 4},
+	{"P_mean", "P", "↑", 4},
+	{"P_paper_mean", "P_paper", "↑", 4},
+	{"D_mean", "D", "", 4},
+	{"messages_mean", "messages", "", 1},
+	{"turns_per_agent", "turns/agent", "↓", 1},
+	{"input_tokens_per_agent", "input tok/agent", "↓", 1},
+	{"output_tokens_per_agent", "output tok/agent", "↓", 1},
+	{"premature_submission_rate", "premature", "↓", 4},
+	{"consensus_failure_rate", "consensus failure", "↓", 4},
+	{"computation_error_rate", "computation error", "↓", 4},
+	{"no_submission_rate", "no submission", "↓", 4},
 }
 
 // siloModelRow is one row of aggregate_models.csv.
@@ -72,9 +67,9 @@ func readSiloModels(dir string) ([]siloModelRow, error) {
 			col string
 			to  *int
 		}{{"N", &row.n}, {"runs", &row.runs}, {"agents", &row.agents}} {
-			v, err := strconv.Atoi(f.get(r, c.col))
-			if err != nil || v < 0 {
-				return nil, fmt.Errorf("%s:%d: column %s: %q is not a count", path, r.line, c.col, f.get(r, c.col))
+			v, err := f.count(r, c.col)
+			if err != nil {
+				return nil, err
 			}
 			*c.to = v
 		}
@@ -102,11 +97,7 @@ func siloModelsSection(dir string, rows []siloModelRow) Section {
 		Left: []int{0, 1, 2, 4}}
 	sec.CSVHead = []string{"team", "model", "level", "N", "protocol", "runs", "agents"}
 	for _, c := range siloModelCols {
-		h := c.name
-		if c.arrow != "" {
-			h += " " + c.arrow
-		}
-		t.Head = append(t.Head, h)
+		t.Head = append(t.Head, c.head())
 		sec.CSVHead = append(sec.CSVHead, c.csv)
 	}
 	for _, r := range rows {
