@@ -26,7 +26,8 @@ func desBenchCmd() *cobra.Command {
                                  events/s, decisions/s), on one core
   --instance NAME --by-role      the same episodes' decision steps split
                                  by role level: plant steps and local
-                                 (area and cell) steps, wall time each  --hold N --events M            the classic hold model: N pending events,
+                                 (area and cell) steps, wall time each
+  --hold N --events M            the classic hold model: N pending events,
                                  exponential increments, M events processed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
