@@ -63,6 +63,11 @@ type AgentNote struct {
 	// timing log (harness.FileTiming).
 	LatencyMS float64 `json:"-"`
 	Cached    bool    `json:"-"`
+	// DecidedBy, when set, is the source of this agent's answer where it
+	// differs from the step's: a controller that answers some agents of a
+	// step itself and hands the others to another (des serve's played and
+	// built-in agents) says so per agent. A fallback still wins.
+	DecidedBy Source `json:"-"`
 }
 
 // SetRaw records reply as the note's raw reply, cut to untrusted.MaxReply

@@ -333,6 +333,9 @@ func (in *Interpreter) apply(d *Decision, agents []activeAgent, src Source, ctrl
 			if note, noted := notes[id]; noted {
 				n := note // only noted answers pay for a copy on the heap
 				a.AgentNote = &n
+				if n.DecidedBy != "" {
+					a.Source = n.DecidedBy
+				}
 			}
 		}
 		switch {
