@@ -169,7 +169,7 @@ func (c *playController) Act(ctx context.Context, d *coord.Decision) (map[string
 			}
 		}
 		for id := range theirs.ActiveAgents {
-			notes[id] = coord.AgentNote{Model: "builtin:" + c.others.Name(), Error: refused}
+			notes[id] = coord.AgentNote{Model: "builtin:" + c.others.Name(), Error: refused, DecidedBy: coord.SourceBuiltin}
 		}
 	}
 	e.setNotes(notes)
