@@ -61,8 +61,11 @@ type AgentNote struct {
 	// executed, not on what it decided: they are not in the audit (so a
 	// replay's decisions.jsonl equals the live run's) but in the run's
 	// timing log (harness.FileTiming).
+	// Retries (attempts beyond the first of the answer's calls) depend on
+	// the endpoint's behaviour at the time: timing.jsonl too.
 	LatencyMS float64 `json:"-"`
 	Cached    bool    `json:"-"`
+	Retries   int     `json:"-"`
 	// DecidedBy, when set, is the source of this agent's answer where it
 	// differs from the step's: a controller that answers some agents of a
 	// step itself and hands the others to another (des serve's played and

@@ -51,6 +51,7 @@ type ProxyCall struct {
 	PromptCachedTokens int64 // of PromptTokens, served from the provider's prompt cache
 	Cached             bool  // answered from the response cache
 	Failed             bool
+	Retries            int // attempts beyond the first
 }
 
 // ProxyTotals sums up the calls made through a proxy (controller.json
@@ -364,13 +365,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c := ProxyCall{Model: req.Model, Failed: true}
 		if le := (*llm.Error)(nil); errors.As(err, &le) {
 			c.PromptTokens, c.CompletionTokens, c.PromptCachedTokens = le.Usage.PromptTokens, le.Usage.CompletionTokens, le.Usage.PromptCachedTokens
+			c.Retries = max(0, le.Attempts-1)
 		}
 		p.record(c)
 		proxyError(w, http.StatusBadGateway, err.Error()) // llm errors never hold the key
 		return
 	}
 	p.record(ProxyCall{Model: req.Model, PromptTokens: resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens, PromptCachedTokens: resp.Usage.PromptCachedTokens, Cached: resp.Cached})
+		CompletionTokens: resp.Usage.CompletionTokens, PromptCachedTokens: resp.Usage.PromptCachedTokens, Cached: resp.Cached,
+		Retries: max(0, resp.Attempts-1)})
 	p.mu.Lock()
 	p.n++
 	id := fmt.Sprintf("coordbench-proxy-%d", p.n)
@@ -419,13 +422,14 @@ func attribute(notes map[string]coord.AgentNote, ids []string, calls []ProxyCall
 	}
 	for i, id := range ids {
 		n := notes[id]
-		n.Calls, n.PromptTokens, n.CompletionTokens, n.PromptCachedTokens, n.Cached = 0, 0, 0, 0, false
+		n.Calls, n.PromptTokens, n.CompletionTokens, n.PromptCachedTokens, n.Cached, n.Retries = 0, 0, 0, 0, false, 0
 		var models []string
 		cached := true
 		for _, c := range per[i] {
 			if !slices.Contains(models, c.Model) {
 				models = append(models, c.Model)
 			}
+			n.Retries += c.Retries
 			if c.Failed && c.PromptTokens+c.CompletionTokens == 0 {
 				continue // failed without a reply: not a billed call, and no reply to cache
 			}

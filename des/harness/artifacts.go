@@ -43,6 +43,9 @@ const (
 // load and the suite's workers; it never enters metrics or results.
 type EpisodeTiming struct {
 	WallSeconds float64 `json:"wall_s"`
+	// ByRole is the wall-clock side of the model-backed answers by role
+	// (Result.RoleTiming): latency, response-cache hits and retries.
+	ByRole map[string]RoleTiming `json:"by_role,omitempty"`
 }
 
 // TraceFormat tags the trace schema (docs/trace-format.md).
@@ -144,7 +147,7 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	inst := InstanceJSON(ep.Plant.Inst)
 	errs = append(errs, writeJSON(filepath.Join(dir, FileMetrics), res.Metrics))
 	errs = append(errs, os.WriteFile(filepath.Join(dir, FileInstance), inst, 0o644))
-	errs = append(errs, writeJSON(filepath.Join(dir, FileEpisodeTiming), EpisodeTiming{WallSeconds: wall.Seconds()}))
+	errs = append(errs, writeJSON(filepath.Join(dir, FileEpisodeTiming), EpisodeTiming{WallSeconds: wall.Seconds(), ByRole: res.RoleTiming}))
 	sum := sha256.Sum256(inst)
 	man := Manifest{
 		Tool: "coordbench", Version: Version(), Instance: ep.Plant.Inst.Name, InstanceSHA256: hex.EncodeToString(sum[:]),

@@ -84,6 +84,10 @@ type Secondary struct {
 	// Reroutes counts blocked work items offered to routing again
 	// (docs/paradigms.md, "Re-routing and alarms").
 	Reroutes int `json:"reroutes"`
+	// ByRole splits the audited answers and the model calls by role
+	// (plant, area, cell, selector): model-backed controllers only
+	// (ModelController), absent for the built-in ones.
+	ByRole map[string]RoleUsage `json:"by_role,omitempty"`
 }
 
 // metricsFrom assembles the metrics from the engine's accounting at the

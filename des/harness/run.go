@@ -100,6 +100,7 @@ type TimingLine struct {
 	AgentID   string  `json:"agent_id"`
 	LatencyMS float64 `json:"latency_ms"`
 	Cached    bool    `json:"cached"`
+	Retries   int     `json:"retries,omitempty"` // attempts beyond the first of the answer's calls
 }
 
 // Result is what an episode produced.
@@ -109,6 +110,9 @@ type Result struct {
 	// from the response cache (timing.jsonl "cached"); it describes how
 	// the run was executed, so it is not a metric.
 	CacheHits int
+	// RoleTiming is the wall-clock side of the answers by role
+	// (episode_timing.json by_role); nil when no answer carried a note.
+	RoleTiming map[string]RoleTiming
 	// Err is set when the episode could not run to a regular end (an
 	// engine commit failure, a controller's abort (coord.ErrAbort, status
 	// aborted), an artifact write failure); Metrics then still describe
@@ -169,6 +173,10 @@ func Run(ctx context.Context, ep Episode) Result {
 	var writes writeErrors
 	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
 	chooser, perView := coord.IsViewChooser(ep.Controller)  // answers each view alone (rule, greedy, greedy_py)
+	var byRole *roleTally                                   // model-backed controllers: their answers and calls by role
+	if _, ok := ep.Controller.(ModelController); ok {
+		byRole = &roleTally{}
+	}
 	for eng.Advance() {
 		out.records(eng.Records()) // what the engine did since the last turn: its events, the last commit's
 		if stopped(ep.Stop) {
@@ -205,6 +213,9 @@ func Run(ctx context.Context, ep Episode) Result {
 		}
 		for i := range audits {
 			sources = sources.add(audits[i].Source)
+			if byRole != nil {
+				byRole.add(&audits[i])
+			}
 			if n := audits[i].AgentNote; n != nil {
 				calls += n.Calls
 				prompt += n.PromptTokens
@@ -213,7 +224,7 @@ func Run(ctx context.Context, ep Episode) Result {
 					hits++
 				}
 				if tim != nil {
-					tl := TimingLine{Step: audits[i].Step, AgentID: audits[i].AgentID, LatencyMS: n.LatencyMS, Cached: n.Cached}
+					tl := TimingLine{Step: audits[i].Step, AgentID: audits[i].AgentID, LatencyMS: n.LatencyMS, Cached: n.Cached, Retries: n.Retries}
 					writes.keep("timing", tim.Encode(&tl))
 				}
 			}
@@ -266,7 +277,11 @@ func Run(ctx context.Context, ep Episode) Result {
 	}
 	s := &m.Secondary
 	s.LLMCalls, s.PromptTokens, s.CompletionTokens = calls, prompt, completion
-	return Result{Metrics: m, CacheHits: hits, Err: cmp.Or(stopErr, writes.first)}
+	var roleTiming map[string]RoleTiming
+	if byRole != nil {
+		s.ByRole, roleTiming = byRole.usage(), byRole.timing()
+	}
+	return Result{Metrics: m, CacheHits: hits, RoleTiming: roleTiming, Err: cmp.Or(stopErr, writes.first)}
 }
 
 // stepGuard ends an episode that has stopped progressing or decided too

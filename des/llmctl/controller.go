@@ -221,6 +221,7 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer 
 		a.err = err
 		if le := (*llm.Error)(nil); errors.As(err, &le) { // an unusable reply's tokens are spent all the same
 			a.note.PromptTokens, a.note.CompletionTokens, a.note.PromptCachedTokens = le.Usage.PromptTokens, le.Usage.CompletionTokens, le.Usage.PromptCachedTokens
+			a.note.Retries = max(0, le.Attempts-1)
 		}
 		return a
 	}
@@ -229,6 +230,7 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer 
 	a.note.PromptTokens, a.note.CompletionTokens, a.note.PromptCachedTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.PromptCachedTokens
 	a.note.LatencyMS = float64(resp.Latency.Microseconds()) / 1000
 	a.note.Cached = resp.Cached
+	a.note.Retries = max(0, resp.Attempts-1)
 	act, how, err := ParseReplyWith(c.parsing, resp.Content, v.LegalActions)
 	if err != nil {
 		a.note.Error = err.Error()

@@ -121,6 +121,30 @@ func TestFaultyModelIsAudited(t *testing.T) {
 		if log["http_429"] == 0 || log["http_500"] == 0 || log["fence"] == 0 || bad == 0 {
 			t.Errorf("%s: the fault mix was not exercised: %v", rule, log)
 		}
+		// By role: the parts add up to the totals, and every retry the
+		// transient errors caused is in the roles' timing.
+		var sum harness.RoleUsage
+		for _, u := range m.Secondary.ByRole {
+			sum.Decisions += u.Decisions
+			sum.Fallbacks += u.Fallbacks
+			sum.LLMCalls += u.LLMCalls
+			sum.PromptTokens += u.PromptTokens
+			sum.CompletionTokens += u.CompletionTokens
+			if u.Models != "stub" {
+				t.Errorf("%s: role models %q", rule, u.Models)
+			}
+		}
+		if len(m.Secondary.ByRole) < 2 || sum.Decisions != m.Secondary.Decisions || sum.Fallbacks != m.GFb || sum.LLMCalls != m.Secondary.LLMCalls ||
+			sum.PromptTokens != m.Secondary.PromptTokens || sum.CompletionTokens != m.Secondary.CompletionTokens {
+			t.Errorf("%s: by role %+v do not add up to %+v", rule, m.Secondary.ByRole, m.Secondary)
+		}
+		retries := 0
+		for _, tm := range r.RoleTiming {
+			retries += tm.Retries
+		}
+		if transient := log["http_429"] + log["http_500"]; retries == 0 || retries > transient {
+			t.Errorf("%s: %d retries by role for %d transient errors", rule, retries, transient)
+		}
 		for _, reason := range reasons {
 			if !strings.Contains(dec.String(), reason) {
 				t.Errorf("%s: no decision audited with %q", rule, reason)

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,7 +63,14 @@ type auditLine struct {
 	Source   string   `json:"source"`
 	Reason   string   `json:"reason"`
 	Messages *int     `json:"messages"`
-	Payload  *struct {
+	Role     string   `json:"role"`
+	// The note's model usage (secondary.llm_calls, prompt_tokens,
+	// completion_tokens and by_role).
+	Calls              int   `json:"calls"`
+	PromptTokens       int64 `json:"prompt_tokens"`
+	CompletionTokens   int64 `json:"completion_tokens"`
+	PromptCachedTokens int64 `json:"prompt_cached_tokens"`
+	Payload            *struct {
 		Role    string `json:"role"`
 		Kind    string `json:"kind"`
 		Options []struct {
@@ -286,12 +295,14 @@ type decisionTotals struct {
 	steps    int // distinct step values
 	messages int
 	bySource map[string]int
+	usage    harness.RoleUsage            // every answer's model usage
+	byRole   map[string]harness.RoleUsage // the same by role, with decisions and fallbacks
 }
 
 var knownSources = map[string]bool{"builtin": true, "llm": true, "external": true, "fallback": true}
 
 func checkDecisions(audits []auditLine, add func(check, format string, args ...any)) decisionTotals {
-	d := decisionTotals{bySource: map[string]int{}}
+	d := decisionTotals{bySource: map[string]int{}, byRole: map[string]harness.RoleUsage{}}
 	seen := map[int]bool{}
 	lastStep, lastT := math.MinInt, math.Inf(-1)
 	for i, a := range audits {
@@ -313,6 +324,18 @@ func checkDecisions(audits []auditLine, add func(check, format string, args ...a
 		}
 		d.messages += *a.Messages
 		d.bySource[a.Source]++
+		r := d.byRole[a.Role]
+		r.Decisions++
+		if a.Source == "fallback" {
+			r.Fallbacks++
+		}
+		for _, u := range []*harness.RoleUsage{&r, &d.usage} {
+			u.LLMCalls += a.Calls
+			u.PromptTokens += a.PromptTokens
+			u.CompletionTokens += a.CompletionTokens
+			u.PromptCachedTokens += a.PromptCachedTokens
+		}
+		d.byRole[a.Role] = r
 		if !knownSources[a.Source] {
 			add(ckDecisions, "decisions.jsonl:%d: unknown source %q", line, a.Source)
 		}
@@ -448,6 +471,36 @@ func compareMetrics(m *harness.Metrics, c *checker, d decisionTotals, byType map
 	i("secondary.decisions", sc.Decisions, n)
 	countMap("secondary.decisions_by_source", sc.DecisionsBySource, d.bySource, add)
 	countMap("secondary.messages_by_type", sc.MessagesByType, byType, add)
+	i("secondary.llm_calls", sc.LLMCalls, d.usage.LLMCalls)
+	i64 := func(name string, got, want int64) {
+		if got != want {
+			add(ckMetrics, "%s: metrics.json says %d, decisions.jsonl gives %d", name, got, want)
+		}
+	}
+	i64("secondary.prompt_tokens", sc.PromptTokens, d.usage.PromptTokens)
+	i64("secondary.completion_tokens", sc.CompletionTokens, d.usage.CompletionTokens)
+	checkByRole(sc.ByRole, d.byRole, add)
+}
+
+// checkByRole compares secondary.by_role, when metrics.json has it (model-
+// backed controllers), with the audits' figures by role (every field but
+// the models, which the notes name).
+func checkByRole(got, want map[string]harness.RoleUsage, add func(check, format string, args ...any)) {
+	if got == nil {
+		return
+	}
+	for _, role := range slices.Sorted(maps.Keys(want)) {
+		g, w := got[role], want[role]
+		g.Models = ""
+		if g != w {
+			add(ckMetrics, "secondary.by_role.%s: metrics.json says %+v, decisions.jsonl gives %+v", role, g, w)
+		}
+	}
+	for _, role := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[role]; !ok {
+			add(ckMetrics, "secondary.by_role.%s: no decision of that role in decisions.jsonl", role)
+		}
+	}
 }
 
 func countMap(name string, got, want map[string]int, add func(check, format string, args ...any)) {

@@ -576,7 +576,7 @@ func TestMetricFields(t *testing.T) {
 		"G_dj", "G_ut", "G_do", "violations.power_overshoot_units", "violations.power_overshoot_entries", "violations.blocking", "violations.wip", "secondary.carbon_kg",
 		"secondary.setup_time", "secondary.busy_time", "secondary.transport_time", "secondary.blocking_time",
 		"secondary.machine_blocked_time", "secondary.buffer_wait_time", "secondary.down_time", "secondary.breakdowns", "secondary.reroutes",
-		"secondary.jobs", "secondary.decisions"} {
+		"secondary.jobs", "secondary.decisions", "secondary.llm_calls", "secondary.prompt_tokens", "secondary.completion_tokens"} {
 		f := loadRun(t, src)
 		m := f.metrics
 		path := strings.Split(key, ".")
@@ -605,6 +605,63 @@ func TestMetricFields(t *testing.T) {
 	rep, _ := Dir(dir)
 	if n := len(rep.Problems); n != 3 {
 		t.Errorf("status/instance/seed altered: want 3 problems, got:%s", problemsText(rep, 5))
+	}
+}
+
+// TestByRole: secondary.by_role, when present, must give each role's
+// decisions, fallbacks, calls and tokens as decisions.jsonl does.
+func TestByRole(t *testing.T) {
+	src := base(t)
+	f := loadRun(t, src)
+	byRole := map[string]any{}
+	for _, b := range f.decisions {
+		var a struct {
+			Role   string `json:"role"`
+			Source string `json:"source"`
+		}
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := byRole[a.Role].(map[string]any)
+		if r == nil {
+			r = map[string]any{"decisions": 0.0, "fallbacks": 0.0, "llm_calls": 0.0, "prompt_tokens": 0.0, "completion_tokens": 0.0, "models": "m"}
+			byRole[a.Role] = r
+		}
+		r["decisions"] = r["decisions"].(float64) + 1
+		if a.Source == "fallback" {
+			r["fallbacks"] = r["fallbacks"].(float64) + 1
+		}
+	}
+	if len(byRole) == 0 {
+		t.Fatal("no roles")
+	}
+	f.metrics["secondary"].(map[string]any)["by_role"] = byRole
+	dir := t.TempDir()
+	f.write(t, dir)
+	if rep, err := Dir(dir); err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("a true by_role: %v%s", err, problemsText(rep, 5))
+	}
+	for _, mutate := range []struct{ role, field string }{{"plant", "decisions"}, {"plant", "llm_calls"}, {"plant", "completion_tokens"}, {"plant", "fallbacks"}} {
+		f := loadRun(t, dir)
+		r := f.metrics["secondary"].(map[string]any)["by_role"].(map[string]any)[mutate.role].(map[string]any)
+		setNumMap(r, mutate.field, numMap(r, mutate.field)+1)
+		d := t.TempDir()
+		f.write(t, d)
+		rep, err := Dir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) != 1 || rep.Problems[0].Check != ckMetrics || !strings.HasPrefix(rep.Problems[0].Msg, "secondary.by_role."+mutate.role+":") {
+			t.Errorf("%s.%s+1: want one by_role problem, got:%s", mutate.role, mutate.field, problemsText(rep, 5))
+		}
+	}
+	// A role no decision has.
+	f = loadRun(t, dir)
+	f.metrics["secondary"].(map[string]any)["by_role"].(map[string]any)["selector"] = map[string]any{"decisions": 1.0}
+	d := t.TempDir()
+	f.write(t, d)
+	if rep, _ := Dir(d); len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Msg, "no decision of that role") {
+		t.Errorf("invented role: got:%s", problemsText(rep, 5))
 	}
 }
 
