@@ -63,6 +63,13 @@ func Build(dirs []string) ([]Section, error) {
 			if sc != nil {
 				out = append(out, s.scalingSection(sc))
 			}
+			roles, err := readRoles(s)
+			if err != nil {
+				return nil, err
+			}
+			if len(roles) > 0 {
+				out = append(out, s.rolesSection(roles))
+			}
 		case KindSilo:
 			rows, err := readSilo(dir)
 			if err != nil {

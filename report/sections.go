@@ -69,6 +69,18 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 	if sc != nil {
 		b.Children = append(b.Children, sc.scalingBlock(id, s.scalingSection(sc)))
 	}
+	roles, err := readRoles(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(roles) > 0 {
+		rb := &block{ID: id + "-roles", Heading: "Model use by role", Level: 3,
+			Paras: []string{"Which level of the organisation spends the tokens and whose answers fall back: each role's share of the decisions, calls and tokens, per episode."}}
+		for _, t := range s.rolesSection(roles).Tables {
+			rb.Tables = append(rb.Tables, htmlTable(t))
+		}
+		b.Children = append(b.Children, rb)
+	}
 	mb := &block{ID: id + "-matrix", Heading: "Paradigm matrix (Table 3 layout)", Level: 3, Side: false}
 	for _, t := range matrix.Tables {
 		mb.Tables = append(mb.Tables, htmlTable(t))

@@ -57,7 +57,7 @@ const (
 )
 
 // sectionKinds backs SectionKinds.
-var sectionKinds = []string{SectionMatrix, SectionPaired, SectionScaling, SectionSilo, SectionSiloPaired, SectionSiloModels, SectionCompare}
+var sectionKinds = []string{SectionMatrix, SectionPaired, SectionScaling, SectionRoles, SectionSilo, SectionSiloPaired, SectionSiloModels, SectionCompare}
 
 // SectionKinds returns the kinds a caller can select (Options.Tables).
 func SectionKinds() []string { return slices.Clone(sectionKinds) }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -447,6 +448,41 @@ func TestSuiteWithStubModel(t *testing.T) {
 	}
 	if _, err := run(t, append([]string{"des", "case", "--case-id", id, "--framework", "graph", "--out", t.TempDir()}, replayArgs...)...); err == nil || !strings.Contains(err.Error(), "stub-m-relay") {
 		t.Errorf("a case rerun with another framework was accepted: %v", err)
+	}
+	// Model use by role: the report's table is the mean per episode of
+	// the cases' by_role; replayed, every answer is a cache hit (live, only
+	// the prompts an episode repeats).
+	for _, tc := range []struct {
+		run    string
+		cached string
+	}{{"live", "0"}, {"replay", "1"}} {
+		out, err := run(t, "report", "--format", "csv", "--table", "roles", filepath.Join(dir, tc.run))
+		if err != nil {
+			t.Fatalf("report roles: %v\n%s", err, out)
+		}
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(recs) != 5 {
+			t.Fatalf("%s: roles csv (%v):\n%s", tc.run, err, out)
+		}
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		for _, r := range recs[1:] {
+			p, role := r[col["paradigm"]], r[col["role"]]
+			var sum float64
+			for _, seed := range []string{"11", "12"} {
+				var m harness.Metrics
+				if err := json.Unmarshal(mustRead(t, filepath.Join(dir, tc.run, harness.SuiteCasesDir, "A3C9-1__"+p+"__llm__stub-m-relay__s"+seed, harness.FileMetrics)), &m); err != nil {
+					t.Fatal(err)
+				}
+				sum += float64(m.Secondary.ByRole[role].LLMCalls)
+			}
+			if r[col["n"]] != "2" || r[col["llm_calls_mean"]] != strconv.FormatFloat(sum/2, 'g', -1, 64) || r[col["llm_calls_mean"]] != r[col["decisions_mean"]] ||
+				(tc.cached == "1") != (r[col["cached_share"]] == "1") || r[col["fallback_share"]] != "0" {
+				t.Errorf("%s: %s %s: %v (calls summed %v)", tc.run, p, role, r, sum)
+			}
+		}
 	}
 	// The stub's builtin policy is the rule: the llm cases' traces equal the rule cases'.
 	for _, m := range []string{"centralized", "holonic_hybrid"} {
