@@ -262,6 +262,11 @@ func siloRunBlock(id, dir, name string) (*block, error) {
 		}
 	}
 	b.Tables = append(b.Tables, htmlTable(r.answersTable()))
+	if t, ok, err := r.agentsUsageTable(); err != nil {
+		return nil, err
+	} else if ok {
+		b.Tables = append(b.Tables, htmlTable(t))
+	}
 	b.Pre = r.transcript
 	if r.clipped > 0 {
 		b.Pre += fmt.Sprintf("\n[… %d more bytes: run coordbench silo show %s for the whole transcript]\n", r.clipped, dir)

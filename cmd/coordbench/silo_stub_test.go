@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"bufio"
 	"context"
 	"io"
@@ -89,6 +90,14 @@ func TestSiloRunAgainstGatherStub(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(dir, llmagent.FileTurns)); err != nil || st.Size() == 0 {
 		t.Errorf("%s missing or empty: %v", llmagent.FileTurns, err)
+	}
+	// The run's page has each agent's model use.
+	page := filepath.Join(t.TempDir(), "report.html")
+	if out, err := run(t, "report", dir, "--out", page); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	if html := mustRead(t, page); !bytes.Contains(html, []byte("Model use by agent")) {
+		t.Error("the run's page has no model use by agent")
 	}
 
 	cancel()
