@@ -118,7 +118,6 @@ func compared(valsA, valsB []map[string]bool) []bool {
 }
 
 func compareDES(a, b string) ([]Section, error) {
-	metrics := harness.SuiteMetrics()
 	sa, err := readDES(a)
 	if err != nil {
 		return nil, err
@@ -127,6 +126,12 @@ func compareDES(a, b string) ([]Section, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compareDESSuites(sa, sb, a, b)
+}
+
+// compareDESSuites pairs the cases of sa (named a) with those of sb (b).
+func compareDESSuites(sa, sb *desSuite, a, b string) ([]Section, error) {
+	metrics := harness.SuiteMetrics()
 	vals := func(s *desSuite) []map[string]bool {
 		m := []map[string]bool{{}, {}, {}}
 		for _, g := range s.groups {
@@ -249,6 +254,11 @@ func compareSilo(a, b string) ([]Section, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compareSiloRuns(ra, rb, a, b)
+}
+
+// compareSiloRuns pairs the runs ra (of a) with rb (of b).
+func compareSiloRuns(ra, rb []siloRunRow, a, b string) ([]Section, error) {
 	agents := func(rs []siloRunRow) []map[string]bool {
 		m := []map[string]bool{{}}
 		for _, r := range rs {

@@ -112,12 +112,21 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 	}
 	choice := parseCases(opt.Cases)
 	p := page{Title: "coordbench report", Inputs: dirs}
-	if opt.Compare { // Write checked there are two
-		secs, err := compareSections(dirs[0], dirs[1])
+	if opt.Compare || opt.CompareBy != "" { // Write checked there are two, or one
+		var secs []Section
+		var err error
+		var heading string
+		if opt.CompareBy != "" {
+			secs, err = compareBySections(dirs[0], opt.CompareBy)
+			heading = "Comparison within " + dirs[0] + " by " + opt.CompareBy
+		} else {
+			secs, err = compareSections(dirs[0], dirs[1])
+			heading = "Comparison: A = " + dirs[0] + ", B = " + dirs[1]
+		}
 		if err != nil {
 			return err
 		}
-		b := &block{ID: "compare", Heading: "Comparison: A = " + dirs[0] + ", B = " + dirs[1], Level: 2}
+		b := &block{ID: "compare", Heading: heading, Level: 2}
 		for _, s := range secs {
 			for _, t := range s.Tables {
 				b.Tables = append(b.Tables, htmlTable(t))

@@ -31,6 +31,9 @@ type Options struct {
 	// Compare reads the two directories as suites A and B to compare,
 	// paired case by case.
 	Compare bool
+	// CompareBy compares, within one suite, the cases of two values of a
+	// key ("model", or "model=A,B"; compareby.go).
+	CompareBy string
 }
 
 // Build reads each suite directory and returns its sections, in the order
@@ -98,6 +101,9 @@ func Write(w io.Writer, dirs []string, opt Options) error {
 	if opt.Compare && len(dirs) != 2 {
 		return opterr.New("Compare", "want exactly two suite directories, A and B (got %d)", len(dirs))
 	}
+	if opt.CompareBy != "" && (opt.Compare || len(dirs) != 1) {
+		return &opterr.Error{Option: "CompareBy", See: []string{"Compare"}, Err: errors.New("compares within one suite directory: give one, without --compare")}
+	}
 	if opt.Format == "html" {
 		if len(opt.Tables) > 0 {
 			return &opterr.Error{Option: "Tables", See: []string{"Format"},
@@ -118,9 +124,12 @@ func Write(w io.Writer, dirs []string, opt Options) error {
 	}
 	var secs []Section
 	var err error
-	if opt.Compare {
+	switch {
+	case opt.CompareBy != "":
+		secs, err = compareBySections(dirs[0], opt.CompareBy)
+	case opt.Compare:
 		secs, err = compareSections(dirs[0], dirs[1])
-	} else {
+	default:
 		secs, err = Build(dirs)
 	}
 	if err != nil {

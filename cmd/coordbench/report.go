@@ -46,6 +46,8 @@ the same inputs.
 --compare A B pairs two suites of the same benchmark case by case (the
 key whose values differ, e.g. the controller, is the compared one) and
 gives per-metric paired differences A − B with their intervals.
+--compare-by model (or model=A,B) does the same within one suite, for
+the cases of two models (or controllers, frameworks; silo agents).
 
 --format md|csv|latex write the tables alone to standard output (or
 --out): csv at full precision, one CSV block per table kind and directory
@@ -53,7 +55,8 @@ gives per-metric paired differences A − B with their intervals.
 		Example: `  coordbench report runs/suite_A5C12-1
   coordbench report runs/suite_A5C12-1 --out a5c12.html
   coordbench report runs/a3c9 runs/silo --out report.html --cases all
-  coordbench report --compare runs/rule runs/greedy --format md`,
+  coordbench report --compare runs/rule runs/greedy --format md
+  coordbench report runs/two-models --compare-by model --format md`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opt.Format == "" {
@@ -84,6 +87,7 @@ gives per-metric paired differences A − B with their intervals.
 	c.Flags().StringSliceVar(&opt.Tables, "table", nil, "md, csv, latex: write only these tables (comma list of "+strings.Join(report.SectionKinds(), ", ")+"; default all)")
 	c.Flags().StringSliceVar(&opt.Cases, "cases", nil, fmt.Sprintf("html: the cases (des case ids, silo run ids) with a section of their own: a comma list, all or none (default: the first seed of each group, at most %d)", report.DefaultCases))
 	c.Flags().BoolVar(&opt.Compare, "compare", false, "compare two suites A B of the same benchmark, paired case by case")
+	c.Flags().StringVar(&opt.CompareBy, "compare-by", "", "compare within one suite the cases of two values of a key, paired case by case: KEY or KEY=A,B (des: controller, model, framework; silo: agent, model)")
 	return c
 }
 
