@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/suiterun"
 	"github.com/coordbench/coordbench/silo/suite"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // TestCompareBy: within one suite of two controllers (silo: two agents),
