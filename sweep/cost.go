@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/atomicfs"
@@ -28,6 +29,10 @@ import (
 const (
 	FileCost        = "cost.csv"         // one row per finished model-backed case
 	FileCostSummary = "cost_summary.csv" // one row per model, then the total
+	// FileCostParts splits cost.csv by role (des: plant, area, cell,
+	// selector) or agent (silo: agent 0, agent 1, …): one row per
+	// finished model-backed case and part that used a model.
+	FileCostParts = "cost_parts.csv"
 )
 
 // maxLogLine bounds one line of a case's decision or turn log.
@@ -184,15 +189,31 @@ func ReadPartialUsage(benchmark, dir string) (Usage, error) {
 }
 
 func readUsage(benchmark, dir string, partial bool) (Usage, error) {
+	return readUsageParts(benchmark, dir, partial, nil)
+}
+
+// readUsageParts is readUsage that also sums, when byPart is not nil, the
+// usage of each part of the case into it: by role for des (the audits'
+// role), by agent for silo ("agent 3").
+func readUsageParts(benchmark, dir string, partial bool, byPart map[string]Usage) (Usage, error) {
 	if benchmark == BenchmarkSilo {
-		return readSiloUsage(dir, partial)
+		return readSiloUsage(dir, partial, byPart)
 	}
-	return readDesUsage(dir, partial)
+	return readDesUsage(dir, partial, byPart)
+}
+
+// addPart adds u to byPart[k], when byPart is not nil.
+func addPart(byPart map[string]Usage, k string, u Usage) {
+	if byPart != nil {
+		p := byPart[k]
+		p.Add(u)
+		byPart[k] = p
+	}
 }
 
 // readDesUsage pairs the answers of decisions.jsonl with the cache flags
 // of timing.jsonl by step and agent.
-func readDesUsage(dir string, partial bool) (Usage, error) {
+func readDesUsage(dir string, partial bool, byRole map[string]Usage) (Usage, error) {
 	var u Usage
 	type key struct {
 		step  int
@@ -216,6 +237,7 @@ func readDesUsage(dir string, partial bool) (Usage, error) {
 		var a struct {
 			Step               int    `json:"step"`
 			AgentID            string `json:"agent_id"`
+			Role               string `json:"role"`
 			PromptTokens       int64  `json:"prompt_tokens"`
 			CompletionTokens   int64  `json:"completion_tokens"`
 			PromptCachedTokens int64  `json:"prompt_cached_tokens"`
@@ -233,16 +255,14 @@ func readDesUsage(dir string, partial bool) (Usage, error) {
 		if a.Calls == 0 {
 			a.Calls = 1 // a failed call's unusable reply: billed all the same
 		}
+		var line Usage
 		if cached[key{a.Step, a.AgentID}] {
-			u.CachedCalls += a.Calls
-			u.CachedInputTokens += a.PromptTokens
-			u.CachedOutputTokens += a.CompletionTokens
+			line = Usage{CachedCalls: a.Calls, CachedInputTokens: a.PromptTokens, CachedOutputTokens: a.CompletionTokens}
 		} else {
-			u.Calls += a.Calls
-			u.InputTokens += a.PromptTokens
-			u.PromptCachedInputTokens += min(a.PromptCachedTokens, a.PromptTokens)
-			u.OutputTokens += a.CompletionTokens
+			line = Usage{Calls: a.Calls, InputTokens: a.PromptTokens, PromptCachedInputTokens: min(a.PromptCachedTokens, a.PromptTokens), OutputTokens: a.CompletionTokens}
 		}
+		u.add(line)
+		addPart(byRole, a.Role, line)
 		return nil
 	})
 	return u, err
@@ -252,7 +272,7 @@ func readDesUsage(dir string, partial bool) (Usage, error) {
 // lines of timing.jsonl (which say which came from the cache) by round
 // and agent: the two files of a run whose end was cut short (killed
 // between rewriting one and the other) need not be in the same order.
-func readSiloUsage(dir string, partial bool) (Usage, error) {
+func readSiloUsage(dir string, partial bool, byAgent map[string]Usage) (Usage, error) {
 	var u Usage
 	// A turn is one model call of one agent in one round.
 	type key struct{ round, agent int }
@@ -304,6 +324,7 @@ func readSiloUsage(dir string, partial bool) (Usage, error) {
 			line.Parts = &ModelUsage{r.Model: line}
 		}
 		u.Add(line)
+		addPart(byAgent, "agent "+strconv.Itoa(r.Agent), line)
 		return nil
 	})
 	return u, err
@@ -386,12 +407,68 @@ type CaseCost struct {
 // attempts that spent model calls without giving a case's result.
 type Costs struct {
 	Cases []CaseCost // finished, in suite order
+	// Parts split the finished cases by role or agent (FileCostParts),
+	// in suite order, then by part.
+	Parts []PartCost
 	// Discarded are the discarded attempts (FileAttempts), in the
 	// ledger's order.
 	Discarded []CaseCost
 	// Models are the labels of the experiment's models, in file order.
-	Models []string
-	prices map[string]Price
+	Models    []string
+	prices    map[string]Price
+	benchmark string
+}
+
+// PartCost is the usage and cost of one role (des) or agent (silo) of a
+// finished case: its usage without the model parts (a mixed team's agent
+// has one model, named in Model).
+type PartCost struct {
+	ID, Model, Part string
+	Usage           Usage
+	CostUSD         float64
+}
+
+// pricedParts prices the parts of case id (of model label model), in part
+// order: roles top down, agents by number.
+func (c *Costs) pricedParts(id, model string, parts map[string]Usage) []PartCost {
+	keys := slices.SortedFunc(maps.Keys(parts), comparePart)
+	out := make([]PartCost, 0, len(keys))
+	for _, k := range keys {
+		u := parts[k]
+		m := model
+		if len(u.parts()) == 1 { // a mixed team's agent: its own model
+			for label := range u.parts() {
+				m = label
+			}
+		}
+		cost := UsageCost(u, model, func(l string) Price { return c.prices[l] })
+		u.Parts = nil
+		out = append(out, PartCost{ID: id, Model: m, Part: k, Usage: u, CostUSD: cost})
+	}
+	return out
+}
+
+// partRank orders des roles top down; silo agents ("agent N") by number.
+var partRank = map[string]int{"plant": 0, "selector": 1, "area": 2, "cell": 3}
+
+func comparePart(a, b string) int {
+	ra, oka := partRank[a]
+	rb, okb := partRank[b]
+	switch {
+	case oka && okb:
+		return ra - rb
+	case oka != okb:
+		if oka {
+			return -1
+		}
+		return 1
+	}
+	na, ea := strconv.Atoi(strings.TrimPrefix(a, "agent "))
+	nb, eb := strconv.Atoi(strings.TrimPrefix(b, "agent "))
+	if ea == nil && eb == nil {
+		return na - nb
+	}
+	return strings.Compare(a, b)
 }
 
 // ModelTotal sums the finished cases of model label m, priced at its
@@ -442,7 +519,7 @@ func (c *Costs) Spent() float64 {
 // recorded there (Discarded), and prices them.
 func (s *Suite) ReadCosts(dir string) (*Costs, error) {
 	e := s.Experiment
-	c := &Costs{prices: map[string]Price{}}
+	c := &Costs{prices: map[string]Price{}, benchmark: e.Benchmark}
 	for _, m := range e.ModelList() {
 		c.Models = append(c.Models, m.Label())
 		c.prices[m.Label()] = m.Price
@@ -458,11 +535,13 @@ func (s *Suite) ReadCosts(dir string) (*Costs, error) {
 		if _, err := os.Stat(d); err != nil {
 			continue
 		}
-		u, err := ReadUsage(e.Benchmark, d)
+		parts := map[string]Usage{}
+		u, err := readUsageParts(e.Benchmark, d, false, parts)
 		if err != nil {
 			return nil, err
 		}
 		c.Cases = append(c.Cases, c.priced(CaseCost{ID: cm[0], Model: cm[1], Usage: u})...)
+		c.Parts = append(c.Parts, c.pricedParts(cm[0], cm[1], parts)...)
 	}
 	att, err := Discarded(e.Benchmark, []string{dir}, modelOf)
 	if err != nil {
@@ -634,8 +713,16 @@ func (c *Costs) Write(dir string) ([]string, error) {
 		r := append(append([]string{label, strconv.Itoa(n)}, usageCols(u)...), usd(v))
 		sum = append(sum, append(r, strconv.Itoa(dn), i(du.Calls), i(du.InputTokens), i(du.PromptCachedInputTokens), i(du.OutputTokens), usd(dv), usd(v+dv)))
 	}
-	files := []string{filepath.Join(dir, FileCost), filepath.Join(dir, FileCostAttempts), filepath.Join(dir, FileCostSummary)}
-	for i, table := range [][][]string{rows, att, sum} {
+	partCol := "role"
+	if c.benchmark == BenchmarkSilo {
+		partCol = "agent"
+	}
+	parts := [][]string{append(append([]string{"case_id", "model", partCol}, usageHeader...), "cost_usd")}
+	for _, x := range c.Parts {
+		parts = append(parts, append(append([]string{x.ID, x.Model, x.Part}, usageCols(x.Usage)...), usd(x.CostUSD)))
+	}
+	files := []string{filepath.Join(dir, FileCost), filepath.Join(dir, FileCostAttempts), filepath.Join(dir, FileCostSummary), filepath.Join(dir, FileCostParts)}
+	for i, table := range [][][]string{rows, att, sum, parts} {
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)
 		if err := w.WriteAll(table); err != nil {

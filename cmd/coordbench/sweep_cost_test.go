@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,6 +71,61 @@ func col(t *testing.T, h, row []string, name string) string {
 		t.Fatalf("no column %s in %v", name, h)
 	}
 	return row[i]
+}
+
+// siloAgents are the parts of a silo case's cost, for teams up to 10.
+var siloAgents = []string{"agent 0", "agent 1", "agent 2", "agent 3", "agent 4", "agent 5", "agent 6", "agent 7", "agent 8", "agent 9"}
+
+// checkCostParts: cost_parts.csv splits every row of cost.csv into parts
+// (roles or agents, named by partCol, each one of want) whose usage adds up
+// to the row's exactly and whose costs add up to its cost (to the
+// rounding of the printed dollars).
+func checkCostParts(t *testing.T, dir, partCol string, want []string) {
+	t.Helper()
+	costs := csvRows(t, filepath.Join(dir, sweep.FileCost))
+	parts := csvRows(t, filepath.Join(dir, sweep.FileCostParts))
+	if len(parts) < len(costs) {
+		t.Fatalf("cost_parts.csv has %d rows for cost.csv's %d", len(parts)-1, len(costs)-1)
+	}
+	cols := []string{"calls", "input_tokens", "prompt_cached_input_tokens", "output_tokens", "cached_calls", "cached_input_tokens", "cached_output_tokens", "cost_usd"}
+	type key struct{ id, model string }
+	sums := map[key][]float64{}
+	for _, r := range parts[1:] {
+		k := key{col(t, parts[0], r, "case_id"), col(t, parts[0], r, "model")}
+		if p := col(t, parts[0], r, partCol); !slices.Contains(want, p) {
+			t.Errorf("%v: %s %q", k, partCol, p)
+		}
+		s := sums[k]
+		if s == nil {
+			s = make([]float64, len(cols))
+		}
+		for i, c := range cols {
+			v, err := strconv.ParseFloat(col(t, parts[0], r, c), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s[i] += v
+		}
+		sums[k] = s
+	}
+	for _, r := range costs[1:] {
+		k := key{col(t, costs[0], r, "case_id"), col(t, costs[0], r, "model")}
+		s := sums[k]
+		if s == nil {
+			t.Errorf("%v: no parts", k)
+			continue
+		}
+		for i, c := range cols {
+			v, _ := strconv.ParseFloat(col(t, costs[0], r, c), 64)
+			if d := math.Abs(v - s[i]); (c == "cost_usd" && d > 1e-5) || (c != "cost_usd" && d != 0) {
+				t.Errorf("%v: %s %v, the parts sum to %v", k, c, v, s[i])
+			}
+		}
+		delete(sums, k)
+	}
+	if len(sums) > 0 {
+		t.Errorf("parts of no cost.csv row: %v", sums)
+	}
 }
 
 // wantCost is the cost of tokens at prices per million, as cost.csv
@@ -149,6 +205,7 @@ func TestSweepTwoModelsCost(t *testing.T) {
 	if len(sum) != 4 || sum[3][0] != "total" || sum[1][0] != "cheap" || col(t, sum[0], sum[1], "cost_usd") != want[ids[0]] {
 		t.Errorf("cost_summary.csv: %v", sum)
 	}
+	checkCostParts(t, whole, "role", []string{"plant", "area", "cell"})
 
 	// A limit above the first case's estimate and below both: the second
 	// is not started, the free rule case is.
@@ -209,7 +266,7 @@ func TestSweepTwoModelsCost(t *testing.T) {
 		t.Errorf("collect of shards with different prices: %v", err)
 	}
 	os.WriteFile(filepath.Join(shards[1], sweep.MarkerFile), saved, 0o644)
-	for _, f := range []string{harness.FileSuiteSummary, harness.FileSuiteAggregate, sweep.FileCost, sweep.FileCostSummary} {
+	for _, f := range []string{harness.FileSuiteSummary, harness.FileSuiteAggregate, sweep.FileCost, sweep.FileCostSummary, sweep.FileCostParts} {
 		a := mustRead(t, filepath.Join(whole, f))
 		for _, d := range []string{limited, merged} {
 			if b := mustRead(t, filepath.Join(d, f)); !bytes.Equal(a, b) {
@@ -261,7 +318,8 @@ func TestSweepSiloTwoModelsCost(t *testing.T) {
 		}
 	}
 	_, merged := runShardsAndCollect(t, file, tmp, 2)
-	for _, f := range []string{suite.FileSummary, suite.FileAggregate, sweep.FileCost, sweep.FileCostSummary} {
+	checkCostParts(t, dir, "agent", siloAgents)
+	for _, f := range []string{suite.FileSummary, suite.FileAggregate, sweep.FileCost, sweep.FileCostSummary, sweep.FileCostParts} {
 		if a, b := mustRead(t, filepath.Join(dir, f)), mustRead(t, filepath.Join(merged, f)); !bytes.Equal(a, b) {
 			t.Errorf("%s of the collected shards differs:\n%s\n---\n%s", f, a, b)
 		}
@@ -341,7 +399,8 @@ func TestSweepSiloMixedTeamCost(t *testing.T) {
 		t.Errorf("cost summary counts %s cases in all: %v", got, sum)
 	}
 	_, merged := runShardsAndCollect(t, file, tmp, 2)
-	for _, f := range []string{suite.FileSummary, suite.FileAggregate, suite.FileSummaryModels, suite.FileAggregateModels, sweep.FileCost, sweep.FileCostSummary} {
+	checkCostParts(t, dir, "agent", siloAgents)
+	for _, f := range []string{suite.FileSummary, suite.FileAggregate, suite.FileSummaryModels, suite.FileAggregateModels, sweep.FileCost, sweep.FileCostSummary, sweep.FileCostParts} {
 		if a, b := mustRead(t, filepath.Join(dir, f)), mustRead(t, filepath.Join(merged, f)); !bytes.Equal(a, b) {
 			t.Errorf("%s of the collected shards differs:\n%s\n---\n%s", f, a, b)
 		}
