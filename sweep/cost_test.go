@@ -21,7 +21,7 @@ func TestNegativeUsageRefused(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readDesUsage(des, false); err == nil || !strings.Contains(err.Error(), ":2: negative") {
+	if _, err := readDesUsage(des, false, nil); err == nil || !strings.Contains(err.Error(), ":2: negative") {
 		t.Errorf("des log with negative tokens: %v", err)
 	}
 	silo := t.TempDir()
@@ -29,7 +29,7 @@ func TestNegativeUsageRefused(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readSiloUsage(silo, false); err == nil || !strings.Contains(err.Error(), ":1: negative") {
+	if _, err := readSiloUsage(silo, false, nil); err == nil || !strings.Contains(err.Error(), ":1: negative") {
 		t.Errorf("silo log with negative tokens: %v", err)
 	}
 }
@@ -45,7 +45,7 @@ func TestSiloFailedCallsNotBilled(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	u, err := readSiloUsage(dir, false)
+	u, err := readSiloUsage(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestDesFailedCallWithReplyBilled(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	u, err := readDesUsage(dir, false)
+	u, err := readDesUsage(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

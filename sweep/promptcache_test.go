@@ -63,7 +63,7 @@ func TestReadUsagePromptCached(t *testing.T) {
 `)
 	write(des, harness.FileTiming, `{"step":1,"agent_id":"plant","cached":true}
 `)
-	u, err := readDesUsage(des, false)
+	u, err := readDesUsage(des, false, nil)
 	want := Usage{Calls: 3, InputTokens: 180, PromptCachedInputTokens: 114, OutputTokens: 6, CachedCalls: 1, CachedInputTokens: 100, CachedOutputTokens: 2}
 	if err != nil || u != want {
 		t.Errorf("des: %+v, %v; want %+v", u, err, want)
@@ -80,7 +80,7 @@ func TestReadUsagePromptCached(t *testing.T) {
 {"round":1,"agent":0,"cached":false}
 {"round":2,"agent":0}
 `)
-	u, err = readSiloUsage(silo, false)
+	u, err = readSiloUsage(silo, false, nil)
 	want = Usage{Calls: 2, InputTokens: 120, PromptCachedInputTokens: 60, OutputTokens: 11, CachedCalls: 1, CachedInputTokens: 200, CachedOutputTokens: 20}
 	if err != nil || u != want {
 		t.Errorf("silo: %+v, %v; want %+v", u, err, want)
@@ -88,12 +88,12 @@ func TestReadUsagePromptCached(t *testing.T) {
 
 	write(des, harness.FileDecisions, `{"step":0,"agent_id":"plant","prompt_tokens":100,"completion_tokens":2,"prompt_cached_tokens":-64,"calls":1}
 `)
-	if _, err := readDesUsage(des, false); err == nil || !strings.Contains(err.Error(), ":1: negative") {
+	if _, err := readDesUsage(des, false, nil); err == nil || !strings.Contains(err.Error(), ":1: negative") {
 		t.Errorf("des log with negative prompt-cached tokens: %v", err)
 	}
 	write(silo, llmagent.FileTurns, `{"usage":{"prompt_tokens":5,"completion_tokens":7,"prompt_cached_tokens":-1}}
 `)
-	if _, err := readSiloUsage(silo, false); err == nil || !strings.Contains(err.Error(), ":1: negative") {
+	if _, err := readSiloUsage(silo, false, nil); err == nil || !strings.Contains(err.Error(), ":1: negative") {
 		t.Errorf("silo log with negative prompt-cached tokens: %v", err)
 	}
 }
