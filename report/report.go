@@ -102,7 +102,7 @@ func Write(w io.Writer, dirs []string, opt Options) error {
 		return opterr.New("Compare", "want exactly two suite directories, A and B (got %d)", len(dirs))
 	}
 	if opt.CompareBy != "" && (opt.Compare || len(dirs) != 1) {
-		return &opterr.Error{Option: "CompareBy", See: []string{"Compare"}, Err: errors.New("compares within one suite directory: give one, without --compare")}
+		return &opterr.Error{Option: "CompareBy", See: []string{"Compare"}, Err: errors.New("compares the cases within one suite directory: give exactly one, and no second option that compares")}
 	}
 	if opt.Format == "html" {
 		if len(opt.Tables) > 0 {

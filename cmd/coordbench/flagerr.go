@@ -78,6 +78,7 @@ var flagOf = map[string][]string{
 	"Format":           {"--format"},
 	"Tables":           {"--table"},
 	"Compare":          {"--compare"},
+	"CompareBy":        {"--compare-by"},
 	"MaxRuns":          {"--max-runs"},
 	"Shard":            {"--shard"},
 	"out":              {"--out"},
