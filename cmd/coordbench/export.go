@@ -59,7 +59,16 @@ unless --force, which replaces it.`,
 				return fmt.Errorf("--out: give the directory (or, with --format jsonl, the file) to write")
 			}
 			var runs []inspect.Run
+			seen := map[string]string{}
 			for _, dir := range args {
+				abs, err := filepath.Abs(dir)
+				if err != nil {
+					return err
+				}
+				if prev, ok := seen[abs]; ok {
+					return fmt.Errorf("%s and %s are one directory: give each directory once", prev, dir)
+				}
+				seen[abs] = dir
 				rs, err := inspect.Read(dir)
 				if err != nil {
 					return err

@@ -1,6 +1,9 @@
 package inspect
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // MarshalJSON writes the message as the schema's ChatMessage of its role:
 // every property of that role, null where unknown.
@@ -16,7 +19,14 @@ func (m ChatMessage) MarshalJSON() ([]byte, error) {
 	case "tool":
 		v["tool_call_id"], v["function"], v["error"] = nullable(m.ToolCallID), nullable(m.Function), nil
 	}
-	return json.Marshal(v)
+	// As Encode does: no HTML escapes (a reply reads as it was).
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // nullable is s, or null for "".
