@@ -58,7 +58,6 @@ unless --force, which replaces it.`,
 			if out == "" {
 				return fmt.Errorf("--out: give the directory (or, with --format jsonl, the file) to write")
 			}
-			var runs []inspect.Run
 			seen := map[string]string{}
 			for _, dir := range args {
 				abs, err := filepath.Abs(dir)
@@ -69,17 +68,12 @@ unless --force, which replaces it.`,
 					return fmt.Errorf("%s and %s are one directory: give each directory once", prev, dir)
 				}
 				seen[abs] = dir
-				rs, err := inspect.Read(dir)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, rs...)
 			}
 			switch format {
 			case "inspect":
-				return writeInspect(cmd, runs, out, created, force)
+				return writeInspect(cmd, args, out, inspect.Options{Created: created}, force)
 			case "jsonl":
-				return writeJSONL(cmd, runs, out, force)
+				return writeJSONL(cmd, args, out, force)
 			}
 			return fmt.Errorf("--format %q: want inspect or jsonl", format)
 		},
@@ -92,32 +86,44 @@ unless --force, which replaces it.`,
 	return c
 }
 
-// writeInspect writes the eval logs of runs into the directory out,
-// whole or not at all (runOut).
-func writeInspect(cmd *cobra.Command, runs []inspect.Run, out, created string, force bool) error {
-	logs, err := inspect.Logs(runs, inspect.Options{Created: created})
-	if err != nil {
+// writeInspect writes the eval logs of the runs of dirs into the
+// directory out, whole or not at all (runOut). The directories are read
+// one at a time (a log never spans two), so that only one directory's
+// transcripts are held at once.
+func writeInspect(cmd *cobra.Command, dirs []string, out string, opt inspect.Options, force bool) error {
+	if err := opt.Check(); err != nil {
 		return fmt.Errorf("--created: %w", err)
 	}
 	ro, err := newRunOut(out, force)
 	if err != nil {
 		return err
 	}
-	if err := inspect.WriteLogs(ro.tmp, logs); err != nil {
-		ro.discard()
-		return err
+	nlogs, nruns := 0, 0
+	for _, dir := range dirs {
+		runs, err := inspect.Read(dir)
+		if err == nil {
+			var logs []inspect.EvalLog
+			if logs, err = inspect.Logs(runs, opt); err == nil {
+				err = inspect.WriteLogs(ro.tmp, logs)
+			}
+			nlogs, nruns = nlogs+len(logs), nruns+len(runs)
+		}
+		if err != nil {
+			ro.discard()
+			return err
+		}
 	}
 	if err := ro.commit(); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d eval logs (%d runs) to %s; open them with: inspect view --log-dir %s\n",
-		len(logs), len(runs), out, out)
+		nlogs, nruns, out, out)
 	return nil
 }
 
-// writeJSONL writes the runs' records to out, or to out/runs.jsonl if out
-// is a directory.
-func writeJSONL(cmd *cobra.Command, runs []inspect.Run, out string, force bool) error {
+// writeJSONL writes the records of the runs of dirs to out, or to
+// out/runs.jsonl if out is a directory, whole or not at all.
+func writeJSONL(cmd *cobra.Command, dirs []string, out string, force bool) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		out = filepath.Join(out, jsonlName)
 	}
@@ -125,12 +131,20 @@ func writeJSONL(cmd *cobra.Command, runs []inspect.Run, out string, force bool) 
 		return err
 	}
 	var b bytes.Buffer
-	if err := inspect.WriteJSONL(&b, runs); err != nil {
-		return err
+	n := 0
+	for _, dir := range dirs {
+		runs, err := inspect.Read(dir)
+		if err != nil {
+			return err
+		}
+		if err := inspect.WriteJSONL(&b, runs); err != nil {
+			return err
+		}
+		n += len(runs)
 	}
 	if err := atomicfs.WriteFile(out, suiterun.TmpPrefix, b.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d runs to %s\n", len(runs), out)
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d runs to %s\n", n, out)
 	return nil
 }

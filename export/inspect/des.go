@@ -48,6 +48,7 @@ func readDESRun(source, dir string) (*Run, error) {
 		Sample:     m.Instance + "__" + m.Paradigm,
 		Seed:       m.Seed,
 		Controller: m.Controller,
+		Variant:    m.Framework,
 		Status:     m.Status,
 		Fields: map[string]any{
 			"instance": m.Instance, "paradigm": m.Paradigm, "controller": m.Controller,
@@ -93,6 +94,12 @@ func readDESRun(source, dir string) (*Run, error) {
 		if len(tr.byModel) > 1 {
 			r.ByModel = tr.byModel
 		}
+	}
+	switch m.Status {
+	case "aborted":
+		r.Error = "the episode was aborted: the controller ended it with a fatal error (its message is not in the run's files; see docs/metrics.md)"
+	case "interrupted":
+		r.Error = "the episode was interrupted by the user (Ctrl-C or SIGTERM) before it ended: not a result to compare"
 	}
 	r.Summary = fmt.Sprintf("status %s: %d of %d jobs completed by t=%s; %d decisions (%d by the fallback), %d protocol messages",
 		m.Status, m.GCj, sec.Jobs, fmtNum(m.GMk), sec.Decisions, m.GFb, m.GCm)

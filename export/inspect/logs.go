@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,10 +24,29 @@ type Options struct {
 	Created string
 }
 
+// Check tells whether the options are usable, before any run is read.
+func (opt Options) Check() error {
+	_, err := opt.created()
+	return err
+}
+
+// created is the created time as the logs write it.
+func (opt Options) created() (string, error) {
+	c := opt.Created
+	if c == "" {
+		c = DefaultCreated
+	}
+	t, err := time.Parse(time.RFC3339, c)
+	if err != nil {
+		return "", fmt.Errorf("created time %q: want RFC 3339, e.g. 2026-01-02T15:04:05Z", c)
+	}
+	return t.Format("2006-01-02T15:04:05-07:00"), nil
+}
+
 // groupKey is what one eval log holds: the runs of one directory played
 // by one controller (des) or agent (silo) with one model.
 type groupKey struct {
-	source, bench, controller, model string
+	source, bench, controller, variant, model string
 }
 
 // Logs groups runs into Inspect eval logs: one per directory given,
@@ -35,22 +55,17 @@ type groupKey struct {
 // without its seed (Run.Sample) and its seeds are the epochs, in
 // increasing order.
 func Logs(runs []Run, opt Options) ([]EvalLog, error) {
-	created := opt.Created
-	if created == "" {
-		created = DefaultCreated
-	}
-	t, err := time.Parse(time.RFC3339, created)
+	created, err := opt.created()
 	if err != nil {
-		return nil, fmt.Errorf("created time %q: want RFC 3339, e.g. 2026-01-02T15:04:05Z: %w", created, err)
+		return nil, err
 	}
-	created = t.Format("2006-01-02T15:04:05-07:00")
 	var srcOrder []string
 	groups := map[groupKey][]Run{}
 	for _, r := range runs {
 		if !slices.Contains(srcOrder, r.Source) {
 			srcOrder = append(srcOrder, r.Source)
 		}
-		k := groupKey{r.Source, r.Benchmark, r.Controller, r.Model}
+		k := groupKey{r.Source, r.Benchmark, r.Controller, r.Variant, r.Model}
 		groups[k] = append(groups[k], r)
 	}
 	keys := make([]groupKey, 0, len(groups))
@@ -59,11 +74,12 @@ func Logs(runs []Run, opt Options) ([]EvalLog, error) {
 	}
 	slices.SortFunc(keys, func(a, b groupKey) int {
 		return cmp.Or(cmp.Compare(slices.Index(srcOrder, a.source), slices.Index(srcOrder, b.source)),
-			cmp.Compare(a.bench, b.bench), cmp.Compare(a.controller, b.controller), cmp.Compare(a.model, b.model))
+			cmp.Compare(a.bench, b.bench), cmp.Compare(a.controller, b.controller), cmp.Compare(a.variant, b.variant),
+			cmp.Compare(a.model, b.model))
 	})
 	runIDs := map[string]string{}
 	for _, k := range keys {
-		runIDs[k.source] += k.bench + "\x00" + k.controller + "\x00" + k.model + "\x00"
+		runIDs[k.source] += k.bench + "\x00" + k.controller + "\x00" + k.variant + "\x00" + k.model + "\x00"
 	}
 	logs := make([]EvalLog, 0, len(keys))
 	for _, k := range keys {
@@ -81,6 +97,18 @@ func shortID(s string) string {
 
 // evalLog builds the log of one group.
 func evalLog(k groupKey, runs []Run, runID, created string) EvalLog {
+	// Runs that share a sample id and a seed differ in what the sample id
+	// leaves out (a setting of a merged sweep, say): their case ids, unique
+	// in a directory, are their sample ids then.
+	seedOf := map[string]int{}
+	for _, r := range runs {
+		seedOf[r.Sample+"\x00"+strconv.FormatUint(r.Seed, 10)]++
+	}
+	for i := range runs {
+		if seedOf[runs[i].Sample+"\x00"+strconv.FormatUint(runs[i].Seed, 10)] > 1 {
+			runs[i].Sample = runs[i].CaseID
+		}
+	}
 	// Samples in id order, the seeds of a sample as its epochs.
 	slices.SortFunc(runs, func(a, b Run) int {
 		return cmp.Or(cmp.Compare(a.Sample, b.Sample), cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.CaseID, b.CaseID))
@@ -108,10 +136,13 @@ func evalLog(k groupKey, runs []Run, runID, created string) EvalLog {
 		}
 	}
 	task := "coordbench-" + k.bench
-	taskID := shortID(k.source + "\x00" + task + "\x00" + k.controller + "\x00" + k.model + "\x00" + idText.String())
+	taskID := shortID(k.source + "\x00" + task + "\x00" + k.controller + "\x00" + k.variant + "\x00" + k.model + "\x00" + idText.String())
 	name := filepath.Base(k.source)
 	loc := k.source
 	solver := k.controller
+	if k.variant != "" {
+		solver += "/" + k.variant
+	}
 	version := ""
 	if v, ok := runs[0].Meta["coordbench_version"].(string); ok {
 		version = v
@@ -132,7 +163,7 @@ func evalLog(k groupKey, runs []Run, runID, created string) EvalLog {
 			Config:   nulls(evalConfigKeys, map[string]any{"epochs": maxEpoch}),
 			Packages: packages,
 			Metadata: map[string]any{
-				"benchmark": k.bench, "controller": k.controller, "model_recorded": runs[0].ModelRecorded,
+				"benchmark": k.bench, "controller": k.controller, "variant": k.variant, "model_recorded": runs[0].ModelRecorded,
 				"source": k.source, "runs": len(runs),
 			},
 		},
@@ -187,6 +218,9 @@ func sample(r *Run, epoch int) EvalSample {
 		out.Usage = &u
 	}
 	s.Output = out
+	if r.Error != "" {
+		s.Error = &EvalError{Message: r.Error}
+	}
 	return s
 }
 

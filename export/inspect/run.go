@@ -25,7 +25,10 @@ type Run struct {
 	// Controller names who played (des controller, silo agent); Model the
 	// model as the run recorded it, or a coordbench/… label when no model
 	// was recorded (ModelRecorded false; docs/export.md).
-	Controller    string
+	Controller string
+	// Variant is what else tells runs of one controller and model apart
+	// in one log (des: the LLM controller's framework).
+	Variant       string
 	Model         string
 	ModelRecorded bool
 	Status        string
@@ -36,6 +39,9 @@ type Run struct {
 	Messages []Message
 	// Summary is the run's outcome in a sentence (the sample's output).
 	Summary string
+	// Error is set for a run that ended on an error rather than with a
+	// result (a des episode aborted or interrupted): the sample's error.
+	Error string
 	// Meta is what else the run records that a reader of the log wants
 	// (violations, secondary accounting, failure labels, answers).
 	Meta map[string]any

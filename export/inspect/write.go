@@ -3,8 +3,10 @@ package inspect
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -31,7 +33,20 @@ func WriteLogs(dir string, logs []EvalLog) error {
 		if err := Encode(&b, l); err != nil {
 			return fmt.Errorf("encode %s: %w", l.Name(), err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, l.Name()), b.Bytes(), 0o644); err != nil {
+		// A name taken by an earlier call (another directory's logs) is
+		// refused, not overwritten.
+		f, err := os.OpenFile(filepath.Join(dir, l.Name()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("two eval logs would be named %s: give each directory once", l.Name())
+			}
+			return err
+		}
+		_, err = f.Write(b.Bytes())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return err
 		}
 	}
