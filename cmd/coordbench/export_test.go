@@ -11,8 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/coordbench/coordbench/export/inspect/inspectschema"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
@@ -53,30 +52,6 @@ func exportRuns(t *testing.T) []string {
 		out = append(out, d)
 	}
 	return out
-}
-
-// inspectSchema compiles Inspect's EvalLog schema (export/inspect/testdata).
-func inspectSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open("../../export/inspect/testdata/log-schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("log-schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("log-schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
 }
 
 // inspectLogName is Inspect's pattern of JSON log names (log_file_pattern
@@ -134,7 +109,10 @@ func TestExportInspect(t *testing.T) {
 	} else if !strings.Contains(msg, "inspect view --log-dir "+out) {
 		t.Errorf("no viewer hint: %s", msg)
 	}
-	sch := inspectSchema(t)
+	sch, err := inspectschema.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ents, err := os.ReadDir(out)
 	if err != nil {
 		t.Fatal(err)
@@ -148,11 +126,7 @@ func TestExportInspect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sch.Validate(v); err != nil {
+		if err := inspectschema.Validate(sch, b); err != nil {
 			t.Errorf("%s does not validate against Inspect's log schema: %v", e.Name(), err)
 		}
 		var l evalLog

@@ -167,3 +167,32 @@ func TestReadBadInput(t *testing.T) {
 func llmMessage(role, content, id, name, args string) llm.Message {
 	return llm.Message{Role: role, Content: content, ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: args}}}
 }
+
+// TestSampleErrorAndCollisions: an aborted run's sample carries an error
+// and still validates; two runs of one log with the same sample and seed
+// (a setting the sample id leaves out) keep apart by their case ids.
+func TestSampleErrorAndCollisions(t *testing.T) {
+	sch := compileSchema(t)
+	runs := fabricated()
+	des := runs[1]
+	des.Error = "the episode was aborted"
+	twin := des
+	twin.CaseID, twin.Error = "X__centralized__llm-m-strict__s3", ""
+	logs, err := Logs([]Run{des, twin}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || len(logs[0].Samples) != 2 {
+		t.Fatalf("%d logs", len(logs))
+	}
+	s := logs[0].Samples
+	if s[0].ID != twin.CaseID || s[1].ID != des.CaseID || s[0].Epoch != 1 || s[1].Epoch != 1 ||
+		s[1].Error == nil || s[1].Error.Message != des.Error || s[0].Error != nil {
+		t.Errorf("samples %s/%d %s/%d, errors %v %v", s[0].ID, s[0].Epoch, s[1].ID, s[1].Epoch, s[0].Error, s[1].Error)
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, &logs[0]); err != nil {
+		t.Fatal(err)
+	}
+	validate(t, sch, "aborted", b.Bytes())
+}
