@@ -33,7 +33,7 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("coordbench {{.Version}}\n")
-	root.AddCommand(desCmd(), siloCmd(), llmCmd(), reportCmd(), sweepCmd(), workerCmd())
+	root.AddCommand(desCmd(), siloCmd(), llmCmd(), reportCmd(), exportCmd(), sweepCmd(), workerCmd())
 	inFlagTermsAll(root)
 	return root
 }
