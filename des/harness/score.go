@@ -39,7 +39,7 @@ const (
 type Rules struct {
 	// PowerViolations is the power term of G_vc: PowerUnits or
 	// PowerEntries.
-	PowerViolations string
+	PowerViolations string `json:"power_violations"`
 }
 
 // Scorer turns a Tally into metrics under Rules; Version names them.
@@ -104,6 +104,9 @@ type tallyJob struct {
 	relCell   int32 // the cell of its last blocking_release
 	relFrom   int32
 }
+
+// Header is the header t was reset with.
+func (t *Tally) Header() TallyHeader { return t.hdr }
 
 // Reset readies t for a new episode of an instance with header h.
 func (t *Tally) Reset(h TallyHeader) {

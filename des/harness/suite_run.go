@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -97,7 +100,13 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 		// commands apart.
 		Config:    s.Config,
 		Selection: []string{"limit", "only_cases", "case_count"},
-		Finished:  func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
+		Begin: func() error {
+			if opt.Force {
+				return nil
+			}
+			return SameScorer(dir)
+		},
+		Finished: func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
 		Run: func(ctx context.Context, i int, dir string) (CaseResult, error) {
 			var sc *Scratch
 			select {
@@ -122,6 +131,31 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
 	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig}, plan, opt.Options)
 	return rep, err
+}
+
+// SameScorer refuses a suite directory whose suite.json records another
+// scorer version than this build's (or none, from before versions were
+// recorded): its cases were scored under other rules, and resuming it
+// would mix them with new ones. A directory without suite.json is fine.
+func SameScorer(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, FileSuiteConfig))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var cfg struct {
+		Scorer string `json:"scorer"`
+	}
+	if json.Unmarshal(b, &cfg) != nil {
+		return nil // not ours to judge: the configuration check says what is wrong with it
+	}
+	if got := cmp.Or(cfg.Scorer, ScorerUnrecorded); got != ScorerVersion {
+		return fmt.Errorf("%s holds a suite scored under scorer %s, this build scores under %s: run `coordbench des rescore %s` first, then resume it (or use a new directory)",
+			dir, got, ScorerVersion, dir)
+	}
+	return nil
 }
 
 // suiteReport turns the runner's outcomes into summary rows.
