@@ -174,9 +174,10 @@ func complete(dir string) error {
 	return nil
 }
 
-// strictJSON decodes b into v and refuses a file that v does not write
-// back byte for byte: one with keys this build does not know, or not
-// written by coordbench, which a rescore would rewrite without them.
+// strictJSON decodes b into v and refuses a file with keys that v does
+// not write back (from a newer build of coordbench, or edited by hand),
+// which a rescore would rewrite without them. Keys a newer build added
+// to the file are written, and listed among the changes.
 func strictJSON(dir, name string, b []byte, v any) error {
 	return strictJSONWith(dir, name, b, v, marshal)
 }

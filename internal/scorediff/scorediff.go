@@ -217,7 +217,7 @@ func (r *Report) AddWas(v string) {
 // WriteTable writes the report for a terminal: one line per changed
 // value (case, file, metric, old → new), or "no change".
 func (r *Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "rescored %d %s(s) of %s under %s (recorded under %s)\n", r.Runs, r.Kind, r.Dir, r.Scorer, strings.Join(r.Was, ", "))
+	fmt.Fprintf(w, "rescored %d run(s) of %s %s under %s (recorded under %s)\n", r.Runs, r.Kind, r.Dir, r.Scorer, strings.Join(r.Was, ", "))
 	if len(r.Changes) == 0 {
 		fmt.Fprintln(w, "no change: every metric is as recorded")
 	} else {
@@ -236,4 +236,26 @@ func (r *Report) WriteTable(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "%d file(s) replaced; the old ones are in %s\n", len(r.Written), r.Backup)
 	}
+}
+
+// KeysKept refuses a JSON file (path, contents old) whose decoding and
+// encoding by this build (again) lose some of its keys: a file of a
+// newer build, or edited by hand, which a rescore would rewrite without
+// them. Keys this build adds (fields from after the file was written)
+// are fine.
+func KeysKept(path string, old, again []byte) error {
+	o, err := flattenJSON(old)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	n, err := flattenJSON(again)
+	if err != nil {
+		return err
+	}
+	for _, c := range diff("", path, o, n) {
+		if c.New == Absent {
+			return fmt.Errorf("%s has %s, which this build does not know (written by a newer coordbench, or edited by hand): not rescored", path, c.Metric)
+		}
+	}
+	return nil
 }
