@@ -39,7 +39,9 @@ func TestRescoreRefuses(t *testing.T) {
 		{"newer keys", func(t *testing.T, dir string) {
 			replace(t, dir, harness.FileManifest, `"tool": "coordbench",`, `"tool": "coordbench", "future": 1,`)
 		}, "future, which this build does not know"},
-		{"malformed metrics", func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, harness.FileMetrics), []byte("{"), 0o644) }, "metrics.json: unexpected end"},
+		{"malformed metrics", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, harness.FileMetrics), []byte("{"), 0o644)
+		}, "metrics.json: unexpected end"},
 		{"not a directory", func(t *testing.T, dir string) {
 			os.RemoveAll(dir)
 			os.WriteFile(dir, []byte("x"), 0o644)
