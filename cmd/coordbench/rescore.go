@@ -8,6 +8,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/rescore"
 	"github.com/coordbench/coordbench/internal/scorediff"
+	silorescore "github.com/coordbench/coordbench/silo/rescore"
 )
 
 // rescoreFlags are the flags of des rescore and silo rescore.
@@ -60,6 +61,33 @@ match its manifest's hash are refused. See docs/rescore.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd, func(ctx context.Context, dryRun bool) (*scorediff.Report, error) {
 				return rescore.Dir(ctx, args[0], rescore.Options{DryRun: dryRun})
+			})
+		},
+	}
+	f.add(c)
+	return c
+}
+
+func siloRescoreCmd() *cobra.Command {
+	var f rescoreFlags
+	c := &cobra.Command{
+		Use:   "rescore DIR",
+		Short: "Recompute the scores of a stored silo run or suite under the current scoring rules",
+		Long: `Recompute result.json of a silo run directory, or of every finished run of
+a silo suite directory and its summary and aggregate files (RCC among
+them), from what each result.json records of its agents (answers, the
+shards they saw and were informed of, model usage) and the instance,
+rebuilt from the task, mode, seed and N, under this build's scoring rules:
+no agent or model is run. Prints per case and figure what changed (old →
+new), or "no change", and writes the same as rescore.json in DIR. Files
+that change are replaced in place; their old versions are kept in
+DIR/rescore-backup/. An incomplete suite, a result.json that does not match
+its manifest's hash, a run of a task changed since are refused. See
+docs/rescore.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, func(ctx context.Context, dryRun bool) (*scorediff.Report, error) {
+				return silorescore.Dir(ctx, args[0], silorescore.Options{DryRun: dryRun})
 			})
 		},
 	}

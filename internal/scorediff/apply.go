@@ -22,7 +22,8 @@ const (
 )
 
 // File is one file of a rescored directory: its path relative to the
-// directory, the contents read and the contents rescored.
+// directory, the contents read (nil: the file does not exist) and the
+// contents rescored.
 type File struct {
 	Rel      string
 	Old, New []byte
@@ -59,10 +60,13 @@ func Apply(dir string, files []File, rep *Report) error {
 		}
 		for _, f := range changed {
 			now, err := os.ReadFile(filepath.Join(dir, f.Rel))
+			if f.Old == nil && errors.Is(err, os.ErrNotExist) { // a new file
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			if !bytes.Equal(now, f.Old) {
+			if f.Old == nil || !bytes.Equal(now, f.Old) {
 				return fmt.Errorf("%s changed while it was rescored: nothing written; rescore again", filepath.Join(dir, f.Rel))
 			}
 		}
@@ -71,6 +75,9 @@ func Apply(dir string, files []File, rep *Report) error {
 			return err
 		}
 		for _, f := range changed {
+			if f.Old == nil { // nothing to keep
+				continue
+			}
 			p := filepath.Join(tmp, f.Rel)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				os.RemoveAll(tmp)
