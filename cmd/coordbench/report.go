@@ -56,6 +56,9 @@ gives per-metric paired differences A − B with their intervals.
   coordbench report --compare runs/rule runs/greedy --format md`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if w := report.ScorerWarning(args); w != "" { // in the report too (but csv)
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
+			}
 			if opt.Format == "" {
 				opt.Format = "html"
 				switch {
