@@ -132,6 +132,9 @@ func scoreSuite(ctx context.Context, dir string, s harness.Scorer, rep *scoredif
 			continue
 		}
 		rel := filepath.Join(harness.SuiteCasesDir, c.ID)
+		if err := realDir(filepath.Join(dir, rel)); err != nil {
+			return nil, err
+		}
 		r, err := scoreRun(ctx, filepath.Join(dir, rel), c.ID, s)
 		if err != nil {
 			return nil, err
@@ -177,6 +180,19 @@ func scoreSuite(ctx context.Context, dir string, s harness.Scorer, rep *scoredif
 	}
 	files = append(files, scorediff.File{Rel: harness.FileSuiteConfig, Old: cfgB, New: atomicfs.MarshalLine(cfg)})
 	return files, nil
+}
+
+// realDir refuses a case directory that is missing or not a directory
+// of its own (a symbolic link would lead the rescore's writes elsewhere).
+func realDir(path string) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("a finished case has no directory: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory (a symbolic link?): not rescored", path)
+	}
+	return nil
 }
 
 func orUnrecorded(v string) string {

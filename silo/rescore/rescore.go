@@ -227,6 +227,9 @@ func scoreSuite(ctx context.Context, dir string, s suite.Scorer, rep *scorediff.
 			return nil, fmt.Errorf("%s: case id %q is not a directory name", cfgPath, id)
 		}
 		rel := filepath.Join(suite.RunsDir, id)
+		if st, err := os.Lstat(filepath.Join(dir, rel)); err == nil && !st.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory (a symbolic link?): not rescored", filepath.Join(dir, rel))
+		}
 		if !exists(filepath.Join(dir, rel, play.FileResult)) {
 			if exists(filepath.Join(dir, "failed", id)) {
 				failures++
