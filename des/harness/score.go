@@ -8,6 +8,7 @@ package harness
 
 import (
 	"math"
+	"slices"
 
 	"github.com/coordbench/coordbench/des/factory"
 )
@@ -127,6 +128,9 @@ func (t *Tally) Record(r *factory.Record) {
 	switch r.Ev {
 	case factory.EvEpisodeStart:
 		t.jobs, t.totalOps = int(r.Job), int(r.Ops)
+		// Room for every job at once (a read trace's count bounded: the
+		// slice grows as jobs arrive beyond it).
+		t.job = slices.Grow(t.job, min(max(t.jobs, 0), 1<<16))
 	case factory.EvArrival:
 		if int(r.Job) == len(t.job) { // jobs arrive in id order
 			t.job = append(t.job, tallyJob{due: r.Due, relCell: -1, relFrom: -1})
