@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // ScorerVersion names the scoring rules of this build (docs/metrics.md,
@@ -23,7 +24,7 @@ const ScorerVersion = "des-metrics/1"
 
 // ScorerUnrecorded is the scorer version of a run or suite that records
 // none (written before scorer versions were recorded).
-const ScorerUnrecorded = "unrecorded"
+const ScorerUnrecorded = suiterun.Unrecorded
 
 // What G_vc counts of the power cap (Rules.PowerViolations).
 const (

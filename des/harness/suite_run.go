@@ -1,11 +1,8 @@
 package harness
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -134,28 +131,9 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 }
 
 // SameScorer refuses a suite directory whose suite.json records another
-// scorer version than this build's (or none, from before versions were
-// recorded): its cases were scored under other rules, and resuming it
-// would mix them with new ones. A directory without suite.json is fine.
+// scorer version than this build's, or none (suiterun.SameScorer).
 func SameScorer(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, FileSuiteConfig))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var cfg struct {
-		Scorer string `json:"scorer"`
-	}
-	if json.Unmarshal(b, &cfg) != nil {
-		return nil // not ours to judge: the configuration check says what is wrong with it
-	}
-	if got := cmp.Or(cfg.Scorer, ScorerUnrecorded); got != ScorerVersion {
-		return fmt.Errorf("%s holds a suite scored under scorer %s, this build scores under %s: run `coordbench des rescore %s` first, then resume it (or use a new directory)",
-			dir, got, ScorerVersion, dir)
-	}
-	return nil
+	return suiterun.SameScorer(dir, FileSuiteConfig, ScorerVersion, "coordbench des rescore")
 }
 
 // suiteReport turns the runner's outcomes into summary rows.

@@ -2,7 +2,6 @@ package rescore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/scorediff"
+	"github.com/coordbench/coordbench/internal/scorediff/difftest"
 )
 
 // The pinned run: a small stored run (testdata/pinned-run, the overcap
@@ -29,38 +29,16 @@ const (
 	pinFile   = "testdata/pin.json"
 )
 
-type pin struct {
-	Scorer        string `json:"scorer"`
-	MetricsSHA256 string `json:"scored_sha256"`
-}
-
 // TestScorerPin fails when the metrics the scorer gives the pinned run
 // change while harness.ScorerVersion stays: a change to a metric's
 // definition must bump the version (docs/metrics.md, "Scorer version").
 func TestScorerPin(t *testing.T) {
-	b, err := os.ReadFile(pinFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want pin
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
 	r, err := scoreRun(context.Background(), pinnedRun, "pinned", harness.CurrentScorer())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := scoredValues(t, r.files[0].New)
-	switch {
-	case got != want.MetricsSHA256 && harness.ScorerVersion == want.Scorer:
-		t.Fatalf("the metrics of the pinned run (%s) changed, but the scorer version is still %s:\n"+
-			"a change to what a metric means or how it is computed must bump harness.ScorerVersion (docs/metrics.md, \"Scorer version\"),\n"+
-			"then set %s to {\"scorer\": <the new version>, \"scored_sha256\": %q}.\nThe changes:\n%v",
-			pinnedRun, want.Scorer, pinFile, got, r.changes)
-	case harness.ScorerVersion != want.Scorer:
-		t.Fatalf("the scorer version is now %s, %s pins %s: set it to {\"scorer\": %q, \"scored_sha256\": %q}",
-			harness.ScorerVersion, pinFile, want.Scorer, harness.ScorerVersion, got)
-	}
+	difftest.CheckPin(t, pinFile, harness.ScorerVersion, scoredValues(t, r.files[0].New), "harness.ScorerVersion",
+		`docs/metrics.md, "Scorer version"`, r.changes)
 }
 
 // scoredValues hashes the values of metrics.json that Scorer.Score
@@ -110,8 +88,5 @@ func TestWritePinnedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.MarshalIndent(pin{Scorer: harness.ScorerVersion, MetricsSHA256: scoredValues(t, r.files[0].New)}, "", "  ")
-	if err := os.WriteFile(pinFile, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	difftest.WritePin(t, pinFile, difftest.Pin{Scorer: harness.ScorerVersion, Scored: scoredValues(t, r.files[0].New)})
 }

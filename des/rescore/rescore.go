@@ -58,11 +58,7 @@ func Dir(ctx context.Context, dir string, opt Options) (*scorediff.Report, error
 		if err != nil {
 			return nil, err
 		}
-		rep.Runs, rep.Changes, files = 1, append(rep.Changes, r.changes...), r.files
-		rep.AddWas(r.was)
-		if len(r.changes) > 0 {
-			rep.ChangedRuns = 1
-		}
+		files = rep.AddRun("", r.was, r.changes, r.files)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -139,19 +135,7 @@ func scoreSuite(ctx context.Context, dir string, s harness.Scorer, rep *scoredif
 		if err != nil {
 			return nil, err
 		}
-		rep.Runs++
-		rep.AddWas(r.was)
-		if len(r.changes) > 0 {
-			rep.ChangedRuns++
-		}
-		for j := range r.changes {
-			r.changes[j].File = filepath.Join(rel, r.changes[j].File)
-		}
-		rep.Changes = append(rep.Changes, r.changes...)
-		for _, f := range r.files {
-			f.Rel = filepath.Join(rel, f.Rel)
-			files = append(files, f)
-		}
+		files = append(files, rep.AddRun(rel, r.was, r.changes, r.files)...)
 		units[c.Instance.Label] = r.header.TimeUnitS
 		cr := harness.CaseResult{Case: c, Status: r.metrics.Status, Metrics: r.metrics}
 		sr.Cases = append(sr.Cases, cr)

@@ -3,7 +3,6 @@ package rescore
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness/check"
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/scorediff"
+	"github.com/coordbench/coordbench/internal/scorediff/difftest"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -22,11 +22,7 @@ import (
 // the power cap) into a new directory.
 func runSuite(t *testing.T) string {
 	t.Helper()
-	s, err := harness.ResolveSuite(harness.SuiteOptions{Suite: "A5C12-1", Paradigms: "all", Seeds: "1",
-		Controllers: "rule,random", Builtins: policy.Builtins()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := resolveSuite(t)
 	dir := filepath.Join(t.TempDir(), "suite")
 	if _, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 2}}); err != nil {
 		t.Fatal(err)
@@ -34,36 +30,16 @@ func runSuite(t *testing.T) string {
 	return dir
 }
 
-// snapshot reads every file under dir, by relative path (the lock file
-// left out).
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == ".lock" {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // TestRescoreUnchangedIsIdentical: rescoring a suite under the rules it
 // was scored with changes no byte of it; the report says "no change".
 func TestRescoreUnchangedIsIdentical(t *testing.T) {
 	dir := runSuite(t)
-	before := snapshot(t, dir)
+	before := difftest.Snapshot(t, dir)
 	rep, err := Dir(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := snapshot(t, dir)
+	after := difftest.Snapshot(t, dir)
 	if _, ok := after[scorediff.ReportFile]; !ok {
 		t.Fatalf("no %s written", scorediff.ReportFile)
 	}
@@ -85,6 +61,16 @@ func TestRescoreUnchangedIsIdentical(t *testing.T) {
 	if !strings.Contains(tbl.String(), "no change") {
 		t.Errorf("table:\n%s", tbl.String())
 	}
+}
+
+func resolveSuite(t *testing.T) *harness.Suite {
+	t.Helper()
+	s, err := harness.ResolveSuite(harness.SuiteOptions{Suite: "A5C12-1", Paradigms: "all", Seeds: "1",
+		Controllers: "rule,random", Builtins: policy.Builtins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func harnessCases(t *testing.T, dir string) []os.DirEntry {
@@ -115,7 +101,7 @@ func readMetrics(t *testing.T, path string) harness.Metrics {
 // old ones kept in the backup, and the manifests record the new version.
 func TestRescoreChangedRule(t *testing.T) {
 	dir := runSuite(t)
-	before := snapshot(t, dir)
+	before := difftest.Snapshot(t, dir)
 	variant := harness.Scorer{Version: "des-metrics/test-entries", Rules: harness.Rules{PowerViolations: harness.PowerEntries}}
 	want := map[string]bool{}
 	for _, e := range harnessCases(t, dir) {
@@ -155,7 +141,7 @@ func TestRescoreChangedRule(t *testing.T) {
 	}
 	// The files: metrics, manifests, summary, aggregates and suite.json
 	// replaced, the old ones in the backup, byte for byte.
-	after := snapshot(t, dir)
+	after := difftest.Snapshot(t, dir)
 	for _, rel := range rep.Written {
 		if after[filepath.Join(scorediff.BackupDir, rel)] != before[rel] {
 			t.Errorf("the backup of %s is not the old file", rel)
@@ -181,6 +167,11 @@ func TestRescoreChangedRule(t *testing.T) {
 	if !strings.Contains(tbl.String(), "| G_vc ") || !strings.Contains(tbl.String(), scorediff.BackupDir) {
 		t.Errorf("table:\n%s", tbl.String())
 	}
+	// A suite recorded under another scorer version is not resumed.
+	if _, err := harness.RunSuite(context.Background(), resolveSuite(t), dir, harness.SuiteRunOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "des-metrics/test-entries") || !strings.Contains(err.Error(), "des rescore") {
+		t.Errorf("resume under another scorer: %v", err)
+	}
 	// A second rescore finds the backup and refuses to overwrite it.
 	if _, err := Dir(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "backup of an earlier rescore") {
 		t.Errorf("rescore over an earlier backup: %v", err)
@@ -193,7 +184,7 @@ func TestRescoreChangedRule(t *testing.T) {
 	if _, err := Dir(context.Background(), dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	final := snapshot(t, dir)
+	final := difftest.Snapshot(t, dir)
 	delete(final, scorediff.ReportFile)
 	for rel := range final {
 		if strings.HasPrefix(rel, scorediff.BackupDir) {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -258,4 +259,25 @@ func KeysKept(path string, old, again []byte) error {
 		}
 	}
 	return nil
+}
+
+// AddRun records a rescored run: its prior scorer version, its changes
+// and its files, at rel (relative to the report's directory; "" for the
+// directory itself), and returns the files with rel prefixed.
+func (r *Report) AddRun(rel, was string, changes []Change, files []File) []File {
+	r.Runs++
+	r.AddWas(was)
+	if len(changes) > 0 {
+		r.ChangedRuns++
+	}
+	for _, c := range changes {
+		c.File = filepath.Join(rel, c.File)
+		r.Changes = append(r.Changes, c)
+	}
+	out := make([]File, len(files))
+	for i, f := range files {
+		f.Rel = filepath.Join(rel, f.Rel)
+		out[i] = f
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package rescore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/internal/scorediff"
+	"github.com/coordbench/coordbench/internal/scorediff/difftest"
 	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/suite"
@@ -26,34 +26,12 @@ const (
 	pinFile   = "testdata/pin.json"
 )
 
-type pin struct {
-	Scorer string `json:"scorer"`
-	Scored string `json:"scored_sha256"`
-}
-
 // TestScorerPin fails when the scores of the pinned run, or RCC, change
 // while suite.ScorerVersion stays: a change to a score's definition
 // must bump the version (docs/silo-rounds.md, "Scorer version").
 func TestScorerPin(t *testing.T) {
-	b, err := os.ReadFile(pinFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want pin
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
 	got, changes := pinned(t)
-	switch {
-	case got != want.Scored && suite.ScorerVersion == want.Scorer:
-		t.Fatalf("the scores of the pinned run (%s) or RCC changed, but the scorer version is still %s:\n"+
-			"a change to what a score means or how it is computed must bump suite.ScorerVersion (docs/silo-rounds.md, \"Scorer version\"),\n"+
-			"then set %s to {\"scorer\": <the new version>, \"scored_sha256\": %q}.\nThe changes:\n%v",
-			pinnedRun, want.Scorer, pinFile, got, changes)
-	case suite.ScorerVersion != want.Scorer:
-		t.Fatalf("the scorer version is now %s, %s pins %s: set it to {\"scorer\": %q, \"scored_sha256\": %q}",
-			suite.ScorerVersion, pinFile, want.Scorer, suite.ScorerVersion, got)
-	}
+	difftest.CheckPin(t, pinFile, suite.ScorerVersion, got, "suite.ScorerVersion", `docs/silo-rounds.md, "Scorer version"`, changes)
 }
 
 // pinned hashes the scores of the pinned run rescored, one "key=value"
@@ -133,10 +111,7 @@ func TestWritePinnedRun(t *testing.T) {
 			os.WriteFile(filepath.Join(pinnedRun, f), b, 0o644)
 		}
 		got, _ := pinned(t)
-		b, _ := json.MarshalIndent(pin{Scorer: suite.ScorerVersion, Scored: got}, "", "  ")
-		if err := os.WriteFile(pinFile, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		difftest.WritePin(t, pinFile, difftest.Pin{Scorer: suite.ScorerVersion, Scored: got})
 		return
 	}
 	t.Fatal("no run of the mixed team")

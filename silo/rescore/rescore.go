@@ -82,11 +82,7 @@ func Dir(ctx context.Context, dir string, opt Options) (*scorediff.Report, error
 		if err != nil {
 			return nil, err
 		}
-		rep.Runs, rep.Changes, files = 1, append(rep.Changes, r.changes...), r.files
-		rep.AddWas(r.was)
-		if len(r.changes) > 0 {
-			rep.ChangedRuns = 1
-		}
+		files = rep.AddRun("", r.was, r.changes, r.files)
 	default:
 		return nil, fmt.Errorf("%s is neither a silo run directory (no %s) nor a silo suite directory (no %s)", dir, play.FileResult, suite.FileConfig)
 	}
@@ -249,19 +245,7 @@ func scoreSuite(ctx context.Context, dir string, s suite.Scorer, rep *scorediff.
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rel, suite.FileManifest), err)
 		}
-		rep.Runs++
-		rep.AddWas(r.was)
-		if len(r.changes) > 0 {
-			rep.ChangedRuns++
-		}
-		for j := range r.changes {
-			r.changes[j].File = filepath.Join(rel, r.changes[j].File)
-		}
-		rep.Changes = append(rep.Changes, r.changes...)
-		for _, f := range r.files {
-			f.Rel = filepath.Join(rel, f.Rel)
-			files = append(files, f)
-		}
+		files = append(files, rep.AddRun(rel, r.was, r.changes, r.files)...)
 		cases = append(cases, c)
 		finished = append(finished, suite.CaseResult{Case: c, Result: r.result})
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/scorediff"
+	"github.com/coordbench/coordbench/internal/scorediff/difftest"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
@@ -63,24 +63,6 @@ func mixed(t *testing.T) suite.Options {
 		LLMs: []*play.LLMAgent{a, b}, Teams: []*play.Team{{Shares: true, Members: []play.Member{{LLM: a, Count: 1}, {LLM: b, Count: 1}}}}}
 }
 
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == ".lock" {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // TestRescoreUnchangedIsIdentical: rescoring a suite (scripted agents;
 // model agents and a mixed team) or one of its runs under the rules it
 // was scored with changes no byte of it.
@@ -88,7 +70,7 @@ func TestRescoreUnchangedIsIdentical(t *testing.T) {
 	for name, opt := range map[string]suite.Options{"scripted": scripted(), "mixed": mixed(t)} {
 		t.Run(name, func(t *testing.T) {
 			dir := runSuite(t, opt)
-			before := snapshot(t, dir)
+			before := difftest.Snapshot(t, dir)
 			rep, err := Dir(context.Background(), dir, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -97,7 +79,7 @@ func TestRescoreUnchangedIsIdentical(t *testing.T) {
 			if len(rep.Changes) != 0 || len(rep.Written) != 0 || rep.Runs != len(ents) || rep.Was[0] != suite.ScorerVersion {
 				t.Errorf("report: %+v", rep)
 			}
-			after := snapshot(t, dir)
+			after := difftest.Snapshot(t, dir)
 			delete(after, scorediff.ReportFile)
 			for rel, b := range before {
 				if after[rel] != b {

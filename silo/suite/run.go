@@ -1,13 +1,10 @@
 package suite
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -278,28 +275,10 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 }
 
 // SameScorer refuses a suite directory whose configuration records
-// another scorer version than this build's (or none): its runs were
-// scored under other rules, and resuming it would mix them with new ones.
-// A directory without a configuration is fine.
+// another scorer version than this build's, or none
+// (suiterun.SameScorer).
 func SameScorer(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, FileConfig))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var cfg struct {
-		Scorer string `json:"scorer"`
-	}
-	if json.Unmarshal(b, &cfg) != nil {
-		return nil // the configuration check says what is wrong with it
-	}
-	if got := cmp.Or(cfg.Scorer, ScorerUnrecorded); got != ScorerVersion {
-		return fmt.Errorf("%s holds a suite scored under scorer %s, this build scores under %s: run `coordbench silo rescore %s` first, then resume it (or use a new directory)",
-			dir, got, ScorerVersion, dir)
-	}
-	return nil
+	return suiterun.SameScorer(dir, FileConfig, ScorerVersion, "coordbench silo rescore")
 }
 
 // NewReport is the report of a suite's finished cases (in suite order)

@@ -2,6 +2,8 @@ package suite
 
 // The scorer version of the silo benchmark and its rule set.
 
+import "github.com/coordbench/coordbench/suiterun"
+
 // ScorerVersion names the scoring rules of this build: S, P, P_fine,
 // P_paper, the failure labels, C and C_code of each run (silo/round) and
 // RCC of the aggregate. Any change to what one of them means or how it is
@@ -11,7 +13,7 @@ const ScorerVersion = "silo-score/1"
 
 // ScorerUnrecorded is the scorer version of a suite or run that records
 // none (written before versions were recorded).
-const ScorerUnrecorded = "unrecorded"
+const ScorerUnrecorded = suiterun.Unrecorded
 
 // How RCC compares a row's S with its baseline's (Rules.RCC).
 const (
