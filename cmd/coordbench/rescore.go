@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,9 @@ func (f *rescoreFlags) run(cmd *cobra.Command, score func(ctx context.Context, d
 	ctx, done := onInterrupt(cmd, "stopping: nothing is written (if the files were being written, that finishes first)")
 	defer done()
 	rep, err := score(ctx, f.dryRun)
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted before anything was written: the directory is as it was")
+	}
 	if rep != nil {
 		w := cmd.OutOrStdout()
 		if f.asJSON {
