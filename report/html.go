@@ -32,7 +32,9 @@ const DefaultCases = 8
 type page struct {
 	Title  string
 	Inputs []string
-	Blocks []*block
+	// Warning is ScorerWarning of the inputs ("" for none).
+	Warning string
+	Blocks  []*block
 }
 
 // block is a section of the page: a heading, paragraphs, figures,
@@ -111,7 +113,7 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 		return fmt.Errorf("no suite or run directory given")
 	}
 	choice := parseCases(opt.Cases)
-	p := page{Title: "coordbench report", Inputs: dirs}
+	p := page{Title: "coordbench report", Inputs: dirs, Warning: ScorerWarning(dirs)}
 	if opt.Compare || opt.CompareBy != "" { // Write checked there are two, or one
 		var secs []Section
 		var err error

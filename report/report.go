@@ -142,6 +142,7 @@ func Write(w io.Writer, dirs []string, opt Options) error {
 		}
 	}
 	var b bytes.Buffer
+	b.WriteString(scorerNotice(opt.Format, ScorerWarning(dirs)))
 	switch opt.Format {
 	case "md":
 		err = writeMarkdown(&b, secs)

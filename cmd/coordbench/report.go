@@ -59,6 +59,9 @@ the cases of two models (or controllers, frameworks; silo agents).
   coordbench report runs/two-models --compare-by model --format md`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if w := report.ScorerWarning(args); w != "" { // in the report too (but csv)
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
+			}
 			if opt.Format == "" {
 				opt.Format = "html"
 				switch {

@@ -20,7 +20,7 @@ func siloCmd() *cobra.Command {
 		Use:   "silo",
 		Short: "The information-silo benchmark (SILO-BENCH)",
 	}
-	c.AddCommand(siloTasksCmd(), siloInstanceCmd(), siloRunCmd(), siloSuiteCmd(), siloShowCmd(), siloImportCmd(), siloAnalyzeCmd())
+	c.AddCommand(siloTasksCmd(), siloInstanceCmd(), siloRunCmd(), siloSuiteCmd(), siloShowCmd(), siloImportCmd(), siloAnalyzeCmd(), siloRescoreCmd())
 	return c
 }
 

@@ -66,7 +66,11 @@ type Manifest struct {
 	PayloadVersion string              `json:"payload_version"`
 	TraceFormat    string              `json:"trace_format"`
 	Status         string              `json:"status"`
-	Files          map[string]string   `json:"files_sha256"`
+	// Scorer is the version of the scoring rules metrics.json was
+	// computed under (ScorerVersion); absent in runs from before it was
+	// recorded (ScorerUnrecorded).
+	Scorer string            `json:"scorer,omitempty"`
+	Files  map[string]string `json:"files_sha256"`
 }
 
 // ModelController is a controller backed by models (an LLM controller):
@@ -152,7 +156,7 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	man := Manifest{
 		Tool: "coordbench", Version: Version(), Instance: ep.Plant.Inst.Name, InstanceSHA256: hex.EncodeToString(sum[:]),
 		Seed: ep.Seed, Paradigm: ep.Mode, Controller: ep.Controller.Name(), PayloadVersion: coord.PayloadVersion,
-		TraceFormat: TraceFormat, Status: res.Metrics.Status, Files: map[string]string{},
+		TraceFormat: TraceFormat, Status: res.Metrics.Status, Scorer: ScorerVersion, Files: map[string]string{},
 	}
 	if md, ok := ep.Controller.(ModelController); ok {
 		man.Model, man.Framework = md.ModelNames(), md.Framework()

@@ -40,6 +40,16 @@ func TestLocalStepCostIndependentOfPlantSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The count is the process's: goroutines other tests left
+			// behind can only add to it. The fewest of three runs of the
+			// same episode is the episode's own.
+			for range 2 {
+				again, err := MeasureRoles(context.Background(), p, m, ruleMaker, 1, RoleOptions{Allocs: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rc.Local.Allocs = min(rc.Local.Allocs, again.Local.Allocs)
+			}
 			l := rc.Local
 			if l.Decisions == 0 || l.Views < l.Decisions || rc.Plant.Decisions == 0 {
 				t.Fatalf("%s %s: %d local steps with %d views, %d plant steps", ref, m.ID, l.Decisions, l.Views, rc.Plant.Decisions)

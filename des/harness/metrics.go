@@ -90,39 +90,19 @@ type Secondary struct {
 	ByRole map[string]RoleUsage `json:"by_role,omitempty"`
 }
 
-// metricsFrom assembles the metrics from the engine's accounting at the
-// end of an episode and the interpreter's counters.
-func metricsFrom(e *factory.Engine, steps, forced int, bySource, byType map[string]int) Metrics {
+// metricsFrom assembles the metrics from the scorer's reading of the
+// episode (its trace records in t, its decisions and messages in c) and
+// the engine's accounting of what the rules do not define: machine and
+// job time by state, and the calendar's events.
+func metricsFrom(e *factory.Engine, t *Tally, c Coordination) Metrics {
 	a := e.Acc
-	d := e.Debt()
-	st := e.Status()
 	m := Metrics{
-		Status: string(st),
-		GMk:    e.Now(), GTd: a.Tardiness, GCj: a.Completed,
-		GEo: a.OvershootKWh, GEd: a.OvershootTime, GEn: a.EnergyKWh,
-		GDs: steps, GFb: bySource["fallback"], GLlm: bySource["llm"],
-		GDj: d.Jobs, GUt: d.Overdue, GDo: d.Ops,
-		Violations: Violations{
-			PowerOvershootUnits: a.PowerOvershootUnits, PowerOvershootEntries: a.PowerOvershootEntries,
-			Blocking: a.BlockingIncidents, WIP: a.WIPViolations,
-		},
 		Secondary: Secondary{
-			CarbonKg: a.EnergyKWh * e.P.Inst.Power.CarbonKgPerKWh, SetupTime: a.SetupTime, BusyTime: a.BusyTime,
+			SetupTime: a.SetupTime, BusyTime: a.BusyTime,
 			TransportTime: a.TransportTime, BlockingTime: a.BlockingTime, MachineBlockedTime: a.MachineBlockedTime,
-			BufferWaitTime: a.BufferWaitTime, DownTime: a.DownTime, Breakdowns: a.Breakdowns,
-			Jobs: e.NumJobs(), Events: a.Events, DecisionsBySource: bySource, MessagesByType: byType,
-			ForcedAssignments: forced, Reroutes: a.Reroutes,
+			BufferWaitTime: a.BufferWaitTime, DownTime: a.DownTime, Events: a.Events,
 		},
 	}
-	for _, n := range bySource {
-		m.Secondary.Decisions += n
-	}
-	for _, n := range byType {
-		m.GCm += n
-	}
-	m.GVc = m.Violations.Total()
-	if st.Truncated() {
-		m.GTr = 1
-	}
+	CurrentScorer().Score(t, c, &m)
 	return m
 }

@@ -55,6 +55,7 @@ type Scratch struct {
 	eng     *factory.Engine
 	in      *coord.Interpreter
 	tw      TraceWriter
+	tally   Tally
 	sources keyCounts[coord.Source]
 	actions []int // the answers of a coord.ViewChooser, reused
 }
@@ -156,7 +157,8 @@ func Run(ctx context.Context, ep Episode) Result {
 		return Result{Err: err}
 	}
 	in := sc.in
-	out := handOn{tw: tw, obs: ep.Observer, in: in}
+	sc.tally.Reset(PlantHeader(ep.Plant))
+	out := handOn{tw: tw, obs: ep.Observer, in: in, tally: &sc.tally}
 
 	var dec, tim *json.Encoder
 	if ep.Decisions != nil {
@@ -270,7 +272,7 @@ func Run(ctx context.Context, ep Episode) Result {
 		writes.keep("trace", tw.Close())
 	}
 	sc.sources = sources
-	m := metricsFrom(eng, in.Steps(), in.Forced, sources.counts(), byType)
+	m := metricsFrom(eng, &sc.tally, Coordination{Steps: in.Steps(), Forced: in.Forced, BySource: sources.counts(), ByType: byType})
 	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
 	if md, ok := ep.Controller.(ModelController); ok {
 		m.Model, m.Framework = md.ModelNames(), md.Framework()
@@ -376,12 +378,14 @@ func notesOf(a coord.Annotator, annotates bool) map[string]coord.AgentNote {
 
 // handOn is where Run passes the engine's records on, each batch to
 // each consumer in this order: the trace writer, the observer (each nil
-// when absent), the interpreter. Each sees every record in the engine's
-// order; none reads another's, so the order between them is free.
+// when absent), the scorer's tally, the interpreter. Each sees every
+// record in the engine's order; none reads another's, so the order
+// between them is free.
 type handOn struct {
-	tw  *TraceWriter
-	obs factory.Tracer
-	in  *coord.Interpreter
+	tw    *TraceWriter
+	obs   factory.Tracer
+	tally *Tally
+	in    *coord.Interpreter
 }
 
 // records passes recs (Engine.Records) on.
@@ -397,6 +401,7 @@ func (h *handOn) records(recs []factory.Record) {
 			h.obs.Emit(&recs[i])
 		}
 	}
+	h.tally.Records(recs)
 	h.in.Observe(recs)
 }
 

@@ -99,6 +99,11 @@ type SuiteConfig struct {
 	Limit                int      `json:"limit,omitempty"`
 	OnlyCases            []string `json:"only_cases,omitempty"`
 	CaseCount            int      `json:"case_count"`
+	// Scorer is the version of the scoring rules of the suite's metrics
+	// and summaries (ScorerVersion); absent in suites from before it was
+	// recorded. A suite recorded under another version is not resumed:
+	// `des rescore` brings it to this one first.
+	Scorer string `json:"scorer,omitempty"`
 }
 
 // SuiteInstance is one instance of a suite.
@@ -217,7 +222,7 @@ var instanceGroups = map[string][]string{
 func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 	cfg := SuiteConfig{
 		Tool: "coordbench", Version: Version(), PayloadVersion: coord.PayloadVersion, TraceFormat: TraceFormat,
-		Suite: opt.Suite, Seeds: opt.Seeds, Limit: opt.Limit, OnlyCases: opt.Cases, ParadigmFiles: opt.ParadigmFiles,
+		Scorer: ScorerVersion, Suite: opt.Suite, Seeds: opt.Seeds, Limit: opt.Limit, OnlyCases: opt.Cases, ParadigmFiles: opt.ParadigmFiles,
 	}
 	if opt.Limit < 0 {
 		return nil, opterr.New("Limit", "must not be negative (got %d)", opt.Limit)

@@ -76,8 +76,8 @@ func SummaryHeader() []string {
 	return append(h, "llm_calls", "prompt_tokens", "completion_tokens", "error")
 }
 
-// summaryRow is one line of suite_summary.csv.
-func summaryRow(r *CaseResult) []string {
+// SummaryRow is the line of suite_summary.csv of case r.
+func SummaryRow(r *CaseResult) []string {
 	c := r.Case
 	row := []string{c.ID, c.Instance.Label, c.Paradigm.ID, c.Controller, c.Model, c.Framework,
 		strconv.FormatUint(c.Seed, 10), r.Status}
@@ -281,9 +281,15 @@ func AggregateHeader(keys []string) []string {
 }
 
 func writeSuiteFiles(dir string, rep *SuiteReport) error {
+	return suiterun.WriteFiles(dir, SuiteFiles(rep)...)
+}
+
+// SuiteFiles are the summary and aggregate files of rep, as a suite
+// writes them (suite_summary.csv, suite_aggregate.csv and .md).
+func SuiteFiles(rep *SuiteReport) []suiterun.File {
 	rows := make([][]string, len(rep.Cases))
 	for i := range rep.Cases {
-		rows[i] = summaryRow(&rep.Cases[i])
+		rows[i] = SummaryRow(&rep.Cases[i])
 	}
 	aggRows := make([][]string, len(rep.Aggregate))
 	for i, a := range rep.Aggregate {
@@ -295,10 +301,10 @@ func writeSuiteFiles(dir string, rep *SuiteReport) error {
 	}
 	var md bytes.Buffer
 	WriteAggregateMarkdown(&md, rep)
-	return suiterun.WriteFiles(dir,
-		suiterun.File{Name: FileSuiteSummary, Data: suiterun.CSV(SummaryHeader(), rows)},
-		suiterun.File{Name: FileSuiteAggregate, Data: suiterun.CSV(AggregateHeader(rep.GroupBy), aggRows)},
-		suiterun.File{Name: FileSuiteAggregateMD, Data: md.Bytes()})
+	return []suiterun.File{
+		{Name: FileSuiteSummary, Data: suiterun.CSV(SummaryHeader(), rows)},
+		{Name: FileSuiteAggregate, Data: suiterun.CSV(AggregateHeader(rep.GroupBy), aggRows)},
+		{Name: FileSuiteAggregateMD, Data: md.Bytes()}}
 }
 
 // cell formats mean ± std of metric k.

@@ -97,7 +97,13 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 		// commands apart.
 		Config:    s.Config,
 		Selection: []string{"limit", "only_cases", "case_count"},
-		Finished:  func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
+		Begin: func() error {
+			if opt.Force {
+				return nil
+			}
+			return SameScorer(dir)
+		},
+		Finished: func(i int, dir string) (CaseResult, bool) { return finishedCase(s.Cases[i], dir) },
 		Run: func(ctx context.Context, i int, dir string) (CaseResult, error) {
 			var sc *Scratch
 			select {
@@ -122,6 +128,12 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
 	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: SuiteCasesDir, ConfigFile: FileSuiteConfig}, plan, opt.Options)
 	return rep, err
+}
+
+// SameScorer refuses a suite directory whose suite.json records another
+// scorer version than this build's, or none (suiterun.SameScorer).
+func SameScorer(dir string) error {
+	return suiterun.SameScorer(dir, FileSuiteConfig, ScorerVersion, "coordbench des rescore")
 }
 
 // suiteReport turns the runner's outcomes into summary rows.

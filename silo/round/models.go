@@ -73,21 +73,10 @@ func byModel(res *Result, models []string, c proto.Counts) {
 		}
 		mr := &res.ByModel[k]
 		mr.Agents = append(mr.Agents, i)
-		if ar.Submitted {
-			mr.Submitted++
-		}
-		if ar.Correct {
-			mr.Correct++
-		}
-		mr.P += ar.Partial
-		mr.PPaper += ar.PartialPaper
 		mr.ToolCalls += ar.Calls
 		mr.CappedTurns += ar.CappedTurns
 		if ar.Error != "" {
 			mr.AgentErrors++
-		}
-		for _, l := range ar.Labels {
-			mr.Failures[l]++
 		}
 		if i < len(c.ByAgent) {
 			t := c.ByAgent[i]
@@ -103,10 +92,36 @@ func byModel(res *Result, models []string, c proto.Counts) {
 		}
 	}
 	for k := range res.ByModel {
+		res.ByModel[k].D = density(ms[k], res.N)
+	}
+	modelScores(res)
+}
+
+// modelScores sets the scores of each model of res.ByModel from its
+// agents' (submitted, correct, P, P_paper, S, failure labels).
+func modelScores(res *Result) {
+	for k := range res.ByModel {
 		mr := &res.ByModel[k]
+		mr.Submitted, mr.Correct, mr.P, mr.PPaper, mr.Failures = 0, 0, 0, 0, map[string]int{}
+		for _, i := range mr.Agents {
+			if i < 0 || i >= len(res.Agents) {
+				continue
+			}
+			ar := &res.Agents[i]
+			if ar.Submitted {
+				mr.Submitted++
+			}
+			if ar.Correct {
+				mr.Correct++
+			}
+			mr.P += ar.Partial
+			mr.PPaper += ar.PartialPaper
+			for _, l := range ar.Labels {
+				mr.Failures[l]++
+			}
+		}
 		n := float64(len(mr.Agents))
 		mr.S, mr.P, mr.PPaper = float64(mr.Correct)/n, mr.P/n, mr.PPaper/n
-		mr.D = density(ms[k], res.N)
 	}
 }
 

@@ -479,36 +479,45 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	return res, nil
 }
 
-func firstLine(s string) string {
-	for i := range len(s) {
-		if s[i] == '\n' {
-			return s[:i]
-		}
+// Rescore recomputes the scores of a finished run from what its
+// result.json records of each agent (whether and what it submitted, the
+// shards it saw and was informed of, its model usage) and the instance:
+// the agents' correctness, partial scores and failure labels, S, P,
+// P_fine, P_paper, the failure counts, the token cost C and C_code, and
+// the per-model scores of a mixed team, with the code a live run scores
+// with. The counts of the run's calls and messages (D among them) are
+// not scores: they stay as recorded.
+func Rescore(res *Result, in *task.Instance) error {
+	if len(res.Agents) != in.N || res.N != in.N {
+		return fmt.Errorf("round: the result has %d agents (N=%d), the instance N=%d", len(res.Agents), res.N, in.N)
 	}
-	return s
+	scoreAgents(res, in)
+	if res.Usage != nil {
+		costOf(res, *res.Usage)
+	}
+	modelScores(res)
+	return nil
 }
 
-// score fills the per-agent answers and scores and the run metrics.
-func score(res *Result, in *task.Instance, st *proto.Store) {
+// scoreAgents scores each agent's recorded answer against the instance
+// (its correctness and partial scores), the run's S, P, P_fine, P_paper
+// and their crashes, and labels the failures.
+func scoreAgents(res *Result, in *task.Instance) {
 	n := in.N
 	correct := 0
 	var p, pf, pp float64
-	res.AllSubmitted = true
+	res.AllSubmitted, res.PPaperCrashes = true, 0
 	for i := range n {
 		ar := &res.Agents[i]
-		ar.ID = i
-		ar.Answer = json.RawMessage("null")
-		sub, ok := st.Submission(i)
-		if !ok {
+		ar.Correct, ar.Partial, ar.PartialFine, ar.PartialPaper, ar.PartialPaperCrash = false, 0, 0, 0, false
+		if !ar.Submitted {
 			res.AllSubmitted = false
-			ar.Seen = st.Seen(i)
 			continue
 		}
-		ar.Submitted, ar.Answer, ar.Round, ar.Seen = true, sub.Answer, sub.Round, sub.Seen
-		ar.Correct = task.Correct(in.Task, in.Expected[i], sub.Answer)
-		ar.Partial = task.Partial(in.Task, in.Expected[i], sub.Answer)
-		ar.PartialFine = task.PartialFine(in.Task, in.Expected[i], sub.Answer)
-		if q, err := task.PartialPublished(in.Task, in.Expected[i], sub.Answer); err != nil {
+		ar.Correct = task.Correct(in.Task, in.Expected[i], ar.Answer)
+		ar.Partial = task.Partial(in.Task, in.Expected[i], ar.Answer)
+		ar.PartialFine = task.PartialFine(in.Task, in.Expected[i], ar.Answer)
+		if q, err := task.PartialPublished(in.Task, in.Expected[i], ar.Answer); err != nil {
 			ar.PartialPaperCrash = true
 			res.PPaperCrashes++
 		} else {
@@ -525,11 +534,37 @@ func score(res *Result, in *task.Instance, st *proto.Store) {
 	res.Success = correct == n
 	res.P = p / float64(n)
 	res.PFine = pf / float64(n)
+	res.PPaper = pp / float64(n)
+	label(res, in)
+}
+
+func firstLine(s string) string {
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// score fills the per-agent answers, what they read and the run metrics
+// from the store, and scores the answers (scoreAgents).
+func score(res *Result, in *task.Instance, st *proto.Store) {
+	for i := range in.N {
+		ar := &res.Agents[i]
+		ar.ID = i
+		ar.Answer = json.RawMessage("null")
+		sub, ok := st.Submission(i)
+		if !ok {
+			ar.Seen = st.Seen(i)
+			continue
+		}
+		ar.Submitted, ar.Answer, ar.Round, ar.Seen = true, sub.Answer, sub.Round, sub.Seen
+	}
 	for i, set := range informedSets(in, st) {
 		res.Agents[i].Informed = set
 	}
-	res.PPaper = pp / float64(n)
-	label(res, in)
+	scoreAgents(res, in)
 
 	c := st.Counts()
 	res.CallsByTool = map[string]int{}

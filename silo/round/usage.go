@@ -71,6 +71,11 @@ func cost(res *Result, agents []Agent) {
 		return
 	}
 	res.Usage = &total
+	costOf(res, total)
+}
+
+// costOf sets C and C_code of a run from its agents' total usage.
+func costOf(res *Result, total Usage) {
 	c := float64(total.OutputTokens) / float64(res.MaxRounds)
 	cc := 0.0
 	if res.Rounds > 0 {

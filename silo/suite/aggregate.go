@@ -61,6 +61,11 @@ type aggKey struct {
 // baseline rows right before the N they belong to), and computes RCC
 // against the given baseline (BaselineMerged or BaselineSeeded).
 func Aggregates(cases []CaseResult, baseline string) []Aggregate {
+	return AggregatesUnder(cases, baseline, CurrentScorer().Rules)
+}
+
+// AggregatesUnder is Aggregates with RCC under rules.
+func AggregatesUnder(cases []CaseResult, baseline string, rules Rules) []Aggregate {
 	idx := map[aggKey]int{}
 	var out []Aggregate
 	var agents, protos []string
@@ -87,7 +92,7 @@ func Aggregates(cases []CaseResult, baseline string) []Aggregate {
 	for i := range out {
 		a := &out[i]
 		if j, ok := idx[baselineKey(a, baseline)]; ok {
-			a.rcc(&out[j], baseline)
+			a.rcc(&out[j], baseline, rules)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Aggregate) int {
@@ -161,12 +166,12 @@ func (a *Aggregate) mean() {
 	}
 }
 
-func (a *Aggregate) rcc(base *Aggregate, baseline string) {
+func (a *Aggregate) rcc(base *Aggregate, baseline string, rules Rules) {
 	a.RCCBaseline = baseline
 	if base.S != 0 {
-		a.RCC, a.HasRCC = 1-a.S/base.S, true
+		a.RCC, a.HasRCC = rules.cost(a.S, base.S), true
 	}
 	if base.Success != 0 {
-		a.RCCSuccess, a.HasRCCSuccess = 1-a.Success/base.Success, true
+		a.RCCSuccess, a.HasRCCSuccess = rules.cost(a.Success, base.Success), true
 	}
 }

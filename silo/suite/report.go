@@ -113,6 +113,13 @@ func modelNames(c *Case) string {
 }
 
 func writeFiles(dir string, rep *Report) error {
+	return suiterun.WriteFiles(dir, Files(rep)...)
+}
+
+// Files are the summary and aggregate files of rep, as a suite writes
+// them (summary.csv, aggregate.csv and .md, and for mixed teams the
+// per-model ones).
+func Files(rep *Report) []suiterun.File {
 	rows := make([][]string, len(rep.Cases))
 	for i := range rep.Cases {
 		rows[i] = summaryRow(&rep.Cases[i])
@@ -140,7 +147,7 @@ func writeFiles(dir string, rep *Report) error {
 		files = append(files, suiterun.File{Name: FileSummaryModels, Data: suiterun.CSV(SummaryModelsHeader(), mrows)},
 			suiterun.File{Name: FileAggregateModels, Data: suiterun.CSV(AggregateModelsHeader(), marows)})
 	}
-	return suiterun.WriteFiles(dir, files...)
+	return files
 }
 
 func scope(rep *Report) string {

@@ -51,6 +51,11 @@ type Manifest struct {
 	// Team is set for a mixed team: each model's settings and the agents
 	// it played.
 	Team *TeamManifest `json:"team,omitempty"`
+	// Scorer is the scorer version result.json's scores were computed
+	// under (ScorerVersion); absent in runs from before it was recorded.
+	// A resumed suite does not compare it: the suite's own (Config)
+	// decides whether the suite may resume.
+	Scorer string `json:"scorer,omitempty"`
 }
 
 // TeamManifest is a mixed team in a manifest (or, without agents, in the
@@ -123,7 +128,7 @@ const resultFormat = 1
 func manifestOf(c Case) Manifest {
 	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, TaskRevision: c.Task.Revision, N: c.N, Mode: c.Mode,
 		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
-		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.Format()), ResultFormat: resultFormat, MergedFrom: c.MergedFrom}
+		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.Format()), ResultFormat: resultFormat, MergedFrom: c.MergedFrom, Scorer: ScorerVersion}
 	if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
 		m.LLM = llmManifest(c.Players.LLM)
 	}
@@ -167,12 +172,17 @@ type Config struct {
 	// Teams are the mixed teams (Options.Teams).
 	Teams []*TeamManifest `json:"teams,omitempty"`
 	Cases []string        `json:"cases"`
+	// Scorer is the scorer version of the suite's results and tables
+	// (ScorerVersion); absent in suites from before it was recorded. A
+	// suite recorded under another version is not resumed: `silo
+	// rescore` brings it to this one first.
+	Scorer string `json:"scorer,omitempty"`
 }
 
 func configOf(s *Suite) Config {
 	o := s.Options
 	c := Config{Tool: "coordbench", Version: Version(), MaxRounds: o.MaxRounds, MaxCallsPerTurn: o.MaxCallsPerTurn,
-		MessageFormat: o.MessageFormat, Baseline: o.Baseline}
+		MessageFormat: o.MessageFormat, Baseline: o.Baseline, Scorer: ScorerVersion}
 	if o.NoBaseline {
 		c.Baseline = "none"
 	}
@@ -248,6 +258,12 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 		Run: func(ctx context.Context, i int, dir string) (*round.Result, error) {
 			return runCase(ctx, s.Cases[i], dir)
 		},
+		Begin: func() error {
+			if opt.Force {
+				return nil
+			}
+			return SameScorer(dir)
+		},
 		End: func(r *suiterun.Report[*round.Result]) error {
 			rep = report(s, dir, r)
 			return writeFiles(dir, rep)
@@ -256,6 +272,23 @@ func Run(ctx context.Context, s *Suite, dir string, opt RunOptions) (*Report, er
 	// rep is set by End, which suiterun.Run calls whenever it returns a report.
 	_, err := suiterun.Run(ctx, suiterun.Layout{Dir: dir, CasesDir: RunsDir, ConfigFile: FileConfig}, plan, opt)
 	return rep, err
+}
+
+// SameScorer refuses a suite directory whose configuration records
+// another scorer version than this build's, or none
+// (suiterun.SameScorer).
+func SameScorer(dir string) error {
+	return suiterun.SameScorer(dir, FileConfig, ScorerVersion, "coordbench silo rescore")
+}
+
+// NewReport is the report of a suite's finished cases (in suite order)
+// and the number of its failed ones, with the aggregates under rules:
+// what its summary and aggregate files are written from (Files).
+func NewReport(s *Suite, dir string, cases []CaseResult, failures int, rules Rules) *Report {
+	rep := &Report{Dir: dir, Suite: s, Cases: cases, Failures: make([]CaseResult, failures)}
+	rep.Aggregate = AggregatesUnder(rep.Cases, s.Options.Baseline, rules)
+	rep.ModelAggregate = ModelAggregates(rep.Cases)
+	return rep
 }
 
 // report turns the runner's outcomes into summary rows and aggregates.
@@ -343,7 +376,7 @@ func finishedCase(c Case, dir string) (CaseResult, bool) {
 		return CaseResult{}, false
 	}
 	want := manifestOf(c)
-	want.ResultSHA256 = man.ResultSHA256
+	want.ResultSHA256, want.Scorer = man.ResultSHA256, man.Scorer
 	if !sameManifest(man, want) {
 		return CaseResult{}, false
 	}
