@@ -438,10 +438,14 @@ func HastyPolicy() stubmodel.Policy {
 }
 
 func policy(name string, model Model) stubmodel.Policy {
-	return stubmodel.Policy{Name: name, New: func() (http.Handler, func() string) {
+	return stubmodel.Policy{Name: name, New: func(o stubmodel.Options) (http.Handler, func() string) {
 		var n atomic.Int64
+		generic := stubmodel.Generic(o.Seed)
 		h := stubmodel.Handler(func(req stubmodel.ChatRequest) stubmodel.Reply {
 			n.Add(1)
+			if _, ok := ReadView(req); !ok { // not an agent's turn
+				return generic(req)
+			}
 			return model.Handle(req)
 		})
 		return h, func() string { return fmt.Sprintf("%d requests", n.Load()) }
