@@ -57,16 +57,16 @@ func genericReply(req ChatRequest, seed int64) Reply {
 		args := Instance(t.Parameters, rng)
 		return Calls(ToolCall{Name: t.Name, Arguments: string(args)})
 	}
-	if v, ok := formatAnswer(req.ResponseFormat, rng, sum); ok {
+	if v, ok := formatAnswer(req.ResponseFormat, rng); ok {
 		return Text(string(v))
 	}
 	if labels := optionLabels(lastUser(req)); len(labels) > 1 {
 		return Text(labels[rng.IntN(len(labels))])
 	}
-	return Text(shortText(sum))
+	return Text(shortText(rng))
 }
 
-func shortText(sum uint64) string { return fmt.Sprintf("stub reply %08x", uint32(sum)) }
+func shortText(rng *rand.Rand) string { return fmt.Sprintf("stub reply %08x", rng.Uint32()) }
 
 // requestHash is FNV-1a over what decides a generic answer.
 func requestHash(req ChatRequest) uint64 {
@@ -129,7 +129,7 @@ func chosenTool(req ChatRequest, rng *rand.Rand) (Tool, bool) {
 
 // formatAnswer is the content a response_format asks for, if it asks for
 // JSON.
-func formatAnswer(format json.RawMessage, rng *rand.Rand, sum uint64) (json.RawMessage, bool) {
+func formatAnswer(format json.RawMessage, rng *rand.Rand) (json.RawMessage, bool) {
 	if len(format) == 0 {
 		return nil, false
 	}
@@ -146,7 +146,7 @@ func formatAnswer(format json.RawMessage, rng *rand.Rand, sum uint64) (json.RawM
 	case "json_schema":
 		return Instance(f.JSONSchema.Schema, rng), true
 	case "json_object":
-		b, _ := json.Marshal(map[string]string{"answer": shortText(sum)})
+		b, _ := json.Marshal(map[string]string{"answer": shortText(rng)})
 		return b, true
 	}
 	return nil, false

@@ -72,7 +72,7 @@ func (g *gen) value(s any, depth int) any {
 	}
 	for _, k := range []string{"oneOf", "anyOf"} {
 		if bs, ok := m[k].([]any); ok && len(bs) > 0 {
-			return g.value(merge(without(m, k), bs[0]), depth+1)
+			return g.value(merge(without(m, k), branch(bs, depth)), depth+1)
 		}
 	}
 	if bs, ok := m["allOf"].([]any); ok && len(bs) > 0 {
@@ -102,6 +102,22 @@ func (g *gen) value(s any, depth int) any {
 		return g.array(m, depth)
 	}
 	return g.object(m, depth)
+}
+
+// branch is the branch of a oneOf or anyOf to follow: the first, or deep
+// in the schema the first that refers to nothing and holds no object or
+// array (so that a recursive schema such as a linked list ends).
+func branch(bs []any, depth int) any {
+	if depth >= maxSchemaDepth/2 {
+		for _, b := range bs {
+			if m, ok := b.(map[string]any); ok && m["$ref"] == nil {
+				if t := typeOf(m); t != "object" && t != "array" {
+					return b
+				}
+			}
+		}
+	}
+	return bs[0]
 }
 
 // typeOf is the schema's type: the first of its types that is not null,
