@@ -88,7 +88,9 @@ func TestInstanceSatisfiesSchemas(t *testing.T) {
 	}
 }
 
-func chat(msgs ...stubmodel.Message) stubmodel.ChatRequest { return stubmodel.ChatRequest{Messages: msgs} }
+func chat(msgs ...stubmodel.Message) stubmodel.ChatRequest {
+	return stubmodel.ChatRequest{Messages: msgs}
+}
 
 func userMsg(s string) stubmodel.Message { return stubmodel.Message{Role: "user", Content: s} }
 
