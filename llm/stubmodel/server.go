@@ -53,7 +53,12 @@
 // name in a [Policies] list. This package knows no benchmark; the policies
 // that read a benchmark's prompts live beside it: despolicy (builtin,
 // random, faults: the scheduling benchmark's decision payloads) and
-// silogather (silo-gather: SILO-BENCH's LLM agents).
+// silogather (silo-gather: SILO-BENCH's LLM agents). This package plays
+// [Generic] (generic.go), a legal answer to any request from its tools,
+// response_format or option list, which the other policies give to the
+// requests they do not understand; and [Script] (script.go), scripted
+// replies answered before any policy. [Policies] are also the llm
+// package's Stubs: a "stub:POLICY" base URL plays them in-process.
 package stubmodel
 
 import (

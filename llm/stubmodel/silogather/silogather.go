@@ -428,7 +428,8 @@ func sameAnswers(as []json.RawMessage) bool {
 }
 
 // Policy is the stub policy silo-gather: the gather strategy computed
-// from the prompts alone (PromptSolver); its summary counts the requests.
+// from the prompts alone (PromptSolver); a request that is not an agent's
+// turn gets stubmodel.Generic's answer. Its summary counts the requests.
 func Policy() stubmodel.Policy { return policy("silo-gather", Model{Solve: PromptSolver}) }
 
 // HastyPolicy is the stub policy silo-hasty: silo-gather whose agents
