@@ -256,6 +256,20 @@ func bounds(m map[string]any) (lo, hi float64, hasLo, hasHi, exLo, exHi bool) {
 	return
 }
 
+// span is a range [lo, hi] of the given width where the schema leaves one
+// bound or both open: [0, width], or width from the bound given.
+func span(lo, hi float64, hasLo, hasHi bool, width float64) (float64, float64) {
+	switch {
+	case !hasLo && !hasHi:
+		return 0, width
+	case !hasHi:
+		return lo, lo + width
+	case !hasLo:
+		return hi - width, hi
+	}
+	return lo, hi
+}
+
 func (g *gen) integer(m map[string]any) any {
 	flo, fhi, hasLo, hasHi, exLo, exHi := bounds(m)
 	lo, hi := math.Ceil(flo), math.Floor(fhi)
@@ -265,14 +279,7 @@ func (g *gen) integer(m map[string]any) any {
 	if exHi && hi == fhi {
 		hi--
 	}
-	switch {
-	case !hasLo && !hasHi:
-		lo, hi = 0, 9
-	case !hasHi:
-		hi = lo + 9
-	case !hasLo:
-		lo = hi - 9
-	}
+	lo, hi = span(lo, hi, hasLo, hasHi, 9)
 	lo, hi = max(lo, -1e15), min(hi, 1e15)
 	if lo > hi {
 		return int64(lo)
@@ -304,14 +311,7 @@ func (g *gen) number(m map[string]any) any {
 		return json.Number(strconv.FormatFloat(k*mo, 'g', 12, 64))
 	}
 	lo, hi, hasLo, hasHi, _, _ := bounds(m)
-	switch {
-	case !hasLo && !hasHi:
-		lo, hi = 0, 1
-	case !hasHi:
-		hi = lo + 1
-	case !hasLo:
-		lo = hi - 1
-	}
+	lo, hi = span(lo, hi, hasLo, hasHi, 1)
 	if lo >= hi {
 		return json.Number(strconv.FormatFloat(lo, 'g', -1, 64))
 	}
