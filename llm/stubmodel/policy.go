@@ -44,7 +44,10 @@ func (ps Policies) New(name string, o Options) (http.Handler, func() string, err
 		if p.Name == name {
 			h, served := p.New(o)
 			if o.Script != nil {
-				h = o.Script.Wrap(h)
+				var scripted func() int64
+				h, scripted = o.Script.Wrap(h)
+				policy := served
+				served = func() string { return fmt.Sprintf("%d scripted replies; %s", scripted(), policy()) }
 			}
 			return h, served, nil
 		}

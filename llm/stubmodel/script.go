@@ -225,9 +225,10 @@ func (s *Script) Reply(req ChatRequest, call int) (Reply, bool) {
 }
 
 // Wrap returns a handler that answers the requests an entry matches and
-// passes the others, untouched, to h.
-func (s *Script) Wrap(h http.Handler) http.Handler {
-	var seq atomic.Int64
+// passes the others, untouched, to h, and the number of requests it has
+// answered from the script.
+func (s *Script) Wrap(h http.Handler) (http.Handler, func() int64) {
+	var seq, scripted atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		if err != nil {
@@ -239,6 +240,7 @@ func (s *Script) Wrap(h http.Handler) http.Handler {
 		call := int(seq.Add(1) - 1)
 		if req.DecodeError == "" {
 			if reply, ok := s.Reply(req, call); ok {
+				scripted.Add(1)
 				req.Seq = call
 				out, _ := completionBody(req, reply)
 				w.Header().Set("Content-Type", "application/json")
@@ -248,5 +250,5 @@ func (s *Script) Wrap(h http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
-	})
+	}), scripted.Load
 }

@@ -46,7 +46,7 @@ func TestScript(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		h, _, err := stubmodel.Policies{stubmodel.GenericPolicy()}.New("generic", stubmodel.Options{Script: s})
+		h, served, err := stubmodel.Policies{stubmodel.GenericPolicy()}.New("generic", stubmodel.Options{Script: s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,6 +72,9 @@ func TestScript(t *testing.T) {
 		}
 		if r := ask("pick twelve"); !strings.HasPrefix(r.Content, "stub reply ") {
 			t.Errorf("%s: unmatched: %q, want the policy's answer", name, r.Content)
+		}
+		if got := served(); got != "3 scripted replies; 1 requests" {
+			t.Errorf("%s: summary %q", name, got)
 		}
 	}
 }
