@@ -280,6 +280,9 @@ type keyRequest struct {
 	Temperature         float64   `json:"temperature"`
 	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
 	Seed                *int64    `json:"seed,omitempty"`
+	// ToolChoice and ResponseFormat are Request's, compacted.
+	ToolChoice     json.RawMessage `json:"tool_choice,omitempty"`
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 }
 
 // cacheKey returns the hex SHA-256 of the canonical JSON of r, and that JSON.

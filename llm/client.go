@@ -123,8 +123,12 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	base, endpoint := cfg.BaseURL, cfg.BaseURL+"/chat/completions"
+	if IsStubURL(base) {
+		base, endpoint = stubBase, cfg.BaseURL // served in-process (stub.go)
+	}
 	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL + "/"),
+		option.WithBaseURL(base + "/"),
 		option.WithHTTPClient(ep.http),
 		option.WithMaxRetries(0), // this package owns the retry policy, so retries are visible and counted
 		option.WithMiddleware(limitBodies),
@@ -145,7 +149,7 @@ func New(cfg Config) (*Client, error) {
 		// NewChatCompletionService (unlike openai.NewClient) reads no
 		// OPENAI_* environment variables: the only key used is ours.
 		svc:      openai.NewChatCompletionService(opts...),
-		endpoint: cfg.BaseURL + "/chat/completions",
+		endpoint: endpoint,
 		rng:      rand.New(rand.NewPCG(h.Sum64(), seed)),
 	}, nil
 }
@@ -173,16 +177,11 @@ func (c *Client) Complete(ctx context.Context, msgs []Message) (*Response, error
 // The tools are part of the cache key. With len(tools) == 0 it is exactly
 // Complete (same request, same cache key).
 func (c *Client) CompleteWithTools(ctx context.Context, msgs []Message, tools []Tool) (*Response, error) {
-	c.ep.stats.calls.Add(1)
-	resp, err := c.complete(ctx, msgs, tools)
-	if err != nil {
-		c.ep.stats.failures.Add(1)
-		return nil, err
-	}
-	return resp, nil
+	return c.CompleteRequest(ctx, Request{Messages: msgs, Tools: tools})
 }
 
-func (c *Client) complete(ctx context.Context, msgs []Message, tools []Tool) (*Response, error) {
+func (c *Client) complete(ctx context.Context, r Request) (*Response, error) {
+	msgs, tools := r.Messages, r.Tools
 	if len(msgs) == 0 {
 		return nil, fmt.Errorf("llm: no messages to send (model %q)", c.cfg.Model)
 	}
@@ -190,6 +189,10 @@ func (c *Client) complete(ctx context.Context, msgs []Message, tools []Tool) (*R
 		return nil, err
 	}
 	ktools, err := normalizeTools(tools)
+	if err != nil {
+		return nil, err
+	}
+	choice, format, err := r.normalizeOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +204,8 @@ func (c *Client) complete(ctx context.Context, msgs []Message, tools []Tool) (*R
 		Temperature:         c.cfg.Temperature,
 		MaxCompletionTokens: c.cfg.MaxTokens,
 		Seed:                c.cfg.Seed,
+		ToolChoice:          choice,
+		ResponseFormat:      format,
 	}
 	if c.cfg.CacheMode == CacheOff {
 		return c.network(ctx, kr)
@@ -341,6 +346,7 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 	if kr.Seed != nil {
 		params.Seed = openai.Int(*kr.Seed)
 	}
+	setRequestOptions(&params, kr)
 
 	start := time.Now()
 	for attempt := 1; ; attempt++ {

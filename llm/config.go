@@ -37,7 +37,12 @@ type Config struct {
 	// BaseURL is the OpenAI-compatible API root, e.g.
 	// "https://api.openai.com/v1" or "http://127.0.0.1:8000/v1"; requests go to
 	// BaseURL + "/chat/completions". No credentials, query or fragment.
+	// A "stub:POLICY[?OPTIONS]" URL (StubScheme) names a stub model of
+	// Stubs, played in this process.
 	BaseURL string
+	// Stubs are the stub models a "stub:" BaseURL may name (nil: none).
+	// Validate checks the name against them when set.
+	Stubs Stubs
 	// Model is sent as "model".
 	Model string
 	// APIKeyEnv names the environment variable holding the API key, read once
@@ -120,6 +125,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		return Config{}, err
 	}
 	cfg.BaseURL = base
+	if IsStubURL(base) && cfg.Stubs != nil {
+		if _, err := stubHandler(cfg); err != nil { // a fresh handler, dropped: the name is checked now
+			return Config{}, err
+		}
+	}
 	if strings.TrimSpace(cfg.Model) == "" {
 		return bad("Model", "empty (a model name is required)")
 	}
@@ -183,6 +193,10 @@ func (cfg Config) withDefaults() (Config, error) {
 func normalizeBaseURL(raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", configError("BaseURL", "empty (want the API root, e.g. http://127.0.0.1:8000/v1)")
+	}
+	if IsStubURL(raw) {
+		_, _, norm, err := parseStubURL(raw)
+		return norm, err
 	}
 	if !strings.Contains(raw, "://") {
 		// "127.0.0.1:8000/v1" does not parse, "localhost:8000/v1" parses

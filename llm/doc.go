@@ -62,5 +62,14 @@
 // Edge cases in responses: an empty choices array is an error (not retried);
 // null content is returned as ""; a missing usage object gives zero Usage.
 //
+// [Client.CompleteRequest] also sends tool_choice and response_format
+// ([Request]); both are in the cache key, and a request without them keeps
+// its old key.
+//
+// A base URL "stub:POLICY" (stub.go) plays a stub model in-process: the
+// client's transport calls the handler that Config.Stubs gives for the
+// name, with no listener. The package plays no stub itself; a program
+// passes its list (stubmodel.Policies) as a value.
+//
 // Package stubmodel provides the stub server the tests and `coordbench llm stub` use.
 package llm

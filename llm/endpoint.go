@@ -48,7 +48,7 @@ func NewEndpoints() *Endpoints { return &Endpoints{m: make(map[string]*endpoint)
 func endpointFor(cfg Config) (*endpoint, error) {
 	r := cfg.Endpoints
 	if r == nil {
-		return newEndpoint(cfg), nil
+		return newEndpoint(cfg)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -59,24 +59,37 @@ func endpointFor(cfg Config) (*endpoint, error) {
 		}
 		return ep, nil
 	}
-	ep := newEndpoint(cfg)
+	ep, err := newEndpoint(cfg)
+	if err != nil {
+		return nil, err
+	}
 	r.m[cfg.BaseURL] = ep
 	return ep, nil
 }
 
-func newEndpoint(cfg Config) *endpoint {
+// newEndpoint is the state of a new endpoint; a stub URL's connection
+// pool is a transport that calls the stub's handler (stub.go).
+func newEndpoint(cfg Config) (*endpoint, error) {
+	var tr http.RoundTripper = newTransport(cfg.Concurrency)
+	if IsStubURL(cfg.BaseURL) {
+		h, err := stubHandler(cfg)
+		if err != nil {
+			return nil, err
+		}
+		tr = handlerTransport{h}
+	}
 	ep := &endpoint{
 		baseURL:     cfg.BaseURL,
 		concurrency: cfg.Concurrency,
 		rpm:         cfg.RPM,
 		sem:         make(chan struct{}, cfg.Concurrency),
-		http:        &http.Client{Transport: newTransport(cfg.Concurrency)},
+		http:        &http.Client{Transport: tr},
 		breaker:     breaker{threshold: cfg.BreakerThreshold, cooldown: cfg.BreakerCooldown},
 	}
 	if cfg.RPM > 0 {
 		ep.limiter = rate.NewLimiter(rate.Limit(cfg.RPM/60), 1)
 	}
-	return ep
+	return ep, nil
 }
 
 func newTransport(concurrency int) *http.Transport {

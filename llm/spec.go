@@ -99,6 +99,7 @@ type Options struct {
 	Endpoints   *Endpoints    // Config.Endpoints
 	Limiter     Limiter       // Config.Limiter
 	OnRetry     func(Retry)   // Config.OnRetry
+	Stubs       Stubs         // Config.Stubs
 }
 
 // Config is the client configuration of s with o, for the model named
@@ -112,7 +113,7 @@ func (s Spec) Config(model string, o Options) Config {
 		BaseURL: s.BaseURL, Model: model, APIKeyEnv: s.APIKeyEnv, Temperature: s.Temperature,
 		MaxTokens: s.MaxTokens, Seed: s.Seed, Timeout: o.Timeout, MaxAttempts: o.MaxAttempts,
 		Concurrency: s.Limits.Concurrency, RPM: s.Limits.RPM, Cache: o.Cache, CacheMode: o.CacheMode,
-		Endpoints: o.Endpoints, Limiter: o.Limiter, OnRetry: o.OnRetry,
+		Endpoints: o.Endpoints, Limiter: o.Limiter, OnRetry: o.OnRetry, Stubs: o.Stubs,
 	}
 }
 

@@ -454,7 +454,7 @@ func (e *Experiment) check() error {
 			return fieldErr("llm.model", "required with an llm section (or give a models list)")
 		}
 		if len(e.Models) == 0 && l.BaseURL == "" {
-			return fieldErr("llm.base_url", "required with an llm section (try a stub: coordbench llm stub)")
+			return fieldErr("llm.base_url", "required with an llm section (try a stub played in-process: stub:builtin for des, stub:silo-gather for silo; coordbench llm stub --help)")
 		}
 		des := map[string]bool{"framework": l.Framework != "", "reply_parsing": l.ReplyParsing != ""}
 		silo := map[string]bool{"tool_format": l.ToolFormat != "", "scaffold": len(l.Scaffold) > 0,

@@ -97,7 +97,7 @@ func (e *Experiment) checkModels() error {
 			return fieldErr(at+".model", "required")
 		}
 		if m.BaseURL == "" {
-			return fieldErr(at+".base_url", "required (try a stub: coordbench llm stub)")
+			return fieldErr(at+".base_url", "required (try a stub played in-process: stub:builtin for des, stub:silo-gather for silo; coordbench llm stub --help)")
 		}
 		if m.Name != "" && !llm.ValidLabel(m.Name) {
 			return fieldErr(at+".name", "want at most 64 letters, digits, '.', '-' and single '_' inside (got %q)", m.Name)

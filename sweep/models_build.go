@@ -28,6 +28,9 @@ type ModelOptions struct {
 	// label (a distributed sweep's coordinator's permits): every attempt
 	// asks it, besides the entry's own limits.
 	Limiter func(entry string) llm.Limiter
+	// Stubs are the stub models the entries' "stub:" base URLs may name
+	// (llm.Options.Stubs).
+	Stubs llm.Stubs
 }
 
 // ModelSet is an experiment's model-backed controllers (des) or agents
@@ -68,7 +71,7 @@ func BuildModels(e *Experiment, o ModelOptions) (*ModelSet, func(), error) {
 	if o.OverrideCache {
 		shared.Cache, shared.CacheMode = o.Cache, o.CacheMode
 	}
-	opt := llm.Options{MaxAttempts: shared.MaxAttempts, CacheMode: shared.CacheMode}
+	opt := llm.Options{MaxAttempts: shared.MaxAttempts, CacheMode: shared.CacheMode, Stubs: o.Stubs}
 	if shared.Timeout != "" {
 		d, err := time.ParseDuration(string(shared.Timeout))
 		if err != nil {

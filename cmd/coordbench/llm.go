@@ -21,13 +21,15 @@ func llmCmd() *cobra.Command {
 	return c
 }
 
-// stubPolicies are the models coordbench llm stub can play.
+// stubPolicies are the models coordbench llm stub can play, and that
+// "stub:POLICY" base URLs play in-process (llm.Options.Stubs).
 func stubPolicies() stubmodel.Policies {
-	return append(stubmodel.Policies(despolicy.Policies()), silogather.Policy(), silogather.HastyPolicy())
+	return append(stubmodel.Policies(despolicy.Policies()), silogather.Policy(), silogather.HastyPolicy(), stubmodel.GenericPolicy())
 }
 
 func llmStubCmd() *cobra.Command {
-	var addr, pol string
+	var addr, pol, script string
+	var seed int64
 	c := &cobra.Command{
 		Use:   "stub",
 		Short: "Serve a stub model that answers coordbench payloads or plays SILO-BENCH (OpenAI chat completions)",
@@ -44,12 +46,30 @@ answers back, or with the consensus scaffold proposes them for a vote) in
 XML or native tool calls, for any generated task, any team size and any
 protocol; silo-hasty, the same whose agents other than 0 submit the
 answer over their own shard when none has come by their second turn
-(unless the consensus helper is on). Token usage is counted from the text. Point any
-run at it (--llm-base-url http://ADDR/v1) for an offline dry run of the
-whole LLM pipeline before spending money.`,
+(unless the consensus helper is on). For anything else: generic, which
+answers any request legally from what it carries: a call of one of its
+tools with arguments that satisfy the tool's JSON Schema, a JSON object
+that satisfies its response_format, one label of an option list in the
+prompt, else a short text; its choices are drawn from --seed and a hash
+of the request. Every policy gives generic's answer to a request it does
+not understand. --script FILE answers first from a file of scripted
+replies (YAML, or JSON Lines with .jsonl), matched on the last user
+message or the request's index (docs/llm.md). Token usage is counted
+from the text. Point any run at it (--llm-base-url http://ADDR/v1) for
+an offline dry run of the whole LLM pipeline before spending money; or
+give --llm-base-url stub:POLICY (stub:generic?seed=3) to play the same
+stub in the run's own process, with nothing to start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			handler, served, err := stubPolicies().New(pol)
+			o := stubmodel.Options{Seed: seed}
+			if script != "" {
+				s, err := stubmodel.LoadScript(script)
+				if err != nil {
+					return fmt.Errorf("--script: %w", err)
+				}
+				o.Script = s
+			}
+			handler, served, err := stubPolicies().New(pol, o)
 			if err != nil {
 				return fmt.Errorf("--policy: %w", err)
 			}
@@ -73,6 +93,8 @@ whole LLM pipeline before spending money.`,
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (loopback unless you say otherwise; port 0: a free port, printed with the URL)")
-	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), or silo-gather or silo-hasty (SILO-BENCH agents)")
+	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), silo-gather or silo-hasty (SILO-BENCH agents), or generic (any request: tools, response_format, option lists)")
+	c.Flags().Int64Var(&seed, "seed", 0, "seed of the generic answers (generic, and every policy's answer to a request it does not understand)")
+	c.Flags().StringVar(&script, "script", "", "scripted replies answered first: a YAML list or JSON Lines (.jsonl) of {contains|regexp|call, reply|tool_calls} (docs/llm.md)")
 	return c
 }

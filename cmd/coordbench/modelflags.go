@@ -42,7 +42,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int
 	f.endpoints = llm.NewEndpoints()
 	s := &f.spec
 	fs.StringVar(&s.Model, "llm-model", "", modelHelp)
-	fs.StringVar(&s.BaseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
+	fs.StringVar(&s.BaseURL, "llm-base-url", "", "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1, or stub:POLICY (e.g. stub:generic?seed=3) for a stub model played in-process (coordbench llm stub)")
 	fs.StringVar(&s.APIKeyEnv, "llm-api-key-env", "", "name of the environment variable holding the API key (the key is never written anywhere)")
 	fs.IntVar(&s.Limits.Concurrency, "llm-concurrency", llm.DefaultConcurrency, "simultaneous requests to the endpoint")
 	fs.Float64Var(&s.Limits.RPM, "llm-rpm", 0, "requests per minute to the endpoint (0: unlimited)")
@@ -64,7 +64,8 @@ func (f *modelFlags) values() (llm.Spec, llm.Options, func(), error) {
 		seed := f.seed
 		spec.Seed = &seed
 	}
-	o := llm.Options{Timeout: f.timeout, MaxAttempts: f.attempts, CacheMode: f.cacheMode, Endpoints: f.endpoints}
+	o := llm.Options{Timeout: f.timeout, MaxAttempts: f.attempts, CacheMode: f.cacheMode, Endpoints: f.endpoints,
+		Stubs: stubPolicies()}
 	if f.retries != nil {
 		o.OnRetry = retryNotice(f.retries, retryNoticeEvery)
 	}

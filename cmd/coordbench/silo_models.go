@@ -85,7 +85,7 @@ func parseEndpoint(s string, def llm.Spec) (llm.Spec, error) {
 		return llm.Spec{}, errors.New("model: required")
 	}
 	if spec.BaseURL == "" {
-		return llm.Spec{}, errors.New("base_url: required (try a stub: coordbench llm stub --policy silo-gather)")
+		return llm.Spec{}, errors.New("base_url: required (try a stub played in-process: base_url=stub:silo-gather)")
 	}
 	return spec, nil
 }

@@ -236,7 +236,7 @@ is called.`,
 // directory dir (its marker names errors); the closer releases the
 // models' response cache.
 func resolveRecorded(e *sweep.Experiment, dir string) (*sweep.Suite, func(), error) {
-	m, closer, err := sweep.BuildModels(e, sweep.ModelOptions{})
+	m, closer, err := sweep.BuildModels(e, sweep.ModelOptions{Stubs: stubPolicies()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -255,7 +255,7 @@ func loadSweep(file string, sh sweep.Shard) (*sweep.Suite, *sweep.ModelSet, func
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, closer, err := sweep.BuildModels(e, sweep.ModelOptions{})
+	m, closer, err := sweep.BuildModels(e, sweep.ModelOptions{Stubs: stubPolicies()})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -172,12 +172,12 @@ func firstLine(s string) string {
 func serveSuite(file string, e *sweep.Experiment) (*sweep.Suite, func(), error) {
 	var tmp string
 	var err error
-	o := sweep.ModelOptions{}
+	o := sweep.ModelOptions{Stubs: stubPolicies()}
 	if e.WithLLM() {
 		if tmp, err = os.MkdirTemp("", "coordbench-serve-"); err != nil {
 			return nil, nil, err
 		}
-		o = sweep.ModelOptions{OverrideCache: true, Cache: filepath.Join(tmp, "none.db"), CacheMode: llm.CacheReplay}
+		o = sweep.ModelOptions{OverrideCache: true, Cache: filepath.Join(tmp, "none.db"), CacheMode: llm.CacheReplay, Stubs: stubPolicies()}
 	}
 	cleanup := func() {
 		if tmp != "" {

@@ -19,7 +19,7 @@ func workerModels(e *sweep.Experiment, cache string, limiter llm.Limiter) (sweep
 		return sweep.Models{}, func() {}, nil
 	}
 	o := sweep.ModelOptions{OverrideCache: true, Cache: cache, CacheMode: llm.CacheReadWrite,
-		Limiter: func(entry string) llm.Limiter { return jetstream.EntryLimiter(limiter, entry) }}
+		Limiter: func(entry string) llm.Limiter { return jetstream.EntryLimiter(limiter, entry) }, Stubs: stubPolicies()}
 	if e.LLM != nil {
 		switch e.LLM.CacheMode {
 		case llm.CacheReplay:

@@ -10,11 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/extctl"
+	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/testenv"
+	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/llm/stubmodel"
 )
 
 const langGraphDir = "../../examples/langgraph-js"
@@ -29,8 +33,10 @@ func langGraphRunner(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@langchain", "langgraph")); err != nil {
-		testenv.Missing(t, "%s: run npm ci --prefix examples/langgraph-js (%v)", dir, err)
+	for _, pkg := range []string{"langgraph", "openai"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@langchain", pkg)); err != nil {
+			testenv.Missing(t, "%s: run npm ci --prefix examples/langgraph-js (%v)", dir, err)
+		}
 	}
 	return shellQuote(node) + " " + shellQuote(filepath.Join(dir, "runner.mjs"))
 }
@@ -96,5 +102,66 @@ func TestLangGraphRunnerEpisodes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The LangGraph.js example's model-backed mode, end to end against the
+// generic stub played in-process behind the model-call proxy
+// (--llm-proxy-upstream stub:generic): every agent of every decision step
+// asks the model through the proxy (a tool whose schema enumerates the
+// legal indices), the generic stub answers with a legal index, and the
+// episode is done with every decision's source llm and its calls in the
+// notes; no answer falls back to the greedy choice.
+func TestLangGraphRunnerLLM(t *testing.T) {
+	command := langGraphRunner(t)
+	t.Parallel()
+	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: "stub:generic"}},
+		Options: llm.Options{Stubs: stubmodel.Policies{stubmodel.GenericPolicy()}, MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// Centralized: one agent per step, so that every decision is the
+	// model's (under the other paradigms a legal answer, such as the
+	// plant declining a fallback placement, may hand a decision to the
+	// fallback on purpose).
+	for _, mode := range coord.Builtins()[:1] {
+		e := runExternal(t, "COORDBENCH_LANGGRAPH_LLM=1 "+command, mode, extctl.Config{Proxy: p, Timeout: 30 * time.Second})
+		e.intact(t)
+		if e.c.Failed() != nil || len(e.c.Violations()) != 0 || strings.Contains(e.stderr, "greedy choice") {
+			t.Fatalf("%s: failed %v, violations %v\n%s", mode.ID, e.c.Failed(), e.c.Violations(), e.stderr)
+		}
+		if !strings.Contains(e.stderr, "model-backed mode") {
+			t.Errorf("%s: the runner did not run its model-backed mode:\n%s", mode.ID, e.stderr)
+		}
+		type llmAudit struct {
+			Step   int          `json:"step"`
+			Source coord.Source `json:"source"`
+			Calls  int          `json:"calls"`
+			Model  string       `json:"model"`
+		}
+		audits := readLines[llmAudit](t, filepath.Join(e.dir, harness.FileDecisions))
+		calls := map[int]int{}
+		for _, a := range audits {
+			if a.Source != coord.SourceLLM {
+				t.Fatalf("%s: step %d decided by %s, want llm", mode.ID, a.Step, a.Source)
+			}
+			calls[a.Step] += a.Calls
+		}
+		for step, n := range calls {
+			if n == 0 {
+				t.Errorf("%s: step %d made no model call", mode.ID, step)
+			}
+		}
+		sec := e.res.Metrics.Secondary
+		if len(audits) == 0 || sec.LLMCalls < len(calls) || sec.PromptTokens == 0 {
+			t.Errorf("%s: %d audits, %d steps, secondary %+v", mode.ID, len(audits), len(calls), sec)
+		}
+	}
+	if tot := p.Totals(); tot.Failures != 0 || tot.Calls == 0 || tot.Unattributed != 0 {
+		t.Errorf("proxy totals %+v", tot)
 	}
 }

@@ -276,14 +276,76 @@ func (p *Proxy) record(c ProxyCall) {
 type proxyRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCalls  []wireCall      `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
 	} `json:"messages"`
-	Temperature         *float64 `json:"temperature"`
-	MaxTokens           int      `json:"max_tokens"`
-	MaxCompletionTokens int      `json:"max_completion_tokens"`
-	Seed                *int64   `json:"seed"`
-	Stream              bool     `json:"stream"`
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Temperature         *float64        `json:"temperature"`
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	Seed                *int64          `json:"seed"`
+	Stream              bool            `json:"stream"`
+}
+
+// wireCall is a tool call in OpenAI's shape.
+type wireCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// forwarded is the part of a request the proxy forwards besides the
+// messages: the tools, tool_choice and response_format (null is none).
+func (req *proxyRequest) forwarded(msgs []llm.Message) (llm.Request, error) {
+	r := llm.Request{Messages: msgs}
+	for i, t := range req.Tools {
+		if t.Type != "function" {
+			return r, fmt.Errorf("tools[%d]: type %q: the proxy forwards function tools only", i, t.Type)
+		}
+		r.Tools = append(r.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: nonNull(t.Function.Parameters)})
+	}
+	r.ToolChoice, r.ResponseFormat = nonNull(req.ToolChoice), nonNull(req.ResponseFormat)
+	return r, nil
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// replyMessage is the assistant message of a response: its content, and
+// its tool calls (content null when there are calls and no text).
+func replyMessage(resp *llm.Response) map[string]any {
+	m := map[string]any{"role": "assistant", "content": resp.Content}
+	if len(resp.ToolCalls) == 0 {
+		return m
+	}
+	calls := make([]wireCall, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		calls[i].ID, calls[i].Type = c.ID, "function"
+		calls[i].Function.Name, calls[i].Function.Arguments = c.Name, c.Arguments
+	}
+	m["tool_calls"] = calls
+	if resp.Content == "" {
+		m["content"] = nil
+	}
+	return m
 }
 
 // content reads a message content: a string, or an array of text parts.
@@ -342,7 +404,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			proxyError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		msgs = append(msgs, llm.Message{Role: m.Role, Content: s})
+		msg := llm.Message{Role: m.Role, Content: s, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		msgs = append(msgs, msg)
+	}
+	fwd, err := req.forwarded(msgs)
+	if err != nil {
+		proxyError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	k := clientKey{model: req.Model, maxTokens: req.MaxCompletionTokens}
 	if k.maxTokens == 0 {
@@ -359,7 +430,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	resp, err := cl.Complete(r.Context(), msgs)
+	resp, err := cl.CompleteRequest(r.Context(), fwd)
 	if err != nil {
 		// An unusable reply's tokens were spent all the same.
 		c := ProxyCall{Model: req.Model, Failed: true}
@@ -394,7 +465,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{
 		"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": model,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
-			"message": map[string]any{"role": "assistant", "content": resp.Content}}},
+			"message": replyMessage(resp)}},
 		"usage": usage,
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -23,8 +23,18 @@
 //
 // The policy is the same simple greedy rule as examples/python/greedy_runner.py
 // (and policy/greedy_py.go). Only JSON objects go to stdout; logs go to stderr.
+//
+// With COORDBENCH_LANGGRAPH_LLM=1 the role nodes ask a model instead
+// (ChatOpenAI, through the OpenAI-compatible endpoint in OPENAI_BASE_URL
+// with the key in OPENAI_API_KEY: coordbench's model-call proxy sets both
+// with --llm-proxy-upstream). Each agent's call offers one tool,
+// choose_option, whose JSON Schema enumerates the view's legal indices,
+// and forces it (tool_choice); an answer that is not a legal index, or a
+// failed call, falls back to the greedy choice, and the runner says so on
+// stderr. COORDBENCH_LANGGRAPH_MODEL names the model (default gpt-4o-mini).
 
 import { createInterface } from "node:readline";
+import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { Annotation, END, START, Send, StateGraph } from "@langchain/langgraph";
 
 const PROTOCOL = "coordbench-external/v1";
@@ -125,6 +135,8 @@ function choose(view) {
 const DecisionState = Annotation.Root({
   // The current step's views: payload.active_agents, {agent_id: view}.
   views: Annotation(),
+  // The decision step's number (payload.step).
+  step: Annotation(),
   // The answers, {agent_id: index}; each role node adds its own.
   actions: Annotation({
     reducer: (left, right) => ({ ...left, ...right }),
@@ -132,11 +144,92 @@ const DecisionState = Annotation.Root({
   }),
 });
 
-// A role node gets one agent's view (through Send) and answers for it.
-const roleNode = (role) => (input) => {
-  const { agentId, view } = input;
+// ---------------------------------------------------------------------------
+// The model-backed mode (COORDBENCH_LANGGRAPH_LLM=1).
+// ---------------------------------------------------------------------------
+
+const LLM_MODE = process.env.COORDBENCH_LANGGRAPH_LLM === "1";
+const MAX_OPTION_TEXT = 400; // characters of one option's description in the prompt
+
+// The model, or null in the greedy mode (which does not load
+// @langchain/openai). Retries are the proxy's, not ours.
+async function makeModel() {
+  if (!LLM_MODE) return null;
+  const { ChatOpenAI } = await import("@langchain/openai");
+  if (!process.env.OPENAI_BASE_URL || !process.env.OPENAI_API_KEY) {
+    throw new Error("COORDBENCH_LANGGRAPH_LLM=1 needs OPENAI_BASE_URL and OPENAI_API_KEY (run with --llm-proxy-upstream)");
+  }
+  return new ChatOpenAI({
+    model: process.env.COORDBENCH_LANGGRAPH_MODEL || "gpt-4o-mini",
+    temperature: 0,
+    maxRetries: 0,
+    useResponsesApi: false,
+    apiKey: process.env.OPENAI_API_KEY,
+    configuration: { baseURL: process.env.OPENAI_BASE_URL },
+  });
+}
+
+// The tool an agent answers with: its schema enumerates the legal indices.
+function chooseTool(view) {
+  return {
+    type: "function",
+    function: {
+      name: "choose_option",
+      description: "Choose one of the legal options by its index.",
+      parameters: {
+        type: "object",
+        properties: {
+          index: { type: "integer", enum: [...view.legal_actions], description: "the index of the chosen option" },
+        },
+        required: ["index"],
+        additionalProperties: false,
+      },
+    },
+  };
+}
+
+function prompt(agentId, view, step) {
+  const lines = legalOptions(view).map((o) => {
+    const text = JSON.stringify(o);
+    return `${o.index}: ${text.length > MAX_OPTION_TEXT ? text.slice(0, MAX_OPTION_TEXT) + "…" : text}`;
+  });
+  return [
+    new SystemMessage(
+      "You are one agent of a team scheduling a flexible job shop. Choose one legal option " +
+        "by calling choose_option with its index. Prefer options that keep machines busy and jobs on time.",
+    ),
+    new HumanMessage(
+      `Decision step ${step}. Agent ${agentId} (role ${view.role}), decision ${view.kind}. Legal options:\n${lines.join("\n")}`,
+    ),
+  ];
+}
+
+// askModel returns the model's legal index for one agent, or the greedy
+// choice (saying why on stderr) when the answer is not a legal index.
+async function askModel(model, agentId, view, step) {
+  const greedy = choose(view);
+  let answer;
+  try {
+    const tool = chooseTool(view);
+    const bound = model.bindTools([tool], { tool_choice: { type: "function", function: { name: "choose_option" } } });
+    const reply = await bound.invoke(prompt(agentId, view, step));
+    const call = (reply.tool_calls || [])[0];
+    answer = call && call.name === "choose_option" && call.args ? call.args.index : undefined;
+    if (Number.isInteger(answer) && view.legal_actions.includes(answer)) return answer;
+    log(`agent ${agentId}: the model's answer ${JSON.stringify(answer ?? reply.content)} is not a legal index; greedy choice ${greedy}`);
+  } catch (err) {
+    log(`agent ${agentId}: the model call failed (${err && err.message ? err.message : err}); greedy choice ${greedy}`);
+  }
+  return greedy;
+}
+
+// A role node gets one agent's view (through Send) and answers for it:
+// with the model in the model-backed mode, else with the greedy rule.
+const roleNode = (role, model) => async (input) => {
+  const { agentId, view, step } = input;
   if (view.role !== role) log(`node ${role} got a ${view.role} view (${agentId})`);
-  return { actions: { [agentId]: choose(view) } };
+  const index = model ? await askModel(model, agentId, view, step) : choose(view);
+  return { actions: { [agentId]: index } };
 };
 
 const ROLES = ["plant", "area", "cell"];
@@ -146,16 +239,16 @@ function route(state) {
   const sends = [];
   for (const [agentId, view] of Object.entries(state.views)) {
     const role = ROLES.includes(view.role) ? view.role : agentId.split(":")[0];
-    sends.push(new Send(ROLES.includes(role) ? role : "cell", { agentId, view }));
+    sends.push(new Send(ROLES.includes(role) ? role : "cell", { agentId, view, step: state.step }));
   }
   return sends.length > 0 ? sends : END;
 }
 
-function buildGraph() {
+function buildGraph(model) {
   return new StateGraph(DecisionState)
-    .addNode("plant", roleNode("plant"))
-    .addNode("area", roleNode("area"))
-    .addNode("cell", roleNode("cell"))
+    .addNode("plant", roleNode("plant", model))
+    .addNode("area", roleNode("area", model))
+    .addNode("cell", roleNode("cell", model))
     .addConditionalEdges(START, route, [...ROLES, END])
     .addEdge("plant", END)
     .addEdge("area", END)
@@ -172,7 +265,8 @@ function send(message) {
 }
 
 async function main() {
-  const graph = buildGraph();
+  const model = await makeModel();
+  const graph = buildGraph(model);
   const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of rl) {
     if (line.trim() === "") continue;
@@ -184,10 +278,11 @@ async function main() {
       }
       const ep = message.episode;
       log(`episode ${ep.instance} / ${ep.paradigm.mode_id} / seed ${ep.seed}: ${ep.agents.length} agents`);
+      if (model) log(`model-backed mode: ${model.model} at ${process.env.OPENAI_BASE_URL}`);
       send({ type: "ready", protocol: PROTOCOL, name: "langgraph-js runner.mjs", framework: "langgraph-js" });
     } else if (message.type === "decision") {
       const payload = message.payload; // exactly the Decision of docs/payload.md
-      const out = await graph.invoke({ views: payload.active_agents, actions: {} });
+      const out = await graph.invoke({ views: payload.active_agents, step: payload.step, actions: {} });
       send({ step: payload.step, actions: out.actions });
     } else if (message.type === "episode_end") {
       const m = message.metrics || {};

@@ -53,7 +53,12 @@
 // name in a [Policies] list. This package knows no benchmark; the policies
 // that read a benchmark's prompts live beside it: despolicy (builtin,
 // random, faults: the scheduling benchmark's decision payloads) and
-// silogather (silo-gather: SILO-BENCH's LLM agents).
+// silogather (silo-gather: SILO-BENCH's LLM agents). This package plays
+// [Generic] (generic.go), a legal answer to any request from its tools,
+// response_format or option list, which the other policies give to the
+// requests they do not understand; and [Script] (script.go), scripted
+// replies answered before any policy. [Policies] are also the llm
+// package's Stubs: a "stub:POLICY" base URL plays them in-process.
 package stubmodel
 
 import (
@@ -113,6 +118,10 @@ type ChatRequest struct {
 	MaxCompletionTokens *int64   // "max_completion_tokens", nil if not sent
 	MaxTokens           *int64   // legacy "max_tokens", nil if not sent
 	Seed                *int64   // nil if not sent
+	// ToolChoice and ResponseFormat are "tool_choice" and
+	// "response_format" as received (nil if not sent).
+	ToolChoice     json.RawMessage
+	ResponseFormat json.RawMessage
 
 	// DecodeError is set when the body was not a valid chat request; the
 	// server then answers 400 without calling the handler.
@@ -546,13 +555,15 @@ type wireTool struct {
 }
 
 type wireRequest struct {
-	Model               string        `json:"model"`
-	Messages            []wireMessage `json:"messages"`
-	Tools               []wireTool    `json:"tools"`
-	Temperature         *float64      `json:"temperature"`
-	MaxCompletionTokens *int64        `json:"max_completion_tokens"`
-	MaxTokens           *int64        `json:"max_tokens"`
-	Seed                *int64        `json:"seed"`
+	Model               string          `json:"model"`
+	Messages            []wireMessage   `json:"messages"`
+	Tools               []wireTool      `json:"tools"`
+	Temperature         *float64        `json:"temperature"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	MaxTokens           *int64          `json:"max_tokens"`
+	Seed                *int64          `json:"seed"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
 }
 
 func decode(r *http.Request, at time.Time) ChatRequest {
@@ -584,6 +595,7 @@ func decode(r *http.Request, at time.Time) ChatRequest {
 	req.Fields = topLevelKeys(body)
 	req.Model, req.Temperature, req.MaxCompletionTokens, req.MaxTokens, req.Seed =
 		w.Model, w.Temperature, w.MaxCompletionTokens, w.MaxTokens, w.Seed
+	req.ToolChoice, req.ResponseFormat = nonNull(w.ToolChoice), nonNull(w.ResponseFormat)
 	for i, m := range w.Messages {
 		content, err := messageText(m.Content)
 		if err != nil {
@@ -612,6 +624,14 @@ func decode(r *http.Request, at time.Time) ChatRequest {
 		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: p})
 	}
 	return req
+}
+
+// nonNull is raw, or nil for JSON null.
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if string(raw) == "null" {
+		return nil
+	}
+	return raw
 }
 
 // messageText accepts a string content or an array of {"type":"text","text":...} parts.

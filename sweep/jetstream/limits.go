@@ -67,10 +67,4 @@ func ExperimentLimits(e *sweep.Experiment) ([]EndpointLimit, error) {
 
 // normalEndpoint is a base URL as the model client normalises it (no key
 // is read).
-func normalEndpoint(base string) (string, error) {
-	c, err := llm.New(llm.Config{BaseURL: base, Model: "x"})
-	if err != nil {
-		return "", err
-	}
-	return c.Config().BaseURL, nil
-}
+func normalEndpoint(base string) (string, error) { return llm.NormalizeBaseURL(base) }

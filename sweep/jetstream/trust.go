@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/sweep"
 )
 
@@ -44,7 +45,7 @@ func NewTrust(allowEndpoints []string) (Trust, error) {
 }
 
 // Check refuses an experiment that calls a model endpoint the worker was
-// not allowed (loopback is always allowed) or names an instance or
+// not allowed (loopback and in-process stub: URLs are always allowed) or names an instance or
 // paradigm file by a path that is not local (absolute, or leading out of
 // the experiment directory).
 func (t Trust) Check(e *sweep.Experiment) error {
@@ -54,7 +55,7 @@ func (t Trust) Check(e *sweep.Experiment) error {
 			if err != nil {
 				return fmt.Errorf("model %s: %w", m.Label(), err)
 			}
-			if !loopbackURL(n) && !slices.Contains(t.endpoints, n) {
+			if !loopbackURL(n) && !llm.IsStubURL(n) && !slices.Contains(t.endpoints, n) { // a stub plays in the worker
 				return fmt.Errorf("model %s: this worker does not call %s: API keys go only to loopback endpoints and those the worker allows%s",
 					m.Label(), n, opterr.SeeText([]string{"AllowEndpoints"}))
 			}

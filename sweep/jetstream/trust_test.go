@@ -34,9 +34,9 @@ func TestTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, url := range []string{"http://127.0.0.1:8089/v1", "http://localhost:8089/v1", "http://[::1]:8089/v1"} {
+	for _, url := range []string{"http://127.0.0.1:8089/v1", "http://localhost:8089/v1", "http://[::1]:8089/v1", "stub:generic?seed=2"} {
 		if err := none.Check(model(url)); err != nil {
-			t.Errorf("loopback %s refused: %v", url, err)
+			t.Errorf("loopback or in-process %s refused: %v", url, err)
 		}
 	}
 	if err := none.Check(model("https://attacker.example.net/v1")); err == nil ||

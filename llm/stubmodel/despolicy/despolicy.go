@@ -10,10 +10,12 @@
 package despolicy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,8 +35,9 @@ var names = []string{"builtin", "random", "faults"}
 func Policies() []stubmodel.Policy {
 	ps := make([]stubmodel.Policy, len(names))
 	for i, name := range names {
-		ps[i] = stubmodel.Policy{Name: name, New: func() (http.Handler, func() string) {
+		ps[i] = stubmodel.Policy{Name: name, New: func(o stubmodel.Options) (http.Handler, func() string) {
 			s := newStub(name)
+			s.Seed = o.Seed
 			return s, func() string { return fmt.Sprint(s.Log()) }
 		}}
 	}
@@ -42,7 +45,8 @@ func Policies() []stubmodel.Policy {
 }
 
 // Stub is an OpenAI-compatible chat-completions handler that answers from
-// the coordbench payload in the last user message: "builtin" with the rule
+// the coordbench payload in the last user message (a message without one
+// gets stubmodel.Generic's answer): "builtin" with the rule
 // controller's choice, "random" with a legal index drawn from a hash of the
 // prompt (so the same prompt always gets the same answer, whatever the call
 // order), "faults" with a scripted mix of valid answers, prose, code
@@ -57,7 +61,12 @@ type Stub struct {
 	// rounded down) as usage.prompt_tokens_details.cached_tokens. Off by
 	// default: no prompt_tokens_details is sent.
 	PromptCache bool
+	// Seed seeds the generic answers (stubmodel.Generic) given to the
+	// requests whose last user message holds no decision payload.
+	Seed int64
 
+	generic  http.Handler // made on first use
+	once     sync.Once
 	mu       sync.Mutex
 	attempts map[uint64]int
 	log      map[string]int
@@ -77,7 +86,9 @@ func newStub(policy string) *Stub {
 }
 
 // Log counts what the stub returned, by outcome: "valid", "prose",
-// "fence", "illegal", "empty", "http_429", "http_500", "bad_request".
+// "fence", "illegal", "empty", "http_429", "http_500", "bad_request",
+// "generic" (a request without a decision payload, answered by
+// stubmodel.Generic).
 func (s *Stub) Log() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,7 +120,8 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req chatRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&req); err != nil || len(req.Messages) == 0 {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 8<<20))
+	if err != nil || json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
 		s.count("bad_request")
 		writeError(w, http.StatusBadRequest, "malformed chat request")
 		return
@@ -126,9 +138,11 @@ func (s *Stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	v, err := llmctl.ParseView(user)
-	if err != nil {
-		s.count("bad_request")
-		writeError(w, http.StatusBadRequest, err.Error())
+	if err != nil { // not a decision: a generic answer
+		s.count("generic")
+		s.once.Do(func() { s.generic = stubmodel.Handler(stubmodel.Generic(s.Seed)) })
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		s.generic.ServeHTTP(w, r)
 		return
 	}
 	h := fnv.New64a()

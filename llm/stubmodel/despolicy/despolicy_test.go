@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
@@ -19,7 +20,7 @@ func TestPolicies(t *testing.T) {
 		if p.Name != names[i] {
 			t.Errorf("policy %d is %q, want %q", i, p.Name, names[i])
 		}
-		h, served := p.New()
+		h, served := p.New(stubmodel.Options{})
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader("{")))
 		if rec.Code != http.StatusBadRequest {

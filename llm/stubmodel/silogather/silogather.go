@@ -428,7 +428,8 @@ func sameAnswers(as []json.RawMessage) bool {
 }
 
 // Policy is the stub policy silo-gather: the gather strategy computed
-// from the prompts alone (PromptSolver); its summary counts the requests.
+// from the prompts alone (PromptSolver); a request that is not an agent's
+// turn gets stubmodel.Generic's answer. Its summary counts the requests.
 func Policy() stubmodel.Policy { return policy("silo-gather", Model{Solve: PromptSolver}) }
 
 // HastyPolicy is the stub policy silo-hasty: silo-gather whose agents
@@ -438,10 +439,14 @@ func HastyPolicy() stubmodel.Policy {
 }
 
 func policy(name string, model Model) stubmodel.Policy {
-	return stubmodel.Policy{Name: name, New: func() (http.Handler, func() string) {
+	return stubmodel.Policy{Name: name, New: func(o stubmodel.Options) (http.Handler, func() string) {
 		var n atomic.Int64
+		generic := stubmodel.Generic(o.Seed)
 		h := stubmodel.Handler(func(req stubmodel.ChatRequest) stubmodel.Reply {
 			n.Add(1)
+			if _, ok := ReadView(req); !ok { // not an agent's turn
+				return generic(req)
+			}
 			return model.Handle(req)
 		})
 		return h, func() string { return fmt.Sprintf("%d requests", n.Load()) }

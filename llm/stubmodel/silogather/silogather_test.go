@@ -163,7 +163,7 @@ func TestPolicyServesAndCounts(t *testing.T) {
 	if p.Name != "silo-gather" {
 		t.Fatalf("name %q", p.Name)
 	}
-	h, served := p.New()
+	h, served := p.New(stubmodel.Options{})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	in, err := task.Seeded("I-01", 2, 1)
