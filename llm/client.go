@@ -174,7 +174,9 @@ func (c *Client) Complete(ctx context.Context, msgs []Message) (*Response, error
 // Complete (same request, same cache key).
 func (c *Client) CompleteWithTools(ctx context.Context, msgs []Message, tools []Tool) (*Response, error) {
 	c.ep.stats.calls.Add(1)
+	ctx, sp := c.startChat(ctx, msgs)
 	resp, err := c.complete(ctx, msgs, tools)
+	endChat(sp, resp, err)
 	if err != nil {
 		c.ep.stats.failures.Add(1)
 		return nil, err
@@ -377,6 +379,7 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 		if c.cfg.OnRetry != nil {
 			c.cfg.OnRetry(Retry{Attempt: attempt, MaxAttempts: c.cfg.MaxAttempts, Wait: wait, Err: e})
 		}
+		retryEvent(ctx, Retry{Attempt: attempt, MaxAttempts: c.cfg.MaxAttempts, Wait: wait, Err: e})
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

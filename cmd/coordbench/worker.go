@@ -73,7 +73,7 @@ finished all the same is stored).`,
 	f.StringVar(&cfg.experimentDir, "experiment-dir", ".", "where relative paths in the experiment file (instance and paradigm files) are read from")
 	f.StringSliceVar(&cfg.allowEndpoints, "allow-endpoint", nil, "model base URLs the experiment may call besides loopback ones (repeatable or a comma list); API keys go to no other")
 	f.DurationVar(&cfg.wait, "wait", 0, "give up if no experiment is served within this time (0: wait until one is)")
-	return c
+	return withTracing(c)
 }
 
 // workerSignals: the first Ctrl-C (or SIGTERM) cancels ctx (stop pulling),
