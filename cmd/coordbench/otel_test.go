@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/otlptest"
 	"github.com/coordbench/coordbench/internal/testenv"
-	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/silo/llmagent"
 )
 
@@ -129,15 +127,9 @@ func sameArtifacts(t *testing.T, a, b string, files ...string) {
 // artifacts as without tracing.
 func TestOTelDesLLMEpisode(t *testing.T) {
 	noOTel(t)
-	rcv := otlptest.Start(t)
-	stub, err := despolicy.New("builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(stub)
-	defer srv.Close()
+	rcv, upstream := otlptest.Start(t), desStub(t).URL+"/v1"
 	args := []string{"des", "run", "--instance", "A3C9-1", "--paradigm", "hierarchical", "--controller", "llm",
-		"--llm-model", "plant=stub-big,area=stub-small,cell=stub-small", "--llm-base-url", srv.URL + "/v1"}
+		"--llm-model", "plant=stub-big,area=stub-small,cell=stub-small", "--llm-base-url", upstream}
 	on, off := filepath.Join(t.TempDir(), "on"), filepath.Join(t.TempDir(), "off")
 	if out, err := run(t, append(args, "--out", on, "--otel-endpoint", rcv.URL())...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -172,13 +164,7 @@ func TestOTelDesLLMEpisode(t *testing.T) {
 // proxy's totals in controller.json.
 func TestOTelDesExternalProxy(t *testing.T) {
 	noOTel(t)
-	rcv := otlptest.Start(t)
-	stub, err := despolicy.New("builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(stub)
-	defer srv.Close()
+	rcv, upstream := otlptest.Start(t), desStub(t).URL+"/v1"
 	py := testenv.LookPath(t, "python3")
 	script, err := filepath.Abs("../../des/extctl/testdata/proxy_runner.py")
 	if err != nil {
@@ -186,7 +172,7 @@ func TestOTelDesExternalProxy(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--controller-command", "'"+py+"' '"+script+"'",
-		"--controller-timeout", "60s", "--llm-proxy-upstream", srv.URL+"/v1", "--out", dir, "--otel-endpoint", rcv.URL())
+		"--controller-timeout", "60s", "--llm-proxy-upstream", upstream, "--out", dir, "--otel-endpoint", rcv.URL())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
