@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/coordbench/coordbench/internal/otlptest"
 	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/suite"
 )
 
 // noOTel clears the OTEL_* variables a developer's shell may hold, so
@@ -289,4 +291,84 @@ func TestOTelSiloRun(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	sameArtifacts(t, on, off, llmagent.FileTurns, "result.json", "calls.jsonl")
+}
+
+// TestOTelSuitesNameTheirCases: in a suite, each run's span carries its
+// case id, the name of its directory.
+func TestOTelSuitesNameTheirCases(t *testing.T) {
+	noOTel(t)
+	rcv := otlptest.Start(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL()) // the environment alone turns tracing on
+	base := t.TempDir()
+	des, silo := filepath.Join(base, "des"), filepath.Join(base, "silo")
+	if out, err := run(t, "des", "suite", "--suite", "A3C9-1", "--seeds", "1,2", "--out", des); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := run(t, "silo", "suite", "--tasks", "I-01", "--agents", "2,3", "--protocols", "p2p", "--agent", "reference",
+		"--max-rounds", "3", "--out", silo); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, tc := range []struct{ span, dir string }{
+		{"des episode", filepath.Join(des, harness.SuiteCasesDir)},
+		{"silo run", filepath.Join(silo, suite.RunsDir)},
+	} {
+		entries, err := os.ReadDir(tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got []string
+		for _, e := range entries {
+			want = append(want, e.Name())
+		}
+		for _, s := range otlptest.Named(rcv.Spans(), tc.span) {
+			got = append(got, s.Str("coordbench.case_id"))
+		}
+		slices.Sort(got)
+		if len(want) < 2 || !slices.Equal(got, want) {
+			t.Errorf("%s spans name cases %q; the suite ran %q", tc.span, got, want)
+		}
+	}
+}
+
+// TestOTelSweepRun: sweep run traces the cases it runs.
+func TestOTelSweepRun(t *testing.T) {
+	noOTel(t)
+	rcv := otlptest.Start(t)
+	tmp := t.TempDir()
+	file := oneCaseExperiment(t)(filepath.Join(tmp, "e"), desStub(t).URL, "")
+	if out, err := run(t, "sweep", "run", file, "--out", filepath.Join(tmp, "out"), "--otel-endpoint", rcv.URL()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	spans := rcv.Spans()
+	runs, agents, chats := otlptest.Named(spans, "des episode"), otlptest.Op(spans, "invoke_agent"), otlptest.Op(spans, "chat")
+	if len(runs) != 1 || runs[0].Str("coordbench.case_id") == "" || len(chats) == 0 {
+		t.Fatalf("%d episode spans, %d chats", len(runs), len(chats))
+	}
+	otlptest.CheckParents(t, agents, runs)
+	otlptest.CheckParents(t, chats, agents)
+}
+
+// TestOTelWorker: a worker of a distributed sweep traces the cases it
+// runs.
+func TestOTelWorker(t *testing.T) {
+	noOTel(t)
+	rcv := otlptest.Start(t)
+	tmp := t.TempDir()
+	file := llmExperiment(t, tmp, desStub(t).URL, "1", "")
+	emb := startNATS(t)
+	out := filepath.Join(tmp, "dist")
+	serve := served(t, context.Background(), serveConfig{file: file, out: out, natsURL: emb.URL()})
+	if wout, err := run(t, "worker", "--nats", emb.URL(), "--out", out, "--scratch", t.TempDir(), "--name", "w",
+		"--otel-endpoint", rcv.URL()); err != nil {
+		t.Fatalf("%v\n%s", err, wout)
+	}
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcv.Spans()
+	runs, chats := otlptest.Named(spans, "des episode"), otlptest.Op(spans, "chat")
+	if len(runs) != 1 || runs[0].Str("coordbench.case_id") == "" || len(chats) == 0 {
+		t.Fatalf("%d episode spans, %d chats", len(runs), len(chats))
+	}
+	otlptest.CheckParents(t, otlptest.Op(spans, "invoke_agent"), runs)
 }

@@ -80,7 +80,7 @@ finished all the same is stored).`,
 // the second cancels abort (hand the cases in flight back).
 func workerSignals(cmd *cobra.Command) (ctx, abort context.Context, done func()) {
 	ctx, stop := context.WithCancel(cmd.Context())
-	abort, stopAbort := context.WithCancel(context.Background())
+	abort, stopAbort := context.WithCancel(context.WithoutCancel(cmd.Context())) // the values (a tracer), not the end, of the command's context
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	finished := make(chan struct{})
