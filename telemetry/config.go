@@ -85,23 +85,24 @@ func (cfg *Config) Resolve() (string, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv(EnvCaptureContent)), "true") {
 		cfg.CaptureContent = true
 	}
-	raw, full := cfg.Endpoint, false
+	raw, full, src := cfg.Endpoint, false, "the OTLP endpoint"
 	if raw == "" {
 		if raw = getenv(EnvTracesEndpoint); raw != "" {
-			full = true
+			full, src = true, "the OTLP endpoint in "+EnvTracesEndpoint
 		} else {
-			raw = getenv(EnvEndpoint)
+			raw, src = getenv(EnvEndpoint), "the OTLP endpoint in "+EnvEndpoint
 		}
 	}
 	if strings.TrimSpace(raw) == "" {
 		return "", nil
 	}
+	// The URL is not quoted back: it may hold a secret.
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", errors.New("telemetry: the OTLP endpoint must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:4318")
+		return "", fmt.Errorf("telemetry: %s must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:4318", src)
 	}
 	if u.User != nil {
-		return "", errors.New("telemetry: the OTLP endpoint must not contain credentials; put them in OTEL_EXPORTER_OTLP_HEADERS")
+		return "", fmt.Errorf("telemetry: %s must not contain credentials; put them in %s", src, EnvHeaders)
 	}
 	if !full && !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1/traces") {
 		u.Path = strings.TrimRight(u.Path, "/") + "/v1/traces"

@@ -22,8 +22,10 @@ func withTracing(c *cobra.Command) *cobra.Command {
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		p, err := telemetry.New(telemetry.Config{Endpoint: endpoint, CaptureContent: capture, Warn: cmd.ErrOrStderr()})
-		if err != nil {
+		if err != nil && endpoint != "" {
 			return fmt.Errorf("--otel-endpoint: %w", err)
+		} else if err != nil {
+			return err // the environment's (the error names the variable)
 		}
 		if p != nil {
 			cmd.SetContext(p.Context(cmd.Context()))

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -371,4 +372,36 @@ func TestOTelWorker(t *testing.T) {
 		t.Fatalf("%d episode spans, %d chats", len(runs), len(chats))
 	}
 	otlptest.CheckParents(t, otlptest.Op(spans, "invoke_agent"), runs)
+}
+
+// TestOTelDeadCollector: a collector that is not there costs a des run
+// one warning on stderr, not its result; a malformed endpoint in the
+// environment is refused before the run, naming the variable.
+func TestOTelDeadCollector(t *testing.T) {
+	noOTel(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	on, off := filepath.Join(t.TempDir(), "on"), filepath.Join(t.TempDir(), "off")
+	args := []string{"des", "run", "--instance", "A3C9-1", "--seed", "4"}
+	out, err := run(t, append(args, "--out", on, "--otel-endpoint", dead)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := strings.Count(out, "coordbench: warning: exporting spans"); n != 1 {
+		t.Errorf("%d export warnings, want 1:\n%s", n, out)
+	}
+	if out, err := run(t, append(args, "--out", off)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	sameArtifacts(t, on, off, harness.FileTrace, harness.FileDecisions, harness.FileMessages, harness.FileMetrics)
+
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:4318")
+	out, err = run(t, append(args, "--out", filepath.Join(t.TempDir(), "bad"))...)
+	if err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL") {
+		t.Errorf("a malformed endpoint variable: %v\n%s", err, out)
+	}
 }
