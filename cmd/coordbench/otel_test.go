@@ -227,12 +227,19 @@ func TestOTelSiloRun(t *testing.T) {
 	noOTel(t)
 	const keyEnv, key = "COORDBENCH_OTEL_TEST_KEY", "sk-otel-test-secret-81d2"
 	t.Setenv(keyEnv, key)
-	rcv := otlptest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	url, _, _ := startStub(t, ctx, "--policy", "silo-gather")
+	for _, format := range []string{"xml", "native"} {
+		t.Run(format, func(t *testing.T) { siloRunSpans(t, url, keyEnv, key, format) })
+	}
+}
+
+// siloRunSpans is TestOTelSiloRun in one tool format.
+func siloRunSpans(t *testing.T, url, keyEnv, key, format string) {
+	rcv := otlptest.Start(t)
 	args := []string{"silo", "run", "--agent", "llm", "--llm-model", "stub", "--llm-base-url", url, "--llm-api-key-env", keyEnv,
-		"--task", "I-01", "--agents", "3"}
+		"--task", "I-01", "--agents", "3", "--tool-format", format}
 	on, off := filepath.Join(t.TempDir(), "on"), filepath.Join(t.TempDir(), "off")
 	if out, err := run(t, append(args, "--out", on, "--otel-endpoint", rcv.URL(), "--otel-capture-content")...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -271,6 +278,9 @@ func TestOTelSiloRun(t *testing.T) {
 		byName[s.Name]--
 		if _, ok := s.Attrs["gen_ai.tool.call.arguments"]; !ok {
 			t.Errorf("tool span %q without its captured arguments", s.Name)
+		}
+		if id := s.Str("gen_ai.tool.call.id"); (id != "") != (format == "native") {
+			t.Errorf("%s tool span %q: call id %q", format, s.Name, id)
 		}
 	}
 	for name, n := range byName {
