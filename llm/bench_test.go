@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/otlptest"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/telemetry"
 )
 
 // BenchmarkCacheHit measures a Complete answered from the SQLite cache.
@@ -60,4 +62,30 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(ideal.Seconds()/per.Seconds(), "ideal/measured")
 	b.ReportMetric(float64(calls)/per.Seconds(), "calls/s")
 	b.ReportMetric(float64(srv.MaxConcurrent()), "max-concurrent")
+}
+
+// BenchmarkCacheHitTraced is BenchmarkCacheHit with tracing on: a chat
+// span per call, exported in the background to an OTLP receiver on
+// loopback (docs/telemetry.md).
+func BenchmarkCacheHitTraced(b *testing.B) {
+	srv := startServer(b, stubmodel.Echo)
+	c := newClient(b, srv, func(cfg *llm.Config) { cfg.Cache = openCache(b) })
+	rcv := otlptest.Start(b)
+	tp, err := telemetry.New(telemetry.Config{Endpoint: rcv.URL(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tp.Shutdown(context.Background())
+	ctx, run := telemetry.StartRun(tp.Context(context.Background()), "bench")
+	defer run.End()
+	msgs := user("Queue: J1 J2 J3. Machine M2 is idle. Which job next?")
+	if _, err := c.Complete(ctx, msgs); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		resp, err := c.Complete(ctx, msgs)
+		if err != nil || !resp.Cached {
+			b.Fatal(resp, err)
+		}
+	}
 }

@@ -383,6 +383,7 @@ func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) 
 		if c.cfg.OnRetry != nil {
 			c.cfg.OnRetry(Retry{Attempt: attempt, MaxAttempts: c.cfg.MaxAttempts, Wait: wait, Err: e})
 		}
+		retryEvent(ctx, Retry{Attempt: attempt, MaxAttempts: c.cfg.MaxAttempts, Wait: wait, Err: e})
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

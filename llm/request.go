@@ -35,7 +35,9 @@ const maxRequestOption = 256 << 10
 // existed.
 func (c *Client) CompleteRequest(ctx context.Context, r Request) (*Response, error) {
 	c.ep.stats.calls.Add(1)
+	ctx, sp := c.startChat(ctx, r.Messages)
 	resp, err := c.complete(ctx, r)
+	endChat(sp, resp, err)
 	if err != nil {
 		c.ep.stats.failures.Add(1)
 		return nil, err

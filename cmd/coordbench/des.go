@@ -126,7 +126,7 @@ the run and leaves --out untouched.`,
 	lim = addPlantLimits(f)
 	lf.register(f)
 	registerExternal(c)
-	return c
+	return withTracing(c)
 }
 
 // runName is the default directory name of a des run: everything that

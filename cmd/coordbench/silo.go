@@ -235,7 +235,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<agent>_<mode>_s<seed>, plus the non-default limits); refused if it exists and is not empty, unless --force")
 	c.Flags().BoolVar(&force, "force", false, "replace an existing --out")
 	lf.register(c.Flags())
-	return c
+	return withTracing(c)
 }
 
 // siloRunName is the default directory name of a silo run: everything that

@@ -117,7 +117,7 @@ in flight.`,
 	f.StringVar(&out, "out", "", "suite directory (default runs/silo_suite)")
 	f.BoolVar(&force, "force", false, "replace a suite of another configuration in --out (its runs are removed)")
 	lf.register(f)
-	return c
+	return withTracing(c)
 }
 
 func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, opt suite.RunOptions, status func() string) error {

@@ -122,7 +122,7 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 	lf.register(f)
 	f.String("controller-command", "", "run an external controller (one process per case) and add it to the suite as controller \"external\" (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
-	return c
+	return withTracing(c)
 }
 
 // splitList splits a comma list, trimming blanks and dropping empty items.
@@ -267,5 +267,5 @@ the paradigm switches and instance recorded there.`,
 	lf.register(f)
 	f.String("controller-command", "", "the external controller of a case run with one (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer")
-	return c
+	return withTracing(c)
 }

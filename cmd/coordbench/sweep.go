@@ -132,7 +132,7 @@ started and exits with an error; rerun with a higher limit to resume.`,
 	f.StringVar(&shardSpec, "shard", "", "run only shard i/N: the cases at positions i, i+N, i+2N, … (i from 0 to N-1)")
 	f.IntVar(&workers, "workers", 0, "cases run at once (0, the default: the file's run.workers, else the number of CPUs)")
 	f.Float64Var(&costLimit, "cost-limit", 0, "US dollars: start no model-backed case once the money spent in --out plus the estimates of the running cases and of that case would exceed it (unset: no limit)")
-	return c
+	return withTracing(c)
 }
 
 func sweepCollectCmd() *cobra.Command {

@@ -73,14 +73,14 @@ finished all the same is stored).`,
 	f.StringVar(&cfg.experimentDir, "experiment-dir", ".", "where relative paths in the experiment file (instance and paradigm files) are read from")
 	f.StringSliceVar(&cfg.allowEndpoints, "allow-endpoint", nil, "model base URLs the experiment may call besides loopback ones (repeatable or a comma list); API keys go to no other")
 	f.DurationVar(&cfg.wait, "wait", 0, "give up if no experiment is served within this time (0: wait until one is)")
-	return c
+	return withTracing(c)
 }
 
 // workerSignals: the first Ctrl-C (or SIGTERM) cancels ctx (stop pulling),
 // the second cancels abort (hand the cases in flight back).
 func workerSignals(cmd *cobra.Command) (ctx, abort context.Context, done func()) {
 	ctx, stop := context.WithCancel(cmd.Context())
-	abort, stopAbort := context.WithCancel(context.Background())
+	abort, stopAbort := context.WithCancel(context.WithoutCancel(cmd.Context())) // the values (a tracer), not the end, of the command's context
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	finished := make(chan struct{})

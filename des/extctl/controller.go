@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/telemetry"
 )
 
 // Controller is an external runner behind coord.Controller, for one
@@ -107,7 +108,9 @@ func (c *Controller) Act(ctx context.Context, d *coord.Decision) (map[string]int
 	}
 	p.unattributed(len(p.Take())) // calls made between decisions
 	sent := c.sent
+	p.follow(ctx)
 	actions, err := c.act(ctx, d)
+	p.follow(telemetry.WithStep(ctx, nil)) // calls until the next step: the episode's
 	calls := p.Take()
 	if c.sent == sent {
 		p.unattributed(len(calls))

@@ -1,6 +1,7 @@
 package extctl
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
@@ -96,6 +97,7 @@ type Proxy struct {
 	pending []ProxyCall
 	totals  ProxyTotals
 	n       int
+	tctx    context.Context // the trace context calls follow (proxytrace.go)
 
 	ln  net.Listener
 	srv *http.Server
@@ -430,7 +432,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	resp, err := cl.CompleteRequest(r.Context(), fwd)
+	resp, err := cl.CompleteRequest(p.traceCall(r.Context()), fwd)
 	if err != nil {
 		// An unusable reply's tokens were spent all the same.
 		c := ProxyCall{Model: req.Model, Failed: true}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/telemetry"
 )
 
 // Episode is one run: instance × paradigm × controller × seed.
@@ -128,6 +129,7 @@ type Result struct {
 // controller's every Act; a cancelled ctx does not cut the episode short,
 // the controller's answers fall back instead (see the package comment).
 func Run(ctx context.Context, ep Episode) Result {
+	ctx, tr := startEpisode(ctx, &ep)
 	sc := ep.Scratch
 	if sc == nil {
 		sc = &Scratch{}
@@ -200,6 +202,10 @@ func Run(ctx context.Context, ep Episode) Result {
 		}
 		var audits []coord.Audit
 		var cerr, err error
+		actx, step := ctx, (*telemetry.Step)(nil)
+		if tr.on() {
+			actx, step = tr.startStep(d, in.ActiveViews())
+		}
 		if perView { // answers by position: no answer map to clear, fill and read back
 			views := in.ActiveViews()
 			sc.actions = slices.Grow(sc.actions[:0], len(views))[:len(views)]
@@ -207,11 +213,14 @@ func Run(ctx context.Context, ep Episode) Result {
 			audits, err = in.ApplyList(sc.actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
 		} else {
 			var actions map[string]int
-			actions, cerr = act(ctx, ep.Controller, d)
+			actions, cerr = act(actx, ep.Controller, d)
 			audits, err = in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
 		}
 		if mc, ok := in.ModeChoice(); ok && tw != nil { // the mode_selector agent chose the item's mode
 			tw.WriteModeChoice(mc)
+		}
+		if tr.on() {
+			tr.endStep(step, audits)
 		}
 		for i := range audits {
 			sources = sources.add(audits[i].Source)
@@ -283,7 +292,9 @@ func Run(ctx context.Context, ep Episode) Result {
 	if byRole != nil {
 		s.ByRole, roleTiming = byRole.usage(), byRole.timing()
 	}
-	return Result{Metrics: m, CacheHits: hits, RoleTiming: roleTiming, Err: cmp.Or(stopErr, writes.first)}
+	res := Result{Metrics: m, CacheHits: hits, RoleTiming: roleTiming, Err: cmp.Or(stopErr, writes.first)}
+	tr.end(&res.Metrics, res.Err)
+	return res
 }
 
 // stepGuard ends an episode that has stopped progressing or decided too

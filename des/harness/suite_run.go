@@ -11,6 +11,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/suiterun"
+	"github.com/coordbench/coordbench/telemetry"
 )
 
 // SuiteRunOptions tune how a suite runs; none changes its cases' results.
@@ -160,6 +161,7 @@ func suiteReport(s *Suite, dir string, r *suiterun.Report[CaseResult], groupBy [
 // back while the episode went on).
 func runCase(ctx context.Context, c Case, dir string, sc *Scratch, run func(context.Context, Episode, string) (Result, error)) (CaseResult, error) {
 	r := CaseResult{Case: c}
+	ctx = telemetry.WithAttrs(ctx, telemetry.String(telemetry.KeyCaseID, c.ID)) // for the episode's span
 	ep, err := c.EpisodeIn(ctx, dir)
 	if err != nil {
 		return r, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/llm"
+	"github.com/coordbench/coordbench/telemetry"
 )
 
 // Completer is one chat-completion endpoint and model (an *llm.Client).
@@ -212,6 +213,7 @@ func (c *Controller) modelFailures(ctx context.Context, answers []answer) error 
 
 func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer {
 	m := c.model(v.Role)
+	ctx = telemetry.ForAgent(ctx, v.AgentID) // its model call is a child of the agent's span
 	var a answer
 	a.note.Model = m.Name
 	a.called = true

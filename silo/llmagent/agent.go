@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/llm"
@@ -120,6 +121,13 @@ func (a *Agent) Usage() round.Usage { return a.usage }
 
 // Turn implements round.Agent: one model call, then the reply's tool calls.
 func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
+	ctx, sp := a.startTurn(ctx, t)
+	err := a.turn(ctx, t)
+	a.endTurn(sp, err)
+	return err
+}
+
+func (a *Agent) turn(ctx context.Context, t *round.Turn) error {
 	rec := TurnRecord{Round: t.Round, Agent: a.id, Model: a.cfg.Label, Calls: []CallRecord{}}
 	a.turns++
 	if a.hist == nil {
@@ -175,9 +183,9 @@ func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
 	a.timings = append(a.timings, Timing{Round: t.Round, Agent: a.id, LatencyMS: ms(resp), Attempts: resp.Attempts, Cached: resp.Cached})
 
 	if a.cfg.Native {
-		err = a.runNative(t, resp, &rec)
+		err = a.runNative(ctx, t, resp, &rec)
 	} else {
-		err = a.runXML(t, resp, &rec)
+		err = a.runXML(ctx, t, resp, &rec)
 	}
 	a.records = append(a.records, rec)
 	a.logTurn()
@@ -226,11 +234,12 @@ func (a *Agent) planning(t *round.Turn) bool { return a.cfg.Scaffold.Planning &&
 
 // exec runs one parsed call and records it. It returns the result and
 // whether to stop executing this reply's calls (the turn is over).
-func (a *Agent) exec(t *round.Turn, rec *TurnRecord, name string, args json.RawMessage) (json.RawMessage, bool, error) {
+func (a *Agent) exec(ctx context.Context, t *round.Turn, rec *TurnRecord, name, callID string, args json.RawMessage) (json.RawMessage, bool, error) {
 	cr := CallRecord{Tool: name, Args: args}
+	start := toolClock(ctx)
 	if a.planning(t) && name == proto.ToolSubmit {
 		cr.Result = json.RawMessage(planningRefusal)
-		rec.Calls = append(rec.Calls, cr)
+		record(ctx, rec, cr, callID, start)
 		return cr.Result, false, nil
 	}
 	res, over, err := t.Call(name, args)
@@ -244,7 +253,7 @@ func (a *Agent) exec(t *round.Turn, rec *TurnRecord, name string, args json.RawM
 		return nil, true, err
 	}
 	cr.Result, cr.Executed = res, true
-	rec.Calls = append(rec.Calls, cr)
+	record(ctx, rec, cr, callID, start)
 	return res, over, nil
 }
 
@@ -258,7 +267,7 @@ func capNote(max int) string {
 }
 
 // runXML executes the XML-like tool calls of a reply (the published turn).
-func (a *Agent) runXML(t *round.Turn, resp *llm.Response, rec *TurnRecord) error {
+func (a *Agent) runXML(ctx context.Context, t *round.Turn, resp *llm.Response, rec *TurnRecord) error {
 	a.hist.add(llm.Message{Role: llm.RoleAssistant, Content: resp.Content})
 	calls, perr := ParseToolCalls(resp.Content)
 	if perr != nil {
@@ -273,11 +282,11 @@ func (a *Agent) runXML(t *round.Turn, resp *llm.Response, rec *TurnRecord) error
 		args, err := c.ArgsJSON()
 		if err != nil { // not reachable for parsed values; kept as an audited error
 			res := errorResult("arguments: " + err.Error())
-			rec.Calls = append(rec.Calls, CallRecord{Tool: c.Name, Result: res})
+			record(ctx, rec, CallRecord{Tool: c.Name, Result: res}, "", time.Time{})
 			blocks = append(blocks, FormatToolResult(c.Name, res))
 			continue
 		}
-		res, stop, err := a.exec(t, rec, c.Name, args)
+		res, stop, err := a.exec(ctx, t, rec, c.Name, "", args)
 		if err != nil {
 			return err
 		}
@@ -306,7 +315,7 @@ const nativeNoCallFeedback = "Your reply called no tool, so no action was taken 
 // runNative executes the function calls of a reply. Every call gets a
 // tool message, as the API requires: calls after the turn ended get a
 // "not executed" error.
-func (a *Agent) runNative(t *round.Turn, resp *llm.Response, rec *TurnRecord) error {
+func (a *Agent) runNative(ctx context.Context, t *round.Turn, resp *llm.Response, rec *TurnRecord) error {
 	calls := make([]llm.ToolCall, len(resp.ToolCalls))
 	copy(calls, resp.ToolCalls)
 	for k := range calls {
@@ -333,9 +342,9 @@ func (a *Agent) runNative(t *round.Turn, resp *llm.Response, rec *TurnRecord) er
 			res = errorResult("not executed: your turn had already ended")
 		case !isObject(c.Arguments):
 			res = errorResult("arguments must be a JSON object")
-			rec.Calls = append(rec.Calls, CallRecord{Tool: c.Name, Args: rawOrString(c.Arguments), Result: res})
+			record(ctx, rec, CallRecord{Tool: c.Name, Args: rawOrString(c.Arguments), Result: res}, c.ID, time.Time{})
 		default:
-			r, stop, err := a.exec(t, rec, c.Name, json.RawMessage(c.Arguments))
+			r, stop, err := a.exec(ctx, t, rec, c.Name, c.ID, json.RawMessage(c.Arguments))
 			if err != nil {
 				return err
 			}

@@ -55,6 +55,8 @@ func (l Limits) Format() proto.MessageFormat {
 // timing.jsonl), and result.json (FileResult), whose bytes it returns with
 // the result. coordbench silo run and every suite case use it.
 func Run(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (res *round.Result, b []byte, err error) {
+	ctx, span := startRun(ctx, in, p, players)
+	defer func() { endRun(span, res, err) }()
 	agents, team, models, err := players.team(in, p, dir)
 	if err != nil {
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/silo/round"
 	"github.com/coordbench/coordbench/silo/task"
 	"github.com/coordbench/coordbench/suiterun"
+	"github.com/coordbench/coordbench/telemetry"
 )
 
 // Manifest records how a run directory was produced; a later suite run
@@ -315,6 +316,7 @@ func runCase(ctx context.Context, c Case, dir string) (*round.Result, error) {
 		return nil, err
 	}
 	players := abortOnModelError(c.Players)
+	ctx = telemetry.WithAttrs(ctx, telemetry.String(telemetry.KeyCaseID, c.ID)) // for the run's span
 	res, b, err := play.Run(ctx, in, c.Protocol, players, c.Limits, dir)
 	if err != nil {
 		return nil, err
