@@ -167,14 +167,44 @@ func TestOTelDesLLMEpisode(t *testing.T) {
 // proxy's totals in controller.json.
 func TestOTelDesExternalProxy(t *testing.T) {
 	noOTel(t)
-	rcv, upstream := otlptest.Start(t), desStub(t).URL+"/v1"
 	py := testenv.LookPath(t, "python3")
 	script, err := filepath.Abs("../../des/extctl/testdata/proxy_runner.py")
 	if err != nil {
 		t.Fatal(err)
 	}
+	otelProxyRun(t, "'"+py+"' '"+script+"'", desStub(t).URL+"/v1", "stub-model")
+}
+
+// TestOTelDesLangGraph: the same of the LangGraph.js example in its
+// model-backed mode (ChatOpenAI through the proxy) against the in-process
+// generic stub: a multi-agent system in another language, traced without
+// a line of it changed.
+func TestOTelDesLangGraph(t *testing.T) {
+	noOTel(t)
+	node := testenv.LookPath(t, "node")
+	root, err := filepath.Abs(filepath.Join("..", "..", "examples", "langgraph-js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"langgraph", "openai"} {
+		if _, err := os.Stat(filepath.Join(root, "node_modules", "@langchain", pkg)); err != nil {
+			testenv.Missing(t, "the LangGraph.js example's npm packages (npm ci --prefix examples/langgraph-js): %v", err)
+		}
+	}
+	otelProxyRun(t, "COORDBENCH_LANGGRAPH_LLM=1 '"+node+"' '"+filepath.Join(root, "runner.mjs")+"'", "stub:generic", "")
+}
+
+// otelProxyRun runs command as an external runner of a centralized
+// A3C9-1 episode whose model calls go through the proxy to upstream, with
+// tracing on, and checks the span tree against the run's audit: an
+// invoke_agent span per audited decision, a chat span per proxied call
+// (controller.json llm_proxy.calls) with the proxy's tokens, each asking
+// for model (any model when "").
+func otelProxyRun(t *testing.T, command, upstream, model string) {
+	t.Helper()
+	rcv := otlptest.Start(t)
 	dir := filepath.Join(t.TempDir(), "run")
-	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--controller-command", "'"+py+"' '"+script+"'",
+	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--paradigm", "centralized", "--controller-command", command,
 		"--controller-timeout", "60s", "--llm-proxy-upstream", upstream, "--out", dir, "--otel-endpoint", rcv.URL())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -199,8 +229,8 @@ func TestOTelDesExternalProxy(t *testing.T) {
 	for _, c := range chats {
 		in += c.Int("gen_ai.usage.input_tokens")
 		outTok += c.Int("gen_ai.usage.output_tokens")
-		if c.Str("gen_ai.request.model") != "stub-model" {
-			t.Errorf("proxied chat: model %q", c.Str("gen_ai.request.model"))
+		if got := c.Str("gen_ai.request.model"); got == "" || (model != "" && got != model) {
+			t.Errorf("proxied chat: model %q", got)
 		}
 	}
 	if in != p.PromptTokens || outTok != p.CompletionTokens {
