@@ -233,7 +233,7 @@ func Aggregate(s *Suite, keys []string, cases []CaseResult) []GroupAggregate {
 	}
 	for i := range out {
 		for _, xs := range cols[i] {
-			mean, std := meanStd(xs)
+			mean, std := MeanStd(xs)
 			out[i].Mean, out[i].Std = append(out[i].Mean, mean), append(out[i].Std, std)
 		}
 	}
@@ -248,7 +248,9 @@ func Aggregate(s *Suite, keys []string, cases []CaseResult) []GroupAggregate {
 	return out
 }
 
-func meanStd(xs []float64) (mean, std float64) {
+// MeanStd is the mean and the sample standard deviation of xs (0 for one
+// value, NaN for none): the aggregates' mean ± std.
+func MeanStd(xs []float64) (mean, std float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN()
 	}

@@ -237,7 +237,7 @@ func checkAggregate(t *testing.T, dir string, keys []string, summary [][]string,
 				}
 				xs = append(xs, x)
 			}
-			mean, std := meanStd(xs)
+			mean, std := harness.MeanStd(xs)
 			gotMean, _ := strconv.ParseFloat(a[nk+2+2*k], 64)
 			gotStd, _ := strconv.ParseFloat(a[nk+3+2*k], 64)
 			if len(xs) != n || !near(gotMean, mean) || !near(gotStd, std) {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 // DefaultCreated is the eval's created time when none is given: coordbench
@@ -275,29 +277,13 @@ func scores(runs []Run) []EvalScore {
 	}
 	out := make([]EvalScore, 0, len(names))
 	for _, n := range names {
-		mean, std := meanStd(vals[n])
+		mean, std := harness.MeanStd(vals[n]) // never empty: a name comes with its first value
 		out = append(out, EvalScore{Name: n, Scorer: n, Params: map[string]any{}, Metrics: map[string]EvalMetric{
 			"mean": {Name: "mean", Value: mean, Options: map[string]any{}},
 			"std":  {Name: "std", Value: std, Options: map[string]any{}},
 		}})
 	}
 	return out
-}
-
-// meanStd is the mean and the sample standard deviation (0 for one value).
-func meanStd(xs []float64) (mean, std float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
 
 // The keys of the schema's EvalConfig and GenerateConfig: coordbench sets
