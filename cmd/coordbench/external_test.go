@@ -28,19 +28,6 @@ func greedyRunner(t *testing.T) string {
 	return "'" + py + "' '" + script + "'"
 }
 
-func readMetrics(t *testing.T, dir string) harness.Metrics {
-	t.Helper()
-	var m harness.Metrics
-	b, err := os.ReadFile(filepath.Join(dir, harness.FileMetrics))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestRunExternalController(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--paradigm", "heterarchical_cnp", "--seed", "12",

@@ -236,3 +236,17 @@ func TestVersionFlag(t *testing.T) {
 		}
 	}
 }
+
+// readMetrics reads the metrics.json of the run in dir.
+func readMetrics(t *testing.T, dir string) harness.Metrics {
+	t.Helper()
+	var m harness.Metrics
+	b, err := os.ReadFile(filepath.Join(dir, harness.FileMetrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
