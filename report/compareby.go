@@ -12,7 +12,8 @@ import (
 // Compare pairs two suites. "KEY" takes the key's two values (an error
 // when the suite has another number of them); "KEY=A,B" names them (A −
 // B). Keys: controller, model, framework for a des suite; agent and model
-// (the agents llm-<label>, named by label) for a silo suite.
+// (the agents llm-<label>, named by label) for a silo suite. Cases without
+// a value of the key (a built-in controller's model) are left out.
 
 // compareBySections compares, in the suite in dir, the cases of the two
 // values of the key that by names.
@@ -33,7 +34,9 @@ func compareBySections(dir, by string) ([]Section, error) {
 		}
 		var values distinct[string]
 		for _, g := range s.groups {
-			values.add(g.block[k])
+			if g.block[k] != "" { // a built-in controller's cases have no model nor framework
+				values.add(g.block[k])
+			}
 		}
 		a, b, err := twoValues(key, values.list, want, named, func(v string) string { return v })
 		if err != nil {

@@ -41,7 +41,7 @@ func (s *Suite) WriteCosts(w io.Writer, dir string) error {
 			fmt.Fprintf(w, "  and $%s on %d discarded attempts (%d calls): $%s spent in all\n", usd(dv), dn, du.Calls, usd(v+dv))
 		}
 	}
-	fmt.Fprintf(w, "%-10s %s (and %s, %s)\n", "cost:", files[0], filepath.Base(files[1]), filepath.Base(files[2]))
+	fmt.Fprintf(w, "%-10s %s (and %s, %s, %s)\n", "cost:", files[0], filepath.Base(files[1]), filepath.Base(files[2]), filepath.Base(files[3]))
 	return nil
 }
 

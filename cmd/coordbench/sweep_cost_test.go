@@ -206,6 +206,11 @@ func TestSweepTwoModelsCost(t *testing.T) {
 		t.Errorf("cost_summary.csv: %v", sum)
 	}
 	checkCostParts(t, whole, "role", []string{"plant", "area", "cell"})
+	// The two models pair case by case within the suite; the rule cases,
+	// which have no model, are left out.
+	if out, err := run(t, "report", whole, "--compare-by", "model", "--format", "csv"); err != nil || !strings.Contains(out, "[model cheap]") || !strings.Contains(out, "[model dear]") || strings.Contains(out, ",rule,") {
+		t.Errorf("report --compare-by model: %v\n%s", err, out)
+	}
 
 	// A limit above the first case's estimate and below both: the second
 	// is not started, the free rule case is.
