@@ -47,6 +47,7 @@ const (
 	ckMessages     = "messages"
 	ckManifest     = "manifest"
 	ckInstance     = "instance"
+	ckDue          = "due-date"
 )
 
 // Problem is one violated property.

@@ -43,6 +43,7 @@ type manifestFile struct {
 	Paradigm       struct {
 		ID       string         `json:"mode_id"`
 		Routing  string         `json:"routing_authority_mode"`
+		Contract string         `json:"cell_contract_actions"`
 		Bids     bool           `json:"mediated_bid_round_enabled"`
 		Invite   int            `json:"bid_invitations"`
 		Adaptive *paradigmRules `json:"adaptive"`
@@ -51,53 +52,6 @@ type manifestFile struct {
 	TraceFormat string            `json:"trace_format"`
 	Status      string            `json:"status"`
 	Files       map[string]string `json:"files_sha256"`
-}
-
-// auditLine is the part of a decisions.jsonl line the checker reads.
-type auditLine struct {
-	Step     *int     `json:"step"`
-	Time     *float64 `json:"time"`
-	AgentID  string   `json:"agent_id"`
-	Kind     string   `json:"kind"`
-	Action   *int     `json:"action"`
-	Source   string   `json:"source"`
-	Reason   string   `json:"reason"`
-	Messages *int     `json:"messages"`
-	Role     string   `json:"role"`
-	// The note's model usage (secondary.llm_calls, prompt_tokens,
-	// completion_tokens and by_role).
-	Calls              int   `json:"calls"`
-	PromptTokens       int64 `json:"prompt_tokens"`
-	CompletionTokens   int64 `json:"completion_tokens"`
-	PromptCachedTokens int64 `json:"prompt_cached_tokens"`
-	Payload            *struct {
-		Role    string `json:"role"`
-		Kind    string `json:"kind"`
-		Options []struct {
-			Action string `json:"action"`
-			Job    *struct {
-				Job int `json:"job"`
-			} `json:"job"`
-			Cell *struct {
-				Cell string `json:"cell"`
-			} `json:"cell"`
-			Mode *struct {
-				ID string `json:"mode_id"`
-			} `json:"mode"`
-		} `json:"options"`
-		Context struct {
-			WorkItem *struct {
-				Job int `json:"job"`
-				Op  int `json:"op"`
-			} `json:"work_item"`
-			Authority *struct {
-				Paradigm string `json:"paradigm"`
-				Mode     string `json:"mode_id"`
-				Routing  string `json:"routing_authority_mode"`
-				Rule     int    `json:"rule"`
-			} `json:"authority"`
-		} `json:"context"`
-	} `json:"payload"`
 }
 
 type messageLine struct {
@@ -200,9 +154,7 @@ func Dir(dir string) (*Report, error) {
 	own := ownMode{id: man.Paradigm.ID, routing: man.Paradigm.Routing, bids: man.Paradigm.Bids}
 	checkModes(c, man.Paradigm.Adaptive, own, rejects, audits, add)
 	invites.check(c.plant, own.id, add)
-	if man.Paradigm.Routing == "centralized" || man.Paradigm.Routing == "" {
-		crossCheck(audits, c.commits, add)
-	}
+	crossCheck(audits, c.commits, own.id, contractModes(&man), add)
 	if dec.messages != nMessages {
 		add(ckMessages, "decisions.jsonl counts %d messages, messages.jsonl has %d lines", dec.messages, nMessages)
 	}
@@ -346,52 +298,16 @@ func checkDecisions(audits []auditLine, add func(check, format string, args ...a
 			add(ckDecisions, "decisions.jsonl:%d: no payload", line)
 		} else if *a.Action < 0 || *a.Action >= len(a.Payload.Options) {
 			add(ckDecisions, "decisions.jsonl:%d: action %d is not one of the %d options", line, *a.Action, len(a.Payload.Options))
-		} else if a.Kind == "plant_fallback" && a.Payload.Options[*a.Action].Action != "assign" {
-			// Attribution: a plant-level fallback always places the item,
-			// on the plant's cell or, after a decline, on the harness's.
-			add(ckDecisions, "decisions.jsonl:%d: a plant_fallback committed %q, not a cell", line, a.Payload.Options[*a.Action].Action)
+		} else {
+			if a.Kind == "plant_fallback" && a.Payload.Options[*a.Action].Action != "assign" {
+				// Attribution: a plant-level fallback always places the item,
+				// on the plant's cell or, after a decline, on the harness's.
+				add(ckDecisions, "decisions.jsonl:%d: a plant_fallback committed %q, not a cell", line, a.Payload.Options[*a.Action].Action)
+			}
+			checkAttribution(line, &audits[i], add)
 		}
 	}
 	return d
-}
-
-// crossCheck matches the committed decisions with their visible effects
-// in the trace: every release option chosen is a release record, every
-// select_cell or plant_fallback choice a route_assigned record, in the same
-// order and at the same time.
-func crossCheck(audits []auditLine, commits []commit, add func(check, format string, args ...any)) {
-	var want []commit
-	for i, a := range audits {
-		if a.Payload == nil || a.Action == nil || *a.Action < 0 || *a.Action >= len(a.Payload.Options) || a.Time == nil {
-			return // already reported
-		}
-		opt := a.Payload.Options[*a.Action]
-		cm := commit{line: i + 1, t: *a.Time, kind: a.Kind, op: -1}
-		switch {
-		case a.Kind == "release" && opt.Action == "release" && opt.Job != nil:
-			cm.job, cm.op = opt.Job.Job, 0
-		case a.Kind == "release" && opt.Action == "defer":
-			continue
-		case (a.Kind == "select_cell" || a.Kind == "plant_fallback") && opt.Cell != nil && a.Payload.Context.WorkItem != nil:
-			cm.kind = "select_cell" // the trace's route_assigned does not say which
-			cm.job, cm.op, cm.cell = a.Payload.Context.WorkItem.Job, a.Payload.Context.WorkItem.Op, opt.Cell.Cell
-		default:
-			add(ckDecisions, "decisions.jsonl:%d: %s decision with option %q cannot be matched with the trace", i+1, a.Kind, opt.Action)
-			return
-		}
-		want = append(want, cm)
-	}
-	for i := 0; i < len(want) && i < len(commits); i++ {
-		w, g := want[i], commits[i]
-		if w.kind != g.kind || w.job != g.job || w.op != g.op || w.cell != g.cell || w.t != g.t {
-			add(ckDecisions, "decisions.jsonl:%d (%s job %d op %d %s at t=%v) does not match trace.jsonl:%d (%s job %d op %d %s at t=%v)",
-				w.line, w.kind, w.job, w.op, w.cell, w.t, g.line, g.kind, g.job, g.op, g.cell, g.t)
-			return
-		}
-	}
-	if len(want) != len(commits) {
-		add(ckDecisions, "decisions.jsonl commits %d releases and routings, the trace shows %d", len(want), len(commits))
-	}
 }
 
 // feq compares floats with a relative tolerance of 1e-9.

@@ -19,6 +19,7 @@ func (c *checker) arrival(r *rec) {
 	if r.ops != len(pr.route) {
 		c.add(r.line, ckJobState, "job %d of product %s has ops %d, the route has %d", r.job, pr.id, r.ops, len(pr.route))
 	}
+	c.dueDate(r, pr)
 	j := &jobSt{id: r.job, st: jBacklog, product: pr, ops: r.ops, due: r.due, dest: -1, at: -1, slot: -1, relAhead: -1, relFrom: -1}
 	c.jobs[r.job] = j
 	c.jobList = append(c.jobList, j)
@@ -27,6 +28,27 @@ func (c *checker) arrival(r *rec) {
 	c.sumOps += r.ops
 	if c.have && c.sumOps > c.hdr.totalOps {
 		c.add(r.line, ckHeader, "arrived jobs have %d ops, more than total_ops %d", c.sumOps, c.hdr.totalOps)
+	}
+}
+
+// dueDate checks an arrival's due date (and, from an order book, its
+// product and time) against the instance: the order's due date if it
+// gives one, else arrival + slack × work. Tardiness is measured against
+// it, so a due date the instance does not give changes the score.
+func (c *checker) dueDate(r *rec, pr *productInfo) {
+	due := r.t + pr.slack*pr.work
+	if k := c.arrived; c.plant.orders != nil && k >= 0 && k < len(c.plant.orders) {
+		o := &c.plant.orders[k]
+		if o.Product != pr.id || o.Arrival != r.t {
+			c.add(r.line, ckDue, "job %d is %s arriving at t=%v; the order book's job %d is %s at t=%v", r.job, pr.id, r.t, k, o.Product, o.Arrival)
+			return
+		}
+		if o.Due != 0 {
+			due = o.Due
+		}
+	}
+	if !feq(r.due, due) {
+		c.add(r.line, ckDue, "job %d is due at %v; instance.json gives %v", r.job, r.due, due)
 	}
 }
 

@@ -43,10 +43,11 @@ type paradigmRules struct {
 	Selector        string   `json:"selector"`
 	Offer           []string `json:"offer"`
 	Modes           []struct {
-		ID      string `json:"mode_id"`
-		Routing string `json:"routing_authority_mode"`
-		Bids    bool   `json:"mediated_bid_round_enabled"`
-		Invite  int    `json:"bid_invitations"`
+		ID       string `json:"mode_id"`
+		Routing  string `json:"routing_authority_mode"`
+		Contract string `json:"cell_contract_actions"`
+		Bids     bool   `json:"mediated_bid_round_enabled"`
+		Invite   int    `json:"bid_invitations"`
 	} `json:"modes"`
 	Rules []struct {
 		Mode string    `json:"mode"`

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/coordbench/coordbench/des/factory"
 )
@@ -24,6 +26,9 @@ type productInfo struct {
 	id     string
 	family string
 	route  []factory.Operation
+	// slack and work give a job's due date: arrival + slack × work, the
+	// product's slack or the instance's due_slack, its route's base work.
+	slack, work float64
 }
 
 type plantModel struct {
@@ -34,6 +39,9 @@ type plantModel struct {
 	// jobsExpected is the job count fixed by the instance (-1 if it
 	// depends on nothing the checker can see).
 	jobsExpected int
+	// orders is the instance's order book by arrival (the k-th is job k),
+	// nil for a Poisson stream.
+	orders []factory.Order
 }
 
 // watts converts kW to whole watts; power levels are tracked in watts so
@@ -75,10 +83,19 @@ func newPlantModel(in *factory.Instance, add func(check, format string, args ...
 			add(ckInstance, "product id %q appears twice", pr.ID)
 			continue
 		}
-		p.products[pr.ID] = &productInfo{id: pr.ID, family: pr.Family, route: pr.Route}
+		info := &productInfo{id: pr.ID, family: pr.Family, route: pr.Route, slack: pr.Slack}
+		if info.slack == 0 {
+			info.slack = in.DueSlack
+		}
+		for _, op := range pr.Route {
+			info.work += op.Time
+		}
+		p.products[pr.ID] = info
 	}
 	if n := len(in.Arrivals.Orders); n > 0 {
 		p.jobsExpected = n
+		p.orders = slices.Clone(in.Arrivals.Orders)
+		slices.SortStableFunc(p.orders, func(a, b factory.Order) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	} else {
 		p.jobsExpected = in.Arrivals.Jobs
 	}
