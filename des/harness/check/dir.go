@@ -111,6 +111,7 @@ func Dir(dir string) (*Report, error) {
 		return rep, err
 	}
 
+	checkReportedDues(&inst, add)
 	c := newChecker(rep, &inst)
 	c.adaptive = man.Paradigm.Adaptive != nil
 	if err := readLines(dir, fileTrace, sums, nil, func(r io.Reader) error { return c.run(r) }); err != nil {

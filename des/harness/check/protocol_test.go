@@ -53,26 +53,35 @@ func TestParadigmFilesCheck(t *testing.T) {
 	examples := len(files)
 	modes := append(paradigmFiles(t, files...), coord.Builtins()...)
 	for _, inst := range []string{"A3C9-1", "A5C12-1", "gen:A8C24"} {
-		for k, m := range modes {
-			seed := uint64(1 + k%3)
-			ctrls := []string{"random", "erratic"}
-			if k >= examples {
-				ctrls = ctrls[1:] // TestConsistency plays the built-in paradigms with the built-in controllers
+		t.Run(inst, func(t *testing.T) {
+			t.Parallel()
+			playAll(t, inst, modes, examples)
+		})
+	}
+}
+
+// playAll plays inst under every mode (the random controller under the
+// first examples, the erratic one under all) and checks the runs.
+func playAll(t *testing.T, inst string, modes []coord.AuthorityMode, examples int) {
+	for k, m := range modes {
+		seed := uint64(1 + k%3)
+		ctrls := []string{"random", "erratic"}
+		if k >= examples {
+			ctrls = ctrls[1:] // TestConsistency plays the built-in paradigms with the built-in controllers
+		}
+		for _, ctrl := range ctrls {
+			dir := t.TempDir()
+			if ctrl == "erratic" {
+				runErratic(t, inst, m, seed, dir)
+			} else {
+				runModeDir(t, inst, m, ctrl, seed, dir)
 			}
-			for _, ctrl := range ctrls {
-				dir := t.TempDir()
-				if ctrl == "erratic" {
-					runErratic(t, inst, m, seed, dir)
-				} else {
-					runModeDir(t, inst, m, ctrl, seed, dir)
-				}
-				rep, err := Dir(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !rep.OK() {
-					t.Errorf("%s %s %s seed %d: %d problems:%s", inst, m.ID, ctrl, seed, len(rep.Problems), problemsText(rep, 10))
-				}
+			rep, err := Dir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.OK() {
+				t.Errorf("%s %s %s seed %d: %d problems:%s", inst, m.ID, ctrl, seed, len(rep.Problems), problemsText(rep, 10))
 			}
 		}
 	}
@@ -295,6 +304,17 @@ func TestProtocolMutations(t *testing.T) {
 		}},
 		{"due dates changed in instance.json", ckDue, "instance.json gives", func(t *testing.T, f *runFiles) bool {
 			setNumMap(f.instance, "due_slack", numMap(f.instance, "due_slack")+1)
+			return true
+		}},
+		{"due dates changed in instance.json and the trace alike", ckDue, "not the reported instance's", func(t *testing.T, f *runFiles) bool {
+			slack := numMap(f.instance, "due_slack")
+			setNumMap(f.instance, "due_slack", slack+1)
+			for _, l := range f.trace {
+				if ev(l) == "arrival" {
+					t0, due := num(l, "t"), num(l, "due")
+					setNum(l, "due", t0+(slack+1)*((due-t0)/slack))
+				}
+			}
 			return true
 		}},
 	}
