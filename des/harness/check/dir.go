@@ -472,6 +472,10 @@ func checkManifest(man *manifestFile, met *harness.Metrics, c *checker, sums map
 	if man.Paradigm.ID != met.Paradigm {
 		add(ckManifest, "paradigm %q, metrics.json says %q", man.Paradigm.ID, met.Paradigm)
 	}
+	if r, builtin := acceptReject[man.Paradigm.ID]; builtin && man.Paradigm.Contract != "" && (man.Paradigm.Contract == "accept_reject") != r {
+		add(ckManifest, "paradigm %s with cell_contract_actions %q: the built-in paradigm's cells %s", man.Paradigm.ID, man.Paradigm.Contract,
+			map[bool]string{true: "may reject", false: "accept what they are given"}[r])
+	}
 	if man.TraceFormat != traceFormat {
 		add(ckManifest, "trace_format %q, this checker reads %q", man.TraceFormat, traceFormat)
 	}

@@ -27,12 +27,17 @@ func contractModes(man *manifestFile) map[string]bool {
 	for id, r := range acceptReject {
 		m[id] = r
 	}
-	if a := man.Paradigm.Adaptive; a != nil {
-		for _, md := range a.Modes {
-			m[md.ID] = md.Contract == "accept_reject"
+	set := func(id, contract string) {
+		if _, builtin := m[id]; contract != "" || !builtin { // a built-in mode keeps its switches where a file omits them
+			m[id] = contract == "accept_reject"
 		}
 	}
-	m[man.Paradigm.ID] = man.Paradigm.Contract == "accept_reject"
+	if a := man.Paradigm.Adaptive; a != nil {
+		for _, md := range a.Modes {
+			set(md.ID, md.Contract)
+		}
+	}
+	set(man.Paradigm.ID, man.Paradigm.Contract)
 	return m
 }
 

@@ -276,6 +276,11 @@ func TestProtocolMutations(t *testing.T) {
 			f.decisions = append(f.decisions[:k+1], f.decisions[k:]...) // the placement twice
 			return true
 		}},
+		{"contract switches of the paradigm changed", ckManifest, "the built-in paradigm's cells", func(t *testing.T, f *runFiles) bool {
+			pd := f.manifest["paradigm"].(map[string]any)
+			pd["cell_contract_actions"] = map[any]string{"accept_reject": "accept_only", "accept_only": "accept_reject"}[pd["cell_contract_actions"]]
+			return true
+		}},
 		{"fallback relabelled, reason kept", ckDecisions, "the harness decided it", edit(fallback, func(a audit) { a["source"] = "builtin" })},
 		{"fallback relabelled, requested kept", ckDecisions, "the harness decided it", edit(func(a audit) bool { return fallback(a) && has(a, "requested") }, func(a audit) {
 			a["source"] = "builtin"
