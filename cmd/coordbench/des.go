@@ -63,9 +63,9 @@ func desRunCmd() *cobra.Command {
 metrics.json, trace.jsonl, decisions.jsonl, messages.jsonl, manifest.json
 and instance.json into --out. A truncated episode is a result, not an
 error: the exit code is 0 and metrics.json says why it stopped. An LLM
-controller whose model calls fail (endpoint unreachable, key rejected,
-quota, replay-cache miss) --max-model-failures times in a row is not a
-result: the run stops with status aborted, its artifacts are written, and
+controller whose model calls of one role fail (endpoint unreachable, key
+rejected, quota, replay-cache miss) --max-model-failures times in a row is
+not a result: the run stops with status aborted, its artifacts are written, and
 the exit code is 1. Model calls being retried are reported on stderr.
 
 The run is written into a temporary directory next to --out and renamed

@@ -26,7 +26,7 @@ func registerExternal(c *cobra.Command) {
 	f := c.Flags()
 	f.String("controller-command", "", "run an external controller: a shell command started once per episode that speaks the runner protocol on stdin/stdout (docs/external.md)")
 	f.Duration("controller-timeout", extctl.DefaultTimeout, "time the external runner has for each answer (ready, and every decision)")
-	f.String("llm-proxy-upstream", "", "with --controller-command: serve an OpenAI-compatible model-call proxy on loopback that forwards to this API root, or to stub:POLICY played in-process (uses --llm-api-key-env, --llm-cache, --llm-cache-mode, --llm-concurrency, --llm-rpm, --llm-timeout, --llm-max-attempts); the runner gets its address in COORDBENCH_LLM_BASE_URL and OPENAI_BASE_URL, and its calls are audited (docs/external.md)")
+	f.String("llm-proxy-upstream", "", "with --controller-command: serve an OpenAI-compatible model-call proxy on loopback that forwards to this API root, or to stub:POLICY played in-process (uses --llm-api-key-env, --llm-cache, --llm-cache-mode, --llm-concurrency, --llm-rpm, --llm-timeout, --llm-max-attempts, --max-model-failures); the runner gets its address in COORDBENCH_LLM_BASE_URL and OPENAI_BASE_URL, and its calls are audited (docs/external.md)")
 }
 
 // sessionConfig reads --controller-timeout for the runner command.
@@ -77,10 +77,14 @@ func externalController(cmd *cobra.Command, lf *llmFlags, name string, p *factor
 	}
 	cfg.StopOnInterrupt = true
 	if upstream != "" {
+		if lf.maxModelFailures < 1 {
+			return nil, nil, fmt.Errorf("--max-model-failures must be at least 1 (got %d)", lf.maxModelFailures)
+		}
 		up := lf.spec
 		up.BaseURL = upstream
 		cfg.Proxy = &extctl.ProxyConfig{Upstream: up, Options: llm.Options{CacheMode: lf.cacheMode,
-			Timeout: lf.timeout, MaxAttempts: lf.attempts, Endpoints: lf.endpoints, Stubs: stubPolicies()}}
+			Timeout: lf.timeout, MaxAttempts: lf.attempts, Endpoints: lf.endpoints, Stubs: stubPolicies()},
+			MaxFailures: lf.maxModelFailures}
 		cfg.CachePath = lf.cachePath
 	}
 	sess, err := extctl.OpenSession(cfg)

@@ -67,24 +67,25 @@ func TestRunExternalController(t *testing.T) {
 	}
 }
 
-// A runner that dies: the episode still runs to its end on audited
-// fallbacks, every artifact is written and valid, and des run fails.
+// A runner that dies before its first answer: the episode is aborted at
+// its first step (audited fallbacks), every artifact is written, valid and
+// marked aborted, and des run fails.
 func TestRunExternalControllerFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--controller-command", "echo oops >&2; exit 2", "--out", dir)
-	if err == nil || !strings.Contains(err.Error(), "external runner failed before the first decision: runner exited: exit status 2") {
+	if err == nil || !strings.Contains(err.Error(), "episode aborted: external runner failed before the first decision: runner exited: exit status 2") {
 		t.Fatalf("err %v\n%s", err, out)
 	}
 	m := readMetrics(t, dir)
-	if m.Status != "done" || m.GFb != m.Secondary.Decisions || m.GFb == 0 {
-		t.Errorf("metrics: status %s G_fb %d of %d", m.Status, m.GFb, m.Secondary.Decisions)
+	if m.Status != "aborted" || m.GFb != m.Secondary.Decisions || m.GFb == 0 || m.GDs != 1 {
+		t.Errorf("metrics: status %s G_fb %d of %d, G_ds %d", m.Status, m.GFb, m.Secondary.Decisions, m.GDs)
 	}
 	for _, f := range []string{harness.FileTrace, harness.FileDecisions, harness.FileMessages, harness.FileManifest, harness.FileInstance, extctl.StderrFile, extctl.SummaryFile} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("%s missing or empty: %v", f, err)
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s missing: %v", f, err)
 		}
 	}
-	if out, err := run(t, "des", "validate", dir); err != nil {
+	if out, err := run(t, "des", "validate", dir); err != nil || !strings.Contains(out, "status aborted") {
 		t.Errorf("validate: %v\n%s", err, out)
 	}
 	logb, _ := os.ReadFile(filepath.Join(dir, extctl.StderrFile))
@@ -143,5 +144,77 @@ func TestCheckController(t *testing.T) {
 	}
 	if rep.Clean() || rep.Counts[extctl.VUnknownAgent] != 5 || rep.Counts[extctl.VExited] != 5 || len(rep.Episodes) != 5 {
 		t.Errorf("report: errors %d counts %v", rep.Errors, rep.Counts)
+	}
+}
+
+// issue 32: a runner that crashes after 10 decisions. des run exits
+// non-zero, and every artifact says the run was aborted: metrics.json,
+// manifest.json, decisions.jsonl (the last step's fallbacks), des
+// validate (which finds the artifacts consistent but no result).
+func TestRunExternalRunnerCrashIsAborted(t *testing.T) {
+	py := testenv.LookPath(t, "python3")
+	script, err := filepath.Abs("../../des/extctl/testdata/crash_after.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := run(t, "des", "run", "--instance", "A3C9-1", "--paradigm", "hierarchical", "--controller-command", "'"+py+"' '"+script+"' 10", "--out", dir)
+	if err == nil || !strings.Contains(err.Error(), "episode aborted: external runner failed at step") || !strings.Contains(err.Error(), "runner exited: exit status 1") {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "status aborted") {
+		t.Errorf("output:\n%s", out)
+	}
+	m := readMetrics(t, dir)
+	if m.Status != "aborted" || m.Secondary.DecisionsBySource["external"] == 0 || m.GFb == 0 {
+		t.Errorf("metrics: status %s, by source %v", m.Status, m.Secondary.DecisionsBySource)
+	}
+	var man harness.Manifest
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, harness.FileManifest)), &man); err != nil || man.Status != "aborted" {
+		t.Errorf("manifest: status %q (%v)", man.Status, err)
+	}
+	var s extctl.Summary
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, extctl.SummaryFile)), &s); err != nil || s.Answered != 10 || !strings.Contains(s.Failure, "exit status 1") {
+		t.Errorf("%s: %v %+v", extctl.SummaryFile, err, s)
+	}
+	vout, err := run(t, "des", "validate", dir)
+	if err != nil || !strings.Contains(vout, "the run was aborted (status aborted)") || strings.Contains(vout, "all checks hold") {
+		t.Errorf("validate: %v\n%s", err, vout)
+	}
+}
+
+// issue 32: an external runner whose model upstream is dead (every call
+// through --llm-proxy-upstream answers 500). The run aborts after
+// --max-model-failures failed calls in a row, exit non-zero, and no
+// decision is credited to the model.
+func TestRunProxyOutageIsAborted(t *testing.T) {
+	py := testenv.LookPath(t, "python3")
+	script, err := filepath.Abs("../../des/extctl/testdata/proxy_runner.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := statusServer(t, 500)
+	for _, tc := range []struct {
+		max   string
+		calls int
+	}{{"3", 3}, {"1", 1}} {
+		dir := filepath.Join(t.TempDir(), "run")
+		out, err := run(t, "des", "run", "--instance", "A3C9-1", "--controller-command", "'"+py+"' '"+script+"'", "--controller-timeout", "60s",
+			"--llm-proxy-upstream", down.URL, "--llm-max-attempts", "1", "--max-model-failures", tc.max, "--out", dir)
+		want := "model calls through the proxy failed " + tc.max + " times in a row (server)"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("--max-model-failures %s: err %v, want %q\n%s", tc.max, err, want, out)
+		}
+		m := readMetrics(t, dir)
+		if m.Status != "aborted" || m.GLlm != 0 || m.Secondary.DecisionsBySource["llm"] != 0 {
+			t.Errorf("metrics: status %s, G_llm %d, by source %v", m.Status, m.GLlm, m.Secondary.DecisionsBySource)
+		}
+		var s extctl.Summary
+		if err := json.Unmarshal(mustRead(t, filepath.Join(dir, extctl.SummaryFile)), &s); err != nil || s.Proxy == nil || s.Proxy.Calls != tc.calls || s.Proxy.Failures != tc.calls {
+			t.Errorf("%s: %v %+v", extctl.SummaryFile, err, s.Proxy)
+		}
+	}
+	if _, err := run(t, "des", "run", "--controller-command", "true", "--llm-proxy-upstream", down.URL, "--max-model-failures", "0", "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), "--max-model-failures") {
+		t.Errorf("--max-model-failures 0: %v", err)
 	}
 }

@@ -148,7 +148,7 @@ func (f *llmFlags) register(fs *pflag.FlagSet) {
 		llmctl.DefaultMaxTokens, "maximum output tokens (the contract needs a handful)")
 	fs.StringVar(&f.spec.Name, "llm-label", "", "the model's name in case ids and summaries, if not --llm-model (an experiment file's models[].name; des case reruns such a case with it)")
 	fs.StringVar(&f.framework, "framework", llmctl.DefaultFramework, "orchestration style of the LLM controller: graph or relay")
-	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmctl.DefaultMaxModelFailures, "des run: failed model calls in a row (after the --llm-max-attempts retries) after which the run fails with status aborted (in a suite, and in des case, the first one fails the case, which reruns next time)")
+	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmctl.DefaultMaxModelFailures, "des run: failed model calls in a row of one role (after the --llm-max-attempts retries) after which the run fails with status aborted (in a suite, and in des case, the first one fails the case, which reruns next time)")
 	fs.StringVar(&f.replyParsing, "reply-parsing", llmctl.ParsingPublished, `how model replies are read: published (any reply a legal integer action can be read from, as the paper counts: JSON, a bare integer, a code fence, a sentence; docs/llm-controller.md) or strict (exactly {"action": n})`)
 }
 

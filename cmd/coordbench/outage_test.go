@@ -84,7 +84,7 @@ func TestRunFailsOnModelOutage(t *testing.T) {
 			if m := metricsIn(t, dir); m.Status != "aborted" || m.GTr != 1 || m.GLlm != 0 {
 				t.Errorf("metrics.json: status %s, G_tr %d, G_llm %d", m.Status, m.GTr, m.GLlm)
 			}
-			if out, err := run(t, "des", "validate", dir); err != nil {
+			if out, err := run(t, "des", "validate", dir); err != nil || !strings.Contains(out, "the run was aborted (status aborted)") || strings.Contains(out, "all checks hold") {
 				t.Errorf("validate: %v\n%s", err, out)
 			}
 		})

@@ -1,6 +1,7 @@
 package extctl
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/telemetry"
 )
 
@@ -51,15 +53,19 @@ type Controller struct {
 	doneOnce  sync.Once
 	buf       []byte
 	stopCtx   func() bool
-	llmStep   bool // the last decision made model calls through the proxy
+	llmStep   bool // the last decision got a model reply through the proxy
+	// proxyFails counts the failed calls in a row through the proxy
+	// (proxyOutage).
+	proxyFails int
 }
 
 // Name implements coord.Controller.
 func (c *Controller) Name() string { return Name }
 
 // Source implements coord.Controller: external decisions, or llm ones
-// when the last decision made at least one model call through the proxy
-// (the interpreter asks right after Act).
+// when the last decision got at least one model reply through the proxy
+// (the interpreter asks right after Act). A decision whose proxied calls
+// all failed is the runner's own: external.
 func (c *Controller) Source() coord.Source {
 	if c.llmStep {
 		return coord.SourceLLM
@@ -83,7 +89,8 @@ func (c *Controller) Runner() Ready { return c.ready }
 func (c *Controller) Notes() map[string]coord.AgentNote { return c.notes }
 
 // Failed reports why the runner was stopped during the episode (it exited,
-// timed out, could not start, or never said ready), or nil.
+// timed out, could not start, never said ready, or the context given to
+// Start ended), or nil.
 func (c *Controller) Failed() error {
 	if c.failure == nil {
 		return nil
@@ -94,34 +101,83 @@ func (c *Controller) Failed() error {
 	return fmt.Errorf("external runner failed at step %d: %s", c.failStep, c.failure.msg)
 }
 
-// Act implements coord.Controller. It never returns an error: every
-// problem is reported per agent in Notes, and the interpreter falls back
-// for the agents without a usable action. With a proxy, the model calls
-// completed between sending the decision and reading its reply go into
-// the notes of the step's agents. Once ctx is done, Act stops waiting for
-// the reply and the runner, as after a timeout.
+// Act implements coord.Controller. A bad reply is reported per agent in
+// Notes, and the interpreter falls back for the agents without a usable
+// action. Act returns an error wrapping coord.ErrAbort, which ends the
+// episode (status aborted), when the runner has failed (it exited, timed
+// out, could not start, never said ready: Failed), unless the context
+// given to Start stopped it; and, with a proxy, when ProxyConfig.MaxFailures
+// calls in a row through it have failed (the upstream is down) or one
+// missed the replay cache. With a proxy, the model calls completed
+// between sending the decision and reading its reply go into the notes
+// of the step's agents. Once ctx is done, Act stops waiting for the reply
+// and the runner, as after a timeout.
 func (c *Controller) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	c.llmStep = false
 	p := c.cfg.Proxy
 	if p == nil {
-		return c.act(ctx, d)
+		actions := c.act(ctx, d)
+		return actions, c.abort()
 	}
-	p.unattributed(len(p.Take())) // calls made between decisions
+	between := p.Take() // calls made between decisions
+	p.unattributed(len(between))
+	outage := c.proxyOutage(between)
 	sent := c.sent
 	p.follow(ctx)
-	actions, err := c.act(ctx, d)
+	actions := c.act(ctx, d)
 	p.follow(telemetry.WithStep(ctx, nil)) // calls until the next step: the episode's
 	calls := p.Take()
+	if outage == nil {
+		outage = c.proxyOutage(calls)
+	}
 	if c.sent == sent {
 		p.unattributed(len(calls))
+	} else {
+		attribute(c.notes, slices.Sorted(maps.Keys(d.ActiveAgents)), calls)
+		c.llmStep = slices.ContainsFunc(calls, func(call ProxyCall) bool { return !call.Failed })
+	}
+	if err := c.abort(); err != nil {
 		return actions, err
 	}
-	attribute(c.notes, slices.Sorted(maps.Keys(d.ActiveAgents)), calls)
-	c.llmStep = len(calls) > 0
-	return actions, err
+	return actions, outage
 }
 
-func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
+// abort is the error that ends the episode of a failed runner: nil while
+// it runs, or when a context stopped it (a cancelled episode falls back,
+// as the harness's contract wants).
+func (c *Controller) abort() error {
+	if c.failure == nil || c.failure.stopped {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", coord.ErrAbort, c.Failed())
+}
+
+// proxyOutage counts the failed calls in a row through the proxy, in the
+// order they completed, and returns the error that ends the episode once
+// there are ProxyConfig.MaxFailures of them, or at a replay-cache miss. A
+// call that got a reply resets the count; a call cut short by its
+// context (the runner went away) is not counted.
+func (c *Controller) proxyOutage(calls []ProxyCall) error {
+	p := c.cfg.Proxy
+	limit := cmp.Or(p.cfg.MaxFailures, DefaultMaxProxyFailures)
+	for _, call := range calls {
+		switch {
+		case !call.Failed:
+			c.proxyFails = 0
+		case call.Class == llm.ClassCanceled:
+		case call.Class == llm.ClassCacheMiss:
+			return fmt.Errorf("%w: a model call through the proxy missed the replay cache: %s", coord.ErrAbort, call.Error)
+		default:
+			if c.proxyFails++; c.proxyFails >= limit {
+				return fmt.Errorf("%w: model calls through the proxy failed %d times in a row (%s): the upstream is down; last: %s",
+					coord.ErrAbort, c.proxyFails, cmp.Or(call.Class, "error"), call.Error)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Controller) act(ctx context.Context, d *coord.Decision) map[string]int {
 	ids := slices.Sorted(maps.Keys(d.ActiveAgents))
 	c.notes = make(map[string]coord.AgentNote, len(ids))
 	c.steps++
@@ -130,14 +186,14 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 	c.mu.Unlock()
 	if c.failure != nil {
 		c.allFail(ids, c.deadReason())
-		return nil, nil
+		return nil
 	}
 	c.discardUnsolicited(d.Step)
 	c.buf = append(c.buf[:0], `{"type":"decision","payload":`...)
 	b, err := json.Marshal(d)
 	if err != nil { // a payload is plain data
 		c.allFail(ids, "cannot encode the payload: "+err.Error())
-		return nil, nil
+		return nil
 	}
 	c.buf = append(append(c.buf, b...), "}\n"...)
 	start := time.Now()
@@ -146,7 +202,7 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 	if perr := c.write(c.buf, deadline); perr != nil {
 		c.fail(d.Step, perr)
 		c.allFail(ids, perr.msg)
-		return nil, nil
+		return nil
 	}
 	for {
 		line, perr := c.next(ctx, deadline)
@@ -157,7 +213,7 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 				c.violate(d.Step, perr.code, SevError, perr.msg)
 			}
 			c.allFail(ids, perr.msg)
-			return nil, nil
+			return nil
 		}
 		lat := time.Since(start)
 		r := parseReply(d, line, lat)
@@ -170,7 +226,7 @@ func (c *Controller) act(ctx context.Context, d *coord.Decision) (map[string]int
 		c.notes = r.notes
 		c.latencies = append(c.latencies, lat)
 		c.answered++
-		return r.actions, nil
+		return r.actions
 	}
 }
 

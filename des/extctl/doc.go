@@ -11,12 +11,16 @@
 //	runner → coordbench   {"step":N, "actions":{agent_id: index}}        one line
 //	coordbench → runner   {"type":"episode_end", "metrics":{…}}
 //
-// Nothing the runner does can stop or hang an episode. A reply that is
-// late, malformed or names the wrong agents is replaced by the
-// contract-safe fallback, and the audit of every affected agent carries
-// the raw reply and the reason (coord.Annotator). A runner that exits or
-// times out is stopped for good: every later decision falls back, and
-// Failed reports why, so that the caller can exit non-zero. Everything the
+// Nothing the runner does can hang an episode. A reply that is
+// malformed or names the wrong agents is replaced by the contract-safe
+// fallback, and the audit of every affected agent carries the raw reply
+// and the reason (coord.Annotator). A runner that exits, times out or
+// never says ready is stopped for good, and its episode is not a result:
+// Act returns an error wrapping coord.ErrAbort, the harness ends the
+// episode there with status aborted, and Failed reports why. With the
+// model-call proxy, a decision whose proxied calls all failed is the
+// runner's own (source external, not llm), and an upstream outage
+// (ProxyConfig.MaxFailures failed calls in a row) aborts the episode too. Everything the
 // runner writes to stderr, plus the stdout lines that are not protocol
 // messages, goes to Config.Stderr.
 //

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,7 +100,7 @@ func runExternal(t *testing.T, command string, mode coord.AuthorityMode, cfg ext
 	}
 	e := &episode{c: c, dir: t.TempDir()}
 	e.res, err = harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: faultSeed, Mode: mode, Controller: c}, e.dir)
-	if err != nil {
+	if err != nil && !errors.Is(err, coord.ErrAbort) { // an abort is a result the tests check (aborted)
 		t.Fatalf("run: %v", err)
 	}
 	c.End(e.res.Metrics)
@@ -145,6 +147,32 @@ func (e *episode) intact(t *testing.T) {
 	}
 	if e.res.Metrics.GDs != len(e.audits) && e.res.Metrics.Secondary.Decisions != len(e.audits) {
 		t.Errorf("%d audits for %d decisions", len(e.audits), e.res.Metrics.Secondary.Decisions)
+	}
+}
+
+// aborted checks that the episode was aborted (status aborted, an error
+// wrapping coord.ErrAbort that contains want), that metrics.json and
+// manifest.json say so, and that its artifacts pass the re-check, which
+// reports the status.
+func (e *episode) aborted(t *testing.T, want string) {
+	t.Helper()
+	if !errors.Is(e.res.Err, coord.ErrAbort) || !strings.Contains(e.res.Err.Error(), want) || e.res.Metrics.Status != string(factory.Aborted) {
+		t.Errorf("episode: status %q, err %v; want aborted with %q", e.res.Metrics.Status, e.res.Err, want)
+	}
+	var m harness.Metrics
+	var man harness.Manifest
+	if err := json.Unmarshal(readFile(t, e.dir, harness.FileMetrics), &m); err != nil || m.Status != string(factory.Aborted) {
+		t.Errorf("%s: status %q (%v)", harness.FileMetrics, m.Status, err)
+	}
+	if err := json.Unmarshal(readFile(t, e.dir, harness.FileManifest), &man); err != nil || man.Status != string(factory.Aborted) {
+		t.Errorf("%s: status %q (%v)", harness.FileManifest, man.Status, err)
+	}
+	rep, err := check.Dir(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Stats.Status != string(factory.Aborted) {
+		t.Errorf("re-check: status %q, problems %+v", rep.Stats.Status, rep.Problems)
 	}
 }
 
@@ -218,23 +246,28 @@ func (e *episode) onlyStepFallsBack(t *testing.T, s int, want, raw string) {
 	}
 }
 
-// deadFrom checks that step s and every later step fell back: step s with
-// reason want, later ones saying the runner failed at step s.
+// deadFrom checks that the runner failed at step s, and that the failure
+// aborted the episode there: every earlier step is the runner's, step s
+// fell back with reason want, and no later step was played.
 func (e *episode) deadFrom(t *testing.T, s int, want string) {
 	t.Helper()
 	for _, a := range e.audits {
 		switch {
 		case a.Step < s && a.Source != coord.SourceExternal:
 			t.Fatalf("step %d: %s (%s) before the failure", a.Step, a.Source, a.Reason)
-		case a.Step == s && (a.Source != coord.SourceFallback || a.Reason != "unusable reply: "+want):
-			t.Fatalf("step %d: %s reason %q, want %q", a.Step, a.Source, a.Reason, "unusable reply: "+want)
-		case a.Step > s && (a.Source != coord.SourceFallback || !strings.Contains(a.Reason, "runner failed at step") || !strings.Contains(a.Reason, want)):
-			t.Fatalf("step %d: %s reason %q, want the failure at step %d", a.Step, a.Source, a.Reason, s)
+		case a.Step == s && (a.Source != coord.SourceFallback || a.Error != want || !strings.Contains(a.Reason, fmt.Sprintf("episode aborted: external runner failed at step %d: %s", s, want))):
+			t.Fatalf("step %d: %s reason %q reply_error %q, want the abort for %q", a.Step, a.Source, a.Reason, a.Error, want)
+		case a.Step > s:
+			t.Fatalf("step %d played after the runner failed at step %d: %s (%s)", a.Step, s, a.Source, a.Reason)
 		}
+	}
+	if len(e.at(s)) == 0 {
+		t.Fatalf("no audit at step %d", s)
 	}
 	if err := e.c.Failed(); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Failed() = %v, want %q", err, want)
 	}
+	e.aborted(t, fmt.Sprintf("external runner failed at step %d: %s", s, want))
 }
 
 func TestCleanRunner(t *testing.T) {
@@ -269,9 +302,12 @@ func TestCleanRunner(t *testing.T) {
 	}
 }
 
+// A runner that crashes mid-episode (issue 32: a run whose runner exited
+// after some decisions was marked done and passed des validate): the
+// episode is aborted at the step it crashed in, and metrics.json,
+// manifest.json and the re-check say status aborted.
 func TestCrashMidEpisode(t *testing.T) {
 	e := runExternal(t, helperCommand(t, "crash:40"), coord.Hierarchical(), extctl.Config{})
-	e.intact(t)
 	e.runnerGone(t)
 	e.deadFrom(t, 40, "runner exited: exit status 2")
 	if !strings.Contains(e.stderr, "helper: crashing at step 40") {
@@ -283,12 +319,11 @@ func TestHangTimesOut(t *testing.T) {
 	// The timeout bounds the ready message too, which needs the helper
 	// process started: a second leaves room for a loaded machine.
 	e := runExternal(t, helperCommand(t, "hang:25"), coord.Centralized(), extctl.Config{Timeout: time.Second})
-	e.intact(t)
 	e.runnerGone(t)
 	e.deadFrom(t, 25, "timeout after 1s")
-	// One timeout, at step 25: the runner is not asked again, so no later
-	// decision waits for it (deadFrom: they fall back for the failure at
-	// step 25). Tests assert on behaviour, never on wall-clock time.
+	// One timeout, at step 25: the runner is not asked again, and the
+	// episode ends there (deadFrom). Tests assert on behaviour, never on
+	// wall-clock time.
 	if v := e.violations(extctl.VTimeout); len(v) != 1 || v[0].Step != 25 {
 		t.Errorf("timeout violations %+v, want one, at step 25", v)
 	}
@@ -299,7 +334,6 @@ func TestHangTimesOut(t *testing.T) {
 
 func TestHangIgnoringSIGTERMIsKilled(t *testing.T) {
 	e := runExternal(t, helperCommand(t, "noterm:3"), coord.Centralized(), extctl.Config{Timeout: time.Second, Grace: 200 * time.Millisecond})
-	e.intact(t)
 	e.runnerGone(t)
 	e.deadFrom(t, 3, "timeout after 1s")
 	if !strings.Contains(e.stderr, "sending SIGKILL") {
@@ -309,10 +343,10 @@ func TestHangIgnoringSIGTERMIsKilled(t *testing.T) {
 
 func TestExitBeforeHello(t *testing.T) {
 	e := runExternal(t, helperCommand(t, "nohello"), coord.HolonicHybrid(), extctl.Config{})
-	e.intact(t)
 	want := "runner failed before the first decision: runner exited: exit status 3 (waiting for ready)"
+	e.aborted(t, "external "+want)
 	for _, a := range e.audits {
-		if a.Source != coord.SourceFallback || a.Reason != "unusable reply: "+want || a.Error != want {
+		if a.Source != coord.SourceFallback || a.Reason != "controller error: episode aborted: external "+want || a.Error != want {
 			t.Fatalf("step %d: %s %q", a.Step, a.Source, a.Reason)
 		}
 	}
@@ -326,7 +360,7 @@ func TestExitBeforeHello(t *testing.T) {
 
 func TestCommandNotFound(t *testing.T) {
 	e := runExternal(t, "/nonexistent/runner --flag", coord.Centralized(), extctl.Config{})
-	e.intact(t)
+	e.aborted(t, "exit status 127")
 	if e.fallbacks() != len(e.audits) || e.c.Failed() == nil || !strings.Contains(e.c.Failed().Error(), "exit status 127") {
 		t.Errorf("fallbacks %d of %d, failed %v", e.fallbacks(), len(e.audits), e.c.Failed())
 	}
@@ -334,7 +368,7 @@ func TestCommandNotFound(t *testing.T) {
 
 func TestNoReady(t *testing.T) {
 	e := runExternal(t, helperCommand(t, "noready"), coord.Centralized(), extctl.Config{Timeout: 200 * time.Millisecond})
-	e.intact(t)
+	e.aborted(t, "timeout after 200ms (waiting for ready)")
 	e.runnerGone(t)
 	if err := e.c.Failed(); err == nil || !strings.Contains(err.Error(), "timeout after 200ms (waiting for ready)") {
 		t.Errorf("Failed() = %v", err)

@@ -55,11 +55,14 @@ type Config struct {
 	Proxy *Proxy
 }
 
-// protoError is a failed answer; fatal ones stop the runner.
+// protoError is a failed answer; fatal ones stop the runner. stopped
+// marks the failure of a runner stopped by a context (not the runner's
+// doing: the episode falls back instead of aborting).
 type protoError struct {
-	code  string
-	msg   string
-	fatal bool
+	code    string
+	msg     string
+	fatal   bool
+	stopped bool
 }
 
 func (e *protoError) Error() string { return e.msg }
@@ -279,7 +282,7 @@ func (c *Controller) exitError() *protoError {
 
 // stoppedError is the failure of a runner stopped by a context.
 func stoppedError(err error) *protoError {
-	return &protoError{code: VExited, msg: "runner stopped: " + err.Error(), fatal: true}
+	return &protoError{code: VExited, msg: "runner stopped: " + err.Error(), fatal: true, stopped: true}
 }
 
 func exitStatus(err error) string {

@@ -42,7 +42,16 @@ type ProxyConfig struct {
 	// other clients of the same base URL (nil: the proxy's clients share
 	// state of their own).
 	Options llm.Options
+	// MaxFailures is how many calls in a row through the proxy may fail
+	// (after their retries, without a model reply) before the episode of
+	// the runner making them aborts: the upstream is down. A call that
+	// returns a reply resets the count. 0 means DefaultMaxProxyFailures.
+	MaxFailures int
 }
+
+// DefaultMaxProxyFailures is ProxyConfig.MaxFailures when unset: the
+// built-in LLM controller's default (llmctl.DefaultMaxModelFailures).
+const DefaultMaxProxyFailures = 3
 
 // ProxyCall is one model call made through the proxy.
 type ProxyCall struct {
@@ -53,6 +62,9 @@ type ProxyCall struct {
 	Cached             bool  // answered from the response cache
 	Failed             bool
 	Retries            int // attempts beyond the first
+	// Class and Error say why a failed call failed (llm.ErrorClass, and
+	// the error's text, which never holds the key); "" when it did not.
+	Class, Error string
 }
 
 // ProxyTotals sums up the calls made through a proxy (controller.json
@@ -108,6 +120,9 @@ type Proxy struct {
 func NewProxy(cfg ProxyConfig) (*Proxy, error) {
 	if strings.TrimSpace(cfg.Upstream.BaseURL) == "" {
 		return nil, errors.New("extctl: proxy: empty upstream URL")
+	}
+	if cfg.MaxFailures < 0 {
+		return nil, fmt.Errorf("extctl: proxy: MaxFailures %d: must be at least 1 (0: the default, %d)", cfg.MaxFailures, DefaultMaxProxyFailures)
 	}
 	p := &Proxy{cfg: cfg, clients: map[clientKey]*llm.Client{}, tokens: map[string]bool{}, endpoints: cfg.Options.Endpoints}
 	if p.endpoints == nil {
@@ -435,7 +450,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := cl.CompleteRequest(p.traceCall(r.Context()), fwd)
 	if err != nil {
 		// An unusable reply's tokens were spent all the same.
-		c := ProxyCall{Model: req.Model, Failed: true}
+		c := ProxyCall{Model: req.Model, Failed: true, Class: llm.ErrorClass(err), Error: err.Error()}
 		if le := (*llm.Error)(nil); errors.As(err, &le) {
 			c.PromptTokens, c.CompletionTokens, c.PromptCachedTokens = le.Usage.PromptTokens, le.Usage.CompletionTokens, le.Usage.PromptCachedTokens
 			c.Retries = max(0, le.Attempts-1)

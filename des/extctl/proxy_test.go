@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,7 +36,14 @@ func proxyEpisode(t *testing.T, upstream, cachePath, mode string) (*episode, ext
 		t.Fatal(err)
 	}
 	defer cache.Close()
-	p, err := extctl.NewProxy(extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: upstream, APIKeyEnv: proxyKeyEnv}}, Options: llm.Options{Cache: cache, CacheMode: mode, MaxAttempts: 2}})
+	return proxyRun(t, extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: upstream, APIKeyEnv: proxyKeyEnv}}, Options: llm.Options{Cache: cache, CacheMode: mode, MaxAttempts: 2}})
+}
+
+// proxyRun plays one episode with the Python proxy runner, its model
+// calls going through a proxy configured by cfg.
+func proxyRun(t *testing.T, cfg extctl.ProxyConfig) (*episode, extctl.ProxyTotals) {
+	t.Helper()
+	p, err := extctl.NewProxy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,5 +243,52 @@ func TestProxyNeedsToken(t *testing.T) {
 	}
 	if code := post("Bearer " + other); code != http.StatusOK {
 		t.Errorf("another runner's token after the first was revoked: %d", code)
+	}
+}
+
+// An upstream that fails some calls (issue 32: a dead upstream's 323
+// failed calls were all credited to the model, G_llm 323): a step whose
+// proxied calls all failed is the runner's own (source external), one
+// with a model reply is the model's (llm), and the failures are counted.
+func TestProxyFailedStepsAreNotTheModels(t *testing.T) {
+	stub, err := despolicy.New("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 { // every other call fails: never two in a row
+			http.Error(w, `{"error":{"message":"upstream down"}}`, http.StatusInternalServerError)
+			return
+		}
+		stub.ServeHTTP(w, r)
+	}))
+	defer up.Close()
+	e, tot := proxyRun(t, extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: up.URL + "/v1"}}, Options: llm.Options{MaxAttempts: 1}})
+	e.intact(t)
+	m := e.res.Metrics
+	by := m.Secondary.DecisionsBySource
+	if tot.Failures == 0 || tot.Failures == tot.Calls || tot.Calls != len(e.audits) {
+		t.Fatalf("proxy totals %+v for %d audits: want one call per decision, some failed", tot, len(e.audits))
+	}
+	if by["llm"] != tot.Calls-tot.Failures || by["external"] != tot.Failures || m.GLlm != by["llm"] || e.fallbacks() != 0 {
+		t.Errorf("by source %v, G_llm %d, %d fallbacks; want llm %d (the calls answered), external %d (the calls failed)",
+			by, m.GLlm, e.fallbacks(), tot.Calls-tot.Failures, tot.Failures)
+	}
+}
+
+// A dead upstream is an outage: after MaxFailures failed calls in a row
+// through the proxy the episode aborts with an error naming it, and no
+// decision is credited to the model.
+func TestProxyOutageAborts(t *testing.T) {
+	down := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Status(500, "upstream down") })
+	defer down.Close()
+	e, tot := proxyRun(t, extctl.ProxyConfig{Upstream: llm.Spec{Endpoint: llm.Endpoint{BaseURL: down.URL}}, Options: llm.Options{MaxAttempts: 1}})
+	e.aborted(t, "model calls through the proxy failed 3 times in a row (server)")
+	if tot.Calls != extctl.DefaultMaxProxyFailures || tot.Failures != tot.Calls {
+		t.Errorf("proxy totals %+v: want the episode to end at the third failed call", tot)
+	}
+	if m := e.res.Metrics; m.GLlm != 0 || m.Secondary.DecisionsBySource["llm"] != 0 {
+		t.Errorf("G_llm %d, by source %v: failed calls were credited to the model", m.GLlm, m.Secondary.DecisionsBySource)
 	}
 }

@@ -129,7 +129,7 @@ func (s *Session) End(c *Controller, dir string) (Summary, error) {
 	sum, failed, err := s.end(c, dir)
 	if failed != nil {
 		s.mu.Lock()
-		s.failures = append(s.failures, fmt.Errorf("%w (the episode went on with audited fallbacks; see %s)", failed, filepath.Join(dir, StderrFile)))
+		s.failures = append(s.failures, fmt.Errorf("%w (see %s)", failed, filepath.Join(dir, StderrFile)))
 		s.mu.Unlock()
 	}
 	return sum, err

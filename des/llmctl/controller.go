@@ -46,15 +46,17 @@ const DefaultMaxModelFailures = 3
 // A model call that fails (after the client's retries: endpoint
 // unreachable, key rejected, quota, server errors, ...) leaves its agent
 // without an action, like an unusable reply; but MaxModelFailures failed
-// calls in a row, or a single replay-cache miss, make Act return an error
-// wrapping coord.ErrAbort, which ends the episode (status aborted). A call
-// cut short because ctx ended is not counted: the agent falls back, as the
-// harness's contract for a cancelled episode wants.
+// calls in a row of one role, or a single replay-cache miss, make Act
+// return an error wrapping coord.ErrAbort, which ends the episode (status
+// aborted). A call cut short because ctx ended is not counted: the agent
+// falls back, as the harness's contract for a cancelled episode wants.
 type Controller struct {
-	// MaxModelFailures: failed model calls in a row, counted over the
-	// episode in audit order (step, then agent id), after which Act aborts
-	// the episode; a call that returns a reply, usable or not, resets the
-	// count. 0 means DefaultMaxModelFailures.
+	// MaxModelFailures: failed model calls in a row of one role (plant,
+	// area, cell, ...), counted over the episode in audit order (step,
+	// then agent id), after which Act aborts the episode; a call of that
+	// role that returns a reply, usable or not, resets its count. The
+	// count is per role, not per run: one role's model down while the
+	// others answer is an outage too. 0 means DefaultMaxModelFailures.
 	MaxModelFailures int
 	// AbortOnModelError makes the first failed model call abort the
 	// episode (MaxModelFailures 1). Suites set it, as the information-silo
@@ -77,7 +79,7 @@ type Controller struct {
 	handoff []string            // relay: the previous step's decisions, handed to the next agents
 	prev    map[string]bool     // relay: agents of the previous step
 
-	failures int // failed model calls in a row
+	failures map[string]int // failed model calls in a row, by role
 }
 
 // New makes an LLM controller. models maps a role ("plant", "area",
@@ -145,8 +147,9 @@ type answer struct {
 	action int
 	ok     bool
 	note   coord.AgentNote
-	called bool  // the model call was made
-	err    error // the model call failed (nil: it returned a reply)
+	called bool   // the model call was made
+	role   string // the agent's role (failures are counted by role)
+	err    error  // the model call failed (nil: it returned a reply)
 }
 
 // Act implements coord.Controller: one model call per active agent, all
@@ -185,9 +188,10 @@ func (c *Controller) Act(ctx context.Context, d *coord.Decision) (map[string]int
 	return actions, c.modelFailures(ctx, answers)
 }
 
-// modelFailures counts the step's failed model calls in agent id order
-// and returns an error wrapping coord.ErrAbort when the episode must end:
-// a replay-cache miss, or MaxModelFailures failures in a row.
+// modelFailures counts the step's failed model calls by role, in agent id
+// order, and returns an error wrapping coord.ErrAbort when the episode
+// must end: a replay-cache miss, or MaxModelFailures failures in a row of
+// one role.
 func (c *Controller) modelFailures(ctx context.Context, answers []answer) error {
 	limit := cmp.Or(c.MaxModelFailures, DefaultMaxModelFailures)
 	if c.AbortOnModelError {
@@ -197,14 +201,17 @@ func (c *Controller) modelFailures(ctx context.Context, answers []answer) error 
 		switch {
 		case !a.called:
 		case a.err == nil:
-			c.failures = 0
+			delete(c.failures, a.role)
 		case ctx.Err() != nil || llm.ErrorClass(a.err) == llm.ClassCanceled: // the episode's ctx ended: fall back
 		case errors.Is(a.err, llm.ErrCacheMiss):
 			return fmt.Errorf("%w: %w", coord.ErrAbort, a.err)
 		default:
-			if c.failures++; c.failures >= limit {
-				return fmt.Errorf("%w: model calls failed %d times in a row (%s), last: %w",
-					coord.ErrAbort, c.failures, cmp.Or(llm.ErrorClass(a.err), "error"), a.err)
+			if c.failures == nil {
+				c.failures = map[string]int{}
+			}
+			if c.failures[a.role]++; c.failures[a.role] >= limit {
+				return fmt.Errorf("%w: model calls failed %d times in a row (%s) for role %s, last: %w",
+					coord.ErrAbort, c.failures[a.role], cmp.Or(llm.ErrorClass(a.err), "error"), a.role, a.err)
 			}
 		}
 	}
@@ -216,7 +223,7 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer 
 	ctx = telemetry.ForAgent(ctx, v.AgentID) // its model call is a child of the agent's span
 	var a answer
 	a.note.Model = m.Name
-	a.called = true
+	a.called, a.role = true, v.Role
 	resp, err := m.Client.Complete(ctx, []llm.Message{{Role: llm.RoleSystem, Content: SystemPrompt}, {Role: llm.RoleUser, Content: msg}})
 	if err != nil {
 		a.note.Error = "model call failed: " + err.Error()

@@ -156,3 +156,38 @@ func TestEmptyChoicesTokensCount(t *testing.T) {
 		t.Errorf("%d calls; metrics count %d + %d tokens, want %d + %d", n, sec.PromptTokens, sec.CompletionTokens, 7*n, 3*n)
 	}
 }
+
+// One role's model down while the others answer (issue 32: the cell
+// model answering 500 on every call) is an outage: the failures are
+// counted per role, so the other roles' replies do not hide it, and the
+// episode aborts once the cell role has failed MaxModelFailures calls in
+// a row.
+func TestOneRoleOutageAborts(t *testing.T) {
+	_, good := stubServer(t, "builtin")
+	down := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply { return stubmodel.Status(500, "cell model down") })
+	t.Cleanup(down.Close)
+	client := func(base string) *llm.Client {
+		cfg := fastRetries(base)
+		cfg.MaxAttempts, cfg.Concurrency = 1, 1
+		cl, err := llm.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	cell := client(down.URL)
+	c, err := llmctl.New("graph", map[string]llmctl.Model{"": {Name: "good", Client: client(good.URL + "/v1")}, "cell": {Name: "down", Client: cell}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := harness.Run(context.Background(), harness.Episode{Plant: plant(t, "A3C9-1"), Seed: 1, Mode: coord.HolonicHybrid(), Controller: c})
+	if !errors.Is(r.Err, coord.ErrAbort) || !strings.Contains(r.Err.Error(), "role cell") || r.Metrics.Status != string(factory.Aborted) {
+		t.Fatalf("err %v, status %s (G_fb %d, G_llm %d); want an abort naming role cell", r.Err, r.Metrics.Status, r.Metrics.GFb, r.Metrics.GLlm)
+	}
+	if n := down.Count(); n != llmctl.DefaultMaxModelFailures {
+		t.Errorf("the cell model was called %d times before the abort, want %d", n, llmctl.DefaultMaxModelFailures)
+	}
+	if r.Metrics.GLlm == 0 {
+		t.Error("the other roles' answers were not counted (G_llm 0): the outage test needs them to interleave")
+	}
+}

@@ -3,13 +3,16 @@
 
 For each active agent it POSTs the agent's payload (the shape of
 llmctl.UserMessage) to $COORDBENCH_LLM_BASE_URL/chat/completions and plays
-the model's {"action": N}. Standard library only. It prints the names of
+the model's {"action": N}; when the call fails (the proxy answers an
+error), it plays the agent's first legal action, its own choice, as a
+runner with a fallback of its own would. Standard library only. It prints the names of
 its environment variables to stderr (a test checks that the real API key
 never reaches the runner).
 """
 import json
 import os
 import sys
+import urllib.error
 import urllib.request
 
 BASE = os.environ["COORDBENCH_LLM_BASE_URL"]
@@ -31,8 +34,12 @@ def ask(view):
     }).encode()
     req = urllib.request.Request(BASE + "/chat/completions", data=body, method="POST",
                                  headers={"Content-Type": "application/json", "Authorization": "Bearer " + KEY})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        resp = json.load(r)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            resp = json.load(r)
+    except urllib.error.HTTPError as e:
+        sys.stderr.write("proxy_runner: model call failed (%d); playing the first legal action\n" % e.code)
+        return view["legal_actions"][0]
     return json.loads(resp["choices"][0]["message"]["content"])["action"]
 
 
