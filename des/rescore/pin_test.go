@@ -12,6 +12,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/harness/check"
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/scorediff"
 	"github.com/coordbench/coordbench/internal/scorediff/difftest"
@@ -101,5 +102,21 @@ func TestWritePinnedRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		difftest.WritePin(t, file, difftest.Pin{Scorer: harness.ScorerVersion, Scored: scoredValues(t, r.files[0].New)})
+	}
+}
+
+// TestPinnedRunsValidate: des validate, which recomputes every metric
+// with code of its own, agrees with the scorer on the pinned runs, the
+// truncated one (owed to the horizon, G_vc in seconds of a plant timed in
+// minutes) among them.
+func TestPinnedRunsValidate(t *testing.T) {
+	for _, p := range pins {
+		rep, err := check.Dir(p.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) != 0 {
+			t.Errorf("%s: %v", p.run, rep.Problems)
+		}
 	}
 }
