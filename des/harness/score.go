@@ -43,8 +43,8 @@ const (
 // current rules are CurrentScorer's; others exist so that a stored run
 // can be rescored under a variant (a test, or a study of a definition).
 type Rules struct {
-	// PowerViolations is the power term of G_vc: PowerUnits or
-	// PowerEntries.
+	// PowerViolations is the power term of G_vc: PowerSeconds,
+	// PowerUnits or PowerEntries.
 	PowerViolations string `json:"power_violations"`
 	// Obligation is how far a truncated episode's unfinished jobs accrue
 	// G_mk, G_td and G_ut: ObligationHorizon or ObligationEnd.
@@ -256,12 +256,16 @@ func (s *slots) add(from, to float64) {
 	if lo <= s.last {
 		lo = s.last + 1
 	}
-	if hi < lo {
+	if !(hi >= lo) { // none, or a time that is not a number
 		return
 	}
-	s.n += int(hi - lo + 1)
+	s.n = int(min(float64(s.n)+(hi-lo+1), maxSlots))
 	s.last = hi
 }
+
+// maxSlots bounds a slot count: a horizon of 1e12 time units of 1e12
+// seconds each has more seconds than an int holds.
+const maxSlots = 1 << 53
 
 // slotClock is time t on a clock that reads t × scale, snapped to a
 // whole number within a few rounding errors of it, so that a trace

@@ -620,10 +620,10 @@ func (c *checker) countOverSeconds(from, to float64) {
 	if lo <= c.lastOverSec {
 		lo = c.lastOverSec + 1
 	}
-	if hi < lo {
+	if !(hi >= lo) { // none, or a time that is not a number
 		return
 	}
-	c.tot.overSecs += int(hi - lo + 1)
+	c.tot.overSecs = int(min(float64(c.tot.overSecs)+(hi-lo+1), 1<<53)) // bounded: seconds of a huge time unit
 	c.lastOverSec = hi
 }
 
