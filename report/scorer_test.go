@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 // copyDES copies the des suite of the tests into a new directory, with
@@ -23,7 +25,7 @@ func copyDES(t *testing.T, version string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := `"scorer": "des-metrics/1"`
+	old := `"scorer": "` + harness.ScorerVersion + `"`
 	if !bytes.Contains(b, []byte(old)) {
 		t.Fatalf("suite.json records no scorer version:\n%s", b)
 	}
@@ -49,7 +51,7 @@ func TestScorerVersions(t *testing.T) {
 	}
 	old, other := copyDES(t, ""), copyDES(t, "des-metrics/0")
 	w := ScorerWarning([]string{desDir, old, other, siloDir})
-	for _, want := range []string{"des directories were scored under different scorer versions", "des-metrics/1 (" + desDir + ")",
+	for _, want := range []string{"des directories were scored under different scorer versions", harness.ScorerVersion + " (" + desDir + ")",
 		"unrecorded (" + old + ")", "des-metrics/0 (" + other + ")", "coordbench des rescore DIR"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("warning lacks %q: %s", want, w)

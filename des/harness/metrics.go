@@ -40,8 +40,9 @@ type Metrics struct {
 	Secondary  Secondary  `json:"secondary"`
 }
 
-// Violations is the runtime violation summary. G_vc is Total: the time
-// units spent over the power cap, the blocking incidents and the WIP
+// Violations is the runtime violation summary. G_vc is Total: the
+// seconds of plant time spent over the power cap (started seconds,
+// whatever the instance's time unit), the blocking incidents and the WIP
 // breaches. The entries into overshoot are kept beside them and are not
 // part of G_vc (see docs/metrics.md).
 type Violations struct {

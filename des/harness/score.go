@@ -20,7 +20,7 @@ import (
 // under different versions are not comparable, and `coordbench report`
 // says so when it is given both. TestScorerPin fails on a change that
 // leaves it alone.
-const ScorerVersion = "des-metrics/1"
+const ScorerVersion = "des-metrics/2"
 
 // ScorerUnrecorded is the scorer version of a run or suite that records
 // none (written before scorer versions were recorded).
@@ -28,7 +28,11 @@ const ScorerUnrecorded = suiterun.Unrecorded
 
 // What G_vc counts of the power cap (Rules.PowerViolations).
 const (
-	// PowerUnits counts the time units over the cap (des-metrics/1).
+	// PowerSeconds counts the seconds of plant time over the cap, whatever
+	// the instance's time unit (des-metrics/2).
+	PowerSeconds = "seconds"
+	// PowerUnits counts the time units of the instance's clock over the
+	// cap (des-metrics/1: the count depends on the unit).
 	PowerUnits = "units"
 	// PowerEntries counts the entries into overshoot (the rule before
 	// time units, kept as violations.power_overshoot_entries).
@@ -39,10 +43,25 @@ const (
 // current rules are CurrentScorer's; others exist so that a stored run
 // can be rescored under a variant (a test, or a study of a definition).
 type Rules struct {
-	// PowerViolations is the power term of G_vc: PowerUnits or
-	// PowerEntries.
+	// PowerViolations is the power term of G_vc: PowerSeconds,
+	// PowerUnits or PowerEntries.
 	PowerViolations string `json:"power_violations"`
+	// Obligation is how far a truncated episode's unfinished jobs accrue
+	// G_mk, G_td and G_ut: ObligationHorizon or ObligationEnd.
+	Obligation string `json:"obligation"`
 }
+
+// How far an episode is held to its jobs (Rules.Obligation).
+const (
+	// ObligationHorizon: a truncated episode is scored to the instance's
+	// horizon, as if the plant stood still until then: G_mk is the
+	// horizon, unfinished jobs accrue tardiness (G_td) and overdue debt
+	// (G_ut) to it (des-metrics/2).
+	ObligationHorizon = "horizon"
+	// ObligationEnd: scored to the time of truncation, and G_td counts
+	// completed jobs only (des-metrics/1).
+	ObligationEnd = "end"
+)
 
 // Scorer turns a Tally into metrics under Rules; Version names them.
 type Scorer struct {
@@ -52,7 +71,7 @@ type Scorer struct {
 
 // CurrentScorer is the scorer of live runs: ScorerVersion and its rules.
 func CurrentScorer() Scorer {
-	return Scorer{Version: ScorerVersion, Rules: Rules{PowerViolations: PowerUnits}}
+	return Scorer{Version: ScorerVersion, Rules: Rules{PowerViolations: PowerSeconds, Obligation: ObligationHorizon}}
 }
 
 // TallyHeader is what a Tally needs of the instance: the figures of the
@@ -62,12 +81,13 @@ type TallyHeader struct {
 	CapKW          float64
 	CarbonKgPerKWh float64
 	WIPCap         int
+	Horizon        float64
 }
 
 // PlantHeader is the TallyHeader of plant p, as its trace's episode_start
 // line writes it.
 func PlantHeader(p *factory.Plant) TallyHeader {
-	return TallyHeader{TimeUnitS: p.Inst.TimeUnitS, CapKW: p.CapKW(), CarbonKgPerKWh: p.Inst.Power.CarbonKgPerKWh, WIPCap: p.Inst.WIPCap}
+	return TallyHeader{TimeUnitS: p.Inst.TimeUnitS, CapKW: p.CapKW(), CarbonKgPerKWh: p.Inst.Power.CarbonKgPerKWh, WIPCap: p.Inst.WIPCap, Horizon: p.Inst.Horizon}
 }
 
 // Tally accumulates what the scoring rules read of an episode's trace,
@@ -90,8 +110,8 @@ type Tally struct {
 	energy, overKWh  float64
 	overT            float64
 	overEntries      int
-	overUnits        int
-	lastOverUnit     float64 // the last time unit counted in overUnits
+	overUnits        slots // time units of the instance's clock
+	overSeconds      slots // seconds of plant time
 
 	// per job, by id: its due date, and whether it completed; relFrom is
 	// the cell whose blocked queue it left for a re-route offer (-1: none),
@@ -112,7 +132,7 @@ func (t *Tally) Header() TallyHeader { return t.hdr }
 
 // Reset readies t for a new episode of an instance with header h.
 func (t *Tally) Reset(h TallyHeader) {
-	*t = Tally{hdr: h, job: t.job[:0], lastOverUnit: -1}
+	*t = Tally{hdr: h, job: t.job[:0], overUnits: newSlots(1), overSeconds: newSlots(h.TimeUnitS)}
 }
 
 // Records feeds t with records in trace order (mode_selected lines carry
@@ -209,25 +229,55 @@ func (t *Tally) integrate(at float64) {
 			if kw > t.hdr.CapKW {
 				t.overKWh += (kw - t.hdr.CapKW) * h
 				t.overT += dt
-				t.countOverUnits(t.lastPowT, at)
+				t.overUnits.add(t.lastPowT, at)
+				t.overSeconds.add(t.lastPowT, at)
 			}
 		}
 	}
 	t.lastPowT = at
 }
 
-// countOverUnits counts, once each, the time units [k, k+1) that the
-// over-cap interval [from, to) meets.
-func (t *Tally) countOverUnits(from, to float64) {
-	lo, hi := math.Floor(from), math.Ceil(to)-1
-	if lo <= t.lastOverUnit {
-		lo = t.lastOverUnit + 1
+// slots counts, once each, the slots [k, k+1) of a clock that over-cap
+// intervals meet, in trace order; the clock reads time × scale (scale
+// is the time unit in seconds for a count in seconds).
+type slots struct {
+	scale float64
+	n     int
+	last  float64 // the last slot counted (-1 before any)
+}
+
+func newSlots(scale float64) slots { return slots{scale: scale, last: -1} }
+
+// add counts the slots the interval [from, to) meets for a positive
+// length: from floor(from) up to the slot that holds the instant just
+// before to.
+func (s *slots) add(from, to float64) {
+	lo, hi := math.Floor(slotClock(from, s.scale)), math.Ceil(slotClock(to, s.scale))-1
+	if lo <= s.last {
+		lo = s.last + 1
 	}
-	if hi < lo {
+	if !(hi >= lo) { // none, or a time that is not a number
 		return
 	}
-	t.overUnits += int(hi - lo + 1)
-	t.lastOverUnit = hi
+	s.n = int(min(float64(s.n)+(hi-lo+1), maxSlots))
+	s.last = hi
+}
+
+// maxSlots bounds a slot count: a horizon of 1e12 time units of 1e12
+// seconds each has more seconds than an int holds.
+const maxSlots = 1 << 53
+
+// slotClock is time t on a clock that reads t × scale, snapped to a
+// whole number within a few rounding errors of it, so that a trace
+// written in another time unit (its times divided by the unit) counts
+// the same slots. With scale 1 it is t, unless t is within 4 ulps of a
+// whole number (des/harness/check recomputes it with its own copy).
+func slotClock(t, scale float64) float64 {
+	x := t * scale
+	if r := math.Round(x); math.Abs(x-r) <= 4*0x1p-52*math.Max(1, math.Abs(r)) {
+		return r
+	}
+	return x
 }
 
 // Coordination is what the scoring rules read of decisions.jsonl and
@@ -247,26 +297,42 @@ type Coordination struct {
 // events, model calls) is left as it is.
 func (s Scorer) Score(t *Tally, c Coordination, m *Metrics) {
 	m.Status = t.status
-	m.GMk, m.GTd, m.GCj = t.end, t.tardiness, t.completed
+	truncated := factory.Status(t.status).Truncated()
+	// to is the end of the episode's obligation: its end, or for a
+	// truncated episode under ObligationHorizon the horizon.
+	to := t.end
+	if s.Rules.Obligation == ObligationHorizon && truncated && t.hdr.Horizon > to {
+		to = t.hdr.Horizon
+	}
+	m.GMk, m.GTd, m.GCj = to, t.tardiness, t.completed
 	m.GEo, m.GEd, m.GEn = t.overKWh, t.overT, t.energy
 	m.GDs, m.GFb, m.GLlm = c.Steps, c.BySource["fallback"], c.BySource["llm"]
 	m.GDj, m.GDo = t.jobs-t.completed, t.totalOps-t.finished
 	m.GUt = 0
 	for i := range t.job { // arrived jobs, in id order; one that has not arrived is never overdue
 		if j := &t.job[i]; !j.done {
-			if late := t.end - j.due; late > 0 {
+			if late := to - j.due; late > 0 {
 				m.GUt += late
 			}
 		}
 	}
-	m.Violations = Violations{PowerOvershootUnits: t.overUnits, PowerOvershootEntries: t.overEntries, Blocking: t.blocking, WIP: t.wip}
-	power := t.overUnits
-	if s.Rules.PowerViolations == PowerEntries {
+	if s.Rules.Obligation == ObligationHorizon {
+		m.GTd += m.GUt // the unfinished jobs' tardiness so far
+	}
+	power := t.overSeconds.n
+	switch s.Rules.PowerViolations {
+	case PowerUnits:
+		power = t.overUnits.n
+	case PowerEntries:
 		power = t.overEntries
+	}
+	m.Violations = Violations{PowerOvershootUnits: power, PowerOvershootEntries: t.overEntries, Blocking: t.blocking, WIP: t.wip}
+	if s.Rules.PowerViolations == PowerEntries {
+		m.Violations.PowerOvershootUnits = t.overUnits.n
 	}
 	m.GVc = power + t.blocking + t.wip
 	m.GTr = 0
-	if factory.Status(t.status).Truncated() {
+	if truncated {
 		m.GTr = 1
 	}
 	m.GCm = 0
@@ -281,4 +347,12 @@ func (s Scorer) Score(t *Tally, c Coordination, m *Metrics) {
 	for _, n := range c.BySource {
 		sc.Decisions += n
 	}
+}
+
+// V1Scorer is the scorer of des-metrics/1 (docs/rescore.md): a truncated
+// episode scored to its end, G_vc's power term in time units of the
+// instance's clock. `des rescore` does not use it; it is kept so that a
+// study or a test can read a run under the old rules.
+func V1Scorer() Scorer {
+	return Scorer{Version: "des-metrics/1", Rules: Rules{PowerViolations: PowerUnits, Obligation: ObligationEnd}}
 }

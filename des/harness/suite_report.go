@@ -46,10 +46,10 @@ func MetricFamilies() []string { return slices.Clone(metricFamilies) }
 
 // suiteMetrics backs SuiteMetrics.
 var suiteMetrics = []SuiteMetric{
-	{"G_mk", "effectiveness", 1, false, func(m *Metrics) float64 { return m.GMk }, "makespan: time at episode end", "time", false},
-	{"G_td", "effectiveness", 1, false, func(m *Metrics) float64 { return m.GTd }, "total tardiness of completed jobs", "time", false},
+	{"G_mk", "effectiveness", 1, false, func(m *Metrics) float64 { return m.GMk }, "makespan: last completion; the horizon if truncated", "time", false},
+	{"G_td", "effectiveness", 1, false, func(m *Metrics) float64 { return m.GTd }, "total tardiness, unfinished jobs counted to the horizon", "time", false},
 	{"G_cj", "effectiveness", 1, true, func(m *Metrics) float64 { return float64(m.GCj) }, "completed jobs", "jobs", true},
-	{"G_vc", "constraint", 1, true, func(m *Metrics) float64 { return float64(m.GVc) }, "violations: time units over the power cap + blocking incidents + WIP breaches", "count", false},
+	{"G_vc", "constraint", 1, true, func(m *Metrics) float64 { return float64(m.GVc) }, "violations: seconds over the power cap + blocking incidents + WIP breaches", "count", false},
 	{"G_eo", "constraint", 4, false, func(m *Metrics) float64 { return m.GEo }, "energy above the power cap", "kWh", false},
 	{"G_ed", "constraint", 1, false, func(m *Metrics) float64 { return m.GEd }, "time with plant power above the cap", "time", false},
 	{"G_en", "constraint", 3, false, func(m *Metrics) float64 { return m.GEn }, "total energy", "kWh", false},
@@ -59,7 +59,7 @@ var suiteMetrics = []SuiteMetric{
 	{"G_llm", "coordination", 1, true, func(m *Metrics) float64 { return float64(m.GLlm) }, "decisions by an LLM (model cost)", "decisions", false},
 	{"G_tr", "robustness", 2, true, func(m *Metrics) float64 { return float64(m.GTr) }, "truncated episode (the mean is the truncation rate)", "0/1", false},
 	{"G_dj", "robustness", 1, true, func(m *Metrics) float64 { return float64(m.GDj) }, "unfinished jobs at the end", "jobs", false},
-	{"G_ut", "robustness", 1, false, func(m *Metrics) float64 { return m.GUt }, "overdue debt of unfinished jobs", "time", false},
+	{"G_ut", "robustness", 1, false, func(m *Metrics) float64 { return m.GUt }, "overdue debt of unfinished jobs at the horizon", "time", false},
 	{"G_do", "robustness", 1, true, func(m *Metrics) float64 { return float64(m.GDo) }, "unfinished operations at the end", "operations", false},
 }
 

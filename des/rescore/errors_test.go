@@ -15,7 +15,7 @@ import (
 func copyRun(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	if err := os.CopyFS(dir, os.DirFS(pinnedRun)); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(pins[0].run)); err != nil {
 		t.Fatal(err)
 	}
 	return dir

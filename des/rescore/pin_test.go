@@ -12,6 +12,7 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/des/harness/check"
 	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/internal/scorediff"
 	"github.com/coordbench/coordbench/internal/scorediff/difftest"
@@ -24,21 +25,29 @@ import (
 // artifacts make the pin independent of the simulator, and hashing only
 // what the rules define makes it independent of accounting fields added
 // to metrics.json: only the scoring rules move it.
-const (
-	pinnedRun = "testdata/pinned-run"
-	pinFile   = "testdata/pin.json"
-)
+//
+// A second run pins what only a truncated episode shows
+// (testdata/pinned-stall, testdata/pin-stall.json): the same plant timed
+// in minutes (time_unit_s 60) and stopped by its decision limit with jobs
+// unfinished, so that its G_mk, G_td and G_ut are owed to the horizon and
+// its G_vc counts seconds, not minutes, over the cap.
+var pins = []struct{ run, file string }{
+	{"testdata/pinned-run", "testdata/pin.json"},
+	{"testdata/pinned-stall", "testdata/pin-stall.json"},
+}
 
 // TestScorerPin fails when the metrics the scorer gives the pinned run
 // change while harness.ScorerVersion stays: a change to a metric's
 // definition must bump the version (docs/metrics.md, "Scorer version").
 func TestScorerPin(t *testing.T) {
-	r, err := scoreRun(context.Background(), pinnedRun, "pinned", harness.CurrentScorer())
-	if err != nil {
-		t.Fatal(err)
+	for _, p := range pins {
+		r, err := scoreRun(context.Background(), p.run, "pinned", harness.CurrentScorer())
+		if err != nil {
+			t.Fatal(err)
+		}
+		difftest.CheckPin(t, p.file, harness.ScorerVersion, scoredValues(t, r.files[0].New), "harness.ScorerVersion",
+			`docs/metrics.md, "Scorer version"`, r.changes)
 	}
-	difftest.CheckPin(t, pinFile, harness.ScorerVersion, scoredValues(t, r.files[0].New), "harness.ScorerVersion",
-		`docs/metrics.md, "Scorer version"`, r.changes)
 }
 
 // scoredValues hashes the values of metrics.json that Scorer.Score
@@ -64,29 +73,50 @@ func scoredValues(t *testing.T, metrics []byte) string {
 	return sha256Hex([]byte(lines.String()))
 }
 
-// TestWritePinnedRun writes the pinned run anew when
+// TestWritePinnedRun writes the pinned runs anew when
 // COORDBENCH_WRITE_PINNED_RUN=1 (after a change of the artifacts' format,
 // not of the scoring rules).
 func TestWritePinnedRun(t *testing.T) {
 	if os.Getenv("COORDBENCH_WRITE_PINNED_RUN") != "1" {
-		t.Skip("set COORDBENCH_WRITE_PINNED_RUN=1 to write " + pinnedRun)
+		t.Skip("set COORDBENCH_WRITE_PINNED_RUN=1 to write the pinned runs")
 	}
 	in, err := factory.LoadFile(filepath.Join("..", "factory", "testdata", "overcap.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.Arrivals.Orders = []factory.Order{{Product: "P", Arrival: 0}, {Product: "P", Arrival: 3}, {Product: "P", Arrival: 5}, {Product: "P", Arrival: 40}}
-	mode := coord.Builtins()[0]
-	os.RemoveAll(pinnedRun)
-	if _, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: mode, Controller: policy.Rule{}}, pinnedRun); err != nil {
-		t.Fatal(err)
+	stall := *in
+	stall.TimeUnitS = 60
+	stall.Limits.MaxDecisions = 3
+	for i, in := range []*factory.Instance{in, &stall} {
+		run, file := pins[i].run, pins[i].file
+		os.RemoveAll(run)
+		if _, err := harness.RunToDir(context.Background(), harness.Episode{Plant: factory.Compile(in), Seed: 1, Mode: coord.Builtins()[0], Controller: policy.Rule{}}, run); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{harness.FileTiming, harness.FileEpisodeTiming} {
+			os.Remove(filepath.Join(run, f))
+		}
+		r, err := scoreRun(context.Background(), run, "pinned", harness.CurrentScorer())
+		if err != nil {
+			t.Fatal(err)
+		}
+		difftest.WritePin(t, file, difftest.Pin{Scorer: harness.ScorerVersion, Scored: scoredValues(t, r.files[0].New)})
 	}
-	for _, f := range []string{harness.FileTiming, harness.FileEpisodeTiming} {
-		os.Remove(filepath.Join(pinnedRun, f))
+}
+
+// TestPinnedRunsValidate: des validate, which recomputes every metric
+// with code of its own, agrees with the scorer on the pinned runs, the
+// truncated one (owed to the horizon, G_vc in seconds of a plant timed in
+// minutes) among them.
+func TestPinnedRunsValidate(t *testing.T) {
+	for _, p := range pins {
+		rep, err := check.Dir(p.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) != 0 {
+			t.Errorf("%s: %v", p.run, rep.Problems)
+		}
 	}
-	r, err := scoreRun(context.Background(), pinnedRun, "pinned", harness.CurrentScorer())
-	if err != nil {
-		t.Fatal(err)
-	}
-	difftest.WritePin(t, pinFile, difftest.Pin{Scorer: harness.ScorerVersion, Scored: scoredValues(t, r.files[0].New)})
 }

@@ -28,6 +28,7 @@ type traceLine struct {
 	CapKW     *float64 `json:"power_cap_kw"`
 	Carbon    *float64 `json:"carbon_kg_per_kwh"`
 	WIPCap    *int     `json:"wip_cap"`
+	Horizon   *float64 `json:"horizon"`
 }
 
 // traceReader feeds a Tally with trace lines, in order.
@@ -82,12 +83,12 @@ func (r *traceReader) line(b []byte) error {
 		if r.started {
 			return errors.New("a second episode_start")
 		}
-		if err = need("jobs, total_ops, time_unit_s, power_cap_kw, carbon_kg_per_kwh and wip_cap",
-			l.Jobs != nil && l.TotalOps != nil && l.TimeUnitS != nil && l.CapKW != nil && l.Carbon != nil && l.WIPCap != nil); err != nil {
+		if err = need("jobs, total_ops, time_unit_s, power_cap_kw, carbon_kg_per_kwh, wip_cap and horizon",
+			l.Jobs != nil && l.TotalOps != nil && l.TimeUnitS != nil && l.CapKW != nil && l.Carbon != nil && l.WIPCap != nil && l.Horizon != nil); err != nil {
 			return err
 		}
 		r.started = true
-		r.tally.Reset(harness.TallyHeader{TimeUnitS: *l.TimeUnitS, CapKW: *l.CapKW, CarbonKgPerKWh: *l.Carbon, WIPCap: *l.WIPCap})
+		r.tally.Reset(harness.TallyHeader{TimeUnitS: *l.TimeUnitS, CapKW: *l.CapKW, CarbonKgPerKWh: *l.Carbon, WIPCap: *l.WIPCap, Horizon: *l.Horizon})
 		rec.Job, rec.Ops = *l.Jobs, *l.TotalOps
 	case factory.EvArrival:
 		if err = need("job and due", l.Job != nil && l.Due != nil); err == nil {

@@ -343,10 +343,10 @@ func compareMetrics(m *harness.Metrics, c *checker, d decisionTotals, byType map
 	}
 	s("status", m.Status, t.status)
 
-	f("G_mk", m.GMk, t.end)
-	f("G_td", m.GTd, t.tardiness)
+	f("G_mk", m.GMk, t.owedUntil)
+	f("G_td", m.GTd, t.tardiness+t.unresolvedOverdue)
 	i("G_cj", m.GCj, t.completed)
-	viol := t.overUnits + t.blocking + t.wipViolations
+	viol := t.overSecs + t.blocking + t.wipViolations
 	i("G_vc", m.GVc, viol)
 	f("G_eo", m.GEo, t.overKWh)
 	f("G_ed", m.GEd, t.overT)
@@ -364,7 +364,7 @@ func compareMetrics(m *harness.Metrics, c *checker, d decisionTotals, byType map
 	f("G_ut", m.GUt, t.unresolvedOverdue)
 	i("G_do", m.GDo, c.hdr.totalOps-t.finished)
 
-	i("violations.power_overshoot_units", m.Violations.PowerOvershootUnits, t.overUnits)
+	i("violations.power_overshoot_units", m.Violations.PowerOvershootUnits, t.overSecs)
 	i("violations.power_overshoot_entries", m.Violations.PowerOvershootEntries, t.overEntries)
 	i("violations.blocking", m.Violations.Blocking, t.blocking)
 	i("violations.wip", m.Violations.WIP, t.wipViolations)

@@ -130,13 +130,14 @@ type totals struct {
 	released                int
 	tardiness               float64
 	energy, overKWh, overT  float64
-	overEntries, overUnits  int
+	overEntries, overSecs   int
 	blocking, wipViolations int
 	breakdowns, reroutes    int
 	state                   [numMStates]float64 // machine-time per state
 	transport, blockingT    float64
 	bufferWait              float64
 	unresolvedOverdue       float64
+	owedUntil               float64 // end, or the horizon for a truncated episode
 }
 
 type checker struct {
@@ -175,11 +176,11 @@ type checker struct {
 	powInstant  float64
 	powInstantN int
 	powerBad    bool
-	// the last time unit counted in overUnits (-1 before any)
-	lastOverUnit float64
-	dispatchBad  []bool
-	blockingBad  []bool
-	transportW   int64
+	// the last second counted in overSecs (-1 before any)
+	lastOverSec float64
+	dispatchBad []bool
+	blockingBad []bool
+	transportW  int64
 
 	tot     totals
 	commits []commit
@@ -215,7 +216,7 @@ func newChecker(rep *Report, inst *factory.Instance) *checker {
 	c.waitQ = make([][]int, n)
 	c.dispatchBad = make([]bool, n)
 	c.blockingBad = make([]bool, n)
-	c.lastOverUnit = -1
+	c.lastOverSec = -1
 	// Defaults until the header is read.
 	c.hdr = header{instance: inst.Name, timeUnitS: inst.TimeUnitS, capKW: float64(watts(inst.Power.CapKW)) / 1000,
 		transportKW: float64(watts(inst.Power.TransportKW)) / 1000, carbon: inst.Power.CarbonKgPerKWh,
@@ -603,26 +604,39 @@ func (c *checker) integrate(t float64) {
 			if kw > c.hdr.capKW {
 				c.tot.overKWh += (kw - c.hdr.capKW) * h
 				c.tot.overT += dt
-				c.countOverUnits(c.lastPowT, t)
+				c.countOverSeconds(c.lastPowT, t)
 			}
 		}
 	}
 	c.lastPowT = t
 }
 
-// countOverUnits counts, once each, the time units [k, k+1) that an
-// over-cap interval [from, to) meets for a positive length: from k =
-// floor(from) up to the unit that holds the instant just before to.
-func (c *checker) countOverUnits(from, to float64) {
-	lo, hi := math.Floor(from), math.Ceil(to)-1
-	if lo <= c.lastOverUnit {
-		lo = c.lastOverUnit + 1
+// countOverSeconds counts, once each, the seconds of plant time [k, k+1)
+// that an over-cap interval [from, to) meets for a positive length: from
+// k = floor(from) up to the second that holds the instant just before
+// to, on the clock in seconds (onSeconds).
+func (c *checker) countOverSeconds(from, to float64) {
+	lo, hi := math.Floor(c.onSeconds(from)), math.Ceil(c.onSeconds(to))-1
+	if lo <= c.lastOverSec {
+		lo = c.lastOverSec + 1
 	}
-	if hi < lo {
+	if !(hi >= lo) { // none, or a time that is not a number
 		return
 	}
-	c.tot.overUnits += int(hi - lo + 1)
-	c.lastOverUnit = hi
+	c.tot.overSecs = int(min(float64(c.tot.overSecs)+(hi-lo+1), 1<<53)) // bounded: seconds of a huge time unit
+	c.lastOverSec = hi
+}
+
+// onSeconds is trace time t in seconds (t × time_unit_s), snapped to
+// the whole second within 4 ulps of it: the same trace written in
+// another time unit counts the same seconds (docs/metrics.md).
+func (c *checker) onSeconds(t float64) float64 {
+	s := t * c.hdr.timeUnitS
+	whole := math.Round(s)
+	if math.Abs(s-whole) <= 4*0x1p-52*math.Max(1, math.Abs(whole)) {
+		return whole
+	}
+	return s
 }
 
 // endInstant checks what must hold once every event and decision of the
@@ -681,6 +695,14 @@ func (c *checker) finish() {
 	}
 	c.integrate(end)
 	c.tot.end = end
+	// A truncated episode owes its jobs to the horizon (docs/metrics.md,
+	// "The full obligation"): G_mk is the horizon, unfinished jobs are
+	// overdue up to it.
+	owed := end
+	if c.ended && c.tot.status != "done" && c.hdr.horizon > end {
+		owed = c.hdr.horizon
+	}
+	c.tot.owedUntil = owed
 	for ci := range c.machines {
 		for k := range c.machines[ci] {
 			m := &c.machines[ci][k]
@@ -700,7 +722,7 @@ func (c *checker) finish() {
 			c.tot.bufferWait += end - j.since
 		}
 		if j.st != jDone {
-			if late := end - j.due; late > 0 {
+			if late := owed - j.due; late > 0 {
 				c.tot.unresolvedOverdue += late
 			}
 		}
