@@ -336,22 +336,71 @@ func TestIllegalRepliesFallBackAndAreAudited(t *testing.T) {
 	}
 }
 
-func TestSafeActionAvoidsFullCells(t *testing.T) {
-	v := &View{Kind: KindSelectCell, LegalActions: []int{0, 1, 2}, Options: []Option{
-		{Cell: &CellOption{Cell: "full-fast", FreeSlots: 0, ProcTime: 1}},
-		{Cell: &CellOption{Cell: "slow", FreeSlots: 2, ProcTime: 50, Backlog: 10}},
-		{Cell: &CellOption{Cell: "quick", FreeSlots: 1, ProcTime: 20, Backlog: 10}},
-	}}
-	if got := SafeAction(v); got != 2 {
-		t.Errorf("SafeAction = %d, want 2 (free slots, least backlog + time)", got)
+// TestSafeActionIsWeakButSafe pins the fallback's rule kind by kind: the
+// first legal option in payload order among the safe ones, whatever the
+// figures of quality say (a faster, emptier or more urgent option later
+// in the list is passed over), and never a full cell, an over-cap cell,
+// a deferral under the cap or a refusal when a safe option is offered.
+func TestSafeActionIsWeakButSafe(t *testing.T) {
+	cells := func(kind string, headroom float64, opts ...Option) *View {
+		v := &View{Kind: kind, Observation: Observation{HeadroomKW: headroom}, Options: opts}
+		for i := range opts {
+			v.LegalActions = append(v.LegalActions, i)
+		}
+		return v
 	}
-	r := &View{Kind: KindRelease, LegalActions: []int{0, 1, 2}, Options: []Option{
-		{Action: "release", Job: &JobOption{Job: 4, Due: 90}},
-		{Action: "release", Job: &JobOption{Job: 7, Due: 40}},
-		{Action: "defer"},
-	}}
-	if got := SafeAction(r); got != 1 {
-		t.Errorf("SafeAction = %d, want 1 (earliest due, never defer)", got)
+	cell := func(id string, free int, proc, backlog, kw float64) Option {
+		return Option{Action: ActAssign, Cell: &CellOption{Cell: id, FreeSlots: free, ProcTime: proc, Backlog: backlog, BusyKW: kw}}
+	}
+	bidView := func(free int) *View {
+		v := cells(KindBid, 5, Option{Action: ActBid, Bid: "high"}, Option{Action: ActBid, Bid: "medium"},
+			Option{Action: ActBid, Bid: "low"}, Option{Action: ActDecline})
+		v.Observation.Cell = &CellObservation{FreeSlots: free}
+		return v
+	}
+	cases := []struct {
+		name string
+		v    *View
+		want int
+	}{
+		{"the first cell with room, not the fastest nor the emptiest", cells(KindSelectCell, 10,
+			cell("full-fast", 0, 1, 0, 1), cell("slow", 2, 50, 30, 1), cell("quick", 1, 20, 0, 1)), 1},
+		{"a cell within the power headroom first", cells(KindAward, 2,
+			cell("hungry", 1, 1, 0, 7.5), cell("frugal", 1, 9, 9, 1.5)), 1},
+		{"over the cap everywhere: the first cell with room", cells(KindPlantFallback, -3,
+			cell("full", 0, 1, 0, 1), cell("a", 1, 9, 0, 4), cell("b", 1, 1, 0, 1), Option{Action: ActDecline}), 1},
+		{"all full: the first cell, not escalate", cells(KindReroute, 10,
+			cell("x", 0, 9, 9, 1), cell("y", 0, 1, 0, 1), Option{Action: ActEscalate}), 0},
+		{"no cell offered: escalate", cells(KindSelectCell, 10, Option{Action: ActEscalate}), 0},
+		{"the first area with room", cells(KindSelectArea, 10,
+			Option{Action: ActAllocate, Area: &AreaOption{Area: "A1"}},
+			Option{Action: ActAllocate, Area: &AreaOption{Area: "A2", FreeSlots: 1, MinProcTime: 90}},
+			Option{Action: ActAllocate, Area: &AreaOption{Area: "A3", FreeSlots: 5, MinProcTime: 1}}), 1},
+		{"release the oldest offered job, not the most urgent; never defer under the cap", cells(KindRelease, 1,
+			Option{Action: ActRelease, Job: &JobOption{Job: 4, Due: 90}},
+			Option{Action: ActRelease, Job: &JobOption{Job: 7, Due: 40}}, Option{Action: ActDefer}), 0},
+		{"over the cap: defer", cells(KindRelease, -1,
+			Option{Action: ActRelease, Job: &JobOption{Job: 4, Due: 90}}, Option{Action: ActDefer}), 1},
+		{"over the cap, deferring illegal: release", cells(KindRelease, -1,
+			Option{Action: ActRelease, Job: &JobOption{Job: 4, Due: 90}}), 0},
+		{"bid low with room", bidView(1), 2},
+		{"decline when full", bidView(0), 3},
+		{"accept the contract", cells(KindCommit, 0, Option{Action: ActReject}, Option{Action: ActAccept}), 1},
+		{"select_mode: the first legal", cells(KindSelectMode, 0, Option{Action: ActMode}, Option{Action: ActMode}), 0},
+	}
+	for _, tc := range cases {
+		if got := SafeAction(tc.v); got != tc.want {
+			t.Errorf("%s: SafeAction = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// Only legal options are taken, and a view with none gets -1.
+	v := cells(KindSelectCell, 10, cell("a", 1, 1, 0, 1), cell("b", 1, 1, 0, 1))
+	v.LegalActions = []int{1}
+	if got := SafeAction(v); got != 1 {
+		t.Errorf("SafeAction = %d with only option 1 legal", got)
+	}
+	if got := SafeAction(&View{Kind: KindCommit}); got != -1 {
+		t.Errorf("SafeAction = %d with no legal option, want -1", got)
 	}
 }
 

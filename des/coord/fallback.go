@@ -1,71 +1,86 @@
 package coord
 
-// SafeAction is the contract-safe fallback: a legal action chosen from the
-// view alone by a fixed, conservative rule (docs/payload.md). It never
-// stalls the plant and never sends work to a full cell when another has room:
-//   - release: the backlog job with the earliest due date (never defer);
-//   - select_area: an area with free slots, then the least backlog per
-//     machine plus its shortest processing time;
-//   - select_cell, award, reroute, plant_fallback: a cell with free inbound
-//     slots if any, then the least backlog plus processing time (escalate
-//     or decline only if no cell is offered);
-//   - bid: "medium" if the cell has a free slot, else decline;
+// SafeAction is the contract-safe fallback: the action the harness takes
+// on an agent's behalf when its answer is missing, illegal or unusable,
+// when its controller failed or timed out, and when the plant declines a
+// plant_fallback placement (docs/payload.md). It is a documented weak
+// default, so that failing to decide never pays: it reads no figure of
+// quality (processing time, transport time, backlog, due date) and takes
+// options in the payload's own order, which is never ranked by quality
+// (the backlog in arrival order, areas and cells in plant order, bid
+// classes strongest first). What it keeps of the contract is safety: it
+// never stalls the plant, never sends work to a full cell when an
+// offered one has room, adds no power over the cap when an option with
+// room adds none, and honours contracts:
+//   - release: defer while the plant is over its power cap and deferring
+//     is legal, else the first offered job (the oldest arrival);
+//   - select_area: the first area with free slots, else the first area;
+//   - select_cell, award, reroute, plant_fallback: the first cell with a
+//     free inbound slot whose busy power fits the headroom, else the
+//     first with a free slot, else the first cell; escalate or decline
+//     only if no cell is offered;
+//   - bid: "low", the weakest class, if the cell has a free slot, else
+//     decline;
 //   - commit: accept (honour the contract);
-//   - otherwise: the first legal action.
+//   - otherwise (select_mode): the first legal action.
+//
+// docs/metrics.md ("The fallback alone") measures it against the
+// built-in controllers: alone it schedules no better than rule.
 func SafeAction(v *View) int {
-	var score func(o Option) (float64, bool)
+	for tier := range fallbackTiers {
+		for _, i := range v.LegalActions {
+			if i >= 0 && i < len(v.Options) && fallbackTakes(v, tier, &v.Options[i]) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// fallbackTiers is the number of SafeAction's tiers: the last takes any
+// legal option.
+const fallbackTiers = 4
+
+// fallbackTakes reports whether SafeAction takes option o of view v in
+// its tier-th pass (tier 0 first): within a pass the first legal option
+// it takes wins. A function of the view, not a list of closures: the
+// fallback allocates nothing.
+func fallbackTakes(v *View, tier int, o *Option) bool {
 	switch v.Kind {
 	case KindRelease:
-		score = func(o Option) (float64, bool) {
-			if o.Job == nil {
-				return 0, false
-			}
-			return o.Job.Due, true
+		switch tier {
+		case 0:
+			return o.Action == ActDefer && v.Observation.HeadroomKW < 0
+		case 1:
+			return o.Action == ActRelease
 		}
 	case KindSelectArea:
-		score = func(o Option) (float64, bool) {
-			if o.Area == nil {
-				return 0, false
-			}
-			s := o.Area.Backlog/float64(max(o.Area.Machines, 1)) + o.Area.MinProcTime
-			if o.Area.FreeSlots <= 0 {
-				s += 1e9
-			}
-			return s, true
+		switch tier {
+		case 0:
+			return o.Area != nil && o.Area.FreeSlots > 0
+		case 1:
+			return o.Area != nil
 		}
 	case KindSelectCell, KindAward, KindReroute, KindPlantFallback:
-		score = func(o Option) (float64, bool) {
-			if o.Cell == nil {
-				return 0, false
-			}
-			s := o.Cell.Backlog + o.Cell.ProcTime
-			if o.Cell.FreeSlots <= 0 {
-				s += 1e9
-			}
-			return s, true
+		switch tier {
+		case 0:
+			return o.Cell != nil && o.Cell.FreeSlots > 0 && o.Cell.BusyKW <= max(v.Observation.HeadroomKW, 0)
+		case 1:
+			return o.Cell != nil && o.Cell.FreeSlots > 0
+		case 2:
+			return o.Cell != nil
 		}
 	case KindBid:
-		want := ActDecline
-		if c := v.Observation.Cell; c != nil && c.FreeSlots > 0 {
-			want = ActBid
-		}
-		score = func(o Option) (float64, bool) {
-			return 0, o.Action == want && (o.Action != ActBid || o.Bid == "medium")
+		if tier == 0 {
+			if c := v.Observation.Cell; c != nil && c.FreeSlots > 0 {
+				return o.Action == ActBid && o.Bid == "low"
+			}
+			return o.Action == ActDecline
 		}
 	case KindCommit:
-		score = func(o Option) (float64, bool) { return 0, o.Action == ActAccept }
-	}
-	best, bestS := -1, 0.0
-	for _, i := range v.LegalActions {
-		if i < 0 || i >= len(v.Options) || score == nil {
-			continue
-		}
-		if s, ok := score(v.Options[i]); ok && (best < 0 || s < bestS) {
-			best, bestS = i, s
+		if tier == 0 {
+			return o.Action == ActAccept
 		}
 	}
-	if best < 0 && len(v.LegalActions) > 0 {
-		best = v.LegalActions[0]
-	}
-	return best
+	return tier == fallbackTiers-1
 }

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,65 +70,49 @@ func checkAttribution(line int, a *auditLine, add func(check, format string, arg
 }
 
 // safeAction is the contract-safe action of a payload (docs/payload.md,
-// "fallback"): the release of the earliest due date; the area with free
-// slots, then the least backlog per machine plus shortest processing time;
-// the cell with free slots, then the least backlog plus processing time;
-// a medium bid if the cell has a free slot, else a decline; accept; else
-// the first legal action. Ties go to the first legal option.
+// "fallback"), a weak default that reads no figure of quality, taken in
+// passes over the legal options in payload order (the first option a pass
+// accepts wins; the last pass accepts any): release defers while the plant
+// is over its cap, else releases the first job; select_area takes the
+// first area with free slots, then the first area; a cell choice the
+// first cell with a free slot whose busy power fits the headroom, then
+// the first with a free slot, then the first cell; a bid is "low" with a
+// free slot, else a decline; a commit accepts.
 func safeAction(v *auditView) int {
-	var score func(o *auditOption) (float64, bool)
+	headroom := max(v.Observation.HeadroomKW, 0)
+	var passes []func(o *auditOption) bool
 	switch v.Kind {
 	case "release":
-		score = func(o *auditOption) (float64, bool) {
-			if o.Job == nil {
-				return 0, false
-			}
-			return o.Job.Due, true
-		}
+		passes = append(passes,
+			func(o *auditOption) bool { return o.Action == "defer" && v.Observation.HeadroomKW < 0 },
+			func(o *auditOption) bool { return o.Action == "release" })
 	case "select_area":
-		score = func(o *auditOption) (float64, bool) {
-			if o.Area == nil {
-				return 0, false
-			}
-			s := o.Area.Backlog/float64(max(o.Area.Machines, 1)) + o.Area.MinProcTime
-			if o.Area.FreeSlots <= 0 {
-				s += 1e9
-			}
-			return s, true
-		}
+		passes = append(passes,
+			func(o *auditOption) bool { return o.Area != nil && o.Area.FreeSlots > 0 },
+			func(o *auditOption) bool { return o.Area != nil })
 	case "select_cell", "award", "reroute", "plant_fallback":
-		score = func(o *auditOption) (float64, bool) {
-			if o.Cell == nil {
-				return 0, false
-			}
-			s := o.Cell.Backlog + o.Cell.ProcTime
-			if o.Cell.FreeSlots <= 0 {
-				s += 1e9
-			}
-			return s, true
-		}
+		passes = append(passes,
+			func(o *auditOption) bool { return o.Cell != nil && o.Cell.FreeSlots > 0 && o.Cell.BusyKW <= headroom },
+			func(o *auditOption) bool { return o.Cell != nil && o.Cell.FreeSlots > 0 },
+			func(o *auditOption) bool { return o.Cell != nil })
 	case "bid":
-		want := "decline"
-		if c := v.Observation.Cell; c != nil && c.FreeSlots > 0 {
-			want = "bid"
-		}
-		score = func(o *auditOption) (float64, bool) {
-			return 0, o.Action == want && (o.Action != "bid" || o.Bid == "medium")
-		}
+		free := v.Observation.Cell != nil && v.Observation.Cell.FreeSlots > 0
+		passes = append(passes, func(o *auditOption) bool {
+			if free {
+				return o.Action == "bid" && o.Bid == "low"
+			}
+			return o.Action == "decline"
+		})
 	case "commit":
-		score = func(o *auditOption) (float64, bool) { return 0, o.Action == "accept" }
+		passes = append(passes, func(o *auditOption) bool { return o.Action == "accept" })
 	}
-	best, bestS := -1, math.Inf(1)
-	for _, i := range v.LegalActions {
-		if i < 0 || i >= len(v.Options) || score == nil {
-			continue
+	passes = append(passes, func(*auditOption) bool { return true })
+	for _, take := range passes {
+		for _, i := range v.LegalActions {
+			if i >= 0 && i < len(v.Options) && take(&v.Options[i]) {
+				return i
+			}
 		}
-		if s, ok := score(&v.Options[i]); ok && (best < 0 || s < bestS) {
-			best, bestS = i, s
-		}
 	}
-	if best < 0 && len(v.LegalActions) > 0 {
-		best = v.LegalActions[0]
-	}
-	return best
+	return -1
 }

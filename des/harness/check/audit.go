@@ -29,7 +29,8 @@ type auditView struct {
 	Kind         string `json:"kind"`
 	LegalActions []int  `json:"legal_actions"`
 	Observation  struct {
-		Cell *struct {
+		HeadroomKW float64 `json:"power_headroom_kw"`
+		Cell       *struct {
 			FreeSlots int `json:"free_slots"`
 		} `json:"cell"`
 	} `json:"observation"`
@@ -61,6 +62,7 @@ type auditOption struct {
 		ProcTime  float64 `json:"proc_time"`
 		FreeSlots int     `json:"free_slots"`
 		Backlog   float64 `json:"backlog"`
+		BusyKW    float64 `json:"busy_kw"`
 	} `json:"cell"`
 	Area *struct {
 		Area        string  `json:"area"`
