@@ -4,8 +4,8 @@ progress tally, plus terminal terms from metrics.json (docs/python-env.md,
 
 Per step (progress = the "progress" object of the server's step replies):
 
-    time        Δ simulation time           sums to G_mk over an episode
-    tardiness   Δ tardiness of completed jobs  sums to G_td
+    time        Δ simulation time           sums to G_mk of a finished episode
+    tardiness   Δ tardiness of completed jobs  sums to G_td of a finished one
     completed   Δ completed jobs            sums to G_cj
     released    Δ released jobs
 
@@ -17,8 +17,12 @@ At the end only (metrics.json):
     energy_overshoot  G_eo
     fallbacks   G_fb
 
-The default, {"tardiness": -1, "overdue": -1}, sums to −(G_td + G_ut): the
-total lateness of every job at the episode's end.
+The default, {"tardiness": -1, "overdue": -1}, sums to −(G_td + G_ut) of a
+finished episode: the total lateness of every job at its end. Under
+des-metrics/2 a truncated episode is scored to the horizon (G_mk is the
+horizon, G_ut the debt there, and G_td includes G_ut: docs/metrics.md, "The
+full obligation"), while these increments stop where the episode stopped;
+issue 29 makes a stalled episode's reward a failure to the horizon too.
 """
 
 STEP_TERMS = ("time", "tardiness", "completed", "released")
