@@ -52,10 +52,11 @@ func readRoles(s *desSuite) ([]roleLine, error) {
 			if usage == nil {
 				continue
 			}
-			timing, err := readCaseRoleTiming(filepath.Join(dir, harness.FileEpisodeTiming))
+			et, _, err := readEpisodeTiming(filepath.Join(dir, harness.FileEpisodeTiming))
 			if err != nil {
 				return nil, err
 			}
+			timing := et.ByRole
 			for role, u := range usage {
 				l := lines[role]
 				if l == nil {
@@ -129,28 +130,6 @@ func readCaseRoles(path string) (map[string]harness.RoleUsage, error) {
 		}
 	}
 	return m.Secondary.ByRole, nil
-}
-
-// readCaseRoleTiming reads by_role of a case's episode_timing.json (nil when
-// it has none).
-func readCaseRoleTiming(path string) (map[string]harness.RoleTiming, error) {
-	b, err := inputfile.Read(path, "episode timing", 1<<16)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var t harness.EpisodeTiming
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	for role, tm := range t.ByRole {
-		if tm.Answers < 0 || tm.CachedAnswers < 0 || tm.Retries < 0 || !(tm.LatencyMSSum >= 0) || !(tm.LatencyMSMax >= 0) {
-			return nil, fmt.Errorf("%s: by_role.%s: negative counts or times", path, role)
-		}
-	}
-	return t.ByRole, nil
 }
 
 // rolesSection is the table of lines: per row of the matrix and role, the

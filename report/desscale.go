@@ -133,21 +133,32 @@ func instanceCells(dir, label string, cases []*desCase) (int, error) {
 // readWall reads a case's episode_timing.json; ok is false when the case
 // has none.
 func readWall(path string) (wall float64, ok bool, err error) {
+	t, ok, err := readEpisodeTiming(path)
+	return t.WallSeconds, ok, err
+}
+
+// readEpisodeTiming reads and checks a case's episode_timing.json; ok is
+// false when the case has none (run before it was written).
+func readEpisodeTiming(path string) (t harness.EpisodeTiming, ok bool, err error) {
 	b, err := inputfile.Read(path, "episode timing", 1<<16)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
+		return t, false, nil
 	}
 	if err != nil {
-		return 0, false, err
+		return t, false, err
 	}
-	var t harness.EpisodeTiming
 	if err := json.Unmarshal(b, &t); err != nil {
-		return 0, false, fmt.Errorf("%s: %v", path, err)
+		return t, false, fmt.Errorf("%s: %v", path, err)
 	}
 	if math.IsNaN(t.WallSeconds) || t.WallSeconds < 0 {
-		return 0, false, fmt.Errorf("%s: wall_s %v is not a duration", path, t.WallSeconds)
+		return t, false, fmt.Errorf("%s: wall_s %v is not a duration", path, t.WallSeconds)
 	}
-	return t.WallSeconds, true, nil
+	for role, tm := range t.ByRole {
+		if tm.Answers < 0 || tm.CachedAnswers < 0 || tm.Retries < 0 || !(tm.LatencyMSSum >= 0) || !(tm.LatencyMSMax >= 0) {
+			return t, false, fmt.Errorf("%s: by_role.%s: negative counts or times", path, role)
+		}
+	}
+	return t, true, nil
 }
 
 // scaleLines gathers the finished cases of every block × paradigm by plant
