@@ -38,7 +38,7 @@ func compareBySections(dir, by string) ([]Section, error) {
 				values.add(g.block[k])
 			}
 		}
-		a, b, err := twoValues(key, values.list, want, named, func(v string) string { return v })
+		a, b, err := twoValues(key, values.list, want, named)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func compareBySections(dir, by string) ([]Section, error) {
 			values.add(name(r.agent))
 		}
 	}
-	a, b, err := twoValues(key, values.list, want, named, func(v string) string { return v })
+	a, b, err := twoValues(key, values.list, want, named)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func compareBySections(dir, by string) ([]Section, error) {
 
 // twoValues picks the two compared values of key among values: those named
 // in want ("A,B") or, without a name, the only two.
-func twoValues(key string, values []string, want string, named bool, show func(string) string) (a, b string, err error) {
+func twoValues(key string, values []string, want string, named bool) (a, b string, err error) {
 	list := strings.Join(values, ", ")
 	if !named {
 		if len(values) != 2 {
@@ -98,7 +98,7 @@ func twoValues(key string, values []string, want string, named bool, show func(s
 	}
 	for _, p := range parts {
 		if !slices.Contains(values, p) {
-			return "", "", opterr.New("CompareBy", "no case has %s %q (the suite has %s)", key, show(p), list)
+			return "", "", opterr.New("CompareBy", "no case has %s %q (the suite has %s)", key, p, list)
 		}
 	}
 	return parts[0], parts[1], nil
