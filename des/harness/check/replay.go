@@ -182,7 +182,8 @@ type checker struct {
 	lastPowLine int
 	powInstant  float64
 	powInstantN int
-	powCrossed  bool // the last power_change crossed the cap
+	powCrossed  bool                    // the last power_change crossed the cap
+	alarms      map[float64]*alarmFacts // alarms by instant (alarm.go)
 	powerBad    bool
 	// the last second counted in overSecs (-1 before any)
 	lastOverSec float64
@@ -476,6 +477,7 @@ func (c *checker) apply(r *rec) {
 		c.tot.status = r.status
 	case "breakdown", "repair":
 		c.breakdown(r)
+		c.alarm(r.ev, r.line, r.t)
 		if r.ev == "breakdown" {
 			c.alarmQueue(r.cell)
 		}
@@ -598,6 +600,12 @@ func (c *checker) powerChange(r *rec) {
 		c.tot.overEntries++
 	}
 	c.powCrossed = !first && (r.kw > cap) != (c.lastKW > cap)
+	switch {
+	case r.kw > cap && (first || c.lastKW <= cap):
+		c.alarm("power_alarm", r.line, r.t)
+	case c.powCrossed:
+		c.alarm("power_recovered", r.line, r.t)
+	}
 	c.lastKW, c.lastPowLine = r.kw, r.line
 	if !first {
 		if r.t != c.powInstant {
