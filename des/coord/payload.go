@@ -249,8 +249,9 @@ type WorkItem struct {
 	Due     float64 `json:"due"`
 	Slack   float64 `json:"slack"` // due − now − base work left
 	At      string  `json:"at"`    // cell holding the job, or "dock"
-	// BlockedOn is the full cell the item was committed to and left when
-	// it was offered to routing again (a re-route; "" otherwise).
+	// BlockedOn is the cell the item waits at and left when it was offered
+	// to routing again (a re-route; "" otherwise): the full cell it was
+	// blocked on, or the broken cell in whose buffer it waited.
 	BlockedOn string `json:"blocked_on,omitempty"`
 }
 

@@ -14,7 +14,13 @@ func (e *Engine) ReleasePending() bool {
 
 // CanDefer reports whether deferring a release is legal: only while some
 // future event is pending, so that deferring never freezes the clock.
-func (e *Engine) CanDefer() bool { return e.ReleasePending() && e.cal.Len() > 0 }
+func (e *Engine) CanDefer() bool {
+	if !e.ReleasePending() {
+		return false
+	}
+	_, ok := e.peek()
+	return ok
+}
 
 // Backlog lists arrived, unreleased jobs in arrival order. The slice is the
 // engine's own: do not modify it, and do not keep it across commits.
@@ -35,6 +41,7 @@ func (e *Engine) Release(j int) error {
 		return fmt.Errorf("release of job %d: not in the order backlog", j)
 	}
 	e.backlog = remove(e.backlog, j)
+	e.alarms = 0 // answered
 	e.wip++
 	e.progress++
 	jb := &e.jobs[j]
@@ -51,6 +58,7 @@ func (e *Engine) Defer() error {
 		return fmt.Errorf("defer: not legal now (no open release opportunity or no pending event)")
 	}
 	e.releaseOpen = false
+	e.alarms = 0 // answered
 	e.deferred = true
 	return nil
 }
@@ -82,8 +90,18 @@ func (e *Engine) Assign(j, c int) error {
 	// A re-routed job sent back to the cell whose queue it left keeps
 	// waiting there: same place in the queue, no new blocking incident.
 	stays := jb.reroute != "" && c == jb.rerouteFrom
-	jb.reroute, jb.rerouteFrom = "", -1
+	queued, from := jb.fromQueue, jb.rerouteFrom
+	jb.reroute, jb.rerouteFrom, jb.fromQueue = "", -1, false
 	e.emitAt(EvRouteAssigned, j, c, -1)
+	if queued {
+		if stays {
+			e.returnToQueue(j)
+			e.settle()
+			return nil
+		}
+		e.cells[from].occupancy-- // it leaves the buffer it waited in
+		e.touch(from)
+	}
 	if mi := jb.machine; mi >= 0 && e.machines[mi].cell == c && e.machines[mi].state == Blocked {
 		// Same-cell continuation: the job stays on its machine (no
 		// transport, no buffer slot), as a shuttle stays at its station.
@@ -112,6 +130,9 @@ func (e *Engine) Assign(j, c int) error {
 			e.Acc.BlockingIncidents++
 		}
 		e.emitAt(EvBlocked, j, c, -1)
+	}
+	if queued {
+		e.admitBlocked(from) // the slot it left goes to the queue there, after its own move
 	}
 	e.settle()
 	return nil

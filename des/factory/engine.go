@@ -74,6 +74,12 @@ type job struct {
 	offered     int64
 	blockSeq    uint64
 	alarm       bool
+	// A breakdown alarm on the cell whose buffer holds the job (qalarm:
+	// it may be offered to routing once, offerQueued); during that offer,
+	// fromQueue is set and qpos is its place in the buffer.
+	qalarm    bool
+	fromQueue bool
+	qpos      int
 }
 
 type machine struct {
@@ -127,6 +133,7 @@ type Engine struct {
 
 	releaseOpen bool   // a release opportunity is open (something changed)
 	releaseWhy  string // the change that opened it
+	alarms      uint8  // alarms raised since the plant last decided (alarm* bits)
 	deferred    bool   // the plant deferred at the current instant
 	nextArrival int
 	wip         int
@@ -149,6 +156,7 @@ type Engine struct {
 	roomEpoch int64
 	blockSeq  uint64
 	nBlocked  int // jobs in the cells' admission queues
+	nQAlarm   int // jobs with a queue alarm (qalarm)
 
 	Acc Accounting
 }
@@ -305,7 +313,7 @@ func (e *Engine) Progress() uint64 { return e.progress }
 // while the episode runs (decisions are pending).
 func (e *Engine) Advance() bool {
 	for e.status == Running {
-		next, ok := e.cal.Peek()
+		next, ok := e.peek()
 		if ok && next.Time <= e.now {
 			e.cal.Next()
 			e.apply(next)
@@ -318,6 +326,16 @@ func (e *Engine) Advance() bool {
 		}
 		if len(e.routeQ) == 0 {
 			e.offerReroute()
+		}
+		if len(e.routeQ) == 0 {
+			e.offerQueued()
+		}
+		// Power that crossed the cap is traced before anyone decides, so
+		// that going over raises its alarm now, in this instant, for the
+		// plant to answer (a commit may change the level again: it is
+		// traced at the next crossing or when the instant closes).
+		if (e.powerW > e.P.capWatts) != e.overshoot {
+			e.flushPower()
 		}
 		if len(e.routeQ) > 0 || e.ReleasePending() {
 			return true
@@ -339,9 +357,11 @@ func (e *Engine) Advance() bool {
 
 // closeInstant runs once the current instant's events and decisions are
 // all applied, just before time moves on: the instant's final power level
-// is traced, and a defer made during the instant expires.
+// is traced, alarms no one could answer are dropped (no release was
+// possible), and a defer made during the instant expires.
 func (e *Engine) closeInstant() {
 	e.flushPower()
+	e.alarms = 0
 	if e.deferred {
 		e.deferred = false
 		e.openRelease("defer_expired")
@@ -451,14 +471,76 @@ func (e *Engine) record(ev EventType, j int) *Record {
 	return r
 }
 
+// Release triggers that are alarms: they survive the other changes of
+// their instant until the plant answers (ReleaseTrigger).
+const (
+	TriggerPowerAlarm     = "power_alarm"     // plant power went over the cap
+	TriggerPowerRecovered = "power_recovered" // plant power fell back to the cap or under
+	TriggerBreakdown      = "breakdown"       // a machine broke down
+	TriggerRepair         = "repair"          // a machine was repaired
+)
+
+// Alarm bits (Engine.alarms), most urgent first.
+const (
+	alarmPower uint8 = 1 << iota
+	alarmBreakdown
+	alarmRepair
+)
+
 // openRelease opens a release opportunity because of the named change.
 func (e *Engine) openRelease(why string) {
 	e.releaseOpen = true
 	e.releaseWhy = why
+	switch why {
+	case TriggerPowerAlarm:
+		e.alarms |= alarmPower
+	case TriggerPowerRecovered:
+		e.alarms &^= alarmPower
+	case TriggerBreakdown:
+		e.alarms |= alarmBreakdown
+	case TriggerRepair:
+		e.alarms |= alarmRepair
+	}
 }
 
 // ReleaseTrigger names the change that opened the current release
-// opportunity: episode_start, arrival, job_complete, repair,
-// power_alarm (plant power went over the cap), power_recovered or
-// defer_expired.
-func (e *Engine) ReleaseTrigger() string { return e.releaseWhy }
+// opportunity. An alarm raised since the plant last decided, in this
+// instant, wins over later changes of the instant, the most urgent
+// first: power_alarm (plant power went over the cap and has not come
+// back), breakdown, repair. Otherwise it is the last change:
+// episode_start, arrival, job_complete, power_recovered or defer_expired.
+func (e *Engine) ReleaseTrigger() string {
+	switch {
+	case e.alarms&alarmPower != 0:
+		return TriggerPowerAlarm
+	case e.alarms&alarmBreakdown != 0:
+		return TriggerBreakdown
+	case e.alarms&alarmRepair != 0:
+		return TriggerRepair
+	}
+	return e.releaseWhy
+}
+
+// peek returns the next calendar event that is not void, discarding the
+// void ones first: a setup or processing completion cancelled by a
+// breakdown (its machine's epoch moved on). Such an event must not move
+// the clock: time would stop at a realized completion time that nothing
+// happens at, a stop that would show agents when a hidden phase would
+// have ended.
+func (e *Engine) peek() (sim.Event, bool) {
+	for {
+		ev, ok := e.cal.Peek()
+		if !ok || (ev.Kind != kFinish && ev.Kind != kSetupDone) {
+			return ev, ok
+		}
+		m := &e.machines[ev.A]
+		want := Busy
+		if ev.Kind == kSetupDone {
+			want = Setup
+		}
+		if m.epoch == ev.B && m.state == want {
+			return ev, ok
+		}
+		e.cal.Discard()
+	}
+}

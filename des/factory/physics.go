@@ -127,6 +127,8 @@ func (e *Engine) onBreakdown(mi int) {
 	}
 	e.setState(mi, Down)
 	e.alarmBlocked(m.cell)
+	e.alarmQueued(m.cell)
+	e.openRelease(TriggerBreakdown)
 	e.schedule(e.now+m.rp.Exp(e.P.Cells[m.cell].MTTR), kRepair, int32(mi), 0)
 }
 
@@ -135,7 +137,7 @@ func (e *Engine) onRepair(mi int) {
 	m := &e.machines[mi]
 	e.emitAt(EvRepair, m.job, m.cell, m.index)
 	e.schedule(e.now+m.bd.Exp(e.P.Cells[m.cell].MTBF), kBreakdown, int32(mi), 0)
-	e.openRelease("repair")
+	e.openRelease(TriggerRepair)
 	switch {
 	case m.resume == Setup || m.resume == Busy:
 		e.setState(mi, m.resume)
@@ -226,6 +228,7 @@ func (e *Engine) dispatch(c int) {
 		cs.occupancy--
 		e.touch(c)
 		e.Acc.BufferWaitTime += e.now - jb.since
+		e.clearQAlarm(jb)
 		jb.state, jb.machine = jWorking, mi
 		m := &e.machines[mi]
 		m.job = j
@@ -376,10 +379,10 @@ func (e *Engine) flushPower() {
 	over := e.powerW > e.P.capWatts
 	if over && !e.overshoot {
 		e.Acc.PowerOvershootEntries++
-		e.openRelease("power_alarm") // the plant, which holds the release lever, reacts
+		e.openRelease(TriggerPowerAlarm) // the plant, which holds the release lever, reacts
 	}
 	if !over && e.overshoot {
-		e.openRelease("power_recovered")
+		e.openRelease(TriggerPowerRecovered)
 	}
 	e.overshoot = over
 	e.lastPowW = e.powerW

@@ -1,5 +1,7 @@
 package factory
 
+import "slices"
+
 // Re-routing of blocked work items (the paper's blocked backlog, from which
 // an item "resumes normal routing and dispatch"; docs/paradigms.md,
 // "Re-routing and alarms").
@@ -129,4 +131,101 @@ func (e *Engine) Reroute(j int) (why string, from int, ok bool) {
 		return "", -1, false
 	}
 	return jb.reroute, jb.rerouteFrom, true
+}
+
+// Queued work at a broken cell (the paper's breakdown alarm reaching the
+// roles that route): when a machine breaks down, the jobs waiting in its
+// cell's inbound buffer get a queue alarm, and each is offered to routing
+// once (queue_release, then stage_release_ready, trigger
+// breakdown_reroute) while a machine of the cell is still down and another
+// capable cell has room. The job keeps its slot during the offer; choosing
+// its cell again puts it back in its place in the buffer (nothing changed
+// physically), choosing another moves it there from this cell.
+
+// alarmQueued gives the jobs waiting in cell c's buffer a queue alarm.
+func (e *Engine) alarmQueued(c int) {
+	for _, j := range e.cells[c].waiting {
+		if jb := &e.jobs[j]; !jb.qalarm {
+			jb.qalarm = true
+			e.nQAlarm++
+		}
+	}
+}
+
+// clearQAlarm drops job jb's queue alarm, if it has one.
+func (e *Engine) clearQAlarm(jb *job) {
+	if jb.qalarm {
+		jb.qalarm = false
+		e.nQAlarm--
+	}
+}
+
+// cellDown reports whether a machine of cell c is down.
+func (e *Engine) cellDown(c int) bool {
+	cell := &e.P.Cells[c]
+	for m := 0; m < cell.Machines; m++ {
+		if e.machines[cell.FirstMachine+m].state == Down {
+			return true
+		}
+	}
+	return false
+}
+
+// queueEligible reports whether job j, waiting at cell c, may be offered
+// now: it has a queue alarm, a machine of c is down, and another capable
+// cell has room.
+func (e *Engine) queueEligible(j, c int) bool {
+	jb := &e.jobs[j]
+	if !jb.qalarm || !e.cellDown(c) {
+		return false
+	}
+	op := jb.route[jb.op].Type
+	for d := range e.cells {
+		if d != c && e.P.Capable(d, op) && e.hasRoom(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// offerQueued offers the first eligible queued job (cells in plant order,
+// jobs in buffer order) to routing. Like offerReroute it runs only when no
+// work item awaits routing, and costs nothing while no job has an alarm.
+func (e *Engine) offerQueued() {
+	if e.nQAlarm == 0 {
+		return
+	}
+	for c := range e.cells {
+		cs := &e.cells[c]
+		for k, j := range cs.waiting {
+			if !e.queueEligible(j, c) {
+				continue
+			}
+			jb := &e.jobs[j]
+			e.clearQAlarm(jb)
+			cs.waiting = slices.Delete(cs.waiting, k, k+1)
+			e.touch(c)
+			e.Acc.BufferWaitTime += e.now - jb.since
+			e.Acc.Reroutes++
+			e.emitAt(EvQueueRelease, j, c, -1)
+			jb.reroute, jb.rerouteFrom = RerouteBreakdown, c
+			jb.fromQueue, jb.qpos = true, k
+			jb.state, jb.dest, jb.since = jRouting, -1, e.now
+			e.routeQ = append(e.routeQ, j)
+			e.emitAt(EvStageReleaseReady, j, -1, -1)
+			return
+		}
+	}
+}
+
+// returnToQueue ends a queue offer whose job was sent back to the cell it
+// waits in: it takes its place in the buffer again.
+func (e *Engine) returnToQueue(j int) {
+	jb := &e.jobs[j]
+	c := jb.at
+	cs := &e.cells[c]
+	cs.waiting = slices.Insert(cs.waiting, min(jb.qpos, len(cs.waiting)), j)
+	jb.state, jb.since = jWaiting, e.now
+	e.touch(c)
+	e.markDirty(c)
 }

@@ -34,6 +34,7 @@ const (
 	EvRepair
 	EvPowerChange
 	EvJobComplete
+	EvQueueRelease
 	EvEpisodeEnd
 	EvEpisodeStart
 	NumEventTypes
@@ -43,7 +44,7 @@ var eventNames = [NumEventTypes]string{
 	"arrival", "release", "stage_release_ready", "route_assigned", "admission",
 	"transport_start", "transport_complete", "blocked", "blocking_release",
 	"setup_start", "setup_complete", "process_start", "process_resume", "finish",
-	"breakdown", "repair", "power_change", "job_complete", "episode_end", "episode_start",
+	"breakdown", "repair", "power_change", "job_complete", "queue_release", "episode_end", "episode_start",
 }
 
 // eventFields are the trace's `,"ev":"<name>"` fields, one append each.

@@ -178,7 +178,7 @@ func (t *Tally) Record(r *factory.Record) {
 			}
 			j.relFrom = -1
 		}
-	case factory.EvBlockingRelease:
+	case factory.EvBlockingRelease, factory.EvQueueRelease: // a re-route offer follows a queue_release always, a blocking_release sometimes
 		if j := t.jobOf(r); j != nil {
 			j.unblocked, j.relCell = true, r.Cell
 		}

@@ -94,7 +94,7 @@ func (r *traceReader) line(b []byte) error {
 		if err = need("job and due", l.Job != nil && l.Due != nil); err == nil {
 			rec.Job, rec.Due = *l.Job, *l.Due
 		}
-	case factory.EvBlocked, factory.EvBlockingRelease:
+	case factory.EvBlocked, factory.EvBlockingRelease, factory.EvQueueRelease:
 		if err = need("job and cell", l.Job != nil && l.Cell != nil); err == nil {
 			rec.Job, rec.Cell = *l.Job, r.cell(*l.Cell)
 		}

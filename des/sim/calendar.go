@@ -276,6 +276,20 @@ func (c *Calendar) Next() (Event, bool) {
 	return Event{}, false
 }
 
+// Discard removes the earliest pending event without moving the clock (it
+// returns false if the calendar is empty): for an event its owner knows to
+// be void, such as a completion cancelled by a breakdown, whose time must
+// not become the clock's, since the owner never reached it. Events may
+// still be scheduled from Now() on, before the discarded one's time.
+func (c *Calendar) Discard() bool {
+	now := c.now
+	if c.pop() == 0 {
+		return false
+	}
+	c.now = now
+	return true
+}
+
 // pop unlinks the earliest pending event, advances the clock to its time
 // and returns its node, now on the free list (0 if the calendar is empty).
 func (c *Calendar) pop() int32 {

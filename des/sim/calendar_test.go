@@ -326,6 +326,35 @@ func TestPeekThenScheduleEarlier(t *testing.T) {
 	}
 }
 
+func TestDiscardKeepsTheClock(t *testing.T) {
+	// A discarded event's time never becomes the clock's: events may still
+	// be scheduled between Now and it, in both of the calendar's modes.
+	for _, n := range []int{2, 5000} {
+		c := NewCalendar(0)
+		for i := range n {
+			c.Schedule(float64(10+i), 0, 0, int32(i), 0, 0)
+		}
+		c.Next() // t = 10
+		if !c.Discard() {
+			t.Fatal("Discard of a pending event returned false")
+		}
+		if c.Now() != 10 || c.Len() != n-2 {
+			t.Fatalf("n=%d: after Discard Now %v Len %d, want 10 and %d", n, c.Now(), c.Len(), n-2)
+		}
+		if _, err := c.Schedule(10.5, 0, 0, -1, 0, 0); err != nil {
+			t.Fatalf("n=%d: schedule between Now and the discarded time: %v", n, err)
+		}
+		if e, _ := c.Next(); e.Time != 10.5 || e.A != -1 {
+			t.Fatalf("n=%d: got %+v, want the event at 10.5", n, e)
+		}
+		if n == 2 {
+			if c.Discard() || c.Len() != 0 {
+				t.Fatal("Discard of an empty calendar returned true")
+			}
+		}
+	}
+}
+
 func TestFarFutureAndHugeTimes(t *testing.T) {
 	c := NewCalendar(0)
 	times := []float64{math.MaxFloat64, 1e300, 1e300, 0, 1e-300, 5e-324, 1, 1e18, math.MaxFloat64 / 2}

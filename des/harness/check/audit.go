@@ -36,6 +36,7 @@ type auditView struct {
 	} `json:"observation"`
 	Options []auditOption `json:"options"`
 	Context struct {
+		Trigger  string `json:"trigger"`
 		WorkItem *struct {
 			Job int `json:"job"`
 			Op  int `json:"op"`

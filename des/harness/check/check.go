@@ -86,6 +86,9 @@ type Stats struct {
 	// messages.jsonl (Dir only).
 	Decisions int `json:"decisions"`
 	Messages  int `json:"messages"`
+	// ReleaseTriggers counts the plant's release decisions (activations)
+	// by trigger (Dir only).
+	ReleaseTriggers map[string]int `json:"release_triggers,omitempty"`
 }
 
 // Report lists every violated property; OK() is true if none.

@@ -156,6 +156,7 @@ func Dir(dir string) (*Report, error) {
 	checkModes(c, man.Paradigm.Adaptive, own, rejects, audits, add)
 	invites.check(c.plant, own.id, add)
 	crossCheck(audits, c.commits, own.id, contractModes(&man), add)
+	checkAlarms(audits, c.alarms, &rep.Stats, add)
 	if dec.messages != nMessages {
 		add(ckMessages, "decisions.jsonl counts %d messages, messages.jsonl has %d lines", dec.messages, nMessages)
 	}

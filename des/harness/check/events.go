@@ -163,8 +163,15 @@ func (c *checker) jobEvent(r *rec) {
 		c.expect(r, fmt.Sprintf("stage_release_ready of job %d op 0", id), func(n *rec) bool {
 			return n.ev == "stage_release_ready" && n.job == id && n.op == 0
 		})
+	case "queue_release":
+		c.queueRelease(r, j, state, opCheck)
 	case "stage_release_ready":
-		if j.st == jUnblocked {
+		if j.st == jUnqueued {
+			// A queue offer: the job left the buffer of a broken cell.
+			opCheck()
+			j.fromQueue, j.relFrom = true, j.at
+			c.tot.reroutes++
+		} else if j.st == jUnblocked {
 			// A re-route offer: the job left its blocked queue for routing.
 			opCheck()
 			if c.rerouteRoom(j) == "" {
@@ -190,6 +197,9 @@ func (c *checker) jobEvent(r *rec) {
 		j.dest = r.cell
 		j.st = jAssigned
 		c.commits = append(c.commits, commit{line: r.line, t: r.t, kind: "select_cell", job: j.id, op: r.op, cell: c.plant.cells[r.cell].id})
+		if c.fromQueue(r, j) {
+			break // back in its place in the buffer: nothing follows
+		}
 		id, op, cell := j.id, r.op, r.cell
 		c.expect(r, fmt.Sprintf("admission, blocked or (continuation) process_start of job %d op %d at %s", id, op, c.plant.cells[cell].id),
 			func(n *rec) bool {
@@ -204,6 +214,7 @@ func (c *checker) jobEvent(r *rec) {
 				c.plant.cells[r.cell].id, c.occ[r.cell], c.plant.cells[r.cell].buffer)
 		}
 		c.leave(j, r.t)
+		c.freeSlot(j)
 		if j.relFrom == r.cell {
 			// Kept on the cell whose queue it left for a re-route: its
 			// place in the queue, no new incident.
@@ -259,6 +270,7 @@ func (c *checker) jobEvent(r *rec) {
 		opCheck()
 		destCheck()
 		c.leave(j, r.t)
+		c.freeSlot(j)
 		c.occ[r.cell]++
 		j.slot, j.offered, j.relFrom = r.cell, false, -1
 		if c.occ[r.cell] > c.plant.cells[r.cell].buffer {
@@ -527,10 +539,8 @@ func (c *checker) startFromBuffer(r *rec, j *jobSt, m *machineSt, setup bool) {
 			c.machineName(m), m.family)
 	}
 	c.leave(j, r.t)
-	if j.slot >= 0 {
-		c.occ[j.slot]--
-		j.slot = -1
-	}
+	c.freeSlot(j)
+	j.qalarm = false
 	c.bind(j, m)
 	j.st, j.at = jWorking, r.cell
 	if setup {

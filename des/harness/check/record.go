@@ -73,6 +73,7 @@ var eventFields = map[string]fieldSpec{
 	"transport_complete":  {jobOpCell, 0},
 	"blocked":             {jobOpCell, 0},
 	"blocking_release":    {jobOpCell, 0},
+	"queue_release":       {jobOpCell, 0},
 	"setup_start":         {onMachine, 0},
 	"setup_complete":      {onMachine, 0},
 	"process_start":       {onMachine, 0},

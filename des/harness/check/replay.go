@@ -44,10 +44,12 @@ const (
 	jWorking                 // on a machine (setup or processing, or down meanwhile)
 	jFinished                // op finished, holding its machine; stage_release_ready or job_complete must follow
 	jDone
+	jUnqueued // queue_release seen (a queued job at a broken cell); stage_release_ready must follow
 )
 
 var jstateNames = [...]string{"arrived (not released)", "released", "awaiting routing", "routed", "blocked",
-	"unblocked", "admitted", "in transport", "waiting in a buffer", "on a machine", "finished an op", "complete"}
+	"unblocked", "admitted", "in transport", "waiting in a buffer", "on a machine", "finished an op", "complete",
+	"released from its queue"}
 
 func (s jstate) String() string { return jstateNames[s] }
 
@@ -94,6 +96,11 @@ type jobSt struct {
 	// order in which it blocked) and is no new incident.
 	relFrom  int
 	blockOrd int
+	// Queue offers (queue.go): a breakdown alarm on the cell whose buffer
+	// holds the job; during its offer, the place it left in that buffer.
+	qalarm    bool
+	fromQueue bool
+	qpos      int
 	// modeLine is the line of the mode_selected record of the job's
 	// current routing, 0 if none.
 	modeLine int
@@ -175,6 +182,8 @@ type checker struct {
 	lastPowLine int
 	powInstant  float64
 	powInstantN int
+	powCrossed  bool                    // the last power_change crossed the cap
+	alarms      map[float64]*alarmFacts // alarms by instant (alarm.go)
 	powerBad    bool
 	// the last second counted in overSecs (-1 before any)
 	lastOverSec float64
@@ -468,6 +477,10 @@ func (c *checker) apply(r *rec) {
 		c.tot.status = r.status
 	case "breakdown", "repair":
 		c.breakdown(r)
+		c.alarm(r.ev, r.line, r.t)
+		if r.ev == "breakdown" {
+			c.alarmQueue(r.cell)
+		}
 	default:
 		c.jobEvent(r)
 	}
@@ -561,8 +574,11 @@ func (c *checker) powerChange(r *rec) {
 			c.add(r.line, ckPowerRecord, "the first power_change must directly follow episode_start at t=0")
 		}
 	} else {
-		if r.t == c.powInstant && c.powInstantN > 0 {
-			c.add(r.line, ckPowerRecord, "second power_change at t=%v (line %d)", r.t, c.lastPowLine)
+		// Power is traced once an instant, when it closes, and also
+		// before a decision when it crossed the cap (the alarm is raised
+		// then): a second record at one t follows a crossing.
+		if r.t == c.powInstant && c.powInstantN > 0 && !c.powCrossed {
+			c.add(r.line, ckPowerRecord, "second power_change at t=%v (line %d), which did not cross the cap", r.t, c.lastPowLine)
 		}
 		if r.kw == c.lastKW {
 			c.add(r.line, ckPowerRecord, "power_change to the same level %v kW", r.kw)
@@ -582,6 +598,13 @@ func (c *checker) powerChange(r *rec) {
 	cap := c.hdr.capKW
 	if r.kw > cap && (first || c.lastKW <= cap) {
 		c.tot.overEntries++
+	}
+	c.powCrossed = !first && (r.kw > cap) != (c.lastKW > cap)
+	switch {
+	case r.kw > cap && (first || c.lastKW <= cap):
+		c.alarm("power_alarm", r.line, r.t)
+	case c.powCrossed:
+		c.alarm("power_recovered", r.line, r.t)
 	}
 	c.lastKW, c.lastPowLine = r.kw, r.line
 	if !first {
