@@ -346,7 +346,7 @@ func (in *Interpreter) apply(d *Decision, agents []activeAgent, src Source, ctrl
 		case !ok:
 			a.Reason = "no action for this agent"
 		case act < 0 || act >= len(v.ActionMask) || !v.ActionMask[act]:
-			a.Reason = "illegal action index " + strconv.Itoa(act)
+			a.Reason = "illegal action index " + strconv.Itoa(act) + WithheldEscalation(v, act)
 			r := act
 			a.Requested = &r
 		}

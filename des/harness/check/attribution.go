@@ -13,7 +13,9 @@ import (
 // its contract-safe action instead. So:
 //   - a fallback gives one of the harness's reasons ("controller error: …",
 //     "unusable reply: …", "no action for this agent", "illegal action
-//     index N" with requested N, which is not a legal action, or, on a
+//     index N" with requested N, which is not a legal action (on an
+//     area's answer naming escalate where it is withheld, followed by
+//     why: the first offered cell that can take the item), or, on a
 //     plant_fallback, "the plant declined the fallback placement" with
 //     requested naming a decline), and commits the contract-safe action,
 //     recomputed here from its payload by the checker's own rule;
@@ -56,8 +58,9 @@ func checkAttribution(line int, a *auditLine, add func(check, format string, arg
 	case strings.HasPrefix(r, reasonCtrlError), strings.HasPrefix(r, reasonUnusable), r == reasonNoAction:
 		ok = a.Requested == nil
 	case strings.HasPrefix(r, reasonIllegal):
-		n, err := strconv.Atoi(strings.TrimPrefix(r, reasonIllegal))
-		ok = err == nil && n == req && !slices.Contains(v.LegalActions, req)
+		num, why, noted := strings.Cut(strings.TrimPrefix(r, reasonIllegal), ": ")
+		n, err := strconv.Atoi(num)
+		ok = err == nil && n == req && !slices.Contains(v.LegalActions, req) && (!noted || withheldEscalation(a, n, why))
 	case r == reasonDeclined:
 		ok = a.Kind == "plant_fallback" && req >= 0 && req < len(v.Options) && v.Options[req].Action == "decline"
 	}
@@ -67,6 +70,27 @@ func checkAttribution(line int, a *auditLine, add func(check, format string, arg
 	if want := safeAction(v); act != want {
 		add(ckDecisions, "decisions.jsonl:%d: a fallback committed action %d, the contract-safe rule gives %d", line, act, want)
 	}
+}
+
+// withheldEscalation reports whether why, the addition to an illegal
+// index's reason, is the one the interpreter writes for an area's answer
+// n naming escalate where its view withholds it: n is the index after the
+// options, and the cell it names is one of them, able to take the item
+// (a free slot and a machine up).
+func withheldEscalation(a *auditLine, n int, why string) bool {
+	v := a.Payload
+	if a.Role != "area" || a.Kind != "select_cell" && a.Kind != "reroute" || n != len(v.Options) {
+		return false
+	}
+	for _, o := range v.Options {
+		if o.Action == "escalate" {
+			return false
+		}
+		if c := o.Cell; c != nil && c.FreeSlots > 0 && c.Down < c.Machines {
+			return strings.HasPrefix(why, "escalate is not offered while local recovery is possible (cell "+c.Cell+" ")
+		}
+	}
+	return false
 }
 
 // safeAction is the contract-safe action of a payload (docs/payload.md,
