@@ -350,10 +350,15 @@ func (in *Interpreter) apply(d *Decision, agents []activeAgent, src Source, ctrl
 			r := act
 			a.Requested = &r
 		}
-		if a.Reason == "" && v.Kind == KindPlantFallback && v.Options[act].Action == ActDecline {
-			// The plant left the placement to the harness: the contract-safe
-			// rule decides, and the decision is the harness's (G_fb).
-			a.Reason = "the plant declined the fallback placement"
+		if a.Reason == "" && v.Kind == KindPlantFallback && (in.item.cut || v.Options[act].Action == ActDecline) {
+			// The plant left the placement to the harness, or did not earn
+			// it (the step limit cut the protocol, whatever local options
+			// were left): the contract-safe rule decides, and the decision
+			// is the harness's (G_fb).
+			a.Reason = ReasonDeclined
+			if in.item.cut {
+				a.Reason = ReasonStepLimit
+			}
 			r := act
 			a.Requested = &r
 		}

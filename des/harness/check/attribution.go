@@ -17,7 +17,8 @@ import (
 //     area's answer naming escalate where it is withheld, followed by
 //     why: the first offered cell that can take the item), or, on a
 //     plant_fallback, "the plant declined the fallback placement" with
-//     requested naming a decline), and commits the contract-safe action,
+//     requested naming a decline, or the step-limit reason with any legal
+//     requested index), and commits the contract-safe action,
 //     recomputed here from its payload by the checker's own rule;
 //   - a controller's decision has no reason, no requested index and no
 //     reply_error (a reply the controller itself found unusable is always
@@ -33,6 +34,7 @@ const (
 	reasonNoAction  = "no action for this agent"
 	reasonIllegal   = "illegal action index "
 	reasonDeclined  = "the plant declined the fallback placement"
+	reasonStepLimit = "the protocol's step limit sent the item to the plant before local recovery was exhausted"
 )
 
 func checkAttribution(line int, a *auditLine, add func(check, format string, args ...any)) {
@@ -63,6 +65,8 @@ func checkAttribution(line int, a *auditLine, add func(check, format string, arg
 		ok = err == nil && n == req && !slices.Contains(v.LegalActions, req) && (!noted || withheldEscalation(a, n, why))
 	case r == reasonDeclined:
 		ok = a.Kind == "plant_fallback" && req >= 0 && req < len(v.Options) && v.Options[req].Action == "decline"
+	case r == reasonStepLimit:
+		ok = a.Kind == "plant_fallback" && slices.Contains(v.LegalActions, req)
 	}
 	if !ok {
 		add(ckDecisions, "decisions.jsonl:%d: a fallback with reason %q and requested index %d, which the harness does not write", line, a.Reason, req)
