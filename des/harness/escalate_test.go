@@ -67,23 +67,17 @@ func TestAlwaysEscalateIsNoBetterThanRule(t *testing.T) {
 					var escalated, early int
 					var c coord.Controller = alwaysEscalate{&escalated, &early}
 					if name == "rule" {
-						var err error
-						if c, err = policy.New(name, seed); err != nil {
-							t.Fatal(err)
-						}
+						c = builtin(t, name)(seed)
 					}
-					r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: m, Controller: c})
-					if r.Err != nil {
-						t.Fatalf("%s %s %s seed %d: %v", ref, m.ID, name, seed, r.Err)
-					}
-					esc := r.Metrics.Secondary.MessagesByType[coord.MsgEscalate]
+					mt := play(t, p, m, seed, name, c)
+					esc := mt.Secondary.MessagesByType[coord.MsgEscalate]
 					if early > 0 {
 						t.Errorf("%s %s seed %d: %d of %d escalations offered while a capable cell of the area had room and a machine up", ref, m.ID, seed, early, escalated)
 					}
-					mean[k][0] += r.Metrics.GMk / seeds
-					mean[k][1] += r.Metrics.GTd / seeds
+					mean[k][0] += mt.GMk / seeds
+					mean[k][1] += mt.GTd / seeds
 					mean[k][2] += float64(esc) / seeds
-					mean[k][3] += float64(r.Metrics.GFb) / seeds
+					mean[k][3] += float64(mt.GFb) / seeds
 				}
 				fmt.Fprintf(&table, "| %s | %s | %s | %s | %s | %s | %s |\n", ref, m.ID, name,
 					fmtMean(mean[k][0]), fmtMean(mean[k][1]), fmtMean(mean[k][2]), fmtMean(mean[k][3]))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/policy"
 )
 
@@ -70,19 +71,13 @@ func TestFallbackAloneIsWeak(t *testing.T) {
 					case "half unusable":
 						c = halfGarbage{}
 					default:
-						var err error
-						if c, err = policy.New(name, seed); err != nil {
-							t.Fatal(err)
-						}
+						c = builtin(t, name)(seed)
 					}
-					r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: m, Controller: c})
-					if r.Err != nil {
-						t.Fatalf("%s %s %s seed %d: %v", ref, m.ID, name, seed, r.Err)
-					}
+					mt := play(t, p, m, seed, name, c)
 					for i, k := range scheduleMetrics {
-						sum[i] += k.get(&r.Metrics) / seeds
+						sum[i] += k.get(&mt) / seeds
 					}
-					sum[len(scheduleMetrics)] += float64(r.Metrics.GFb) / seeds
+					sum[len(scheduleMetrics)] += float64(mt.GFb) / seeds
 				}
 				mean[name] = sum
 				fmt.Fprintf(&table, "| %s | %s | %s |", ref, m.ID, name)
@@ -100,6 +95,17 @@ func TestFallbackAloneIsWeak(t *testing.T) {
 		}
 	}
 	t.Logf("means over test seeds: the first %d of each instance:\n%s", seeds, table.String())
+}
+
+// play runs one episode of controller c (called name in messages) and
+// returns its metrics.
+func play(t *testing.T, p *factory.Plant, m coord.AuthorityMode, seed uint64, name string, c coord.Controller) Metrics {
+	t.Helper()
+	r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: m, Controller: c})
+	if r.Err != nil {
+		t.Fatalf("%s %s %s seed %d: %v", p.Inst.Name, m.ID, name, seed, r.Err)
+	}
+	return r.Metrics
 }
 
 // fmtMean writes a mean with no decimals, or two if it is below 10 and
