@@ -20,8 +20,9 @@ class ParallelEnv:
     action_mask with at least one 1; every other agent gets a zero vector,
     payload None, an all-zero mask, and its action is ignored. Every live
     agent gets the same (team) reward. All agents terminate together when
-    the episode ends (truncate instead if it was cut short, e.g. by the
-    horizon) and then leave ``agents``.
+    the episode ends by itself or by the agents' doing (status done,
+    deadlock or no_progress), or truncate together when it was cut from
+    outside (the horizon, the decision limit), and then leave ``agents``.
     """
 
     metadata = {"name": "coordbench_des_v0", "render_modes": ["ansi"], "is_parallelizable": True}

@@ -6,6 +6,14 @@ batch per call, so both see exactly the same results."""
 from . import features
 from .client import ItemError
 
+# The metrics.json statuses of an end the agents caused: the plant
+# finished, or the agents' choices stalled it for good. They end the
+# episode as a termination (nothing follows it; the reward of the last step
+# already holds the unfinished work's penalty to the horizon); any other
+# status (time_limit, decision_limit, aborted, controller_failed) is a cut
+# from outside the task, a truncation.
+TERMINAL_STATUSES = ("done", "deadlock", "no_progress")
+
 # The 15 primary metrics (docs/metrics.md).
 PRIMARY_METRICS = ("G_mk", "G_td", "G_cj", "G_vc", "G_eo", "G_ed", "G_en", "G_ds", "G_cm", "G_fb", "G_llm",
                    "G_tr", "G_dj", "G_ut", "G_do")
@@ -134,7 +142,7 @@ class Session:
             r = self.reward(prev, self.progress, m)
             self.metrics, self.decision = m, None
             status = res.get("status", "")
-            terminated = status == "done"
+            terminated = status in TERMINAL_STATUSES
             obs = {a: self._obs(a, None) for a in live}
             info = {"metrics": {k: m.get(k) for k in PRIMARY_METRICS}, "metrics_json": m, "status": status}
             infos = {}
