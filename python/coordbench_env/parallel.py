@@ -4,6 +4,7 @@
 from . import spaces
 from .client import Client
 from .reward import Reward
+from .seeding import SeedStream
 from .session import Session
 
 
@@ -32,6 +33,7 @@ class ParallelEnv:
         self.client = client or Client(base_url, token)
         self.render_mode = render_mode
         self._seed = seed
+        self._seeds = SeedStream()
         self._session = Session(instance, paradigm, Reward(reward), use_numpy, play, others)
         self._spaces = {}
 
@@ -54,13 +56,17 @@ class ParallelEnv:
         return len(self.possible_agents)
 
     def reset(self, seed=None, options=None):
-        """Start a new episode (closing the previous one). seed, else the
-        constructor's seed, else the instance's first test seed; the same
-        seed and the same actions give the same observations."""
-        if seed is None:
-            seed = self._seed
+        """Start a new episode (closing the previous one), Gymnasium's way:
+        seed (or options["seed"]; on the first reset, else the
+        constructor's seed) plays that seed and seeds a generator; a reset
+        without one plays a fresh training seed drawn from the generator
+        (docs/python-env.md, "Seeding"). infos[agent]["seed"] names the
+        seed played; the same seed and actions give the same observations."""
         if options and "seed" in options:
             seed = options["seed"]
+        if seed is None and not self._session.started:
+            seed = self._seed
+        seed = self._seeds.next(seed)
         self._close_episode()
         s = self._session
         (res,) = self.client.batch_create([s.create_item(seed)])

@@ -144,7 +144,8 @@ class Session:
             status = res.get("status", "")
             terminated = status in TERMINAL_STATUSES
             obs = {a: self._obs(a, None) for a in live}
-            info = {"metrics": {k: m.get(k) for k in PRIMARY_METRICS}, "metrics_json": m, "status": status}
+            info = {"metrics": {k: m.get(k) for k in PRIMARY_METRICS}, "metrics_json": m, "status": status,
+                    "seed": self.seed}
             infos = {}
             for a in live:
                 infos[a] = dict(info, active=False, action_mask=self._mask(a, None), progress=dict(self.progress))
@@ -205,7 +206,8 @@ class Session:
         out = {}
         for a in self.agents:
             v = self.view(a)
-            info = {"active": v is not None, "action_mask": self._mask(a, v), "progress": dict(self.progress)}
+            info = {"active": v is not None, "action_mask": self._mask(a, v), "progress": dict(self.progress),
+                    "seed": self.seed}
             if self.decision is not None:
                 info["step"] = self.decision["step"]
                 info["time"] = self.decision["time"]

@@ -3,6 +3,7 @@ HTTP request per call, whatever n."""
 
 from .client import Client, ItemError
 from .reward import Reward
+from .seeding import SeedStream
 from .session import Session
 
 
@@ -26,6 +27,7 @@ class VectorEnv:
         self.client = client or Client(base_url, token)
         self._seed = seed
         self.sessions = [Session(instance, paradigm, Reward(reward), use_numpy, play, others) for _ in range(n)]
+        self._streams = [SeedStream() for _ in range(n)]
 
     @property
     def agents(self):
@@ -41,15 +43,20 @@ class VectorEnv:
 
     def reset(self, seed=None, seeds=None):
         """Start n new episodes (closing the previous ones): environment i
-        plays seed + i, or seeds[i] when seeds (a list of n) is given."""
+        plays seed + i (on the first reset, else the constructor's seed +
+        i), or seeds[i] when seeds (a list of n) is given; each seed also
+        seeds environment i's generator. Without a seed, environment i
+        plays a fresh training seed drawn from its generator (Gymnasium's
+        way; docs/python-env.md, "Seeding")."""
         if seeds is not None:
             seeds = list(seeds)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments")
         else:
-            if seed is None:
+            if seed is None and not any(s.started for s in self.sessions):
                 seed = self._seed
             seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        seeds = [st.next(sd) for st, sd in zip(self._streams, seeds)]
         self.close()
         items = [s.create_item(sd) for s, sd in zip(self.sessions, seeds)]
         results = self.client.batch_create(items)
