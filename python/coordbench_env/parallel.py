@@ -89,6 +89,20 @@ class ParallelEnv:
             out = s.on_stepped(res)
         return out
 
+    @property
+    def unwrapped(self):
+        return self
+
+    @property
+    def action_spaces(self):
+        self._require_started()
+        return {a: sp[0] for a, sp in self._spaces.items()}
+
+    @property
+    def observation_spaces(self):
+        self._require_started()
+        return {a: sp[1] for a, sp in self._spaces.items()}
+
     def action_space(self, agent):
         self._require_started()
         return self._spaces[agent][0]
@@ -148,8 +162,20 @@ class ParallelEnv:
             self._spaces[a] = (act, obs)
 
     def _require_started(self):
-        if not self._session.started:
-            raise RuntimeError("call reset() first: the agents come from the server")
+        """Before the first reset, learn the agents and spaces from the
+        server: create an episode and free it at once (its seed is not
+        drawn from the seed generator, so the episodes reset plays are
+        the same with or without this)."""
+        s = self._session
+        if s.started:
+            return
+        (res,) = self.client.batch_create([s.create_item(self._seed)])
+        try:
+            s.learn(res)
+        finally:
+            if res.get("code") == 201:
+                self.client.batch_delete([res["id"]])
+        self._make_spaces(self._seed)
 
     def __enter__(self):
         return self

@@ -67,20 +67,27 @@ class Session:
             item["seed"] = int(seed)
         return item
 
+    def learn(self, res):
+        """Take the episode's agents, layout and offer from a create
+        result, so that the spaces exist before the first reset."""
+        if res.get("code") != 201:
+            raise ItemError(res.get("code", 0), res.get("error", "create failed"))
+        ep = res["episode"]
+        self.possible_agents = list(ep["agents"] if self.play is None else ep.get("played") or ())
+        self.layout = ep["layout"]
+        self.offer = list(ep.get("offer") or ())
+        self.started = True
+
     def on_created(self, res):
         """(observations, infos) of a new episode; None when the server had
         no decision yet within its long-poll (ask with peek_item, and hand
         the answer to on_ready)."""
         if res.get("code") != 201:
             raise ItemError(res.get("code", 0), res.get("error", "create failed"))
-        ep = res["episode"]
-        self.id, self.seed = res["id"], ep["seed"]
         # A client that plays some agents has only those (the server
         # answers the rest and never shows them).
-        self.possible_agents = list(ep["agents"] if self.play is None else ep.get("played") or ())
-        self.layout = ep["layout"]
-        self.offer = list(ep.get("offer") or ())
-        self.started = True
+        self.learn(res)
+        self.id, self.seed = res["id"], res["episode"]["seed"]
         self.agents = list(self.possible_agents)
         self.metrics, self.decision = None, None
         self.progress = res.get("progress") or {}
@@ -113,6 +120,10 @@ class Session:
             raise RuntimeError("call reset() first")
         if self.decision is None:
             raise RuntimeError("the episode has ended; call reset()")
+        unknown = sorted(str(a) for a in actions if a not in self.possible_agents)
+        if unknown:  # a misspelled agent would otherwise fall back in silence
+            raise KeyError(f"actions for agents {unknown} that are not in this episode "
+                           f"(possible_agents: {self.possible_agents})")
         send = {}
         for agent in self.decision["active_agents"]:
             if agent in actions and actions[agent] is not None:

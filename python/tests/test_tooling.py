@@ -1,0 +1,79 @@
+"""What standard tooling touches before reset (issue 29, item 3:
+PettingZoo's parallel_api_test begins with hasattr(env,
+"possible_agents")), and the client's hygiene (item 5): a misspelled agent
+in step(actions) is an error, GET /v1/episodes and the cleanup helper.
+
+Needs COORDBENCH_URL (see test_env.py).
+"""
+
+import os
+import unittest
+
+import coordbench_env as ce
+
+URL = os.environ.get("COORDBENCH_URL")
+TOKEN = os.environ.get("COORDBENCH_TOKEN")
+SMALL = "gen:A2C4J6"
+
+
+def make(**kw):
+    return ce.parallel_env(base_url=URL, token=TOKEN, instance=SMALL, **kw)
+
+
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class BeforeReset(unittest.TestCase):
+    def test_spaces_before_reset(self):
+        with make(paradigm="holonic_hybrid", seed=3) as env:
+            self.assertTrue(hasattr(env, "possible_agents"))
+            agents = env.possible_agents
+            self.assertEqual(agents[0], "plant")
+            self.assertEqual(env.max_num_agents, len(agents))
+            self.assertIs(env.unwrapped, env)
+            self.assertEqual(set(env.action_spaces), set(agents))
+            self.assertEqual(set(env.observation_spaces), set(agents))
+            before = {a: (env.action_space(a).n, env.observation_space(a)["vector"].shape) for a in agents}
+            self.assertIsNone(env.episode_id)  # nothing held on the server
+            obs, infos = env.reset(seed=3)
+            self.assertEqual(env.possible_agents, agents)
+            self.assertEqual({a: (env.action_space(a).n, env.observation_space(a)["vector"].shape) for a in agents},
+                             before)
+            for a in agents:
+                self.assertTrue(env.observation_space(a).contains(obs[a]))
+
+    def test_probe_holds_nothing(self):
+        client = ce.Client(URL, TOKEN)
+        held = {e["id"] for e in client.episodes()}
+        with make(paradigm="centralized") as env:
+            env.possible_agents
+            self.assertEqual({e["id"] for e in client.episodes()}, held)
+
+    def test_gym_spaces_before_reset(self):
+        with ce.gym_env(base_url=URL, token=TOKEN, instance=SMALL) as env:
+            self.assertGreaterEqual(env.action_space.n, 2)
+            self.assertIs(env.unwrapped, env)
+
+
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class ClientHygiene(unittest.TestCase):
+    def test_misspelled_agent_is_an_error(self):
+        with make(paradigm="centralized", seed=1) as env:
+            _, infos = env.reset()
+            legal = infos["plant"]["action_mask"].index(1)
+            with self.assertRaises(KeyError) as cm:
+                env.step({"plnat": legal})
+            self.assertIn("plnat", str(cm.exception))
+            env.step({"plant": legal})  # nothing was sent: the decision is still there
+
+    def test_list_and_cleanup(self):
+        client = ce.Client(URL, TOKEN)
+        env = make(paradigm="centralized", seed=1)
+        env.reset()  # a learner that dies without close()
+        eid = env.episode_id
+        self.assertIn(eid, {e["id"] for e in client.episodes()})
+        self.assertEqual(client.call("GET", "/v1/episodes"), {"episodes": client.episodes()})
+        self.assertEqual(client.cleanup([eid]), [eid])
+        self.assertNotIn(eid, {e["id"] for e in client.episodes()})
+
+
+if __name__ == "__main__":
+    unittest.main()
