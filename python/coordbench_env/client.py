@@ -32,7 +32,7 @@ class ItemError(ServerError):
     ``consumed`` says that the pending decision was used up anyway."""
 
     def __init__(self, code, message, episode_id="", consumed=False):
-        super().__init__(code, message, "episode " + episode_id)
+        super().__init__(code, message, "episode " + episode_id if episode_id else "episode (not created)")
         self.episode_id = episode_id
         self.consumed = consumed
 

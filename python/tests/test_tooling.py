@@ -64,6 +64,13 @@ class ClientHygiene(unittest.TestCase):
             self.assertIn("plnat", str(cm.exception))
             env.step({"plant": legal})  # nothing was sent: the decision is still there
 
+    def test_failed_create_names_no_blank_id(self):
+        env = ce.parallel_env(base_url=URL, token=TOKEN, instance="no-such-instance")
+        with self.assertRaises(ce.ItemError) as cm:
+            env.reset(seed=1)
+        self.assertIn("episode (not created)", str(cm.exception))
+        self.assertNotIn("episode :", str(cm.exception))
+
     def test_list_and_cleanup(self):
         client = ce.Client(URL, TOKEN)
         env = make(paradigm="centralized", seed=1)
