@@ -63,6 +63,35 @@ class Seeding(unittest.TestCase):
         self.assertTrue(all(s >= TRAIN_LOW for s in fresh), runs)
 
 
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class AutoReset(unittest.TestCase):
+    def test_vector_env_autoresets(self):
+        with ce.vector_env(2, base_url=URL, token=TOKEN, instance=SMALL, paradigm="centralized", seed=7,
+                           autoreset=True) as venv:
+            obs, infos = venv.reset()
+            episodes = [[seed_of(i)] for i in infos]
+            ended_last = [False, False]
+            steps = 0
+            while min(len(e) for e in episodes) < 3:
+                acts = [{a: inf["action_mask"].index(1) for a, inf in infos[i].items() if inf["active"]}
+                        for i in range(2)]
+                obs, rew, term, trunc, infos = venv.step(acts)
+                steps += 1
+                self.assertLess(steps, 10000)
+                for i in range(2):
+                    self.assertTrue(obs[i], "an ended sub-environment must not stay empty")
+                    a = next(iter(rew[i]))
+                    if ended_last[i]:  # the step after an end starts a new episode
+                        self.assertEqual(rew[i], {a: 0.0 for a in rew[i]})
+                        self.assertFalse(term[i][a] or trunc[i][a])
+                        episodes[i].append(seed_of(infos[i]))
+                    ended_last[i] = term[i][a] or trunc[i][a]
+        self.assertEqual([e[0] for e in episodes], [7, 8])
+        later = [s for e in episodes for s in e[1:]]
+        self.assertEqual(len(set(later)), len(later), episodes)  # every new episode on a new seed
+        self.assertTrue(all(s >= TRAIN_LOW for s in later), episodes)
+
+
 class Stream(unittest.TestCase):
     def test_bad_seed(self):
         for bad in (-1, 1.5, "3", True):

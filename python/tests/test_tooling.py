@@ -54,6 +54,43 @@ class BeforeReset(unittest.TestCase):
 
 
 @unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class AEC(unittest.TestCase):
+    def test_aec_plays_the_parallel_episode(self):
+        for paradigm in ("centralized", "holonic_hybrid"):
+            with self.subTest(paradigm=paradigm):
+                with make(paradigm=paradigm) as par:
+                    obs, infos = par.reset(seed=4)
+                    par_return, steps = 0.0, 0
+                    while par.agents:
+                        acts = {a: i["action_mask"].index(1) for a, i in infos.items() if i["active"]}
+                        obs, rew, term, trunc, infos = par.step(acts)
+                        par_return += rew["plant"]
+                        steps += 1
+                    par_metrics = {k: par.metrics[k] for k in ce.PRIMARY_METRICS + ("status",)}
+                with ce.aec_env(base_url=URL, token=TOKEN, instance=SMALL, paradigm=paradigm) as env:
+                    self.assertTrue(env.possible_agents)  # before reset too
+                    env.reset(seed=4)
+                    aec_return, turns, seen_end = 0.0, 0, set()
+                    for agent in env.agent_iter(100000):
+                        obs, reward, term, trunc, info = env.last()
+                        if agent == "plant":
+                            aec_return += reward
+                        if term or trunc:
+                            seen_end.add(agent)
+                            env.step(None)
+                            continue
+                        self.assertTrue(info["active"], agent)  # only agents with a decision get turns
+                        self.assertEqual(obs["payload"]["legal_actions"][0], info["action_mask"].index(1))
+                        env.step(info["action_mask"].index(1))
+                        turns += 1
+                    self.assertEqual(env.agents, [])
+                    self.assertEqual(seen_end, set(env.possible_agents))
+                    self.assertGreaterEqual(turns, steps)
+                    self.assertEqual({k: env.parallel_env.metrics[k] for k in par_metrics}, par_metrics)
+                    self.assertAlmostEqual(aec_return, par_return)
+
+
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
 class ClientHygiene(unittest.TestCase):
     def test_misspelled_agent_is_an_error(self):
         with make(paradigm="centralized", seed=1) as env:
