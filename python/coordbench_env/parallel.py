@@ -1,7 +1,7 @@
 """The PettingZoo Parallel API shape over one episode of des serve
 (without importing PettingZoo)."""
 
-from . import spaces
+from . import gantt, spaces
 from .client import Client
 from .reward import Reward
 from .seeding import SeedStream
@@ -111,11 +111,17 @@ class ParallelEnv:
         self._require_started()
         return self._spaces[agent][1]
 
-    def render(self):
-        """A one-line text of the pending decision (render_mode "ansi")."""
+    def render(self, width=72):
+        """Text (render_mode "ansi"): while the episode runs, one line on
+        the pending decision; once it has ended, that line and the text
+        Gantt chart of its machines (gantt.py), from its trace."""
         d = self._session.decision
         if d is None:
-            return f"episode {self._session.id}: ended ({(self._session.metrics or {}).get('status', '')})"
+            head = f"episode {self._session.id}: ended ({(self._session.metrics or {}).get('status', '')})"
+            if self._session.id is None or self._session.metrics is None:
+                return head
+            trace = self.client.artifact(self._session.id, "trace.jsonl")
+            return head + "\n" + gantt.text_gantt(trace.splitlines(), width)
         parts = [f"{a}:{v['kind']}[{len(v['legal_actions'])}]" for a, v in sorted(d["active_agents"].items())]
         return f"step {d['step']} t={d['time']:.2f} " + " ".join(parts)
 

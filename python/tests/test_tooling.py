@@ -10,6 +10,7 @@ import os
 import unittest
 
 import coordbench_env as ce
+from coordbench_env.gantt import text_gantt
 
 URL = os.environ.get("COORDBENCH_URL")
 TOKEN = os.environ.get("COORDBENCH_TOKEN")
@@ -117,6 +118,44 @@ class ClientHygiene(unittest.TestCase):
         self.assertEqual(client.call("GET", "/v1/episodes"), {"episodes": client.episodes()})
         self.assertEqual(client.cleanup([eid]), [eid])
         self.assertNotIn(eid, {e["id"] for e in client.episodes()})
+
+
+class Gantt(unittest.TestCase):
+    TRACE = [
+        '{"t": 0, "ev": "episode_start"}',
+        '{"t": 0, "ev": "setup_start", "job": 1, "op": 0, "cell": "C1", "machine": 0}',
+        '{"t": 2, "ev": "setup_complete", "job": 1, "op": 0, "cell": "C1", "machine": 0}',
+        '{"t": 2, "ev": "process_start", "job": 1, "op": 0, "cell": "C1", "machine": 0}',
+        '{"t": 6, "ev": "finish", "job": 1, "op": 0, "cell": "C1", "machine": 0}',
+        '{"t": 7, "ev": "transport_start", "job": 1, "op": 1, "from": "C1", "from_machine": 0, "dur": 1, "cell": "C2"}',
+        '{"t": 8, "ev": "breakdown", "cell": "C1", "machine": 0}',
+        '{"t": 9, "ev": "process_start", "job": 1, "op": 1, "cell": "C2", "machine": 1}',
+        '{"t": 10, "ev": "repair", "cell": "C1", "machine": 0}',
+        '{"t": 10, "ev": "episode_end", "status": "done"}',
+    ]
+
+    def test_machine_rows(self):
+        rows = text_gantt(self.TRACE, width=10).splitlines()
+        self.assertEqual(rows[1:], ["C1/0 |ss####b.XX|", "C2/1 |.........#|"])
+        self.assertIn("t=0 … 10", rows[0])
+
+    def test_nothing_yet(self):
+        self.assertEqual(text_gantt(['{"t": 0, "ev": "episode_start"}']), "(no machine activity yet)")
+
+
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class Render(unittest.TestCase):
+    def test_render_draws_the_gantt_at_the_end(self):
+        with make(paradigm="centralized") as env:
+            _, infos = env.reset(seed=3)
+            self.assertIn("plant:release", env.render())
+            while env.agents:
+                _, _, _, _, infos = env.step({a: i["action_mask"].index(1) for a, i in infos.items() if i["active"]})
+            text = env.render(width=40)
+        rows = [r for r in text.splitlines() if r.endswith("|")]
+        self.assertTrue(rows, text)
+        self.assertTrue(all(len(r.split("|")[1]) == 40 for r in rows), text)
+        self.assertIn("#", text)
 
 
 if __name__ == "__main__":
