@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -218,5 +219,90 @@ func TestCSPBlocksInjectedMarkup(t *testing.T) {
 		if strings.Contains(r, "127.0.0.1:1") {
 			t.Errorf("the page requested %s despite the policy", r)
 		}
+	}
+}
+
+// TestTextFormatsHostile: a hostile model name in a suite's summary
+// breaks no Markdown table, is no spreadsheet formula in the CSV (where
+// the numbers stay numbers) and runs no LaTeX command.
+func TestTextFormatsHostile(t *testing.T) {
+	des, _ := suites(t)
+	b, err := os.ReadFile(filepath.Join(des, harness.FileSuiteSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const model = `=cmd|' /C calc'!A0 a\|b \input{/etc/passwd} $x^2$ & # _ % ~ {}` + "\x1b[2J"
+	j := slices.Index(recs[0], "model")
+	for _, r := range recs[1:] {
+		r[j] = model
+	}
+	var out bytes.Buffer
+	csv.NewWriter(&out).WriteAll(recs)
+	dir := copySuite(t, out.Bytes())
+	text := func(format string) string {
+		var b bytes.Buffer
+		if err := Write(&b, []string{dir}, Options{Format: format, Tables: []string{SectionMatrix}}); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if i := strings.IndexAny(b.String(), "\x1b"); i >= 0 {
+			t.Errorf("%s output holds ESC at %d", format, i)
+		}
+		return b.String()
+	}
+
+	cells, err := csv.NewReader(strings.NewReader(text("csv"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mj, gj := slices.Index(cells[0], "model"), slices.Index(cells[0], "G_mk_mean")
+	if mj < 0 || gj < 0 {
+		t.Fatalf("csv header %q", cells[0])
+	}
+	for _, r := range cells[1:] {
+		if !strings.HasPrefix(r[mj], "'=cmd") {
+			t.Errorf("csv: model cell %q is a formula", r[mj])
+		}
+		if _, err := strconv.ParseFloat(r[gj], 64); err != nil && r[gj] != "" {
+			t.Errorf("csv: G_mk_mean %q is no longer a number", r[gj])
+		}
+	}
+
+	// pipes counts the cell ends of a row as GitHub-flavoured Markdown
+	// does: a backslash takes the next character with it.
+	pipes := func(l string) int {
+		n := 0
+		for i := 0; i < len(l); i++ {
+			switch l[i] {
+			case '\\':
+				i++
+			case '|':
+				n++
+			}
+		}
+		return n
+	}
+	head, rows := 0, 0
+	for _, l := range strings.Split(text("md"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "| instance"):
+			head = pipes(l)
+		case strings.Contains(l, "=cmd"):
+			rows++
+			if pipes(l) != head {
+				t.Errorf("md: a row has %d cells, its header %d:\n%s", pipes(l)-1, head-1, l)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Error("md: the model is in no row")
+	}
+
+	latex := text("latex")
+	if !strings.Contains(latex, `\textbackslash{}input\{/etc/passwd\} \$x\textasciicircum{}2\$ \& \# \_ \% \textasciitilde{} \{\}`) {
+		t.Errorf("latex: the model is not escaped:\n%s", latex)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // title, clear the screen, colour), reorders text (a bidi override) and
 // is a spreadsheet formula (a leading @); it has no '=', which --llm-model
 // reads as a role.
-const hostileModel = "@SUM(1+1)*cmd|' /C calc'!A0 \x1b]0;pwned\x07\x1b[2J\x1b[31m|\u202eevil"
+const hostileModel = "@SUM(1+1)*cmd|' /C calc'!A0 a\\|b \x1b]0;pwned\x07\x1b[2J\x1b[31m|\u202eevil"
 
 // noControls fails the test if out holds a terminal control or a bidi
 // override, and checks that the hostile name is shown (as pictures).
@@ -72,7 +72,20 @@ func TestHostileModelName(t *testing.T) {
 	}
 	md := string(mustRead(t, filepath.Join(dir, "suite_aggregate.md")))
 	noControls(t, "suite_aggregate.md", md)
-	pipes := func(l string) int { return strings.Count(l, "|") - strings.Count(l, `\|`) }
+	// pipes counts the cell ends of a row as GitHub-flavoured Markdown
+	// does: a backslash takes the next character with it.
+	pipes := func(l string) int {
+		n := 0
+		for i := 0; i < len(l); i++ {
+			switch l[i] {
+			case '\\':
+				i++
+			case '|':
+				n++
+			}
+		}
+		return n
+	}
 	head, rows := 0, 0
 	for _, l := range strings.Split(md, "\n") {
 		switch {
