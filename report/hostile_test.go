@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/mdtable/mdtabletest"
 )
 
 // hostile are strings a model, a runner or a file name may hold that
@@ -271,35 +272,8 @@ func TestTextFormatsHostile(t *testing.T) {
 		}
 	}
 
-	// pipes counts the cell ends of a row as GitHub-flavoured Markdown
-	// does: a backslash takes the next character with it.
-	pipes := func(l string) int {
-		n := 0
-		for i := 0; i < len(l); i++ {
-			switch l[i] {
-			case '\\':
-				i++
-			case '|':
-				n++
-			}
-		}
-		return n
-	}
-	head, rows := 0, 0
-	for _, l := range strings.Split(text("md"), "\n") {
-		switch {
-		case strings.HasPrefix(l, "| instance"):
-			head = pipes(l)
-		case strings.Contains(l, "=cmd"):
-			rows++
-			if pipes(l) != head {
-				t.Errorf("md: a row has %d cells, its header %d:\n%s", pipes(l)-1, head-1, l)
-			}
-		}
-	}
-	if rows == 0 {
-		t.Error("md: the model is in no row")
-	}
+	mdtabletest.RowsMatchHeads(t, text("md"), func(l string) bool { return strings.HasPrefix(l, "| instance") },
+		func(l string) bool { return strings.Contains(l, "=cmd") })
 
 	latex := text("latex")
 	if !strings.Contains(latex, `\textbackslash{}input\{/etc/passwd\} \$x\textasciicircum{}2\$ \& \# \_ \% \textasciitilde{} \{\}`) {

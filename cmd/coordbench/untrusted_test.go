@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/coordbench/coordbench/internal/mdtable/mdtabletest"
 )
 
 // hostileModel is a model name that drives a terminal (set the window
@@ -72,35 +74,8 @@ func TestHostileModelName(t *testing.T) {
 	}
 	md := string(mustRead(t, filepath.Join(dir, "suite_aggregate.md")))
 	noControls(t, "suite_aggregate.md", md)
-	// pipes counts the cell ends of a row as GitHub-flavoured Markdown
-	// does: a backslash takes the next character with it.
-	pipes := func(l string) int {
-		n := 0
-		for i := 0; i < len(l); i++ {
-			switch l[i] {
-			case '\\':
-				i++
-			case '|':
-				n++
-			}
-		}
-		return n
-	}
-	head, rows := 0, 0
-	for _, l := range strings.Split(md, "\n") {
-		switch {
-		case strings.HasPrefix(l, "| instance"):
-			head = pipes(l)
-		case strings.HasPrefix(l, "| A3C9-1"):
-			rows++
-			if pipes(l) != head {
-				t.Errorf("a row of suite_aggregate.md has %d cells, its header %d:\n%s", pipes(l)-1, head-1, l)
-			}
-		}
-	}
-	if rows == 0 {
-		t.Error("suite_aggregate.md has no row")
-	}
+	mdtabletest.RowsMatchHeads(t, md, func(l string) bool { return strings.HasPrefix(l, "| instance") },
+		func(l string) bool { return strings.HasPrefix(l, "| A3C9-1") })
 
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "exp.yaml")
