@@ -34,6 +34,8 @@ func rootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("coordbench {{.Version}}\n")
 	root.AddCommand(desCmd(), siloCmd(), llmCmd(), reportCmd(), exportCmd(), sweepCmd(), workerCmd())
+	root.SetFlagErrorFunc(flagSuggestion)
+	refuseUnknownSubcommands(root)
 	inFlagTermsAll(root)
 	return root
 }
