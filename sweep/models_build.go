@@ -159,6 +159,20 @@ var (
 		"ReplyReserve": "reply_reserve"}
 )
 
+// OptionField names, for a user, the experiment field that sets a model
+// configuration's option ("llm.cache_mode", "base_url of the model"), or
+// "" if no field does. Errors that name options (opterr) reach the user of
+// an experiment file in these terms.
+func OptionField(option string) string {
+	if f, ok := entryFields[option]; ok {
+		return f + " of the model (llm, or its models entry)"
+	}
+	if f, ok := sharedFields[option]; ok {
+		return "llm." + f
+	}
+	return ""
+}
+
 // modelError puts an error of a model configuration in the experiment's
 // terms: the field of the entry at (models[i] or llm) or of the llm
 // section that sets the option it names.
