@@ -64,6 +64,7 @@ var flagOf = map[string][]string{
 	"Seed":             {"--llm-seed"},
 	"Cache":            {"--llm-cache"},
 	"CacheMode":        {"--llm-cache-mode"},
+	"CacheKeyURL":      {"--llm-cache-key-url"},
 	"ContextBudget":    {"--context-budget"},
 	"ReplyReserve":     {"--reply-reserve"},
 	"ToolFormat":       {"--tool-format"},
