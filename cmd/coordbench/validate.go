@@ -42,11 +42,7 @@ failed cases (failed/<id>/) are not results and are counted, not checked.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := writeJSON(w, rep); err != nil {
-					return err
-				}
-			} else {
+			if err := printReport(w, asJSON, rep, func() {
 				for _, p := range rep.Problems {
 					fmt.Fprintln(w, p)
 				}
@@ -56,6 +52,8 @@ failed cases (failed/<id>/) are not results and are counted, not checked.`,
 				}
 				fmt.Fprintf(w, "%s seed %d: %d records, %d jobs (%d completed), %d decisions, %d messages: ",
 					s.Instance, s.Seed, s.Records, s.Jobs, s.Completed, s.Decisions, s.Messages)
+			}); err != nil {
+				return err
 			}
 			if !rep.OK() {
 				return fmt.Errorf("%s: %d problem(s)", dir, len(rep.Problems))
@@ -77,11 +75,7 @@ func validateSuite(w io.Writer, dir string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		if err := writeJSON(w, rep); err != nil {
-			return err
-		}
-	} else {
+	if err := printReport(w, asJSON, rep, func() {
 		for _, c := range rep.Cases {
 			for _, p := range c.Problems {
 				fmt.Fprintf(w, "%s: %s\n", c.Dir, p)
@@ -90,6 +84,8 @@ func validateSuite(w io.Writer, dir string, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "%s: %d cases checked, %d with problems; %d failed cases (failed/) not checked\n",
 			dir, len(rep.Cases), len(rep.Cases)-countOK(rep.Cases), rep.Failed)
+	}); err != nil {
+		return err
 	}
 	if !rep.OK() {
 		return fmt.Errorf("%s: %d problem(s) in %d of its %d cases", dir, rep.Problems(), len(rep.Cases)-countOK(rep.Cases), len(rep.Cases))
@@ -119,11 +115,15 @@ func countOK(reps []*check.Report) int {
 	return n
 }
 
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
+// printReport writes rep to w as indented JSON if asJSON, else as text.
+func printReport(w io.Writer, asJSON bool, rep any, text func()) error {
+	if !asJSON {
+		text()
+		return nil
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return enc.Encode(rep)
 }
 
 // notAResult says why a run of each of these statuses is not a result:
