@@ -20,7 +20,10 @@ import (
 
 // cacheSchema is bumped when the table layout or the key derivation changes
 // incompatibly; a cache file with another version is refused rather than
-// misread. Compatible additions (the tool_calls and prompt_cached_tokens
+// misread. The key holds the base URL only with Config.CacheKeyURL (the
+// omitempty base_url: such a key is the key of before, when it always
+// did); without it, a lookup that misses tries that older form too, so a
+// cache written before still replays. Compatible additions (the tool_calls and prompt_cached_tokens
 // columns, the omitempty tool fields of the key) keep it: init adds a
 // missing column in place, and keys of requests without tools are
 // unchanged.
@@ -29,10 +32,11 @@ const cacheSchema = "1"
 // Cache is a persistent response cache in one SQLite file (WAL mode). It is
 // safe for concurrent use by many goroutines and by several processes sharing
 // the file (writers wait up to busy_timeout = 10 s for each other). One Cache
-// may serve many Clients: the key includes the base URL and model.
+// may serve many Clients: the key includes the model (and the base URL
+// with Config.CacheKeyURL).
 //
 // Each row holds the key, the canonical request it was derived from (base
-// URL, model, messages, generation parameters: never headers or the API key),
+// URL if keyed, model, messages, generation parameters: never headers or the API key),
 // and the response content, tool calls, model, finish reason and usage
 // (prompt, completion and prompt-cached tokens).
 type Cache struct {
@@ -273,7 +277,7 @@ func (c *Cache) land(key string, f *flight, resp *Response) {
 // of Message are), so that the keys of requests not using them stay as they
 // were.
 type keyRequest struct {
-	BaseURL             string    `json:"base_url"`
+	BaseURL             string    `json:"base_url,omitempty"` // only with Config.CacheKeyURL
 	Model               string    `json:"model"`
 	Messages            []Message `json:"messages"`
 	Tools               []Tool    `json:"tools,omitempty"` // as sent (see normalizeTools)

@@ -197,7 +197,6 @@ func (c *Client) complete(ctx context.Context, r Request) (*Response, error) {
 		return nil, err
 	}
 	kr := keyRequest{
-		BaseURL:             c.cfg.BaseURL,
 		Model:               c.cfg.Model,
 		Messages:            cloneMessages(msgs),
 		Tools:               ktools,
@@ -213,9 +212,18 @@ func (c *Client) complete(ctx context.Context, r Request) (*Response, error) {
 
 	start := time.Now()
 	cache := c.cfg.Cache
+	if c.cfg.CacheKeyURL {
+		kr.BaseURL = c.cfg.BaseURL
+	}
 	key, canonical := cacheKey(kr)
 	lookup := func() (*Response, error) {
 		e, ok, err := cache.get(ctx, key)
+		if err == nil && !ok && !c.cfg.CacheKeyURL { // a cache written when keys held the URL
+			old := kr
+			old.BaseURL = c.cfg.BaseURL
+			oldKey, _ := cacheKey(old)
+			e, ok, err = cache.get(ctx, oldKey)
+		}
 		if err != nil || !ok {
 			return nil, err
 		}

@@ -97,6 +97,12 @@ type Config struct {
 	// CacheOff without a Cache and CacheReadWrite with one.
 	Cache     *Cache
 	CacheMode string
+	// CacheKeyURL keeps BaseURL in the cache key. By default the key is
+	// the model and the request alone, so that a replay survives a new
+	// port or host of the same model (a stub on a free port, a server
+	// moved); set it when two endpoints serve different models under one
+	// name.
+	CacheKeyURL bool
 	// OnRetry, if set, is called each time an attempt failed and the
 	// client is about to wait and retry, so that a caller can show that a
 	// call is stalled. It is called from the goroutine making the call

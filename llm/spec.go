@@ -96,6 +96,7 @@ type Options struct {
 	MaxAttempts int           // Config.MaxAttempts
 	Cache       *Cache        // Config.Cache
 	CacheMode   string        // Config.CacheMode
+	CacheKeyURL bool          // Config.CacheKeyURL
 	Endpoints   *Endpoints    // Config.Endpoints
 	Limiter     Limiter       // Config.Limiter
 	OnRetry     func(Retry)   // Config.OnRetry
@@ -112,7 +113,7 @@ func (s Spec) Config(model string, o Options) Config {
 	return Config{
 		BaseURL: s.BaseURL, Model: model, APIKeyEnv: s.APIKeyEnv, Temperature: s.Temperature,
 		MaxTokens: s.MaxTokens, Seed: s.Seed, Timeout: o.Timeout, MaxAttempts: o.MaxAttempts,
-		Concurrency: s.Limits.Concurrency, RPM: s.Limits.RPM, Cache: o.Cache, CacheMode: o.CacheMode,
+		Concurrency: s.Limits.Concurrency, RPM: s.Limits.RPM, Cache: o.Cache, CacheMode: o.CacheMode, CacheKeyURL: o.CacheKeyURL,
 		Endpoints: o.Endpoints, Limiter: o.Limiter, OnRetry: o.OnRetry, Stubs: o.Stubs,
 	}
 }

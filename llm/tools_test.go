@@ -307,8 +307,10 @@ func TestToolCallsSharedInFlight(t *testing.T) {
 const pinnedKey = "70671ca7c5a54acca948c7ed801ebde2938290e4c7550053ba2f379e346d99c3"
 
 func pinnedClient(t *testing.T, cache *llm.Cache, mode string) *llm.Client {
+	// CacheKeyURL: the key form of before (always with the base URL), which
+	// a default client also finds (TestCacheKeySurvivesANewPort).
 	c, err := llm.New(llm.Config{BaseURL: "http://127.0.0.1:8000/v1", Model: "m", Cache: cache, CacheMode: mode,
-		Temperature: 0.5, MaxTokens: 64, Seed: ptr(int64(7))})
+		Temperature: 0.5, MaxTokens: 64, Seed: ptr(int64(7)), CacheKeyURL: true})
 	if err != nil {
 		t.Fatal(err)
 	}

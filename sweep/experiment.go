@@ -167,6 +167,7 @@ type LLM struct {
 	RPM         float64  `yaml:"rpm,omitempty" json:"-"`
 	Cache       string   `yaml:"cache,omitempty" json:"-"`
 	CacheMode   string   `yaml:"cache_mode,omitempty" json:"-"`
+	CacheKeyURL bool     `yaml:"cache_key_url,omitempty" json:"-"` // llm.Config.CacheKeyURL
 	Timeout     Duration `yaml:"timeout,omitempty" json:"-"`
 	MaxAttempts int      `yaml:"max_attempts,omitempty" json:"-"`
 	// Price of the one model (USD per million tokens); with a models

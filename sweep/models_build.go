@@ -71,7 +71,7 @@ func BuildModels(e *Experiment, o ModelOptions) (*ModelSet, func(), error) {
 	if o.OverrideCache {
 		shared.Cache, shared.CacheMode = o.Cache, o.CacheMode
 	}
-	opt := llm.Options{MaxAttempts: shared.MaxAttempts, CacheMode: shared.CacheMode, Stubs: o.Stubs}
+	opt := llm.Options{MaxAttempts: shared.MaxAttempts, CacheMode: shared.CacheMode, CacheKeyURL: shared.CacheKeyURL, Stubs: o.Stubs}
 	if shared.Timeout != "" {
 		d, err := time.ParseDuration(string(shared.Timeout))
 		if err != nil {
@@ -154,10 +154,24 @@ var (
 	entryFields = map[string]string{"Name": "name", "Model": "model", "BaseURL": "base_url", "APIKeyEnv": "api_key_env",
 		"Temperature": "temperature", "MaxTokens": "max_tokens", "Seed": "seed", "Price": "price", "LLM": "model"}
 	sharedFields = map[string]string{"Timeout": "timeout", "MaxAttempts": "max_attempts", "Cache": "cache",
-		"CacheMode": "cache_mode", "Framework": "framework", "ReplyParsing": "reply_parsing",
+		"CacheMode": "cache_mode", "CacheKeyURL": "cache_key_url", "Framework": "framework", "ReplyParsing": "reply_parsing",
 		"ToolFormat": "tool_format", "Scaffold": "scaffold", "ContextBudget": "context_budget",
 		"ReplyReserve": "reply_reserve"}
 )
+
+// OptionField names, for a user, the experiment field that sets a model
+// configuration's option ("llm.cache_mode", "base_url of the model"), or
+// "" if no field does. Errors that name options (opterr) reach the user of
+// an experiment file in these terms.
+func OptionField(option string) string {
+	if f, ok := entryFields[option]; ok {
+		return f + " of the model (llm, or its models entry)"
+	}
+	if f, ok := sharedFields[option]; ok {
+		return "llm." + f
+	}
+	return ""
+}
 
 // modelError puts an error of a model configuration in the experiment's
 // terms: the field of the entry at (models[i] or llm) or of the llm

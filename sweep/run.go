@@ -24,6 +24,10 @@ type RunConfig struct {
 	// once the money spent in Dir (earlier runs included) plus the
 	// estimates of the cases running and of that case would exceed it.
 	CostLimit *float64
+	// Force lets the cases of this experiment replace a suite of another
+	// configuration in Dir (suiterun.Options.Force); a directory of
+	// another experiment or shard (sweep.json) is refused all the same.
+	Force bool
 }
 
 // Validate checks c: the first bad field, as an *opterr.Error.
@@ -75,7 +79,7 @@ func (s *Suite) Start(ctx context.Context, c RunConfig, m *ModelSet) (*Running, 
 	if err := Mark(c.Dir, e, s.Shard, s.Cases(), len(s.IDs)); err != nil {
 		return nil, err
 	}
-	r := &Running{suite: s, dir: c.Dir, Options: suiterun.Options{Workers: workers}}
+	r := &Running{suite: s, dir: c.Dir, Options: suiterun.Options{Workers: workers, Force: c.Force}}
 	if c.CostLimit != nil {
 		est, err := s.Estimate(ctx)
 		if err != nil {

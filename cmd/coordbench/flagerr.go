@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/report"
+	"github.com/coordbench/coordbench/sweep"
 )
 
 // The library packages speak of their own options: an *opterr.Error names
@@ -62,6 +64,7 @@ var flagOf = map[string][]string{
 	"Seed":             {"--llm-seed"},
 	"Cache":            {"--llm-cache"},
 	"CacheMode":        {"--llm-cache-mode"},
+	"CacheKeyURL":      {"--llm-cache-key-url"},
 	"ContextBudget":    {"--context-budget"},
 	"ReplyReserve":     {"--reply-reserve"},
 	"ToolFormat":       {"--tool-format"},
@@ -123,44 +126,88 @@ func hasFlags(fs *pflag.FlagSet, flags []string) bool {
 	return len(flags) > 0
 }
 
-// flagName is the flag (or flags) of fs that set option, or option itself.
-func flagName(fs *pflag.FlagSet, option string) string {
-	if flags := optionFlags(option); hasFlags(fs, flags) {
+// terms are the words of one command for the library's options: its
+// flags, and for a command that reads an experiment file (experimentCmd)
+// the file's fields for options no flag of it sets.
+type terms struct {
+	fs         *pflag.FlagSet
+	experiment bool
+}
+
+// experimentAnnotation marks a command that reads an experiment file.
+const experimentAnnotation = "coordbench/experiment"
+
+// experimentCmd marks c as a command whose options are set in an
+// experiment file (termsOf).
+func experimentCmd(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[experimentAnnotation] = "true"
+	return c
+}
+
+// termsOf are cmd's terms.
+func termsOf(cmd *cobra.Command) terms {
+	return terms{fs: cmd.Flags(), experiment: cmd.Annotations[experimentAnnotation] != ""}
+}
+
+// name is what sets option in t: its flag (or flags), or its experiment
+// field, or "" for an option t has no word for.
+func (t terms) name(option string) string {
+	if flags := optionFlags(option); hasFlags(t.fs, flags) {
 		return strings.Join(flags, " and ")
 	}
-	return option
+	if t.experiment {
+		if f := sweep.OptionField(option); f != "" {
+			return "the experiment's " + f
+		}
+	}
+	return ""
 }
 
 // seeRE matches opterr.SeeText.
 var seeRE = regexp.MustCompile(` \(see ([A-Za-z]+(?:, [A-Za-z]+)*)\)`)
 
-// seeInFlagTerms names flags of fs in the see-lists of msg (opterr.SeeText).
-func seeInFlagTerms(fs *pflag.FlagSet, msg string) string {
+// see names the options of the see-lists of msg (opterr.SeeText) in t's
+// words; an option t has no word for is left out (a name of the Go API
+// means nothing to the user of a command), and a list left empty is
+// dropped.
+func (t terms) see(msg string) string {
 	return seeRE.ReplaceAllStringFunc(msg, func(see string) string {
-		options := strings.Split(seeRE.FindStringSubmatch(see)[1], ", ")
-		for i, o := range options {
-			options[i] = flagName(fs, o)
+		var names []string
+		for _, o := range strings.Split(seeRE.FindStringSubmatch(see)[1], ", ") {
+			if n := t.name(o); n != "" {
+				names = append(names, n)
+			}
 		}
-		return opterr.SeeText(options)
+		if len(names) == 0 {
+			return ""
+		}
+		return opterr.SeeText(names)
 	})
 }
 
-// inFlagTerms puts err in the terms of a command with flags fs: the first
-// *opterr.Error in its chain and the see-lists of its message name flags
-// instead of options (an option without a flag of fs keeps its name), and
-// the hints of the sentinels it matches are added.
-func inFlagTerms(fs *pflag.FlagSet, err error) error {
+// seeInFlagTerms names the options in the see-lists of msg in cmd's terms.
+func seeInFlagTerms(cmd *cobra.Command, msg string) string { return termsOf(cmd).see(msg) }
+
+// inFlagTerms puts err in the terms t: the first *opterr.Error in its
+// chain and the see-lists of its message name flags (or experiment
+// fields) instead of options (an option without a word in t keeps its
+// name as the error's subject, and is left out of a see-list), and the
+// hints of the sentinels it matches are added.
+func inFlagTerms(t terms, err error) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
 	if oe := (*opterr.Error)(nil); errors.As(err, &oe) {
-		named := opterr.Error{Option: flagName(fs, oe.Option), Err: oe.Err, See: oe.See}
+		named := opterr.Error{Option: cmp.Or(t.name(oe.Option), oe.Option), Err: oe.Err, See: oe.See}
 		msg = strings.Replace(msg, oe.Error(), named.Error(), 1)
 	}
-	msg = seeInFlagTerms(fs, msg)
+	msg = t.see(msg)
 	for _, h := range flagHints() {
-		if hasFlags(fs, h.flags) && errors.Is(err, h.err) {
+		if hasFlags(t.fs, h.flags) && errors.Is(err, h.err) {
 			msg += "; " + h.text
 		}
 	}
@@ -178,7 +225,7 @@ func inFlagTermsAll(c *cobra.Command) {
 	}
 	if run := c.RunE; run != nil {
 		c.RunE = func(cmd *cobra.Command, args []string) error {
-			return inFlagTerms(cmd.Flags(), run(cmd, args))
+			return inFlagTerms(termsOf(cmd), run(cmd, args))
 		}
 	}
 }

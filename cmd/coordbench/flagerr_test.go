@@ -94,13 +94,13 @@ func TestInFlagTerms(t *testing.T) {
 	}{
 		{silo, fmt.Errorf("agent 1: %w", notFound), "check the base URL (see --llm-base-url, --llm-model)", nil},
 		{silo, fmt.Errorf("%w (see ContextBudget)", overflow), "the prompt does not fit (see --context-budget)", llm.ErrContextOverflow},
-		{des, fmt.Errorf("%w (see ContextBudget)", overflow), "the prompt does not fit (see ContextBudget)", llm.ErrContextOverflow}, // des has no --context-budget
+		{des, fmt.Errorf("%w (see ContextBudget)", overflow), "the prompt does not fit", llm.ErrContextOverflow}, // des has no --context-budget: no see-list
 		{silo, fmt.Errorf("turn 2: %w", miss), "no request was sent; cache mode read-write fills the cache (see --llm-cache-mode)", llm.ErrCacheMiss},
 		{des, fmt.Errorf("case x: %w", harness.ErrNoMaker), "case x: no maker given for its controller", harness.ErrNoMaker}, // des here has no --controller-command
 		{silo, opterr.New("Seeds", "bad"), "--seeds: bad", nil},
 		{silo, opterr.New("Unheard", "bad"), "Unheard: bad", nil}, // no flag: the option keeps its name
 	} {
-		got := inFlagTerms(tc.fs, tc.err)
+		got := inFlagTerms(terms{fs: tc.fs}, tc.err)
 		if got.Error() != tc.want && !strings.HasSuffix(got.Error(), tc.want) {
 			t.Errorf("%v: %q, want it to end in %q", tc.err, got, tc.want)
 		}
@@ -126,15 +126,15 @@ func TestInFlagTerms(t *testing.T) {
 		{sweepServeCmd(), fmt.Errorf("failed c: no such case directory: give workers the same shared directory, or store cases as objects%s", opterr.SeeText([]string{"Dir", "Store"})),
 			"failed c: no such case directory: give workers the same shared directory, or store cases as objects (see --out, --store)"},
 	} {
-		if got := inFlagTerms(tc.cmd.Flags(), tc.err); got.Error() != tc.want {
+		if got := inFlagTerms(termsOf(tc.cmd), tc.err); got.Error() != tc.want {
 			t.Errorf("%s: %q, want %q", tc.cmd.Name(), got, tc.want)
 		}
 	}
-	if inFlagTerms(silo, nil) != nil {
+	if inFlagTerms(terms{fs: silo}, nil) != nil {
 		t.Error("nil is an error")
 	}
 	// Errors recorded as text (an agent's) name flags too.
-	if got, want := seeInFlagTerms(silo, "agent 0: x (see BaseURL) y (see Seed, Nope)"), "agent 0: x (see --llm-base-url) y (see --llm-seed, Nope)"; got != want {
+	if got, want := (terms{fs: silo}).see("agent 0: x (see BaseURL) y (see Seed, Nope) z (see Nope)"), "agent 0: x (see --llm-base-url) y (see --llm-seed) z"; got != want {
 		t.Errorf("text: %q, want %q", got, want)
 	}
 }

@@ -42,6 +42,8 @@ func rootCmd() *cobra.Command {
 		cmd.SetErr(untrusted.NewTerminal(cmd.ErrOrStderr()))
 	}
 	root.AddCommand(desCmd(), siloCmd(), llmCmd(), reportCmd(), exportCmd(), sweepCmd(), workerCmd())
+	root.SetFlagErrorFunc(flagSuggestion)
+	refuseUnknownSubcommands(root)
 	inFlagTermsAll(root)
 	return root
 }

@@ -24,6 +24,7 @@ type modelFlags struct {
 	spec      llm.Spec
 	cachePath string
 	cacheMode string
+	cacheURL  bool
 	timeout   time.Duration
 	attempts  int
 	seed      int64
@@ -48,6 +49,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int
 	fs.Float64Var(&s.Limits.RPM, "llm-rpm", 0, "requests per minute to the endpoint (0: unlimited)")
 	fs.StringVar(&f.cachePath, "llm-cache", "", "response cache (SQLite file)")
 	fs.StringVar(&f.cacheMode, "llm-cache-mode", "", "off, read-write (default with --llm-cache) or replay (cache only, offline)")
+	fs.BoolVar(&f.cacheURL, "llm-cache-key-url", false, "keep the base URL in the response cache's key (default: the model and the request, so that a replay survives a new port or host)")
 	fs.DurationVar(&f.timeout, "llm-timeout", llm.DefaultTimeout, "timeout of one attempt")
 	fs.IntVar(&f.attempts, "llm-max-attempts", llm.DefaultMaxAttempts, "attempts per call, retries included")
 	fs.Float64Var(&s.Temperature, "llm-temperature", 0, "sampling temperature")
@@ -64,7 +66,7 @@ func (f *modelFlags) values() (llm.Spec, llm.Options, func(), error) {
 		seed := f.seed
 		spec.Seed = &seed
 	}
-	o := llm.Options{Timeout: f.timeout, MaxAttempts: f.attempts, CacheMode: f.cacheMode, Endpoints: f.endpoints,
+	o := llm.Options{Timeout: f.timeout, MaxAttempts: f.attempts, CacheMode: f.cacheMode, CacheKeyURL: f.cacheURL, Endpoints: f.endpoints,
 		Stubs: stubPolicies()}
 	if f.retries != nil {
 		o.OnRetry = retryNotice(f.retries, retryNoticeEvery)

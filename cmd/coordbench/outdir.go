@@ -28,9 +28,9 @@ type runOut struct {
 	out, tmp string
 }
 
-// checkOut refuses to write a run into out if out holds anything, unless
-// force, and always if out is the working directory or holds it (it is
-// replaced by a rename).
+// checkOut refuses to write a run into out if out holds anything (a
+// file, or a directory that is not empty), unless force, and always if
+// out is the working directory or holds it (it is replaced by a rename).
 func checkOut(out string, force bool) error {
 	st, err := os.Lstat(out)
 	if errors.Is(err, os.ErrNotExist) {
@@ -52,7 +52,11 @@ func checkOut(out string, force bool) error {
 		}
 	}
 	if !force {
-		return fmt.Errorf("--out %s already exists and is not empty: give another --out, or --force to replace it", out)
+		what := "already exists and is not empty"
+		if !st.IsDir() {
+			what = "already exists"
+		}
+		return fmt.Errorf("--out %s %s: give another --out, or --force to replace it", out, what)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 func reportCmd() *cobra.Command {
 	var opt report.Options
 	var out string
+	var force bool
 	c := &cobra.Command{
 		Use:   "report DIR...",
 		Short: "One self-contained HTML report (or the tables alone) of suite and run directories, with paired statistics",
@@ -51,7 +52,10 @@ the cases of two models (or controllers, frameworks; silo agents).
 
 --format md|csv|latex write the tables alone to standard output (or
 --out): csv at full precision, one CSV block per table kind and directory
-(--table to get one). See docs/report.md.`,
+(--table to get one). See docs/report.md.
+
+A file that exists (--out, or report.html by default) is refused, as
+every command refuses an existing --out; --force replaces it.`,
 		Example: `  coordbench report runs/suite_A5C12-1
   coordbench report runs/suite_A5C12-1 --out a5c12.html
   coordbench report runs/a3c9 runs/silo --out report.html --cases all
@@ -74,6 +78,12 @@ the cases of two models (or controllers, frameworks; silo agents).
 			if out == "" {
 				return report.Write(cmd.OutOrStdout(), args, opt)
 			}
+			if err := checkOut(out, force); err != nil { // before the work
+				if !cmd.Flags().Changed("out") {
+					return fmt.Errorf("%s (the default --out) already exists: give --out, or --force to replace it", out)
+				}
+				return err
+			}
 			var b bytes.Buffer
 			if err := report.Write(&b, args, opt); err != nil {
 				return err
@@ -89,6 +99,7 @@ the cases of two models (or controllers, frameworks; silo agents).
 	c.Flags().StringVar(&out, "out", "", "write to this file (default: html into "+defaultReport+"; md, csv, latex to standard output)")
 	c.Flags().StringSliceVar(&opt.Tables, "table", nil, "md, csv, latex: write only these tables (comma list of "+strings.Join(report.SectionKinds(), ", ")+"; default all)")
 	c.Flags().StringSliceVar(&opt.Cases, "cases", nil, fmt.Sprintf("html: the cases (des case ids, silo run ids) with a section of their own: a comma list, all or none (default: the first seed of each group, at most %d)", report.DefaultCases))
+	c.Flags().BoolVar(&force, "force", false, "replace an existing --out (or "+defaultReport+")")
 	c.Flags().BoolVar(&opt.Compare, "compare", false, "compare two suites A B of the same benchmark, paired case by case")
 	c.Flags().StringVar(&opt.CompareBy, "compare-by", "", "compare within one suite the cases of two values of a key, paired case by case: KEY or KEY=A,B (des: controller, model, framework; silo: agent, model)")
 	return c

@@ -54,3 +54,39 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("--out table.txt without --format: %v", err)
 	}
 }
+
+// An existing report file is refused without --force (given as --out or
+// the default report.html) and left as it was; --force replaces it.
+func TestReportRefusesExistingOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "suite")
+	if out, err := run(t, "des", "suite", "--suite", "A3C9-1", "--seeds", "1", "--paradigm", "centralized", "--out", dir); err != nil {
+		t.Fatalf("des suite: %v\n%s", err, out)
+	}
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		file string
+		args []string
+		want string
+	}{
+		{"mine.md", []string{"--format", "md", "--out", "mine.md"}, "--out mine.md already exists: give another --out, or --force to replace it"},
+		{"mine.html", []string{"--out", "mine.html"}, "--out mine.html already exists: give another --out, or --force"},
+		{defaultReport, nil, defaultReport + " (the default --out) already exists: give --out, or --force"},
+	} {
+		if err := os.WriteFile(tc.file, []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"report", dir}, tc.args...)
+		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v over an existing file: %v", tc.args, err)
+		}
+		if b := mustRead(t, tc.file); string(b) != "mine" {
+			t.Errorf("%v: the refused report changed %s", tc.args, tc.file)
+		}
+		if out, err := run(t, append(args, "--force")...); err != nil {
+			t.Errorf("%v --force: %v\n%s", tc.args, err, out)
+		}
+		if b := mustRead(t, tc.file); string(b) == "mine" {
+			t.Errorf("%v --force did not replace %s", tc.args, tc.file)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -197,13 +198,16 @@ to --out when it ends. An --out that exists and is not empty is refused;
 			if err != nil {
 				return err
 			}
-			res, _, err := play.Run(cmd.Context(), in, p, players, lim, ro.tmp)
-			if err != nil {
+			res, _, runErr := play.Run(cmd.Context(), in, p, players, lim, ro.tmp)
+			if runErr != nil && (res == nil || res.Status != round.StatusAborted) {
 				ro.discard()
-				return err
+				return runErr
 			}
+			// An aborted run (its model could not answer) is written and
+			// printed like any other, then fails the command: status
+			// aborted in result.json, exit 1, as des run does.
 			if err := ro.commit(); err != nil {
-				return err
+				return errors.Join(runErr, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s, N=%d, %s, %s agents: S %.3f (success %v), P %.3f, %d rounds, %d tool calls, D %.4f\n",
 				in.Task, in.N, protocol, players.Label(), res.S, res.Success, res.P, res.Rounds, res.ToolCalls, res.D)
@@ -220,9 +224,13 @@ to --out when it ends. An --out that exists and is not empty is refused;
 					m.Model, round.AgentRange(m.Agents), m.Correct, len(m.Agents), m.S, m.P, m.Messages, u.ModelCalls, u.InputTokens, u.OutputTokens)
 			}
 			for _, e := range res.AgentErrors {
-				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, seeInFlagTerms(cmd.Flags(), e.Error))
+				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, seeInFlagTerms(cmd, e.Error))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s (transcript: coordbench silo show %s)\n", out, out)
+			if runErr != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "status %s: the run is not a result (its scores describe the state it had reached)\n", res.Status)
+				return fmt.Errorf("%s: %w", out, runErr)
+			}
 			return nil
 		},
 	}

@@ -135,7 +135,7 @@ func runSiloSuite(cmd *cobra.Command, s *suite.Suite, dir string, opt suite.RunO
 	suite.WriteAggregateTable(stdout, rep.Aggregate)
 	suite.WriteModelTable(stdout, rep.ModelAggregate)
 	for _, f := range rep.Failures {
-		fmt.Fprintf(stderr, "failed: %s: %s\n", f.Case.ID, seeInFlagTerms(cmd.Flags(), f.Err))
+		fmt.Fprintf(stderr, "failed: %s: %s\n", f.Case.ID, seeInFlagTerms(cmd, f.Err))
 	}
 	return suiteEnd{unit: "runs", total: len(s.Cases), ran: rep.Ran, kept: rep.Skip,
 		finished: len(rep.Cases), failed: len(rep.Failures), interrupted: rep.Interrupted, dir: dir,

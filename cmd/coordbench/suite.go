@@ -157,7 +157,7 @@ func runSuite(cmd *cobra.Command, s *harness.Suite, dir string, opt harness.Suit
 	harness.WriteAggregateText(stdout, rep)
 	for _, r := range rep.Cases {
 		if r.Status == harness.StatusError {
-			fmt.Fprintf(stderr, "failed: %s: %s\n", r.Case.ID, seeInFlagTerms(cmd.Flags(), r.Err))
+			fmt.Fprintf(stderr, "failed: %s: %s\n", r.Case.ID, seeInFlagTerms(cmd, r.Err))
 		}
 	}
 	return suiteEnd{unit: "cases", total: len(s.Cases), ran: rep.Ran, kept: rep.Skip,

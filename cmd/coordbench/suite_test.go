@@ -236,7 +236,7 @@ func TestSuiteBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--suite", "A5C12-9"}, `unknown instance "A5C12-9"`},
-		{[]string{"--suite", "A5C12,nowhere.yaml"}, `unknown instance "nowhere.yaml"`},
+		{[]string{"--suite", "A5C12,nowhere.yaml"}, "instance file nowhere.yaml: file does not exist"},
 		{[]string{"--suite", "gen:A2"}, "gen:A<areas>C<cells>"},
 		{[]string{"--paradigm", "centralized,anarchy"}, `unknown paradigm "anarchy"`},
 		{[]string{"--controller", "rule,oracle"}, `unknown controller "oracle"`},

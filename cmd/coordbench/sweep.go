@@ -19,6 +19,9 @@ func sweepCmd() *cobra.Command {
 		Short: "Run an experiment file, on one machine or in shards (docs/experiments.md)",
 	}
 	c.AddCommand(sweepPlanCmd(), sweepRunCmd(), sweepCollectCmd(), sweepServeCmd(), sweepStatusCmd())
+	for _, sub := range c.Commands() {
+		experimentCmd(sub)
+	}
 	return c
 }
 
@@ -70,6 +73,7 @@ func sweepRunCmd() *cobra.Command {
 	var out, shardSpec string
 	var workers int
 	var costLimit float64
+	var force bool
 	c := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run an experiment file's cases, or one shard's, into a suite directory",
@@ -98,7 +102,7 @@ started and exits with an error; rerun with a higher limit to resume.`,
 			if err != nil {
 				return err
 			}
-			rc := sweep.RunConfig{Dir: out, Workers: workers}
+			rc := sweep.RunConfig{Dir: out, Workers: workers, Force: force}
 			if cmd.Flags().Changed("cost-limit") {
 				rc.CostLimit = &costLimit
 			}
@@ -132,6 +136,7 @@ started and exits with an error; rerun with a higher limit to resume.`,
 	f.StringVar(&shardSpec, "shard", "", "run only shard i/N: the cases at positions i, i+N, i+2N, … (i from 0 to N-1)")
 	f.IntVar(&workers, "workers", 0, "cases run at once (0, the default: the file's run.workers, else the number of CPUs)")
 	f.Float64Var(&costLimit, "cost-limit", 0, "US dollars: start no model-backed case once the money spent in --out plus the estimates of the running cases and of that case would exceed it (unset: no limit)")
+	f.BoolVar(&force, "force", false, "replace a suite of another configuration in --out (its cases are removed); a directory of another experiment or shard is refused all the same")
 	return withTracing(c)
 }
 
@@ -198,6 +203,9 @@ on a worker, done, failed and dead-lettered. Nothing is run and no model
 is called.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
+			if err := sweepDirs(dirs); err != nil {
+				return err
+			}
 			served := false
 			for _, d := range dirs {
 				found, err := distStatus(cmd.OutOrStdout(), d)
@@ -230,6 +238,24 @@ is called.`,
 		},
 	}
 	return c
+}
+
+// sweepDirs refuses an argument that is not a directory: sweep status
+// reads what sweep run wrote, not the experiment file.
+func sweepDirs(dirs []string) error {
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: no such directory: give the directories sweep run or serve wrote (their --out)", d)
+		}
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("%s is a file, not a directory: sweep status reads the directories sweep run or serve wrote (their --out); for an experiment file's cases and cost estimate, run coordbench sweep plan %s", d, d)
+		}
+	}
+	return nil
 }
 
 // resolveRecorded resolves the whole experiment e recorded in the sweep

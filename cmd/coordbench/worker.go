@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/coordbench/coordbench/sweep"
 	"github.com/coordbench/coordbench/sweep/jetstream"
@@ -73,7 +72,7 @@ finished all the same is stored).`,
 	f.StringVar(&cfg.experimentDir, "experiment-dir", ".", "where relative paths in the experiment file (instance and paradigm files) are read from")
 	f.StringSliceVar(&cfg.allowEndpoints, "allow-endpoint", nil, "model base URLs the experiment may call besides loopback ones (repeatable or a comma list); API keys go to no other")
 	f.DurationVar(&cfg.wait, "wait", 0, "give up if no experiment is served within this time (0: wait until one is)")
-	return withTracing(c)
+	return experimentCmd(withTracing(c))
 }
 
 // workerSignals: the first Ctrl-C (or SIGTERM) cancels ctx (stop pulling),
@@ -130,7 +129,7 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 	}
 	// A case's error reaches the user through serve, not through this
 	// command: the worker puts it in its own flag terms.
-	run := caseRunner(expDir, trust, workerCmd().Flags())
+	run := caseRunner(expDir, trust, termsOf(workerCmd()))
 	if wrap != nil {
 		run = wrap(run)
 	}
@@ -145,7 +144,7 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 // than serve's: Spec.Inputs) and run into the case's scratch directory.
 // An experiment the worker does not trust fails the case, saying so in
 // terms of the worker's flags.
-func caseRunner(expDir string, trust jetstream.Trust, flags *pflag.FlagSet) jetstream.RunCase {
+func caseRunner(expDir string, trust jetstream.Trust, t terms) jetstream.RunCase {
 	return func(ctx context.Context, c jetstream.CaseRun) (string, error) {
 		e, err := sweep.Parse(c.Spec.FileName, c.Spec.File)
 		if err != nil {
@@ -156,7 +155,7 @@ func caseRunner(expDir string, trust jetstream.Trust, flags *pflag.FlagSet) jets
 			return "", errors.New("the served experiment does not match its id (serve and worker of different coordbench versions?)")
 		}
 		if err := trust.Check(e); err != nil {
-			return "", inFlagTerms(flags, err)
+			return "", inFlagTerms(t, err)
 		}
 		m, closer, err := workerModels(e, c.Cache, c.Limiter)
 		if err != nil {

@@ -17,7 +17,7 @@ func TestCaseRunnerTrustInFlagTerms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := caseRunner(t.TempDir(), trust, workerCmd().Flags())
+	run := caseRunner(t.TempDir(), trust, termsOf(workerCmd()))
 	for body, want := range map[string]string{
 		"benchmark: des\ndes:\n  instances: [A3C9-1]\n  controllers: [llm]\nmodels:\n  - {name: m, model: m, base_url: 'https://api.example.com/v1'}\n": "this worker does not call https://api.example.com/v1: API keys go only to loopback endpoints and those the worker allows (see --allow-endpoint)",
 		"benchmark: des\ndes:\n  instances: [../x.yaml]\n": `the experiment names "../x.yaml", outside the experiment directory: a worker reads only files below it (see --experiment-dir)`,

@@ -2,8 +2,10 @@ package factory
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -50,9 +52,29 @@ func (l SizeLimits) Resolve(ref string) (*Instance, error) {
 	if data, err := BuiltinSource(ref); err == nil {
 		return l.Parse(ref+".yaml", data)
 	}
-	if _, err := os.Stat(ref); err == nil {
+	_, err := os.Stat(ref)
+	switch {
+	case err == nil:
 		return l.LoadFile(ref)
+	case looksLikePath(ref) && errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("instance file %s: %w (a reported instance is one of %s; a generated plant is gen:A<areas>C<cells>)",
+			ref, os.ErrNotExist, strings.Join(BuiltinNames(), ", "))
+	case looksLikePath(ref):
+		return nil, fmt.Errorf("instance file %s: %w", ref, err)
 	}
-	_, err := BuiltinSource(ref)
+	_, err = BuiltinSource(ref)
 	return nil, err
+}
+
+// looksLikePath reports whether ref names a file rather than a reported
+// instance: it has a directory or an instance file's extension.
+func looksLikePath(ref string) bool {
+	if strings.ContainsAny(ref, `/\`) {
+		return true
+	}
+	switch strings.ToLower(filepath.Ext(ref)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }

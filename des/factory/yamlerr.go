@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/coordbench/coordbench/internal/suggest"
 )
 
 // yamlFieldError turns a decoder message of yaml.v3 into one a user can act
@@ -92,14 +94,8 @@ func findNode(n *yaml.Node, path string, line int, match func(k, v *yaml.Node) b
 }
 
 func unknownFieldMsg(key string, known []string) string {
-	best, bestD := "", len(key)/2+1 // a suggestion must be closer than half the key
-	for _, k := range known {
-		if d := editDistance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf("unknown field %q (did you mean %q?)", key, best)
+	if best := suggest.Closest(key, known); best != nil { // a suggestion must be closer than half the key
+		return fmt.Sprintf("unknown field %q (did you mean %q?)", key, best[0])
 	}
 	if len(known) == 0 {
 		return fmt.Sprintf("unknown field %q", key)
@@ -156,25 +152,4 @@ func describeGoType(t string) string {
 		return "true or false"
 	}
 	return t
-}
-
-// editDistance is the Levenshtein distance of two short keys.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -203,7 +203,8 @@ func ms(r *llm.Response) float64 { return float64(r.Latency.Microseconds()) / 10
 
 // modelError records a failed model call. A response-cache miss in replay
 // mode or an ended context aborts the run; other failures spend the turn,
-// and MaxModelFailures in a row end the agent.
+// and MaxModelFailures in a row abort the run (status aborted, as a des
+// episode whose model cannot answer).
 func (a *Agent) modelError(ctx context.Context, rec *TurnRecord, err error) error {
 	if errors.Is(err, llm.ErrContextOverflow) { // bound the prompt
 		err = fmt.Errorf("%w%s", err, opterr.SeeText([]string{"ContextBudget"}))
@@ -223,8 +224,8 @@ func (a *Agent) modelError(ctx context.Context, rec *TurnRecord, err error) erro
 	}
 	a.usage.ModelErrors++
 	a.failures++
-	if a.failures >= a.cfg.MaxModelFailures {
-		return fmt.Errorf("model failed %d times in a row, last: %v", a.failures, err)
+	if a.failures >= a.cfg.MaxModelFailures { // a dead model ends the run, as in des: not a result
+		return fmt.Errorf("%w: model failed %d times in a row, last: %v", round.ErrAbort, a.failures, err)
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func playCapped(t testing.TB, in *task.Instance, p proto.Protocol, cfg llmagent.
 	dir := t.TempDir()
 	res, err := round.Run(context.Background(), round.Config{Instance: in, Protocol: p, MaxRounds: maxRounds, MaxCallsPerTurn: maxCalls,
 		DB: filepath.Join(dir, "run.db"), OnEnd: func(st *proto.Store) error { return team.WriteLogs(dir, st) }}, team.Agents())
-	if err != nil {
+	if err != nil && (res == nil || res.Status != round.StatusAborted) { // an aborted run's state is checked by the caller
 		t.Fatal(err)
 	}
 	recs, _ := team.Records()
@@ -297,16 +297,17 @@ func TestServerFaults(t *testing.T) {
 }
 
 // TestModelErrorsSpendTurns: a call that fails after all retries is
-// recorded and spends the turn; MaxModelFailures in a row end the agent;
-// the run still finishes with every artifact.
+// recorded and spends the turn; MaxModelFailures in a row abort the run
+// (a dead model is not a coordination outcome, as in des), which still
+// writes every artifact, with status aborted and the model's error.
 func TestModelErrorsSpendTurns(t *testing.T) {
 	out, _ := agentOneFails(t, stubmodel.Status(503, "agent 1's model is down"))
 	a1 := out.res.Agents[1]
-	if a1.Submitted || a1.Usage.ModelErrors != 2 || a1.Error == "" || !strings.Contains(a1.Error, "503") {
+	if a1.Submitted || a1.Usage.ModelErrors != 2 {
 		t.Fatalf("agent 1: %+v usage %+v", a1, a1.Usage)
 	}
-	if len(out.res.AgentErrors) != 1 || out.res.AgentErrors[0].Round != 2 {
-		t.Errorf("agent errors %+v", out.res.AgentErrors)
+	if r := out.res; r.Status != round.StatusAborted || r.Rounds != 2 || !strings.Contains(r.Error, "round 2, agent 1: run aborted: model failed 2 times in a row") || !strings.Contains(r.Error, "503") {
+		t.Errorf("status %q, rounds %d, error %q", r.Status, r.Rounds, r.Error)
 	}
 	for _, f := range []string{llmagent.FileTurns, llmagent.FileTiming} {
 		if _, err := os.Stat(filepath.Join(out.dir, f)); err != nil {
@@ -317,7 +318,7 @@ func TestModelErrorsSpendTurns(t *testing.T) {
 
 // agentOneFails plays I-01 with two agents over p2p, agent 1's model
 // answering every call with fail, the other's solving the task; an agent
-// stops after 2 failed calls in a row.
+// aborts the run after 2 failed calls in a row.
 func agentOneFails(t *testing.T, fail stubmodel.Reply) (runOut, *stubmodel.Server) {
 	t.Helper()
 	in := seeded(t, "I-01", 2)

@@ -53,7 +53,9 @@ func (l Limits) Format() proto.MessageFormat {
 // (which must exist and hold no run): the run database (FileDB), the
 // tool-call log (FileCalls), for LLM agents the turn log (turns.jsonl,
 // timing.jsonl), and result.json (FileResult), whose bytes it returns with
-// the result. coordbench silo run and every suite case use it.
+// the result. coordbench silo run and every suite case use it. A run an
+// agent aborted (round.ErrAbort: a dead model, a replay miss) is written
+// all the same, with status aborted, and returned with its error.
 func Run(ctx context.Context, in *task.Instance, p proto.Protocol, players Players, lim Limits, dir string) (res *round.Result, b []byte, err error) {
 	ctx, span := startRun(ctx, in, p, players)
 	defer func() { endRun(span, res, err) }()
@@ -93,12 +95,14 @@ func Run(ctx context.Context, in *task.Instance, p proto.Protocol, players Playe
 	res, err = round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
 		Options: proto.Options{MessageFormat: lim.Format(), Consensus: players.Scaffold().Consensus},
 		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog, Models: models}, agents)
-	if err != nil {
+	if err != nil && (res == nil || res.Status != round.StatusAborted) {
 		return nil, nil, err
 	}
+	// An aborted run is written too (status aborted), and its error
+	// returned: a run that is not a result.
 	b = atomicfs.MarshalLine(res)
-	if err := os.WriteFile(filepath.Join(dir, FileResult), b, 0o644); err != nil {
-		return nil, nil, err
+	if werr := os.WriteFile(filepath.Join(dir, FileResult), b, 0o644); werr != nil {
+		return nil, nil, errors.Join(err, werr)
 	}
-	return res, b, nil
+	return res, b, err
 }

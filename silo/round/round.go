@@ -279,6 +279,14 @@ type Result struct {
 
 	Agents []AgentResult `json:"agents"`
 
+	// Status is StatusAborted for a run an agent's error wrapping
+	// ErrAbort ended (its model could not answer, a replay missed the
+	// cache), with that error in Error: the figures describe the state it
+	// had reached, and the run is not a result. Empty for a run played to
+	// its end.
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+
 	S            float64 `json:"S"`       // fraction of agents correct
 	Success      bool    `json:"success"` // S == 1
 	P            float64 `json:"P"`       // mean Partial over all N (0 for non-submitters)
@@ -325,11 +333,16 @@ type Result struct {
 	ByModel []ModelResult `json:"by_model,omitempty"`
 }
 
+// StatusAborted is Result.Status of a run that an agent aborted.
+const StatusAborted = "aborted"
+
 // Run plays agents (one per shard of cfg.Instance) until all have submitted
 // or the round cap, and scores the submissions. It returns an error only
 // for a bad configuration, a store failure, a cancelled context or an
 // agent error wrapping ErrAbort; other agent errors and panics are
-// recorded in the Result.
+// recorded in the Result. An abort ends the run after its round, and
+// Run returns the Result of the state reached (Status aborted, OnEnd
+// called) with the error.
 func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 	in := cfg.Instance
 	if in == nil || in.Task == nil {
@@ -442,10 +455,16 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		var abort error
 		for _, i := range active { // agent id order
 			if o := outs[i]; o.stopped && !o.panic && errors.Is(o.err, ErrAbort) {
-				return nil, fmt.Errorf("round %d, agent %d: %w", r, i, o.err)
+				abort = fmt.Errorf("round %d, agent %d: %w", r, i, o.err)
+				break
 			}
+		}
+		if abort != nil {
+			res.Rounds, res.Status, res.Error = rounds, StatusAborted, abort.Error()
+			return res, errors.Join(abort, finish(res, cfg, agents, st))
 		}
 		for _, i := range active { // agent id order
 			o := outs[i]
@@ -468,15 +487,18 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 		}
 	}
 	res.Rounds = rounds
-	score(res, in, st)
+	return res, finish(res, cfg, agents, st)
+}
+
+// finish scores the state st reached into res and calls cfg.OnEnd.
+func finish(res *Result, cfg Config, agents []Agent, st *proto.Store) error {
+	score(res, cfg.Instance, st)
 	cost(res, agents)
 	byModel(res, cfg.Models, st.Counts())
 	if cfg.OnEnd != nil {
-		if err := cfg.OnEnd(st); err != nil {
-			return res, err
-		}
+		return cfg.OnEnd(st)
 	}
-	return res, nil
+	return nil
 }
 
 // Rescore recomputes the scores of a finished run from what its
