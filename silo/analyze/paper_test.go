@@ -198,7 +198,7 @@ func TestContextErrors(t *testing.T) {
 	dir := craft(t, filepath.Join(t.TempDir(), "r"), proto.P2P, [][]call{{send(1, 0)}}, plainAgents(2))
 	for body, want := range map[string]string{
 		"{\"usage\":{\"prompt_tokens\":1}}\n{": "record 2",
-		`{"usage":{"prompt_tokens":-5}}`:      "prompt_tokens -5",
+		`{"usage":{"prompt_tokens":-5}}`:       "prompt_tokens -5",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, FileTurnsLog), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
