@@ -26,19 +26,12 @@ func TestSiloTasks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, suite.FileAggregate), agg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(silo, suite.FileSummary))
-	if err != nil {
-		t.Fatal(err)
+	col, rows := readAll(t, filepath.Join(silo, suite.FileSummary))
+	head := make([]string, len(col))
+	for h, i := range col {
+		head[i] = h
 	}
-	rows, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows = append([][]string{head}, rows...)
 	failed := "III-23__n5__p2p__reference__seeded-s2"
 	i := slices.IndexFunc(rows, func(r []string) bool { return r[col["case_id"]] == failed })
 	if i < 0 {

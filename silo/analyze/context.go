@@ -97,11 +97,7 @@ func contextRows(runs []Run) []ContextRow {
 		if len(r.Context) == 0 {
 			continue
 		}
-		a := groups[r.Agent]
-		if a == nil {
-			a = &acc{}
-			groups[r.Agent] = a
-		}
+		a := entry(groups, r.Agent)
 		a.runs++
 		a.tokens = append(a.tokens, r.Context...)
 		a.runMax += slices.Max(r.Context)

@@ -39,11 +39,7 @@ func roundsRows(runs []Run) []RoundsRow {
 		if r.N < 2 {
 			continue
 		}
-		a := groups[r.Agent]
-		if a == nil {
-			a = &acc{}
-			groups[r.Agent] = a
-		}
+		a := entry(groups, r.Agent)
 		a.runs++
 		if r.Success {
 			a.succ++
@@ -105,4 +101,14 @@ func taskRows(runs []Run) []TaskRow {
 			cmpProto(a.Protocol, b.Protocol))
 	})
 	return out
+}
+
+// entry is groups[k], added (zero) when missing.
+func entry[K comparable, V any](groups map[K]*V, k K) *V {
+	a := groups[k]
+	if a == nil {
+		a = new(V)
+		groups[k] = a
+	}
+	return a
 }
