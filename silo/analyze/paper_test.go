@@ -152,6 +152,11 @@ func TestSuiteAsPublished(t *testing.T) {
 			t.Errorf("analysis.md lacks %q:\n%s", s, md.String())
 		}
 	}
+	var sum bytes.Buffer
+	a.WriteSummary(&sum)
+	if line := "mean rounds of reference's multi-agent runs: successful " + f4(want.RoundsSuccess) + ", failed 13.0000\n"; !strings.Contains(sum.String(), line) {
+		t.Errorf("summary lacks %q:\n%s", line, sum.String())
+	}
 	out := t.TempDir()
 	if err := a.Write(out); err != nil {
 		t.Fatal(err)
