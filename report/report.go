@@ -82,7 +82,7 @@ func Build(dirs []string) ([]Section, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, siloSection(dir, rows), siloPairedSection(dir, runs))
+			out = append(out, siloSection(dir, rows, runs), siloPairedSection(dir, runs))
 			models, err := readSiloModels(dir)
 			if err != nil {
 				return nil, err

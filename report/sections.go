@@ -164,7 +164,7 @@ func siloSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*b
 		Paras: []string{fmt.Sprintf("%d runs, from summary.csv (one row per run) and aggregate.csv (means and RCC).", len(runs))}}
 	b.Children = append(b.Children, &block{ID: id + "-figures", Heading: "Figures", Level: 3, Figures: siloFigures(id, runs, agg)})
 	tb := &block{ID: id + "-table", Heading: "Table", Level: 3}
-	for _, t := range siloSection(dir, agg).Tables {
+	for _, t := range siloSection(dir, agg, runs).Tables {
 		tb.Tables = append(tb.Tables, htmlTable(t))
 	}
 	b.Children = append(b.Children, tb)

@@ -113,7 +113,7 @@ func readSilo(dir string) ([]siloRow, error) {
 	return rows, nil
 }
 
-func siloSection(dir string, rows []siloRow) Section {
+func siloSection(dir string, rows []siloRow, runs []siloRunRow) Section {
 	sec := Section{Suite: dir, Kind: SectionSilo, Title: dir + ": information-silo suite (silo suite)"}
 	t := Table{Title: "S, success, P, D and RCC by level × N × protocol × agent",
 		Caption: "Means over the runs of each row, from the suite's aggregate.csv. S: mean fraction of agents with a correct answer; " +
@@ -152,6 +152,6 @@ func siloSection(dir string, rows []siloRow) Section {
 		t.Rows = append(t.Rows, append(row, Cell{Text: base}))
 		sec.CSVRows = append(sec.CSVRows, append(csvRow, r.baseline))
 	}
-	sec.Tables = []Table{t}
+	sec.Tables = []Table{t, siloTasksTable(runs)}
 	return sec
 }

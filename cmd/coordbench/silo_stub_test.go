@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/silo/analyze"
 	"github.com/coordbench/coordbench/silo/llmagent"
 )
 
@@ -90,6 +91,14 @@ func TestSiloRunAgainstGatherStub(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(dir, llmagent.FileTurns)); err != nil || st.Size() == 0 {
 		t.Errorf("%s missing or empty: %v", llmagent.FileTurns, err)
+	}
+	// silo analyze reads the prompt tokens of each model call from the
+	// turn log (the paper's appendix D).
+	if out, err := run(t, "silo", "analyze", dir); err != nil {
+		t.Fatalf("analyze: %v\n%s", err, out)
+	}
+	if csv := string(mustRead(t, filepath.Join(dir, analyze.DefaultOutDir, analyze.FileContext))); !regexp.MustCompile(`\n-,1,[1-9]\d*,[1-9]`).MatchString(csv) {
+		t.Errorf("context.csv has no row of counted calls:\n%s", csv)
 	}
 	// The run's page has each agent's model use.
 	page := filepath.Join(t.TempDir(), "report.html")

@@ -13,15 +13,18 @@ const (
 )
 
 // TopologyRow is the topology of the runs of one agent × level × N ×
-// protocol: means over its runs (rates are fractions of them).
+// protocol: means over its runs (rates are fractions of them). Merged
+// baselines of N = k are a row of their own (N = 1, MergedFrom k), apart
+// from seeded N = 1 runs and from the baselines of other sizes.
 type TopologyRow struct {
-	Agent    string
-	Level    int
-	N        int
-	Protocol string
-	Runs     int
-	Success  float64 // success rate
-	Rounds   float64 // mean rounds run
+	Agent      string
+	Level      int
+	N          int
+	MergedFrom int
+	Protocol   string
+	Runs       int
+	Success    float64 // success rate
+	Rounds     float64 // mean rounds run
 	// RoundsSuccess and RoundsFailed are the mean rounds of the successful
 	// and of the failed runs (Has… false when there are none).
 	RoundsSuccess, RoundsFailed       float64
@@ -33,9 +36,12 @@ type TopologyRow struct {
 	HubShare                          float64
 	HubReached                        float64 // mean peers the hub reached
 	HubReachedFrac                    float64 // mean HubReached / (N-1); 0 when N = 1
-	Hub0                              float64 // fraction of runs whose hub is agent 0
-	Leader                            float64 // leader-emergence rate (HasLeader: N >= 3)
-	HasLeader                         bool
+	// HubReachedAtSubmitFrac is the mean Topology.HubReachedAtSubmit /
+	// (N-1); 0 when N = 1.
+	HubReachedAtSubmitFrac float64
+	Hub0                   float64 // fraction of runs whose hub is agent 0
+	Leader                 float64 // leader-emergence rate (HasLeader: N >= 3)
+	HasLeader              bool
 }
 
 // LeaderRow relates leader emergence to success for the runs with N >= 3
@@ -75,19 +81,20 @@ func cmpProto(a, b string) int {
 // topologyRows groups runs by agent × level × N × protocol.
 func topologyRows(runs []Run) []TopologyRow {
 	type key struct {
-		agent    string
-		level, n int
-		protocol string
+		agent            string
+		level, n, merged int
+		protocol         string
 	}
 	groups := map[key][]*Run{}
 	for i := range runs {
 		r := &runs[i]
-		k := key{r.Agent, r.Level, r.N, r.Protocol}
+		k := key{r.Agent, r.Level, r.N, r.MergedFrom, r.Protocol}
 		groups[k] = append(groups[k], r)
 	}
 	var out []TopologyRow
 	for k, rs := range groups {
-		row := TopologyRow{Agent: k.agent, Level: k.level, N: k.n, Protocol: k.protocol, Runs: len(rs), HasLeader: k.n >= 3}
+		row := TopologyRow{Agent: k.agent, Level: k.level, N: k.n, MergedFrom: k.merged, Protocol: k.protocol, Runs: len(rs),
+			HasLeader: k.n >= 3}
 		var succ, fail, succRounds, failRounds, leaders, hub0 int
 		for _, r := range rs { // rs is in run order: sums are deterministic
 			t := &r.Topology
@@ -108,6 +115,7 @@ func topologyRows(runs []Run) []TopologyRow {
 			row.HubReached += float64(t.HubReached)
 			if r.N > 1 {
 				row.HubReachedFrac += float64(t.HubReached) / float64(r.N-1)
+				row.HubReachedAtSubmitFrac += float64(t.HubReachedAtSubmit) / float64(r.N-1)
 			}
 			if t.Hub == 0 {
 				hub0++
@@ -127,6 +135,7 @@ func topologyRows(runs []Run) []TopologyRow {
 		row.HubShare /= n
 		row.HubReached /= n
 		row.HubReachedFrac /= n
+		row.HubReachedAtSubmitFrac /= n
 		row.Hub0 = float64(hub0) / n
 		row.Leader = float64(leaders) / n
 		if succ > 0 {
@@ -139,7 +148,7 @@ func topologyRows(runs []Run) []TopologyRow {
 	}
 	slices.SortFunc(out, func(a, b TopologyRow) int {
 		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Level, b.Level), cmp.Compare(a.N, b.N),
-			cmpProto(a.Protocol, b.Protocol))
+			cmp.Compare(a.MergedFrom, b.MergedFrom), cmpProto(a.Protocol, b.Protocol))
 	})
 	return out
 }

@@ -14,6 +14,9 @@ type Report struct {
 	Suite    bool  // the directory is a suite (else one run)
 	Runs     []Run // in directory-name order
 	Topology []TopologyRow
+	Rounds   []RoundsRow
+	Tasks    []TaskRow
+	Context  []ContextRow
 	Leaders  []LeaderRow
 	Labels   []LabelRow
 	Fields   []string // label fields, PrimaryField first
@@ -44,6 +47,9 @@ func Analyze(dir string, opt Options) (*Report, error) {
 		rep.Runs = append(rep.Runs, r)
 	}
 	rep.Topology = topologyRows(rep.Runs)
+	rep.Rounds = roundsRows(rep.Runs)
+	rep.Tasks = taskRows(rep.Runs)
+	rep.Context = contextRows(rep.Runs)
 	rep.Leaders = leaderRows(rep.Runs)
 	rep.Fields = labelFields(rep.Runs)
 	rep.LabelOrder = map[string][]string{}

@@ -21,17 +21,28 @@ import (
 //   - sfs: read_file hits by v on an entry last written by u (writes are
 //     addressed to nobody, so the shared store's edges are its reads).
 //
+// First[u*N+v] is the round of the first such unit (0: none) and
+// Submit[u] the round agent u submitted in (0: never).
+//
 // Sent counts messages or broadcasts sent (sfs: file writes applied);
 // Received counts what receive_messages delivered plus read_file hits (the
 // store's "received" tally).
 type Graph struct {
 	N        int
 	W        []int64
+	First    []int
+	Submit   []int
 	Sent     []int64
 	Received []int64
 }
 
-func (g *Graph) add(u, v int, w int64) { g.W[u*g.N+v] += w }
+// add counts w units from u to v, the first of them in round first.
+func (g *Graph) add(u, v int, w int64, first int) {
+	g.W[u*g.N+v] += w
+	if f := &g.First[u*g.N+v]; *f == 0 || first < *f {
+		*f = first
+	}
+}
 
 // openReadOnly opens a run database read only (no journal or WAL is
 // created or changed).
@@ -57,7 +68,8 @@ func readGraph(path, p string, n int) (*Graph, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer db.Close()
-	g := &Graph{N: n, W: make([]int64, n*n), Sent: make([]int64, n), Received: make([]int64, n)}
+	g := &Graph{N: n, W: make([]int64, n*n), First: make([]int, n*n), Submit: make([]int, n), Sent: make([]int64, n),
+		Received: make([]int64, n)}
 	if err := fillGraph(context.Background(), db, g, p); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -65,27 +77,32 @@ func readGraph(path, p string, n int) (*Graph, error) {
 }
 
 // graphQueries are the queries behind a Graph for protocol p: edges
-// gives (from, to, weight) rows (none for broadcast, whose edges follow
-// from the broadcasts sent), sent gives (agent, count) rows.
+// gives (from, to, weight, first round) rows (none for broadcast, whose
+// edges follow from the broadcasts sent), sent gives (agent, count, first
+// round) rows.
 func graphQueries(p proto.Protocol) (edges, sent string, ok bool) {
 	switch p {
 	case proto.P2P:
-		return `SELECT sender, recipient, count(*) FROM messages GROUP BY sender, recipient`,
-			`SELECT sender, count(*) FROM messages GROUP BY sender`, true
+		return `SELECT sender, recipient, count(*), min(round) FROM messages GROUP BY sender, recipient`,
+			`SELECT sender, count(*), min(round) FROM messages GROUP BY sender`, true
 	case proto.Broadcast:
-		return "", `SELECT sender, count(*) FROM broadcasts GROUP BY sender`, true
+		return "", `SELECT sender, count(*), min(round) FROM broadcasts GROUP BY sender`, true
 	case proto.SFS:
 		// A hit's result names the entry's last writer (metadata.modified_by).
-		return `SELECT json_extract(result, '$.metadata.modified_by') AS w, agent, count(*) FROM calls
+		return `SELECT json_extract(result, '$.metadata.modified_by') AS w, agent, count(*), min(round) FROM calls
 			WHERE tool = 'read_file' AND error IS NULL AND json_valid(result) AND json_extract(result, '$.success') = 1
 			AND json_type(result, '$.metadata.modified_by') = 'integer' GROUP BY w, agent`,
-			`SELECT agent, count(*) FROM file_ops WHERE op = 'write' AND applied = 1 GROUP BY agent`, true
+			`SELECT agent, count(*), min(round) FROM file_ops WHERE op = 'write' AND applied = 1 GROUP BY agent`, true
 	}
 	return "", "", false
 }
 
-// receivedQuery gives (agent, count) rows of the store's received tally.
-const receivedQuery = `SELECT agent, sum(received) FROM tallies GROUP BY agent`
+// receivedQuery gives (agent, count) rows of the store's received tally,
+// submitQuery (agent, round) rows of the submissions.
+const (
+	receivedQuery = `SELECT agent, sum(received) FROM tallies GROUP BY agent`
+	submitQuery   = `SELECT agent, round FROM submissions`
+)
 
 func fillGraph(ctx context.Context, db *sql.DB, g *Graph, p string) error {
 	meta, err := readMeta(ctx, db)
@@ -114,7 +131,7 @@ func fillGraph(ctx context.Context, db *sql.DB, g *Graph, p string) error {
 				return err
 			}
 			if c[0] != c[1] {
-				g.add(int(c[0]), int(c[1]), c[2])
+				g.add(int(c[0]), int(c[1]), c[2], int(c[3]))
 			}
 			return nil
 		})
@@ -122,28 +139,33 @@ func fillGraph(ctx context.Context, db *sql.DB, g *Graph, p string) error {
 			return err
 		}
 	}
-	perAgent := func(query string, dst []int64) error {
+	firstSent := make([]int, g.N)
+	perAgent := func(query string, f func(agent int, v int64, c []int64)) error {
 		return eachInts(ctx, db, query, func(c []int64) error {
 			if err := in(c[0]); err != nil {
 				return err
 			}
-			dst[c[0]] += c[1]
+			f(int(c[0]), c[1], c)
 			return nil
 		})
 	}
-	if err := perAgent(sent, g.Sent); err != nil {
+	err = perAgent(sent, func(a int, v int64, c []int64) { g.Sent[a] += v; firstSent[a] = int(c[2]) })
+	if err != nil {
 		return err
 	}
 	if proto.Protocol(p) == proto.Broadcast { // each broadcast goes to every other agent
 		for u, k := range g.Sent {
 			for v := range g.N {
-				if v != u {
-					g.add(u, v, k)
+				if v != u && k > 0 {
+					g.add(u, v, k, firstSent[u])
 				}
 			}
 		}
 	}
-	return perAgent(receivedQuery, g.Received)
+	if err := perAgent(submitQuery, func(a int, v int64, _ []int64) { g.Submit[a] = int(v) }); err != nil {
+		return err
+	}
+	return perAgent(receivedQuery, func(a int, v int64, _ []int64) { g.Received[a] += v })
 }
 
 // eachInts runs q, whose columns are all integers, and calls f with each

@@ -58,11 +58,14 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// labelOrder lists the labels of field seen in runs: knownLabels first,
+// labelOrder lists the labels of field seen in multi-agent runs: knownLabels first,
 // then the others in name order.
 func labelOrder(runs []Run, field string) []string {
 	seen := map[string]bool{}
 	for i := range runs {
+		if runs[i].N < 2 { // coOccurrence leaves single-agent runs out
+			continue
+		}
 		for _, o := range runs[i].Agents {
 			for _, l := range o.Labels[field] {
 				seen[l] = true
@@ -85,7 +88,9 @@ func labelOrder(runs []Run, field string) []string {
 
 // coOccurrence counts labels and label pairs of every field (in fields,
 // with its labels in orders[field]) by agent × level × protocol and by
-// agent over everything.
+// agent over everything. Like the paper's appendix G.2 it counts
+// multi-agent runs only: single-agent runs (N = 1 baselines, merged or
+// seeded) are left out.
 func coOccurrence(runs []Run, fields []string, orders map[string][]string) []LabelRow {
 	type gkey struct {
 		field, agent string
@@ -109,6 +114,9 @@ func coOccurrence(runs []Run, fields []string, orders map[string][]string) []Lab
 		var keys []gkey
 		for i := range runs {
 			r := &runs[i]
+			if r.N < 2 {
+				continue
+			}
 			// The ranks of each agent's labels, and of the run's union.
 			var union []int
 			perAgent := make([][]int, len(r.Agents))

@@ -52,19 +52,25 @@ type Outcome struct {
 
 // Run is one analysed run.
 type Run struct {
-	ID       string // the manifest's case id, else the directory name
-	Task     string
-	Level    int // 1, 2, 3 (0 if the task id is not a SILO-BENCH one)
-	N        int
-	Protocol string
-	Agent    string // agent label from the manifest; NoAgent without one (a "silo run" directory)
-	Mode     string
-	Seed     uint64
-	Success  bool
-	S        float64
-	Rounds   int
-	Agents   []Outcome // index = agent id
-	Topology Topology
+	ID    string // the manifest's case id, else the directory name
+	Task  string
+	Level int // 1, 2, 3 (0 if the task id is not a SILO-BENCH one)
+	N     int
+	// MergedFrom is k for a merged baseline run (N = 1 on the data of an
+	// N = k instance), 0 otherwise.
+	MergedFrom int
+	Protocol   string
+	Agent      string // agent label from the manifest; NoAgent without one (a "silo run" directory)
+	Mode       string
+	Seed       uint64
+	Success    bool
+	S          float64
+	Rounds     int
+	Agents     []Outcome // index = agent id
+	Topology   Topology
+	// Context holds the prompt tokens of each model call, from turns.jsonl
+	// (nil without one: scripted agents).
+	Context []int64
 }
 
 // runDirs returns the run directories of dir and whether dir is a suite.
@@ -109,15 +115,16 @@ func runDirs(dir string, maxRuns int) ([]string, bool, error) {
 // resultFile is the part of result.json the analyses use; agents are read
 // field by field so that label fields added later are picked up.
 type resultFile struct {
-	Task     string                       `json:"task"`
-	Mode     string                       `json:"mode"`
-	Seed     uint64                       `json:"seed"`
-	N        int                          `json:"n"`
-	Protocol string                       `json:"protocol"`
-	Success  bool                         `json:"success"`
-	S        float64                      `json:"S"`
-	Rounds   int                          `json:"rounds"`
-	Agents   []map[string]json.RawMessage `json:"agents"`
+	Task       string                       `json:"task"`
+	Mode       string                       `json:"mode"`
+	Seed       uint64                       `json:"seed"`
+	N          int                          `json:"n"`
+	MergedFrom int                          `json:"merged_from"`
+	Protocol   string                       `json:"protocol"`
+	Success    bool                         `json:"success"`
+	S          float64                      `json:"S"`
+	Rounds     int                          `json:"rounds"`
+	Agents     []map[string]json.RawMessage `json:"agents"`
 }
 
 // loadRun reads one run directory: result.json, manifest.json if present,
@@ -127,8 +134,8 @@ func loadRun(dir string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	r := Run{ID: filepath.Base(dir), Agent: NoAgent, Task: rf.Task, Level: levelOf(rf.Task), N: rf.N, Protocol: rf.Protocol,
-		Mode: rf.Mode, Seed: rf.Seed, Success: rf.Success, S: rf.S, Rounds: rf.Rounds}
+	r := Run{ID: filepath.Base(dir), Agent: NoAgent, Task: rf.Task, Level: levelOf(rf.Task), N: rf.N, MergedFrom: rf.MergedFrom,
+		Protocol: rf.Protocol, Mode: rf.Mode, Seed: rf.Seed, Success: rf.Success, S: rf.S, Rounds: rf.Rounds}
 	if abs, err := filepath.Abs(dir); err == nil {
 		r.ID = filepath.Base(abs)
 	}
@@ -154,6 +161,10 @@ func loadRun(dir string) (Run, error) {
 		return Run{}, err
 	}
 	r.Topology = topologyOf(g)
+	r.Context, err = readContext(filepath.Join(dir, FileTurnsLog))
+	if err != nil {
+		return Run{}, err
+	}
 	return r, nil
 }
 
@@ -179,6 +190,8 @@ func readResult(path string) (*resultFile, error) {
 		return nil, fmt.Errorf("%s: n = %d, want 1..%d", path, rf.N, MaxAgents)
 	case len(rf.Agents) != rf.N:
 		return nil, fmt.Errorf("%s: %d agents for n = %d", path, len(rf.Agents), rf.N)
+	case rf.MergedFrom < 0 || rf.MergedFrom > MaxAgents || (rf.MergedFrom > 0 && rf.N != 1):
+		return nil, fmt.Errorf("%s: merged_from = %d with n = %d, want 0, or 2..%d with n = 1", path, rf.MergedFrom, rf.N, MaxAgents)
 	case rf.Task == "" || rf.Protocol == "":
 		return nil, fmt.Errorf("%s: no task or protocol (not a SILO-BENCH result)", path)
 	}

@@ -43,6 +43,10 @@ func (rep *Report) WriteSummary(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%d runs (%d successful): a leader emerged in %d of the %d runs with N >= 3; the hub is agent 0 in %d\n",
 			len(rep.Runs), success, leaders, defined, hub0)
+		for i := range rep.Rounds {
+			r := rep.Rounds[i].row()
+			fmt.Fprintf(w, "mean rounds of %s's multi-agent runs: successful %s, failed %s\n", r[0], dash(r[3]), dash(r[4]))
+		}
 	}
 	for _, f := range rep.Fields {
 		count := map[string]int{} // over every agent kind

@@ -28,6 +28,13 @@ type Topology struct {
 	Hub        int
 	HubShare   float64 // the hub's Traffic / Traffic
 	HubReached int     // the hub's Reached
+	// HubSubmit is the round the hub submitted in (0: it never did, or
+	// no hub) and HubReachedAtSubmit the peers it was linked to either way
+	// by the end of that round (the paper's G.1 "submitted after
+	// contacting only 28 of 100 peers"); HubReached when it never
+	// submitted.
+	HubSubmit          int
+	HubReachedAtSubmit int
 	// LeaderDefined is N >= 3 (with two agents every exchange is a star).
 	// Leader: the hub's Degree is at least twice every other agent's, at
 	// least half of the traffic touches it (HubShare >= 1/2), and it
@@ -84,6 +91,16 @@ func topologyOf(g *Graph) Topology {
 	h := t.Agents[t.Hub]
 	t.HubShare = float64(h.Traffic) / float64(t.Traffic)
 	t.HubReached = h.Reached
+	t.HubSubmit, t.HubReachedAtSubmit = g.Submit[t.Hub], h.Reached
+	if sub := t.HubSubmit; sub > 0 {
+		t.HubReachedAtSubmit = 0
+		by := func(f int) bool { return f > 0 && f <= sub }
+		for v := range n {
+			if v != t.Hub && (by(g.First[t.Hub*n+v]) || by(g.First[v*n+t.Hub])) {
+				t.HubReachedAtSubmit++
+			}
+		}
+	}
 	dominant := true // at least twice every other agent's degree
 	for u := range n {
 		if u != t.Hub && 2*degrees[u] > h.Degree {

@@ -21,6 +21,9 @@ const (
 	FileTopology = "topology.csv"
 	FileLeaders  = "leaders.csv"
 	FileLabels   = "labels.csv"
+	FileRounds   = "rounds.csv"
+	FileTasks    = "tasks.csv"
+	FileContext  = "context.csv"
 	FileMarkdown = "analysis.md"
 )
 
@@ -62,7 +65,8 @@ func joinLabels(ls []string) string { return strings.Join(ls, ";") }
 func RunsHeader() []string {
 	return []string{"case_id", "task", "level", "N", "protocol", "agent", "mode", "seed", "success", "S", "rounds",
 		"edges", "edge_density", "mean_out_degree", "max_out_degree", "max_in_degree", "degree_gini", "traffic",
-		"hub", "hub_degree", "hub_out", "hub_in", "hub_reached", "hub_reached_frac", "hub_share", "leader"}
+		"hub", "hub_degree", "hub_out", "hub_in", "hub_reached", "hub_reached_frac", "hub_share", "leader",
+		"merged_from", "hub_submit_round", "hub_reached_at_submit"}
 }
 
 func (r *Run) row() []string {
@@ -84,10 +88,20 @@ func (r *Run) row() []string {
 	if t.LeaderDefined {
 		leader = btoa(t.Leader)
 	}
+	merged, sub, atSub := "", "", ""
+	if r.MergedFrom > 0 {
+		merged = itoa(r.MergedFrom)
+	}
+	if t.Hub >= 0 {
+		atSub = itoa(t.HubReachedAtSubmit)
+		if t.HubSubmit > 0 {
+			sub = itoa(t.HubSubmit)
+		}
+	}
 	row := []string{r.ID, r.Task, levelName(r.Level), itoa(r.N), r.Protocol, r.Agent, r.Mode, seed, btoa(r.Success),
 		strconv.FormatFloat(r.S, 'f', -1, 64), itoa(r.Rounds), itoa(t.Edges), f4(t.EdgeDensity), f4(t.MeanOut),
 		itoa(t.MaxOut), itoa(t.MaxIn), f4(t.Gini), i64(t.Traffic)}
-	return append(append(row, hub...), leader)
+	return append(append(row, hub...), leader, merged, sub, atSub)
 }
 
 // AgentsHeader is the header of agents.csv: fixed columns, then one column
@@ -114,16 +128,57 @@ func (r *Run) agentRows(fields []string) [][]string {
 
 // TopologyHeader is the header of topology.csv.
 func TopologyHeader() []string {
-	return []string{"agent", "level", "N", "protocol", "runs", "success_rate", "rounds_mean", "rounds_success_mean",
-		"rounds_failed_mean", "edge_density_mean", "out_degree_mean", "max_out_mean", "max_in_mean", "gini_mean",
-		"hub_share_mean", "hub_reached_mean", "hub_reached_frac_mean", "hub0_rate", "leader_rate"}
+	return []string{"agent", "level", "N", "merged_from", "protocol", "runs", "success_rate", "rounds_mean",
+		"rounds_success_mean", "rounds_failed_mean", "edge_density_mean", "out_degree_mean", "max_out_mean",
+		"max_in_mean", "gini_mean", "hub_share_mean", "hub_reached_mean", "hub_reached_frac_mean",
+		"hub_reached_at_submit_frac_mean", "hub0_rate", "leader_rate"}
 }
 
 func (t *TopologyRow) row() []string {
-	return []string{t.Agent, levelName(t.Level), itoa(t.N), t.Protocol, itoa(t.Runs), f4(t.Success), f4(t.Rounds),
-		opt4(t.RoundsSuccess, t.HasRoundsSuccess), opt4(t.RoundsFailed, t.HasRoundsFailed), f4(t.EdgeDensity),
-		f4(t.MeanOut), f4(t.MaxOut), f4(t.MaxIn), f4(t.Gini), f4(t.HubShare), f4(t.HubReached), f4(t.HubReachedFrac),
-		f4(t.Hub0), opt4(t.Leader, t.HasLeader)}
+	merged := ""
+	if t.MergedFrom > 0 {
+		merged = itoa(t.MergedFrom)
+	}
+	return []string{t.Agent, levelName(t.Level), itoa(t.N), merged, t.Protocol, itoa(t.Runs), f4(t.Success),
+		f4(t.Rounds), opt4(t.RoundsSuccess, t.HasRoundsSuccess), opt4(t.RoundsFailed, t.HasRoundsFailed),
+		f4(t.EdgeDensity), f4(t.MeanOut), f4(t.MaxOut), f4(t.MaxIn), f4(t.Gini), f4(t.HubShare), f4(t.HubReached),
+		f4(t.HubReachedFrac), f4(t.HubReachedAtSubmitFrac), f4(t.Hub0), opt4(t.Leader, t.HasLeader)}
+}
+
+// RoundsHeader is the header of rounds.csv.
+func RoundsHeader() []string {
+	return []string{"agent", "runs", "successful_runs", "rounds_success_mean", "rounds_failed_mean"}
+}
+
+func (r *RoundsRow) row() []string {
+	return []string{r.Agent, itoa(r.Runs), itoa(r.Successes), opt4(r.RoundsSuccess, r.HasRoundsSuccess),
+		opt4(r.RoundsFailed, r.HasRoundsFailed)}
+}
+
+// TasksHeader is the header of tasks.csv.
+func TasksHeader() []string {
+	return []string{"agent", "level", "task", "protocol", "runs", "success_rate", "S_mean"}
+}
+
+func (r *TaskRow) row() []string {
+	return []string{r.Agent, levelName(r.Level), r.Task, r.Protocol, itoa(r.Runs), f4(r.Success), f4(r.S)}
+}
+
+// ContextHeader is the header of context.csv.
+func ContextHeader() []string {
+	h := []string{"agent", "runs", "calls", "prompt_tokens_mean"}
+	for _, p := range ContextPercentiles {
+		h = append(h, "prompt_tokens_p"+itoa(p))
+	}
+	return append(h, "prompt_tokens_max", "run_max_prompt_tokens_mean")
+}
+
+func (r *ContextRow) row() []string {
+	row := []string{r.Agent, itoa(r.Runs), itoa(r.Calls), f4(r.Mean)}
+	for _, v := range r.P {
+		row = append(row, i64(v))
+	}
+	return append(row, i64(r.Max), f4(r.RunMaxMean))
 }
 
 // LeadersHeader is the header of leaders.csv.
@@ -150,7 +205,7 @@ func (l *LabelRow) row() []string {
 
 // Files returns the report's output files.
 func (rep *Report) Files() []suiterun.File {
-	var runs, agents, topo, leaders, labels [][]string
+	var runs, agents, topo, leaders, labels, rounds, tasks, ctx [][]string
 	for i := range rep.Runs {
 		runs = append(runs, rep.Runs[i].row())
 		agents = append(agents, rep.Runs[i].agentRows(rep.Fields)...)
@@ -160,6 +215,15 @@ func (rep *Report) Files() []suiterun.File {
 	}
 	for i := range rep.Leaders {
 		leaders = append(leaders, rep.Leaders[i].row())
+	}
+	for i := range rep.Rounds {
+		rounds = append(rounds, rep.Rounds[i].row())
+	}
+	for i := range rep.Tasks {
+		tasks = append(tasks, rep.Tasks[i].row())
+	}
+	for i := range rep.Context {
+		ctx = append(ctx, rep.Context[i].row())
 	}
 	for i := range rep.Labels {
 		labels = append(labels, rep.Labels[i].row())
@@ -172,6 +236,9 @@ func (rep *Report) Files() []suiterun.File {
 		{Name: FileTopology, Data: suiterun.CSV(TopologyHeader(), topo)},
 		{Name: FileLeaders, Data: suiterun.CSV(LeadersHeader(), leaders)},
 		{Name: FileLabels, Data: suiterun.CSV(LabelsHeader(), labels)},
+		{Name: FileRounds, Data: suiterun.CSV(RoundsHeader(), rounds)},
+		{Name: FileTasks, Data: suiterun.CSV(TasksHeader(), tasks)},
+		{Name: FileContext, Data: suiterun.CSV(ContextHeader(), ctx)},
 		{Name: FileMarkdown, Data: md.Bytes()},
 	}
 }
@@ -202,17 +269,26 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		"Edges: p2p messages, broadcasts (to every other agent), sfs reads of another agent's file.\n\n", what)
 
 	fmt.Fprintf(w, "## Topology by agent × level × N × protocol\n\n")
-	fmt.Fprintf(w, "Means over the runs. rounds ok / failed: mean rounds of successful / failed runs. "+
-		"reach: peers the hub reached / (N−1). hub0: runs whose hub is agent 0. leader: leader-emergence rate (N ≥ 3).\n\n")
+	fmt.Fprintf(w, "Means over the runs. N \"1 (of k)\": the merged baseline runs of N = k. "+
+		"rounds ok / failed: mean rounds of successful / failed runs. "+
+		"reach: peers the hub reached / (N−1); at submit: by the end of the round the hub submitted in. "+
+		"hub0: runs whose hub is agent 0. leader: leader-emergence rate (N ≥ 3).\n\n")
 	head := []string{"agent", "level", "N", "protocol", "runs", "success", "rounds ok", "rounds failed", "density",
-		"mean out", "max out", "max in", "Gini", "hub share", "reach", "hub0", "leader"}
+		"mean out", "max out", "max in", "Gini", "hub share", "reach", "reach at submit", "hub0", "leader"}
 	var rows [][]string
 	for i := range rep.Topology {
 		r := rep.Topology[i].row()
-		rows = append(rows, []string{r[0], r[1], r[2], r[3], r[4], r[5], dash(r[7]), dash(r[8]), r[9], r[10], r[11],
-			r[12], r[13], r[14], r[16], r[17], dash(r[18])})
+		n := r[2]
+		if r[3] != "" {
+			n += " (of " + r[3] + ")"
+		}
+		rows = append(rows, []string{r[0], r[1], n, r[4], r[5], r[6], dash(r[8]), dash(r[9]), r[10], r[11], r[12],
+			r[13], r[14], r[15], r[17], r[18], r[19], dash(r[20])})
 	}
 	mdtable.Write(w, head, rows, 0, 1, 3)
+
+	rep.writeRounds(w)
+	rep.writeTasks(w)
 
 	fmt.Fprintf(w, "\n## Leader emergence and success (runs with N ≥ 3)\n\n")
 	if len(rep.Leaders) == 0 {
@@ -228,18 +304,22 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 	}
 
 	fmt.Fprintf(w, "\n## Failure-mode co-occurrence\n\n")
+	fmt.Fprintf(w, "Multi-agent runs only, as in the paper's appendix G.2: single-agent (N = 1) baseline runs are left out.\n")
 	rep.writeLabelMatrices(w)
+
+	rep.writeContext(w)
 
 	if len(rep.Runs) <= mdRunsMax {
 		fmt.Fprintf(w, "\n## Runs\n\n")
 		rows = rows[:0]
 		for i := range rep.Runs {
 			r := rep.Runs[i].row()
-			rows = append(rows, []string{r[0], r[8], r[10], r[11], r[12], r[16], dash(r[18]), dash(r[22]) + " / " + itoa(rep.Runs[i].N-1),
-				dash(r[24]), dash(r[25])})
+			peers := " / " + itoa(rep.Runs[i].N-1)
+			rows = append(rows, []string{r[0], r[8], r[10], r[11], r[12], r[16], dash(r[18]), dash(r[22]) + peers,
+				dash(r[27]), dash(r[28]) + peers, dash(r[24]), dash(r[25])})
 		}
 		mdtable.Write(w, []string{"run", "success", "rounds", "edges", "density", "Gini", "hub", "hub reached",
-			"hub share", "leader"}, rows, 0, 1)
+			"hub submit round", "reached at submit", "hub share", "leader"}, rows, 0, 1)
 	}
 	if !rep.Suite && len(rep.Runs) == 1 {
 		r := &rep.Runs[0]
