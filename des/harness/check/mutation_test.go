@@ -530,32 +530,42 @@ func setNumMap(m map[string]any, k string, v float64) {
 	m[k] = json.Number(strconv.FormatFloat(v, 'g', -1, 64))
 }
 
+// runMutation applies mu to a copy of the run in src and checks it: the
+// run stays OK when mu wants nothing, else mu's check fires with its
+// message (reported true).
+func runMutation(t *testing.T, src string, mu mutation) bool {
+	t.Helper()
+	f := loadRun(t, src)
+	mu.mutate(t, f)
+	dir := t.TempDir()
+	f.write(t, dir)
+	rep, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mu.want == "" {
+		if !rep.OK() {
+			t.Fatalf("want no problem, got %d:%s", len(rep.Problems), problemsText(rep, 10))
+		}
+		return false
+	}
+	for _, p := range rep.Problems {
+		if p.Check == mu.want && strings.Contains(p.Msg, mu.msg) {
+			return true
+		}
+	}
+	t.Errorf("check %q (%q) did not fire; got %d problems:%s", mu.want, mu.msg, len(rep.Problems), problemsText(rep, 10))
+	return false
+}
+
 func TestMutations(t *testing.T) {
 	src := base(t)
 	fired := map[string]bool{}
 	for _, mu := range mutations {
 		t.Run(mu.name, func(t *testing.T) {
-			f := loadRun(t, src)
-			mu.mutate(t, f)
-			dir := t.TempDir()
-			f.write(t, dir)
-			rep, err := Dir(dir)
-			if err != nil {
-				t.Fatal(err)
+			if runMutation(t, src, mu) {
+				fired[mu.want] = true
 			}
-			if mu.want == "" {
-				if !rep.OK() {
-					t.Fatalf("want no problem, got %d:%s", len(rep.Problems), problemsText(rep, 10))
-				}
-				return
-			}
-			for _, p := range rep.Problems {
-				if p.Check == mu.want && strings.Contains(p.Msg, mu.msg) {
-					fired[mu.want] = true
-					return
-				}
-			}
-			t.Errorf("check %q (%q) did not fire; got %d problems:%s", mu.want, mu.msg, len(rep.Problems), problemsText(rep, 10))
 		})
 	}
 	// Every check id has a mutation that makes it fire.
