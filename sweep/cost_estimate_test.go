@@ -11,6 +11,26 @@ import (
 	"github.com/coordbench/coordbench/sweep"
 )
 
+// resolveFile loads the experiment file, builds its models (closed when
+// the test ends) and resolves its cases.
+func resolveFile(t *testing.T, file string) *sweep.Suite {
+	t.Helper()
+	e, err := sweep.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, closer, err := sweep.BuildModels(e, sweep.ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closer)
+	s, err := sweep.Resolve(file, e, set.Models, sweep.Whole())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestDesOutputBound: a des model without max_tokens sends no cap, so its
 // output is bounded at sweep.DesUncappedOutputTokens per call, and the
 // plan says so; a model with max_tokens is bounded at it.
@@ -23,19 +43,7 @@ func TestDesOutputBound(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e, err := sweep.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, closer, err := sweep.BuildModels(e, sweep.ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer()
-	s, err := sweep.Resolve(file, e, set.Models, sweep.Whole())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := resolveFile(t, file)
 	est, err := s.Estimate(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,23 +13,16 @@ import (
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
-	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 // ruleModel is a recording stub model that answers every des prompt with
 // the contract's reply, as the rule controller would decide.
 func ruleModel(t *testing.T) *stubmodel.Server {
 	t.Helper()
-	srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
-		v, err := llmctl.ParseView(req.Messages[len(req.Messages)-1].Content)
-		if err != nil {
-			return stubmodel.Status(400, err.Error())
-		}
-		a, _ := policy.Rule{}.Act(context.Background(), &coord.Decision{ActiveAgents: map[string]*coord.View{v.AgentID: v}})
-		return stubmodel.Text(fmt.Sprintf(`{"action": %d}`, a[v.AgentID]))
-	})
+	srv := stubmodel.NewServer(despolicy.Rule)
 	t.Cleanup(srv.Close)
 	return srv
 }

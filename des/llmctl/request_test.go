@@ -5,15 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
-	"github.com/coordbench/coordbench/des/policy"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
+	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 )
 
 // Every request a model receives is rebuilt from the audit alone, message
@@ -23,14 +22,7 @@ import (
 func TestRequestRebuiltFromAudit(t *testing.T) {
 	p := plant(t, "A3C9-1")
 	for _, fw := range llmctl.Frameworks() {
-		srv := stubmodel.NewServer(func(req stubmodel.ChatRequest) stubmodel.Reply {
-			v, err := llmctl.ParseView(req.Messages[len(req.Messages)-1].Content)
-			if err != nil {
-				return stubmodel.Status(400, err.Error())
-			}
-			a, _ := policy.Rule{}.Act(context.Background(), &coord.Decision{ActiveAgents: map[string]*coord.View{v.AgentID: v}})
-			return stubmodel.Text(fmt.Sprintf(`{"action": %d}`, a[v.AgentID]))
-		})
+		srv := stubmodel.NewServer(despolicy.Rule)
 		c := controller(t, llm.Config{BaseURL: srv.URL, Model: "m", Concurrency: 4}, fw)
 		var dec bytes.Buffer
 		r := harness.Run(context.Background(), harness.Episode{Plant: p, Seed: 3, Mode: coord.HeterarchicalCNP(), Controller: c, Decisions: &dec})

@@ -11,13 +11,11 @@ package transcript
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"unicode/utf8"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
@@ -149,46 +147,29 @@ func scanAudits(dir string, step int, agent string, each func(*coord.Audit) (sto
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
+	return inputfile.ScanLines(f, path, "decisions log", maxLine, func(line []byte) (bool, error) {
 		var head struct {
 			Step    int    `json:"step"`
 			AgentID string `json:"agent_id"`
 		}
 		if err := json.Unmarshal(line, &head); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, n, err)
+			return false, err
 		}
 		if step != AllSteps && head.Step > step {
-			return nil
+			return true, nil
 		}
 		if (step != AllSteps && head.Step != step) || (agent != "" && head.AgentID != agent) {
-			continue
+			return false, nil
 		}
 		var a coord.Audit
 		if err := json.Unmarshal(line, &a); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, n, err)
+			return false, err
 		}
 		if a.Payload == nil {
-			return fmt.Errorf("%s:%d: no payload", path, n)
+			return false, errors.New("no payload")
 		}
-		if each(&a) {
-			return nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s:%d: a line longer than %d bytes, more than the harness writes (is this a decisions log?)", path, n+1, maxLine)
-		}
-		return fmt.Errorf("%s:%d: %w", path, n+1, err)
-	}
-	return nil
+		return each(&a), nil
+	})
 }
 
 // readMetrics reads metrics.json of the run in dir.
@@ -217,18 +198,10 @@ func (p printer) printf(format string, args ...any) {
 
 // clip shortens s to opt.Width characters (unless Full), newlines as ⏎.
 func clip(s string, opt Options) string {
-	s = string(bytes.ReplaceAll([]byte(s), []byte("\n"), []byte("⏎")))
-	if opt.Full || utf8.RuneCountInString(s) <= opt.Width {
-		return s
+	if opt.Full {
+		return untrusted.OneLine(s, 0)
 	}
-	n := 0
-	for i := range s {
-		if n == opt.Width {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
+	return untrusted.OneLine(s, opt.Width)
 }
 
 // num writes x in the shortest form that reads back the same.
