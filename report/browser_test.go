@@ -75,15 +75,26 @@ type visit struct {
 	problems, requests []string
 	figures            []figureCheck
 	shot               []byte
+	// pwned is window.pwned, which the hostile strings of
+	// TestHostileReportInChromium set if they run ("" if none did);
+	// text the page's text as a reader sees it (every details open).
+	pwned, text string
 }
+
+// pageScript reads what a hostile script would have left, and the text.
+const pageScript = `[String(window.pwned ?? ""), document.body.innerText]`
 
 // openInChromium opens the file in headless Chromium and records the
 // console errors and warnings, uncaught exceptions, browser log errors
-// and requests of the page, then its figures and a screenshot.
+// and requests of the page, then its figures and a screenshot. A request
+// the page's Content-Security-Policy blocked never left it: it is not
+// among the requests.
 func openInChromium(t *testing.T, bin, file string) *visit {
 	t.Helper()
 	v := &visit{}
 	var mu sync.Mutex
+	urls := map[network.RequestID]string{}
+	blocked := map[network.RequestID]bool{}
 	listen := func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -99,7 +110,11 @@ func openInChromium(t *testing.T, bin, file string) *visit {
 				v.problems = append(v.problems, "browser log: "+e.Entry.Text+" "+e.Entry.URL)
 			}
 		case *network.EventRequestWillBeSent:
-			v.requests = append(v.requests, e.Request.URL)
+			urls[e.RequestID] = e.Request.URL
+		case *network.EventLoadingFailed:
+			if e.BlockedReason != "" {
+				blocked[e.RequestID] = true
+			}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -121,10 +136,20 @@ func openInChromium(t *testing.T, bin, file string) *visit {
 	if err != nil {
 		t.Fatal(err)
 	}
+	page, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](pageScript))
+	if err != nil || len(page) != 2 {
+		t.Fatalf("read the page: %v", err)
+	}
 	// The listener may still run while the browser closes: hand out copies.
 	mu.Lock()
 	defer mu.Unlock()
-	return &visit{problems: slices.Clone(v.problems), requests: slices.Clone(v.requests), figures: figs, shot: shot}
+	for id, u := range urls {
+		if !blocked[id] {
+			v.requests = append(v.requests, u)
+		}
+	}
+	slices.Sort(v.requests)
+	return &visit{problems: slices.Clone(v.problems), requests: v.requests, figures: figs, shot: shot, pwned: page[0], text: page[1]}
 }
 
 // TestBrowserCheckCatchesProblems: the checks of TestReportInChromium see

@@ -12,11 +12,15 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/opterr"
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // The HTML report: one self-contained page (style inline, figures as
 // inline SVG, no script, nothing fetched) built with html/template, which
-// escapes every text taken from the inputs. The same inputs give the same
+// escapes every text taken from the inputs. Its Content-Security-Policy
+// (page.html.tmpl) lets nothing run and nothing load but the page's own
+// style and data: images, should markup ever slip through. The same
+// inputs give the same
 // bytes: nothing depends on the clock, maps are walked in sorted order.
 
 //go:embed page.html.tmpl
@@ -183,6 +187,9 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 	if err := pageTmpl.Execute(&buf, p); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	// html/template escaped every text for HTML; terminal controls and
+	// bidirectional overrides are not markup, and are neutralised as in
+	// every other format (a page is also read with cat and less).
+	_, err := io.WriteString(w, untrusted.Printable(buf.String()))
 	return err
 }

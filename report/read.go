@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/inputfile"
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // MaxFileBytes bounds every file the report reads: a suite of a few
@@ -111,6 +112,7 @@ func readCSV(path string, need []string) (*csvFile, error) {
 			return nil, csvErr(path, err)
 		}
 		line, _ := r.FieldPos(0)
+		untrusted.CSVValues(rec)
 		if i, ok := f.col["case_id"]; ok && i < len(rec) && !caseDirName(rec[i]) {
 			// Case ids name directories the report reads (cases/<id>,
 			// runs/<id>): one written by hand must not lead elsewhere.

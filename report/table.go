@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/mdtable"
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // formats backs Formats.
@@ -88,7 +88,7 @@ func writeMarkdown(w io.Writer, secs []Section) error {
 			for c, h := range t.Head {
 				head[c] = mdEscape(h)
 			}
-			mdtable.Write(w, head, rows, t.Left...)
+			mdtable.WriteMarkdown(w, head, rows, t.Left...)
 			for _, n := range t.Notes {
 				fmt.Fprintf(w, "\n%s\n", mdEscape(n))
 			}
@@ -97,10 +97,10 @@ func writeMarkdown(w io.Writer, secs []Section) error {
 	return nil
 }
 
-// mdEscape keeps a cell's text from breaking a Markdown table or turning
-// into markup.
+// mdEscape keeps a cell's text from breaking a Markdown table
+// (untrusted.MarkdownCell) or turning bold.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "*", `\*`).Replace(s)
+	return strings.ReplaceAll(untrusted.MarkdownCell(s), "*", `\*`)
 }
 
 // writeCSV writes each section as a CSV block (header, rows); blocks are
@@ -113,7 +113,7 @@ func writeCSV(w io.Writer, secs []Section) error {
 				return err
 			}
 		}
-		cw := csv.NewWriter(w)
+		cw := untrusted.NewCSVWriter(w)
 		cw.Write(append([]string{"suite", "table"}, s.CSVHead...))
 		for _, r := range s.CSVRows {
 			cw.Write(append([]string{s.Suite, s.Kind}, r...))
@@ -148,13 +148,13 @@ func writeLaTeX(w io.Writer, secs []Section) error {
 			fmt.Fprintf(w, "\\begin{tabular}{%s}\n\\toprule\n", spec.String())
 			head := make([]string, len(t.Head))
 			for c, h := range t.Head {
-				head[c] = texEscape(h)
+				head[c] = untrusted.LaTeX(h)
 			}
 			fmt.Fprintf(w, "%s \\\\\n\\midrule\n", strings.Join(head, " & "))
 			for _, row := range t.Rows {
 				cells := make([]string, len(row))
 				for c, cell := range row {
-					cells[c] = texEscape(cell.Text)
+					cells[c] = untrusted.LaTeX(cell.Text)
 					if cell.Best {
 						cells[c] = `\textbf{` + cells[c] + `}`
 					}
@@ -170,44 +170,9 @@ func writeLaTeX(w io.Writer, secs []Section) error {
 	return nil
 }
 
+// oneLine is s for a LaTeX comment line: what ends the line would end
+// the comment.
 func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
-
-// texEscape escapes LaTeX's special characters and spells the few
-// non-ASCII symbols the tables use in math mode.
-func texEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\\':
-			b.WriteString(`\textbackslash{}`)
-		case '&', '%', '$', '#', '_', '{', '}':
-			b.WriteString(`\` + string(r))
-		case '~':
-			b.WriteString(`\textasciitilde{}`)
-		case '^':
-			b.WriteString(`\textasciicircum{}`)
-		case '↑':
-			b.WriteString(`$\uparrow$`)
-		case '↓':
-			b.WriteString(`$\downarrow$`)
-		case '±':
-			b.WriteString(`$\pm$`)
-		case '–':
-			b.WriteString(`--`)
-		case '×':
-			b.WriteString(`$\times$`)
-		case '−':
-			b.WriteString(`$-$`)
-		case '≠':
-			b.WriteString(`$\neq$`)
-		case '\n', '\r':
-			b.WriteByte(' ')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
 
 // fnum formats v with d decimals, "–" for NaN, without a negative zero.
 func fnum(v float64, d int) string {

@@ -2,10 +2,10 @@ package suiterun
 
 import (
 	"bytes"
-	"encoding/csv"
 	"path/filepath"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // File is one of a suite's summary files.
@@ -25,10 +25,13 @@ func WriteFiles(dir string, files ...File) error {
 	return nil
 }
 
-// CSV encodes a header and its rows as CSV (RFC 4180, "\n" line ends).
+// CSV encodes a header and its rows as CSV (RFC 4180, "\n" line ends),
+// each cell through untrusted.CSVCell: a text a spreadsheet would run as
+// a formula gets a quote in front (readers take it off with
+// untrusted.CSVValue).
 func CSV(head []string, rows [][]string) []byte {
 	var b bytes.Buffer
-	w := csv.NewWriter(&b)
+	w := untrusted.NewCSVWriter(&b)
 	w.Write(head)
 	w.WriteAll(rows) // into memory: cannot fail
 	return b.Bytes()

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/csv"
+
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/silo/llmagent"
 	"github.com/coordbench/coordbench/suiterun"
 )
@@ -724,7 +725,7 @@ func (c *Costs) Write(dir string) ([]string, error) {
 	files := []string{filepath.Join(dir, FileCost), filepath.Join(dir, FileCostAttempts), filepath.Join(dir, FileCostSummary), filepath.Join(dir, FileCostParts)}
 	for i, table := range [][][]string{rows, att, sum, parts} {
 		var b bytes.Buffer
-		w := csv.NewWriter(&b)
+		w := untrusted.NewCSVWriter(&b)
 		if err := w.WriteAll(table); err != nil {
 			return nil, err
 		}

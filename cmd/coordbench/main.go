@@ -33,6 +33,14 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("coordbench {{.Version}}\n")
+	// Every command prints names and text from files, models and runners
+	// (a model name, an agent's message, a runner's error): its stdout
+	// and stderr go through untrusted.Terminal, so that no terminal
+	// control of theirs reaches the screen.
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		cmd.SetOut(untrusted.NewTerminal(cmd.OutOrStdout()))
+		cmd.SetErr(untrusted.NewTerminal(cmd.ErrOrStderr()))
+	}
 	root.AddCommand(desCmd(), siloCmd(), llmCmd(), reportCmd(), exportCmd(), sweepCmd(), workerCmd())
 	inFlagTermsAll(root)
 	return root

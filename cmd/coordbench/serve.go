@@ -21,7 +21,7 @@ func desServeCmd() *cobra.Command {
 	var keep, allowRemote bool
 	var maxEpisodes, maxConns, maxBatch int
 	var maxBody int64
-	var decisionTimeout, longPoll, bodyTimeout time.Duration
+	var decisionTimeout, longPoll, bodyTimeout, episodeIdle time.Duration
 	var files []string
 	c := &cobra.Command{
 		Use:   "serve",
@@ -41,7 +41,9 @@ connections are open at once. Instances are reported ones or gen: specs
 within the default plant limits, which clients cannot raise. Episodes name
 a built-in paradigm or one of --paradigm-file. A create with "play" lists
 the agents its client plays; the built-in controller "others" (default
-rule) answers the rest inside the server.`,
+rule) answers the rest inside the server. A create that finds
+--max-episodes held first reclaims abandoned episodes: those no request
+touched for --episode-idle, and those a decision timeout closed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkServeAddr(addr, allowRemote); err != nil {
@@ -70,7 +72,8 @@ rule) answers the rest inside the server.`,
 			}
 			srv, err := envserver.New(envserver.Config{DataDir: data, Keep: keep, Token: token, MaxEpisodes: maxEpisodes,
 				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll, BodyTimeout: bodyTimeout, MaxConns: maxConns, MaxBatch: maxBatch,
-				Paradigms: paradigms, Builtins: policy.Builtins()})
+				EpisodeIdle: episodeIdle,
+				Paradigms:   paradigms, Builtins: policy.Builtins()})
 			if err != nil {
 				return err
 			}
@@ -113,6 +116,7 @@ rule) answers the rest inside the server.`,
 	f.IntVar(&maxEpisodes, "max-episodes", envserver.DefaultMaxEpisodes, "episodes held at once (running or not yet deleted)")
 	f.Int64Var(&maxBody, "max-body", envserver.DefaultMaxBody, "maximum request body, in bytes")
 	f.DurationVar(&decisionTimeout, "decision-timeout", envserver.DefaultDecisionTimeout, "wait for each decision's actions; then the episode is closed and falls back")
+	f.DurationVar(&episodeIdle, "episode-idle", envserver.DefaultEpisodeIdle, "when the server is full, a create reclaims episodes no request touched for this long (and those a decision timeout closed)")
 	f.DurationVar(&longPoll, "long-poll", envserver.DefaultLongPoll, "longest wait of GET .../decision?wait=1")
 	f.DurationVar(&bodyTimeout, "body-timeout", envserver.DefaultBodyTimeout, "time a client has to send a request body, after its headers")
 	f.IntVar(&maxConns, "max-connections", envserver.DefaultMaxConns, "connections open at once; more wait, unaccepted")

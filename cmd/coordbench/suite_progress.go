@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -37,8 +38,9 @@ type suiteDisplay struct {
 // plainEvery is how often the plain display prints a line.
 const plainEvery = 5 * time.Second
 
+// isTerminal: w (under its untrusted.Terminal filter) is a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := untrusted.Raw(w).(*os.File)
 	if !ok {
 		return false
 	}
@@ -51,13 +53,15 @@ func newSuiteDisplay(w io.Writer, label, unit string, workers int, status func()
 }
 
 // describe is the bar's label: failures, and the model endpoint's state
-// (calls in flight, retries, cache hits) when a model is used.
+// (calls in flight, retries, cache hits) when a model is used. The bar
+// writes past the terminal filter (its redraws are controls): the label
+// is made printable here.
 func (p *suiteDisplay) describe(failed int) string {
 	d := fmt.Sprintf("%s (%d failed)", p.label, failed)
 	if p.status != nil {
 		d += " " + p.status()
 	}
-	return d
+	return untrusted.Printable(d)
 }
 
 func (p *suiteDisplay) update(s suiterun.Progress) {
@@ -90,7 +94,7 @@ func (p *suiteDisplay) update(s suiterun.Progress) {
 // state) ticking while long cases run.
 func (p *suiteDisplay) startBar(n int) {
 	p.bar = progressbar.NewOptions(n,
-		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetWriter(untrusted.Raw(p.w)),
 		progressbar.OptionSetDescription(p.describe(0)),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),

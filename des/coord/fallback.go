@@ -37,6 +37,17 @@ func SafeAction(v *View) int {
 	return -1
 }
 
+// Reasons of a plant_fallback decision the harness makes although the
+// plant answered legally (docs/paradigms.md, "Escalation").
+const (
+	// ReasonDeclined: the plant declined the placement.
+	ReasonDeclined = "the plant declined the fallback placement"
+	// ReasonStepLimit: the protocol's step limit, not an exhausted
+	// protocol, sent the item to the plant, so its placement is not the
+	// plant's to make.
+	ReasonStepLimit = "the protocol's step limit sent the item to the plant before local recovery was exhausted"
+)
+
 // fallbackTiers is the number of SafeAction's tiers: the last takes any
 // legal option.
 const fallbackTiers = 4

@@ -346,14 +346,19 @@ func (in *Interpreter) apply(d *Decision, agents []activeAgent, src Source, ctrl
 		case !ok:
 			a.Reason = "no action for this agent"
 		case act < 0 || act >= len(v.ActionMask) || !v.ActionMask[act]:
-			a.Reason = "illegal action index " + strconv.Itoa(act)
+			a.Reason = "illegal action index " + strconv.Itoa(act) + WithheldEscalation(v, act)
 			r := act
 			a.Requested = &r
 		}
-		if a.Reason == "" && v.Kind == KindPlantFallback && v.Options[act].Action == ActDecline {
-			// The plant left the placement to the harness: the contract-safe
-			// rule decides, and the decision is the harness's (G_fb).
-			a.Reason = "the plant declined the fallback placement"
+		if a.Reason == "" && v.Kind == KindPlantFallback && (in.item.cut || v.Options[act].Action == ActDecline) {
+			// The plant left the placement to the harness, or did not earn
+			// it (the step limit cut the protocol, whatever local options
+			// were left): the contract-safe rule decides, and the decision
+			// is the harness's (G_fb).
+			a.Reason = ReasonDeclined
+			if in.item.cut {
+				a.Reason = ReasonStepLimit
+			}
 			r := act
 			a.Requested = &r
 		}

@@ -44,6 +44,10 @@ type itemState struct {
 	rejected     []string
 	escalated    []string
 	inv          inviteState // the bid rounds' cut under bid_invitations (activation.go)
+	// cut: the step limit (maxItemSteps), not the protocol, sent the item
+	// to the plant-level fallback, whatever local options were left: the
+	// plant did not earn the placement, and the harness makes it (G_fb).
+	cut bool
 }
 
 // maxItemSteps bounds the protocol steps spent on one work item before it
@@ -218,6 +222,7 @@ func (in *Interpreter) advance(d *Decision) error {
 		return in.refused(d, id)
 	}
 	if it.active && it.steps >= in.maxItemSteps() {
+		it.cut = true
 		return in.fallback()
 	}
 	return nil

@@ -434,8 +434,15 @@ func decisionInvariants(d *coord.Decision, step int, now float64) error {
 				return fmt.Errorf("%s: %d release options", id, jobs)
 			}
 		case coord.KindSelectCell, coord.KindReroute:
-			if v.Role == coord.RoleArea && v.Options[len(v.Options)-1].Action != coord.ActEscalate {
-				return fmt.Errorf("%s: escalate is not the last option", id)
+			if v.Role == coord.RoleArea {
+				// Escalate, last, exactly when no cell can take the item
+				// (local recovery exhausted).
+				room := slices.ContainsFunc(v.Options, func(o coord.Option) bool {
+					return o.Cell != nil && o.Cell.FreeSlots > 0 && o.Cell.Down < o.Cell.Machines
+				})
+				if esc := v.Options[len(v.Options)-1].Action == coord.ActEscalate; esc == room {
+					return fmt.Errorf("%s: escalate offered %v while a cell has room %v", id, esc, room)
+				}
 			}
 			fallthrough
 		case coord.KindAward:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,6 +20,9 @@ import (
 //	paradigm ID                   the authority mode to run
 //	expect AGENT KIND LABEL...    AGENT is active for KIND with exactly these options
 //	do AGENT=LABEL ...            the answers of every active agent; commits the step
+//	                              (LABEL #N answers index N as it is, legal or not)
+//	fallback AGENT REASON...      AGENT's answer of the last step was replaced by the
+//	                              contract-safe fallback, with exactly this reason
 //	messages ... end              the messages sent since the last check:
 //	                              "TYPE SENDER RECEIVER [forced]" per line
 //	done                          the episode ends with every job complete
@@ -50,7 +54,8 @@ func runScript(t *testing.T, path string) {
 	eng := factory.NewEngine(factory.Compile(in), 1)
 	var interp *Interpreter
 	var d *Decision
-	seen := 0 // messages already checked
+	seen := 0          // messages already checked
+	var audits []Audit // the last step's
 	current := func(line int) *Decision {
 		if d == nil {
 			if !eng.Advance() {
@@ -105,7 +110,11 @@ func runScript(t *testing.T, path string) {
 					t.Fatalf("line %d: %s is not active", n, agent)
 				}
 				idx := slices.IndexFunc(v.Options, func(o Option) bool { return label(o) == lab })
-				if idx < 0 {
+				if raw, ok := strings.CutPrefix(lab, "#"); ok {
+					if idx, err = strconv.Atoi(raw); err != nil {
+						t.Fatalf("line %d: %s: bad index %q", n, agent, raw)
+					}
+				} else if idx < 0 {
 					t.Fatalf("line %d: %s has no option %s", n, agent, lab)
 				}
 				actions[agent] = idx
@@ -113,16 +122,21 @@ func runScript(t *testing.T, path string) {
 			if len(actions) != len(dec.ActiveAgents) {
 				t.Fatalf("line %d: answers for %d agents, %d are active", n, len(actions), len(dec.ActiveAgents))
 			}
-			audits, err := interp.Apply(dec, actions, SourceBuiltin, nil)
-			if err != nil {
+			if audits, err = interp.Apply(dec, actions, SourceBuiltin, nil); err != nil {
 				t.Fatalf("line %d: %v", n, err)
 			}
 			for _, a := range audits {
-				if a.Source != SourceBuiltin {
+				if a.Source != SourceBuiltin && a.Requested == nil {
 					t.Fatalf("line %d: %s fell back: %s", n, a.AgentID, a.Reason)
 				}
 			}
 			d = nil
+		case "fallback":
+			want := strings.Join(fields[2:], " ")
+			i := slices.IndexFunc(audits, func(a Audit) bool { return a.AgentID == fields[1] })
+			if i < 0 || audits[i].Source != SourceFallback || audits[i].Reason != want {
+				t.Fatalf("line %d: %s: want a fallback with reason %q, audits %+v", n, fields[1], want, audits)
+			}
 		case "messages":
 			var want []string
 			for sc.Scan() {

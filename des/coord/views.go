@@ -61,7 +61,8 @@ var (
 		"a rejection sends the item elsewhere and costs coordination messages",
 	}
 	rerouteFactors = []string{
-		"a cell rejected the item, or it is blocked on a full cell (work_item.blocked_on): try a sibling with free slots, or escalate to the plant",
+		"a cell rejected the item, or it is blocked on a full cell (work_item.blocked_on): try a sibling with free slots",
+		"escalate to the plant is offered only when no untried cell of the area has a free slot and a machine up",
 		"choosing the cell it is blocked on (work_item.blocked_on) keeps it waiting there, in its place in the queue",
 	}
 	plantFallbackFactors = []string{
@@ -287,10 +288,15 @@ func (in *Interpreter) itemViews(d *Decision) {
 		if it.stage == stReroute {
 			v.Kind = KindReroute
 		}
+		recoverable := false
 		for _, c := range in.untriedCells(it.area) {
-			v.Options = append(v.Options, Option{Action: ActAssign, Cell: in.cellOption(c)})
+			o := in.cellOption(c)
+			v.Options = append(v.Options, Option{Action: ActAssign, Cell: o})
+			recoverable = recoverable || localRoom(o)
 		}
-		v.Options = append(v.Options, Option{Action: ActEscalate})
+		if !recoverable { // local recovery is exhausted: only now may the area hand the item back
+			v.Options = append(v.Options, Option{Action: ActEscalate})
+		}
 		add(v)
 	case stBid:
 		for _, c := range in.invitees() {

@@ -94,11 +94,15 @@ func readBatch[T any](s *Server, w http.ResponseWriter, r *http.Request, n func(
 	return v, true
 }
 
-// get finds an episode by id.
+// get finds an episode by id and records the client's touch.
 func (s *Server) get(id string) *episode {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.eps[id]
+	e := s.eps[id]
+	s.mu.Unlock()
+	if e != nil {
+		e.touch(s.now())
+	}
+	return e
 }
 
 // fill sets the decision or end of an item from n.
@@ -157,7 +161,7 @@ func (s *Server) batchStep(w http.ResponseWriter, r *http.Request) {
 		e := s.get(it.ID)
 		switch {
 		case e == nil:
-			out[i].Code, out[i].Error = http.StatusNotFound, fmt.Sprintf("no episode %q", it.ID)
+			out[i].Code, out[i].Error = http.StatusNotFound, noEpisode(it.ID)
 			continue
 		case seen[it.ID]:
 			out[i].Code, out[i].Error = http.StatusBadRequest, "the episode appears twice in the batch"
@@ -212,7 +216,7 @@ func (s *Server) batchDelete(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if eps[i] = s.get(id); eps[i] == nil {
-			out[i].Code, out[i].Error = http.StatusNotFound, fmt.Sprintf("no episode %q", id)
+			out[i].Code, out[i].Error = http.StatusNotFound, noEpisode(id)
 			continue
 		}
 		seen[id] = true

@@ -81,6 +81,9 @@ type episode struct {
 	final     Progress // once done
 	runErr    error
 	notes     map[string]coord.AgentNote // of the last decision (Annotator)
+	touched   time.Time                  // the last request that named it (reclaim.go)
+	timedOut  bool                       // a decision timeout closed it: its client is gone
+	reclaimed bool                       // no longer held by the server
 }
 
 func newEpisode(id, instance, paradigm string, seed uint64, dir string, timeout time.Duration, agents []string) *episode {
@@ -189,6 +192,9 @@ func (e *episode) ask(ctx context.Context, d *coord.Decision) (map[string]int, m
 	case <-e.closeCh:
 	case <-timer.C:
 		e.close(fmt.Sprintf("no actions for step %d within %s", d.Step, e.timeout))
+		e.mu.Lock()
+		e.timedOut = true
+		e.mu.Unlock()
 	case <-ctx.Done():
 		e.close("stopped: " + ctx.Err().Error())
 	}

@@ -78,6 +78,13 @@ type Config struct {
 	MaxBatch int
 	// Paradigms are the paradigms episodes may name (nil: the built-ins).
 	Paradigms *coord.Paradigms
+	// EpisodeIdle is how long an episode no request touches is held
+	// while the server is full: a create that finds MaxEpisodes held
+	// first reclaims such episodes, and those a decision timeout closed
+	// (reclaim.go).
+	EpisodeIdle time.Duration
+	// Now is the clock of EpisodeIdle (nil: the wall clock); tests set it.
+	Now func() time.Time
 	// Builtins are the controllers that answer the agents a client does
 	// not play (CreateRequest.Others; policy.Builtins() in des serve). Nil:
 	// none, and a create with "play" is refused.
@@ -120,6 +127,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.EpisodeIdle <= 0 {
+		cfg.EpisodeIdle = DefaultEpisodeIdle
 	}
 	return &Server{cfg: cfg, eps: map[string]*episode{}}, nil
 }
@@ -386,7 +396,7 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 		return nil, &apiError{code: http.StatusBadRequest, msg: err.Error()}
 	}
 	tooMany := &apiError{code: http.StatusTooManyRequests, msg: fmt.Sprintf("%d episodes held already (the maximum); DELETE some", s.cfg.MaxEpisodes)}
-	if s.full() {
+	if s.full() && (s.reclaim() == 0 || s.full()) {
 		return nil, tooMany
 	}
 	in, err := PlantLimits().Resolve(req.Instance)
@@ -416,6 +426,7 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 	}
 	e := newEpisode(id, in.Name, mode.ID, seed, filepath.Join(s.cfg.DataDir, id), s.cfg.DecisionTimeout, agents)
 	e.layout, e.showProgress, e.offer = layout(plant), req.Progress, offeredModes(mode)
+	e.touched = s.now()
 	var ctrl coord.Controller = controller{e}
 	if pl != nil {
 		e.played, e.others = pl.played, pl.others.Name()
@@ -432,6 +443,7 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 		res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: plant, Seed: seed, Mode: mode,
 			Controller: ctrl, Observer: e.tally}, e.dir)
 		e.finish(res, err)
+		s.ended(e)
 	}()
 	return e, nil
 }
@@ -462,11 +474,9 @@ func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
 // lookup finds the episode of the path; it writes the 404 itself.
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) *episode {
 	id := r.PathValue("id")
-	s.mu.Lock()
-	e := s.eps[id]
-	s.mu.Unlock()
+	e := s.get(id)
 	if e == nil {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no episode %q", id))
+		writeError(w, http.StatusNotFound, noEpisode(id))
 	}
 	return e
 }
@@ -593,4 +603,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// noEpisode is the error for an id the server does not hold; an empty id
+// is named as such, never shown blank.
+func noEpisode(id string) string {
+	if id == "" {
+		return `no episode id given ("id" is empty)`
+	}
+	return fmt.Sprintf("no episode %q (never created, deleted, or reclaimed after it was abandoned)", id)
 }

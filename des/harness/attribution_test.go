@@ -36,7 +36,8 @@ func (refuser) Act(_ context.Context, d *coord.Decision) (map[string]int, error)
 // what the harness places for a controller that refuses everything is
 // audited as a fallback with its reason: G_fb is at least the number of
 // harness placements under every paradigm on every reported instance, and
-// under every paradigm that lets agents refuse, refusing shows.
+// under every paradigm that lets agents refuse whatever the plant's state
+// (contract net, holonic: cells reject), refusing shows.
 func TestRefusingIsAttributed(t *testing.T) {
 	for _, ref := range factory.BuiltinNames() {
 		p := plantOf(t, ref)
@@ -69,7 +70,12 @@ func TestRefusingIsAttributed(t *testing.T) {
 				if mt.GFb < placed || activations != mt.Secondary.ForcedAssignments {
 					t.Fatalf("G_fb %d, harness placements %d, plant fallbacks %d (secondary %d)", mt.GFb, placed, activations, mt.Secondary.ForcedAssignments)
 				}
-				if m.ID != coord.Centralized().ID && mt.GFb == 0 && mt.GTr == 0 {
+				// Under centralized nothing can be refused; under hierarchical
+				// (accept-only cells) an area may escalate only when none of
+				// its cells can take the item, so the refuser must place
+				// locally, and its own placements are poor, not the harness's.
+				refusable := m.ID != coord.Centralized().ID && m.ID != coord.Hierarchical().ID
+				if refusable && mt.GFb == 0 && mt.GTr == 0 {
 					t.Fatalf("a controller that refuses everything ran clean: %+v", mt)
 				}
 				t.Logf("G_fb %d of G_ds %d, harness placements %d, completed %d, truncated %d", mt.GFb, mt.GDs, placed, mt.GCj, mt.GTr)

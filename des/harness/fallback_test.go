@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/policy"
 )
 
@@ -94,14 +95,11 @@ func TestWhatNotDecidingScores(t *testing.T) {
 			row := func(name string, c func(seed uint64) coord.Controller) {
 				sum := make([]float64, len(scheduleMetrics)+1)
 				for _, seed := range p.Inst.Seeds.Test[:weakTableSeeds] {
-					r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: m, Controller: c(seed)})
-					if r.Err != nil {
-						t.Fatalf("%s %s %s seed %d: %v", ref, m.ID, name, seed, r.Err)
-					}
+					mt := play(t, p, m, seed, name, c(seed))
 					for i, k := range scheduleMetrics {
-						sum[i] += k.get(&r.Metrics) / weakTableSeeds
+						sum[i] += k.get(&mt) / weakTableSeeds
 					}
-					sum[len(scheduleMetrics)] += float64(r.Metrics.GFb) / weakTableSeeds
+					sum[len(scheduleMetrics)] += float64(mt.GFb) / weakTableSeeds
 				}
 				mean[name] = sum
 				fmt.Fprintf(&table, "| %s | %s | %s |", ref, m.ID, name)
@@ -135,6 +133,17 @@ func TestWhatNotDecidingScores(t *testing.T) {
 	if !strings.Contains(string(doc), table.String()) {
 		t.Errorf("docs/metrics.md does not hold the table (means over the first %d test seeds); the engine gives:\n\n%s", weakTableSeeds, table.String())
 	}
+}
+
+// play runs one episode of controller c (called name in messages) and
+// returns its metrics.
+func play(t *testing.T, p *factory.Plant, m coord.AuthorityMode, seed uint64, name string, c coord.Controller) Metrics {
+	t.Helper()
+	r := Run(context.Background(), Episode{Plant: p, Seed: seed, Mode: m, Controller: c})
+	if r.Err != nil {
+		t.Fatalf("%s %s %s seed %d: %v", p.Inst.Name, m.ID, name, seed, r.Err)
+	}
+	return r.Metrics
 }
 
 // fmtMean writes a mean with no decimals, or two if it is below 10 and

@@ -113,7 +113,7 @@ func ParseReply(raw string, legal []int) (int, error) {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("illegal action index %d", n)
+	return 0, &IllegalIndexError{Lit: strconv.FormatInt(n, 10), Index: n, Integer: true}
 }
 
 // clip shortens a reply fragment for an error message.

@@ -244,6 +244,9 @@ func (c *Controller) ask(ctx context.Context, v *coord.View, p prompt) answer {
 	act, how, err := ParseReplyWith(c.parsing, resp.Content, v.LegalActions)
 	if err != nil {
 		a.note.Error = err.Error()
+		if ie := (*IllegalIndexError)(nil); errors.As(err, &ie) && ie.Integer && ie.Index >= 0 && ie.Index <= int64(len(v.Options)) {
+			a.note.Error += coord.WithheldEscalation(v, int(ie.Index))
+		}
 		return a
 	}
 	a.action, a.ok, a.note.Parse = act, true, how

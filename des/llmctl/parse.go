@@ -192,8 +192,19 @@ func legalIndex(lit string, legal []int) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("illegal action index %s", clip(lit))
+	return 0, &IllegalIndexError{Lit: clip(lit), Index: n, Integer: err == nil}
 }
+
+// IllegalIndexError is a reply that names an index which is not a legal
+// action: the controller adds why, when the payload says (an escalate
+// not offered, coord.WithheldEscalation).
+type IllegalIndexError struct {
+	Lit     string // the index as the reply wrote it, clipped
+	Index   int64  // its value, if Integer
+	Integer bool
+}
+
+func (e *IllegalIndexError) Error() string { return "illegal action index " + e.Lit }
 
 // fenceBody returns the content of s if s is exactly one code fence:
 // ``` , an optional language tag line, the body, ```.

@@ -18,6 +18,7 @@ import (
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/internal/scorediff"
+	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -203,6 +204,9 @@ func readCSV(dir, name string, b []byte, head []string) ([][]string, error) {
 	}
 	if len(recs) == 0 || !slices.Equal(recs[0], head) {
 		return nil, fmt.Errorf("%s does not have the columns this build writes: not rescored", filepath.Join(dir, name))
+	}
+	for _, r := range recs[1:] {
+		untrusted.CSVValues(r)
 	}
 	return recs[1:], nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/coordbench/coordbench/internal/mdtable"
+	"github.com/coordbench/coordbench/internal/mdtable/mdtabletest"
 )
 
 func TestWrite(t *testing.T) {
@@ -28,4 +29,16 @@ func ExampleWrite() {
 	// | paradigm    |  G_mk |
 	// | ----------- | ----: |
 	// | centralized | 588.1 |
+}
+
+// A cell's pipe, backslash or line end breaks no row: Write escapes each
+// cell (WriteMarkdown leaves it to the caller).
+func TestWriteEscapes(t *testing.T) {
+	var b strings.Builder
+	mdtable.Write(&b, []string{"name", "n"}, [][]string{{`a|b\|c` + "\nd\x1b[2J", "1"}}, 0)
+	mdtabletest.RowsMatchHeads(t, b.String(), func(l string) bool { return strings.HasPrefix(l, "| name") },
+		func(l string) bool { return strings.HasPrefix(l, "| a") })
+	if strings.ContainsAny(b.String(), "\x1b") || strings.Count(b.String(), "\n") != 3 {
+		t.Errorf("a control or a line end is left:\n%q", b.String())
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/mdtable"
+	"github.com/coordbench/coordbench/internal/untrusted"
 )
 
 // Change is one value that rescoring changed.
@@ -176,6 +177,7 @@ func flattenCSV(file string, keyCols int, b []byte) ([]kv, error) {
 	head := recs[0]
 	var out []kv
 	for _, r := range recs[1:] {
+		untrusted.CSVValues(r) // old files may predate the quote
 		k := min(keyCols, len(r))
 		key := strings.Join(r[:k], "/")
 		for i := k; i < len(r) && i < len(head); i++ {

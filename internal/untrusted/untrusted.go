@@ -11,7 +11,13 @@
 //     (a runner's stderr) with a marker where it cut;
 //   - JSONDepth measures the nesting of a JSON value before anything
 //     indents it (indentation grows with the square of the depth);
-//   - Printable makes text safe for a terminal.
+//   - Printable and Terminal make text safe for a terminal (terminal.go);
+//     CSVWriter, MarkdownCell and LaTeX for a spreadsheet, a Markdown
+//     table and a LaTeX document (csv.go, markdown.go, latex.go).
+//
+// The rules, and where each applies, are in docs/report.md ("Untrusted
+// text"); the HTML report leaves its escaping to html/template and adds a
+// Content-Security-Policy (report/page.html.tmpl).
 package untrusted
 
 import (
@@ -19,7 +25,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -151,66 +156,4 @@ func JSONDepth(b []byte) int {
 		}
 	}
 	return deepest
-}
-
-// Printable returns s with every control character but newline and tab
-// made visible and harmless on a terminal: C0 controls (ESC, carriage
-// return, backspace, ...) become their Unicode control pictures (␛, ␍,
-// ␈), DEL becomes ␡, C1 controls (CSI U+009B, ...) and invalid UTF-8
-// bytes become U+FFFD. Text without them is returned as it is.
-func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for _, r := range s {
-		switch {
-		case !unsafeRune(r):
-			b.WriteRune(r)
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune('\u2421')
-		default:
-			b.WriteRune(utf8.RuneError)
-		}
-	}
-	return b.String()
-}
-
-// unsafeRune: a control character a terminal may act on (not newline or
-// tab), or a byte that is not UTF-8 (ranging over a string yields
-// RuneError for it; a real U+FFFD is harmless and kept as U+FFFD).
-func unsafeRune(r rune) bool {
-	return r != '\n' && r != '\t' && (r < 0x20 || (r >= 0x7f && r < 0xa0) || r == utf8.RuneError)
-}
-
-// OneLine shows s on one line of at most width characters (runes): line
-// breaks (CR LF, LF, CR) as ⏎, and the rest cut with … when longer; a
-// width of 0 or less does not cut. It does not make s Printable.
-func OneLine(s string, width int) string {
-	if strings.ContainsAny(s, "\r\n") {
-		s = strings.ReplaceAll(s, "\r\n", "⏎")
-		s = strings.ReplaceAll(s, "\n", "⏎")
-		s = strings.ReplaceAll(s, "\r", "⏎")
-	}
-	if width <= 0 || utf8.RuneCountInString(s) <= width {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == width {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }

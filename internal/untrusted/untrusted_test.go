@@ -71,14 +71,14 @@ func TestJSONDepth(t *testing.T) {
 }
 
 func TestPrintable(t *testing.T) {
-	in := "ok\ttab\nline \x1b[31mred\x1b[0m \x1b]0;title\x07 \rback\bspace \x7f \u009b2J \xff é ✓"
+	in := "ok\ttab\nline \x1b[31mred\x1b[0m \x1b]0;title\x07 \rback\bspace \x7f \u009b2J \xff é ✓ \u202egnp.exe\u202c \u2066x\u2069"
 	got := Printable(in)
-	want := "ok\ttab\nline ␛[31mred␛[0m ␛]0;title␇ ␍back␈space ␡ \uFFFD2J \uFFFD é ✓"
+	want := "ok\ttab\nline ␛[31mred␛[0m ␛]0;title␇ ␍back␈space ␡ \uFFFD2J \uFFFD é ✓ \uFFFDgnp.exe\uFFFD \uFFFDx\uFFFD"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	for _, r := range got {
-		if r == 0x1b || r == '\r' || r == 0x9b {
+		if r == 0x1b || r == '\r' || r == 0x9b || r == 0x202e || r == 0x2066 {
 			t.Errorf("control %U left in %q", r, got)
 		}
 	}

@@ -8,12 +8,14 @@ the repository's python/ directory on PYTHONPATH and start a server:
     PYTHONPATH=python python3 -c 'import coordbench_env as ce; \\
         env = ce.parallel_env(base_url="http://127.0.0.1:8765", token=..., paradigm="holonic_hybrid")'
 
-parallel_env has the PettingZoo Parallel API shape, gym_env the
+parallel_env has the PettingZoo Parallel API shape, aec_env its AEC
+shape (one active agent per step), gym_env the
 Gymnasium single-agent shape (centralized paradigm), vector_env steps n
 episodes per HTTP request. docs/python-env.md documents the agents,
 observations, reward, masks and seeding.
 """
 
+from .aec import AECEnv, aec_env
 from .client import Client, ItemError, ServerError
 from .parallel import ParallelEnv, parallel_env
 from .reward import DEFAULT_WEIGHTS, Reward
@@ -22,6 +24,6 @@ from .single import GymEnv, gym_env
 from .spaces import Box, Dict, Discrete
 from .vector import VectorEnv, vector_env
 
-__all__ = ["Box", "Client", "DEFAULT_WEIGHTS", "Dict", "Discrete", "GymEnv", "ItemError",
+__all__ = ["AECEnv", "Box", "Client", "DEFAULT_WEIGHTS", "Dict", "Discrete", "GymEnv", "ItemError",
            "PRIMARY_METRICS", "ParallelEnv", "Reward", "ServerError", "VectorEnv", "gym_env", "numpy_available",
-           "parallel_env", "vector_env"]
+           "aec_env", "parallel_env", "vector_env"]

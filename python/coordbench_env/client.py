@@ -32,7 +32,7 @@ class ItemError(ServerError):
     ``consumed`` says that the pending decision was used up anyway."""
 
     def __init__(self, code, message, episode_id="", consumed=False):
-        super().__init__(code, message, "episode " + episode_id)
+        super().__init__(code, message, "episode " + episode_id if episode_id else "episode (not created)")
         self.episode_id = episode_id
         self.consumed = consumed
 
@@ -73,6 +73,8 @@ class Client:
     def _send(self, method, path, data, limit):
         """One request; the answer's bytes, at most limit of them (a
         larger answer is an error, not read whole)."""
+        if path.startswith("/v1/"):  # a path written the way the API documents it
+            path = path[len("/v1"):]
         req = urllib.request.Request(self.base_url + "/v1" + path, method=method, data=data)
         if data is not None:
             req.add_header("Content-Type", "application/json")
@@ -118,3 +120,22 @@ class Client:
         """The text of an artifact of an ended episode (metrics.json, …),
         of at most limit bytes."""
         return self._send("GET", f"/episodes/{episode_id}/artifacts/{name}", None, limit).decode()
+
+    def episodes(self):
+        """GET /v1/episodes: the status of every episode the server holds."""
+        return self.call("GET", "/episodes")["episodes"]
+
+    def cleanup(self, ids=None):
+        """Close and free episodes left behind (a crashed learner's): the
+        given ids, else every episode the server holds. Returns the ids
+        freed. The server's slots are shared by every client of its token:
+        call it only when no other learner uses the server."""
+        if ids is None:
+            ids = [e["id"] for e in self.episodes()]
+        ids = list(ids)
+        freed = []
+        for i in range(0, len(ids), 64):  # within the server's default --max-batch
+            for eid, r in zip(ids[i:i + 64], self.batch_delete(ids[i:i + 64])):
+                if r.get("code") == 200:
+                    freed.append(eid)
+        return freed

@@ -1,9 +1,10 @@
 """The PettingZoo Parallel API shape over one episode of des serve
 (without importing PettingZoo)."""
 
-from . import spaces
+from . import gantt, spaces
 from .client import Client
 from .reward import Reward
+from .seeding import SeedStream
 from .session import Session
 
 
@@ -20,8 +21,9 @@ class ParallelEnv:
     action_mask with at least one 1; every other agent gets a zero vector,
     payload None, an all-zero mask, and its action is ignored. Every live
     agent gets the same (team) reward. All agents terminate together when
-    the episode ends (truncate instead if it was cut short, e.g. by the
-    horizon) and then leave ``agents``.
+    the episode ends by itself or by the agents' doing (status done,
+    deadlock or no_progress), or truncate together when it was cut from
+    outside (the horizon, the decision limit), and then leave ``agents``.
     """
 
     metadata = {"name": "coordbench_des_v0", "render_modes": ["ansi"], "is_parallelizable": True}
@@ -31,6 +33,7 @@ class ParallelEnv:
         self.client = client or Client(base_url, token)
         self.render_mode = render_mode
         self._seed = seed
+        self._seeds = SeedStream()
         self._session = Session(instance, paradigm, Reward(reward), use_numpy, play, others)
         self._spaces = {}
 
@@ -53,13 +56,17 @@ class ParallelEnv:
         return len(self.possible_agents)
 
     def reset(self, seed=None, options=None):
-        """Start a new episode (closing the previous one). seed, else the
-        constructor's seed, else the instance's first test seed; the same
-        seed and the same actions give the same observations."""
-        if seed is None:
-            seed = self._seed
+        """Start a new episode (closing the previous one), Gymnasium's way:
+        seed (or options["seed"]; on the first reset, else the
+        constructor's seed) plays that seed and seeds a generator; a reset
+        without one plays a fresh training seed drawn from the generator
+        (docs/python-env.md, "Seeding"). infos[agent]["seed"] names the
+        seed played; the same seed and actions give the same observations."""
         if options and "seed" in options:
             seed = options["seed"]
+        if seed is None and not self._session.started:
+            seed = self._seed
+        seed = self._seeds.next(seed)
         self._close_episode()
         s = self._session
         (res,) = self.client.batch_create([s.create_item(seed)])
@@ -82,6 +89,20 @@ class ParallelEnv:
             out = s.on_stepped(res)
         return out
 
+    @property
+    def unwrapped(self):
+        return self
+
+    @property
+    def action_spaces(self):
+        self._require_started()
+        return {a: sp[0] for a, sp in self._spaces.items()}
+
+    @property
+    def observation_spaces(self):
+        self._require_started()
+        return {a: sp[1] for a, sp in self._spaces.items()}
+
     def action_space(self, agent):
         self._require_started()
         return self._spaces[agent][0]
@@ -90,11 +111,17 @@ class ParallelEnv:
         self._require_started()
         return self._spaces[agent][1]
 
-    def render(self):
-        """A one-line text of the pending decision (render_mode "ansi")."""
+    def render(self, width=72):
+        """Text (render_mode "ansi"): while the episode runs, one line on
+        the pending decision; once it has ended, that line and the text
+        Gantt chart of its machines (gantt.py), from its trace."""
         d = self._session.decision
         if d is None:
-            return f"episode {self._session.id}: ended ({(self._session.metrics or {}).get('status', '')})"
+            head = f"episode {self._session.id}: ended ({(self._session.metrics or {}).get('status', '')})"
+            if self._session.id is None or self._session.metrics is None:
+                return head
+            trace = self.client.artifact(self._session.id, "trace.jsonl")
+            return head + "\n" + gantt.text_gantt(trace.splitlines(), width)
         parts = [f"{a}:{v['kind']}[{len(v['legal_actions'])}]" for a, v in sorted(d["active_agents"].items())]
         return f"step {d['step']} t={d['time']:.2f} " + " ".join(parts)
 
@@ -141,8 +168,20 @@ class ParallelEnv:
             self._spaces[a] = (act, obs)
 
     def _require_started(self):
-        if not self._session.started:
-            raise RuntimeError("call reset() first: the agents come from the server")
+        """Before the first reset, learn the agents and spaces from the
+        server: create an episode and free it at once (its seed is not
+        drawn from the seed generator, so the episodes reset plays are
+        the same with or without this)."""
+        s = self._session
+        if s.started:
+            return
+        (res,) = self.client.batch_create([s.create_item(self._seed)])
+        try:
+            s.learn(res)
+        finally:
+            if res.get("code") == 201:
+                self.client.batch_delete([res["id"]])
+        self._make_spaces(self._seed)
 
     def __enter__(self):
         return self

@@ -21,8 +21,10 @@ The default, {"tardiness": -1, "overdue": -1}, sums to −(G_td + G_ut) of a
 finished episode: the total lateness of every job at its end. Under
 des-metrics/2 a truncated episode is scored to the horizon (G_mk is the
 horizon, G_ut the debt there, and G_td includes G_ut: docs/metrics.md, "The
-full obligation"), while these increments stop where the episode stopped;
-issue 29 makes a stalled episode's reward a failure to the horizon too.
+full obligation"), while the step increments stop where the episode
+stopped: the default return of a stalled episode is then −(tardiness of
+its completed jobs + G_ut at the horizon), so its unfinished jobs are
+charged to the horizon and stalling never pays (python/tests/test_reward.py).
 """
 
 STEP_TERMS = ("time", "tardiness", "completed", "released")

@@ -6,6 +6,14 @@ batch per call, so both see exactly the same results."""
 from . import features
 from .client import ItemError
 
+# The metrics.json statuses of an end the agents caused: the plant
+# finished, or the agents' choices stalled it for good. They end the
+# episode as a termination (nothing follows it; the reward of the last step
+# already holds the unfinished work's penalty to the horizon); any other
+# status (time_limit, decision_limit, aborted, controller_failed) is a cut
+# from outside the task, a truncation.
+TERMINAL_STATUSES = ("done", "deadlock", "no_progress")
+
 # The 15 primary metrics (docs/metrics.md).
 PRIMARY_METRICS = ("G_mk", "G_td", "G_cj", "G_vc", "G_eo", "G_ed", "G_en", "G_ds", "G_cm", "G_fb", "G_llm",
                    "G_tr", "G_dj", "G_ut", "G_do")
@@ -59,20 +67,27 @@ class Session:
             item["seed"] = int(seed)
         return item
 
+    def learn(self, res):
+        """Take the episode's agents, layout and offer from a create
+        result, so that the spaces exist before the first reset."""
+        if res.get("code") != 201:
+            raise ItemError(res.get("code", 0), res.get("error", "create failed"))
+        ep = res["episode"]
+        self.possible_agents = list(ep["agents"] if self.play is None else ep.get("played") or ())
+        self.layout = ep["layout"]
+        self.offer = list(ep.get("offer") or ())
+        self.started = True
+
     def on_created(self, res):
         """(observations, infos) of a new episode; None when the server had
         no decision yet within its long-poll (ask with peek_item, and hand
         the answer to on_ready)."""
         if res.get("code") != 201:
             raise ItemError(res.get("code", 0), res.get("error", "create failed"))
-        ep = res["episode"]
-        self.id, self.seed = res["id"], ep["seed"]
         # A client that plays some agents has only those (the server
         # answers the rest and never shows them).
-        self.possible_agents = list(ep["agents"] if self.play is None else ep.get("played") or ())
-        self.layout = ep["layout"]
-        self.offer = list(ep.get("offer") or ())
-        self.started = True
+        self.learn(res)
+        self.id, self.seed = res["id"], res["episode"]["seed"]
         self.agents = list(self.possible_agents)
         self.metrics, self.decision = None, None
         self.progress = res.get("progress") or {}
@@ -105,6 +120,10 @@ class Session:
             raise RuntimeError("call reset() first")
         if self.decision is None:
             raise RuntimeError("the episode has ended; call reset()")
+        unknown = sorted(str(a) for a in actions if a not in self.possible_agents)
+        if unknown:  # a misspelled agent would otherwise fall back in silence
+            raise KeyError(f"actions for agents {unknown} that are not in this episode "
+                           f"(possible_agents: {self.possible_agents})")
         send = {}
         for agent in self.decision["active_agents"]:
             if agent in actions and actions[agent] is not None:
@@ -134,9 +153,10 @@ class Session:
             r = self.reward(prev, self.progress, m)
             self.metrics, self.decision = m, None
             status = res.get("status", "")
-            terminated = status == "done"
+            terminated = status in TERMINAL_STATUSES
             obs = {a: self._obs(a, None) for a in live}
-            info = {"metrics": {k: m.get(k) for k in PRIMARY_METRICS}, "metrics_json": m, "status": status}
+            info = {"metrics": {k: m.get(k) for k in PRIMARY_METRICS}, "metrics_json": m, "status": status,
+                    "seed": self.seed}
             infos = {}
             for a in live:
                 infos[a] = dict(info, active=False, action_mask=self._mask(a, None), progress=dict(self.progress))
@@ -197,7 +217,8 @@ class Session:
         out = {}
         for a in self.agents:
             v = self.view(a)
-            info = {"active": v is not None, "action_mask": self._mask(a, v), "progress": dict(self.progress)}
+            info = {"active": v is not None, "action_mask": self._mask(a, v), "progress": dict(self.progress),
+                    "seed": self.seed}
             if self.decision is not None:
                 info["step"] = self.decision["step"]
                 info["time"] = self.decision["time"]

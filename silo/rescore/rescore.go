@@ -27,6 +27,7 @@ import (
 	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/internal/scorediff"
+	"github.com/coordbench/coordbench/internal/untrusted"
 	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/round"
@@ -278,7 +279,7 @@ func recordedBaseline(agg []byte) string {
 		if k := slices.Index(recs[0], "rcc_baseline"); k >= 0 {
 			for _, r := range recs[1:] {
 				if k < len(r) && r[k] != "" {
-					return r[k]
+					return untrusted.CSVValue(r[k])
 				}
 			}
 		}

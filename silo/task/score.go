@@ -69,10 +69,20 @@ func Partial(t *Task, expected, got json.RawMessage) float64 {
 // raises TypeError (unhashable answer elements at Level III).
 var ErrPublishedCrash = errors.New("the published P rule raises TypeError here (unhashable type)")
 
+// ErrPublishedOverflow is PartialPublished's error where the published
+// Level I rule, |a − g| ≤ 0.01·|g|, raises OverflowError: Python converts
+// an int to a float for a subtraction with a float, or for 0.01·|g|, and
+// an int beyond the largest float cannot be converted (an answer of
+// 10^400 against I-07's float gold). A huge answer written as a JSON
+// float (1e400) is a float infinity there and does not crash.
+var ErrPublishedOverflow = errors.New("the published P rule raises OverflowError here (int too large to convert to float)")
+
 // PartialPublished is the P rule exactly as published, for comparison with
 // the paper's numbers: the Level III map keeps the last index of a repeated
 // gold value, and unhashable values (lists, dicts) in the gold or the
-// answer give ErrPublishedCrash, where the published evaluate() fails.
+// answer give ErrPublishedCrash, where the published evaluate() fails; at
+// Level I an int too large for a float where Python converts it gives
+// ErrPublishedOverflow.
 func PartialPublished(t *Task, expected, got json.RawMessage) (float64, error) {
 	return partial(t, expected, got, true)
 }
@@ -87,6 +97,9 @@ func partial(t *Task, expected, got json.RawMessage, published bool) (float64, e
 	switch t.Level {
 	case 1:
 		if isNumber(g) && isNumber(a) {
+			if published && pyOverflows(a, g) {
+				return 0, ErrPublishedOverflow
+			}
 			return boolScore(withinOnePercent(a, g)), nil
 		}
 		return boolScore(pyEq(a, g)), nil
@@ -621,6 +634,27 @@ func withinOnePercent(a, g any) bool {
 
 // toFloat is Python's int-to-float conversion (correctly rounded); false
 // where Python raises OverflowError.
+// pyOverflows reports whether the published Level I rule raises
+// OverflowError for answer a and gold g (both numbers): after its gold-0
+// branch (a comparison, exact in Python), a − g converts the int to a
+// float when the other is a float, and 0.01·|g| converts an int gold.
+func pyOverflows(a, g any) bool {
+	if numEq(g, int64(0)) {
+		return false
+	}
+	ai, aInt := toBig(a)
+	gi, gInt := toBig(g)
+	return aInt && !gInt && tooLargeForFloat(ai) || gInt && tooLargeForFloat(gi)
+}
+
+// tooLargeForFloat reports whether Python's float(x) raises OverflowError:
+// x rounded to the nearest float (ties to even, as Python rounds) is
+// beyond the largest one.
+func tooLargeForFloat(x *big.Int) bool {
+	f, _ := new(big.Float).SetInt(x).Float64()
+	return math.IsInf(f, 0)
+}
+
 func toFloat(v any) (float64, bool) {
 	if f, ok := v.(float64); ok {
 		return f, true

@@ -13,9 +13,12 @@ import (
 // its contract-safe action instead. So:
 //   - a fallback gives one of the harness's reasons ("controller error: …",
 //     "unusable reply: …", "no action for this agent", "illegal action
-//     index N" with requested N, which is not a legal action, or, on a
+//     index N" with requested N, which is not a legal action (on an
+//     area's answer naming escalate where it is withheld, followed by
+//     why: the first offered cell that can take the item), or, on a
 //     plant_fallback, "the plant declined the fallback placement" with
-//     requested naming a decline), and commits the contract-safe action,
+//     requested naming a decline, or the step-limit reason with any legal
+//     requested index), and commits the contract-safe action,
 //     recomputed here from its payload by the checker's own rule;
 //   - a controller's decision has no reason, no requested index and no
 //     reply_error (a reply the controller itself found unusable is always
@@ -31,6 +34,7 @@ const (
 	reasonNoAction  = "no action for this agent"
 	reasonIllegal   = "illegal action index "
 	reasonDeclined  = "the plant declined the fallback placement"
+	reasonStepLimit = "the protocol's step limit sent the item to the plant before local recovery was exhausted"
 )
 
 func checkAttribution(line int, a *auditLine, add func(check, format string, args ...any)) {
@@ -56,10 +60,13 @@ func checkAttribution(line int, a *auditLine, add func(check, format string, arg
 	case strings.HasPrefix(r, reasonCtrlError), strings.HasPrefix(r, reasonUnusable), r == reasonNoAction:
 		ok = a.Requested == nil
 	case strings.HasPrefix(r, reasonIllegal):
-		n, err := strconv.Atoi(strings.TrimPrefix(r, reasonIllegal))
-		ok = err == nil && n == req && !slices.Contains(v.LegalActions, req)
+		num, why, noted := strings.Cut(strings.TrimPrefix(r, reasonIllegal), ": ")
+		n, err := strconv.Atoi(num)
+		ok = err == nil && n == req && !slices.Contains(v.LegalActions, req) && (!noted || withheldEscalation(a, n, why))
 	case r == reasonDeclined:
 		ok = a.Kind == "plant_fallback" && req >= 0 && req < len(v.Options) && v.Options[req].Action == "decline"
+	case r == reasonStepLimit:
+		ok = a.Kind == "plant_fallback" && slices.Contains(v.LegalActions, req)
 	}
 	if !ok {
 		add(ckDecisions, "decisions.jsonl:%d: a fallback with reason %q and requested index %d, which the harness does not write", line, a.Reason, req)
@@ -67,6 +74,27 @@ func checkAttribution(line int, a *auditLine, add func(check, format string, arg
 	if want := safeAction(v); act != want {
 		add(ckDecisions, "decisions.jsonl:%d: a fallback committed action %d, the contract-safe rule gives %d", line, act, want)
 	}
+}
+
+// withheldEscalation reports whether why, the addition to an illegal
+// index's reason, is the one the interpreter writes for an area's answer
+// n naming escalate where its view withholds it: n is the index after the
+// options, and the cell it names is one of them, able to take the item
+// (a free slot and a machine up).
+func withheldEscalation(a *auditLine, n int, why string) bool {
+	v := a.Payload
+	if a.Role != "area" || a.Kind != "select_cell" && a.Kind != "reroute" || n != len(v.Options) {
+		return false
+	}
+	for _, o := range v.Options {
+		if o.Action == "escalate" {
+			return false
+		}
+		if c := o.Cell; c != nil && c.FreeSlots > 0 && c.Down < c.Machines {
+			return strings.HasPrefix(why, "escalate is not offered while local recovery is possible (cell "+c.Cell+" ")
+		}
+	}
+	return false
 }
 
 // safeAction is the contract-safe action of a payload (docs/payload.md,

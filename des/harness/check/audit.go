@@ -64,6 +64,8 @@ type auditOption struct {
 		FreeSlots int     `json:"free_slots"`
 		Backlog   float64 `json:"backlog"`
 		BusyKW    float64 `json:"busy_kw"`
+		Machines  int     `json:"machines"`
+		Down      int     `json:"down"`
 	} `json:"cell"`
 	Area *struct {
 		Area        string  `json:"area"`

@@ -155,7 +155,7 @@ func Dir(dir string) (*Report, error) {
 	own := ownMode{id: man.Paradigm.ID, routing: man.Paradigm.Routing, bids: man.Paradigm.Bids}
 	checkModes(c, man.Paradigm.Adaptive, own, rejects, audits, add)
 	invites.check(c.plant, own.id, add)
-	crossCheck(audits, c.commits, own.id, contractModes(&man), add)
+	crossCheck(audits, c.commits, own.id, contractModes(&man), c.localRoom, add)
 	checkAlarms(audits, c.alarms, &rep.Stats, add)
 	if dec.messages != nMessages {
 		add(ckMessages, "decisions.jsonl counts %d messages, messages.jsonl has %d lines", dec.messages, nMessages)

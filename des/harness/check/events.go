@@ -158,7 +158,7 @@ func (c *checker) jobEvent(r *rec) {
 		}
 		c.tot.released++
 		j.st = jReleased
-		c.commits = append(c.commits, commit{line: r.line, t: r.t, kind: "release", job: j.id, op: 0})
+		c.addCommit(commit{line: r.line, t: r.t, kind: "release", job: j.id, op: 0})
 		id := j.id
 		c.expect(r, fmt.Sprintf("stage_release_ready of job %d op 0", id), func(n *rec) bool {
 			return n.ev == "stage_release_ready" && n.job == id && n.op == 0
@@ -196,7 +196,7 @@ func (c *checker) jobEvent(r *rec) {
 		c.capability(r, j)
 		j.dest = r.cell
 		j.st = jAssigned
-		c.commits = append(c.commits, commit{line: r.line, t: r.t, kind: "select_cell", job: j.id, op: r.op, cell: c.plant.cells[r.cell].id})
+		c.addCommit(commit{line: r.line, t: r.t, kind: "select_cell", job: j.id, op: r.op, cell: c.plant.cells[r.cell].id})
 		if c.fromQueue(r, j) {
 			break // back in its place in the buffer: nothing follows
 		}

@@ -51,10 +51,16 @@ type offer struct {
 // them (own: the paradigm's mode id, governing unless a payload's
 // authority names another) and matches the releases and placements with
 // the trace's commits.
-func crossCheck(audits []auditLine, commits []commit, own string, rejects map[string]bool, add func(check, format string, args ...any)) {
+//
+// An escalation must have been offered: localRoom (the checker's
+// localRoom) names a cell of the area that could have taken the item just
+// before the k-th commit, the state of a decision that follows k commits.
+func crossCheck(audits []auditLine, commits []commit, own string, rejects map[string]bool,
+	localRoom func(k, job, op int, area string, rejected []string) string, add func(check, format string, args ...any)) {
 	var want []commit
 	offers := map[itemKey]offer{}
 	areas := map[itemKey]string{}
+	rejected := map[itemKey][]string{} // the cells that rejected an item since it was last placed
 	for i := range audits {
 		a, line := &audits[i], i+1
 		opt := a.chosen()
@@ -100,6 +106,10 @@ func crossCheck(audits []auditLine, commits []commit, own string, rejects map[st
 		case a.Kind == "select_area" && opt.Action == "allocate" && opt.Area != nil:
 			areas[k] = opt.Area.Area
 		case (a.Kind == "select_cell" || a.Kind == "reroute") && opt.Action == "escalate":
+			if cell := localRoom(len(want), w.Job, w.Op, a.AgentID, rejected[k]); cell != "" {
+				add(ckDecisions, "decisions.jsonl:%d: %s escalated job %d op %d while its cell %s had a free slot and a machine up: escalate is offered only when local recovery is exhausted",
+					line, a.AgentID, w.Job, w.Op, cell)
+			}
 		case (a.Kind == "select_cell" || a.Kind == "award" || a.Kind == "reroute") && opt.Action == "assign" && opt.Cell != nil:
 			if area, ok := areas[k]; ok && a.Kind == "select_cell" && a.Role == "area" && a.AgentID != "area:"+area {
 				add(ckDecisions, "decisions.jsonl:%d: %s chose a cell for job %d op %d, which the plant allocated to area %s", line, a.AgentID, w.Job, w.Op, area)
@@ -125,6 +135,8 @@ func crossCheck(audits []auditLine, commits []commit, own string, rejects map[st
 			}
 			if opt.Action == "accept" {
 				placed = o.cell
+			} else {
+				rejected[k] = append(rejected[k], o.cell)
 			}
 		case a.Kind == "plant_fallback" && opt.Cell != nil:
 			if o, open := offers[k]; open {
@@ -137,6 +149,7 @@ func crossCheck(audits []auditLine, commits []commit, own string, rejects map[st
 			return
 		}
 		if placed != "" {
+			delete(rejected, k)
 			cm.cell = placed
 			want = append(want, cm)
 		}

@@ -14,18 +14,23 @@ import (
 )
 
 // erratic answers as the random controller does, but every few steps
-// leaves one agent unanswered or answers it with an illegal index, so
-// that its runs hold the harness's fallbacks of every kind of decision.
+// leaves one agent unanswered or answers it with an illegal index (on an
+// area's view that withholds escalate, the index escalate takes when it
+// is offered), so that its runs hold the harness's fallbacks of every
+// kind of decision.
 type erratic struct{ coord.Controller }
 
 func (c erratic) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	out, err := c.Controller.Act(ctx, d)
-	for id := range d.ActiveAgents {
+	for id, v := range d.ActiveAgents {
 		switch d.Step % 7 {
 		case 2:
 			delete(out, id)
 		case 5:
 			out[id] = 99
+			if v.Role == coord.RoleArea && v.Options[len(v.Options)-1].Action != coord.ActEscalate {
+				out[id] = len(v.Options)
+			}
 		}
 		break // one agent of the step
 	}
@@ -152,9 +157,10 @@ func (f *runFiles) rerouteOffer() int {
 // TestProtocolMutations: under every built-in paradigm, a decisions.jsonl
 // that misstates who placed what (a release or cell other than the
 // trace's, a flipped commit, a commit by a cell not offered the item, a
-// deleted or duplicated decision, a re-route offer missing on either side)
-// or a fallback relabelled as the controller's, and a due date that the
-// instance does not give, are reported.
+// deleted or duplicated decision, a re-route offer missing on either side,
+// an escalation where it was not offered) or a fallback relabelled as the
+// controller's, and a due date that the instance does not give, are
+// reported.
 func TestProtocolMutations(t *testing.T) {
 	type mutation struct {
 		name, check, msg string
@@ -276,6 +282,22 @@ func TestProtocolMutations(t *testing.T) {
 			f.decisions = append(f.decisions[:k+1], f.decisions[k:]...) // the placement twice
 			return true
 		}},
+		{"escalate where it was not offered", ckDecisions, "escalate is offered only when local recovery is exhausted", edit(func(a audit) bool {
+			if !kind("select_cell")(a) || str(a, "role") != "area" || fallback(a) || chosenOpt(a)["action"] != "assign" {
+				return false
+			}
+			c := chosenOpt(a)["cell"].(map[string]any)
+			return numMap(c, "free_slots") > 0 && numMap(c, "down") < numMap(c, "machines")
+		}, func(a audit) {
+			// The area chose a cell with room; the record says it escalated,
+			// and its payload that escalate was offered.
+			p := a["payload"].(map[string]any)
+			n := len(options(a))
+			p["options"] = append(options(a), map[string]any{"index": n, "action": "escalate"})
+			p["legal_actions"] = append(p["legal_actions"].([]any), n)
+			p["action_mask"] = append(p["action_mask"].([]any), true)
+			a["action"] = n
+		})},
 		{"contract switches of the paradigm changed", ckManifest, "the built-in paradigm's cells", func(t *testing.T, f *runFiles) bool {
 			pd := f.manifest["paradigm"].(map[string]any)
 			pd["cell_contract_actions"] = map[any]string{"accept_reject": "accept_only", "accept_only": "accept_reject"}[pd["cell_contract_actions"]]
@@ -291,6 +313,11 @@ func TestProtocolMutations(t *testing.T) {
 			a["action"] = a["requested"]
 			delete(a, "reason")
 			delete(a, "requested")
+		})},
+		{"withheld escalate's reason names another cell", ckDecisions, "which the harness does not write", edit(func(a audit) bool {
+			return fallback(a) && strings.Contains(str(a, "reason"), "escalate is not offered")
+		}, func(a audit) {
+			a["reason"] = strings.Replace(str(a, "reason"), "(cell ", "(cell X", 1)
 		})},
 		{"fallback with a reason of its own", ckDecisions, "which the harness does not write", edit(fallback, func(a audit) { a["reason"] = "the controller preferred it" })},
 		{"fallback not the contract-safe action", ckDecisions, "the contract-safe rule gives", switchOption(fallback, func(o map[string]any) bool { return true })},
@@ -319,12 +346,16 @@ func TestProtocolMutations(t *testing.T) {
 		}},
 	}
 	only := map[string]string{ // the paradigms whose runs have the decisions a mutation needs
-		"commit flipped to reject":    "heterarchical_cnp holonic_hybrid",
-		"commit flipped to accept":    "heterarchical_cnp holonic_hybrid",
-		"commit by another cell":      "heterarchical_cnp holonic_hybrid",
-		"commit deleted":              "heterarchical_cnp holonic_hybrid",
-		"select_cell by another area": "hierarchical holonic_hybrid",
-		"plant_fallback deleted":      "hierarchical heterarchical_cnp holonic_hybrid",
+		"commit flipped to reject":                      "heterarchical_cnp holonic_hybrid",
+		"commit flipped to accept":                      "heterarchical_cnp holonic_hybrid",
+		"commit by another cell":                        "heterarchical_cnp holonic_hybrid",
+		"commit deleted":                                "heterarchical_cnp holonic_hybrid",
+		"select_cell by another area":                   "hierarchical holonic_hybrid",
+		"escalate where it was not offered":             "hierarchical holonic_hybrid",
+		"withheld escalate's reason names another cell": "hierarchical holonic_hybrid",
+		// hierarchical reaches the plant's fallback only when every area
+		// escalated, each with no cell able to take the item: not in this run.
+		"plant_fallback deleted": "heterarchical_cnp holonic_hybrid",
 	}
 	for _, m := range coord.Builtins() {
 		src := filepath.Join(t.TempDir(), m.ID)

@@ -193,6 +193,9 @@ type checker struct {
 
 	tot     totals
 	commits []commit
+	// room holds, per commit, the bit set of the cells that had room just
+	// before it (snapRoom): the state the decisions before it saw.
+	room []uint64
 
 	// adaptive: the paradigm has rules, so every routing starts with a
 	// mode_selected record (set by Dir from the manifest); modes are those
