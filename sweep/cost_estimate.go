@@ -25,9 +25,14 @@ const (
 	SiloOutputTokensPerCall = 300
 )
 
-// DesDefaultMaxTokens is the LLM controller's output-token cap when the
-// model entry sets none (the des commands' --llm-max-tokens default).
-const DesDefaultMaxTokens = 16
+// DesUncappedOutputTokens is the output a des model call is assumed to
+// take at most when its model entry sets no max_tokens (the default, as
+// the des commands' --llm-max-tokens: no cap). It is a documented figure,
+// not a measurement: the contract's reply is a few tokens, but a reasoning
+// model counts its thinking as output, and 4,096 tokens is a generous
+// allowance for one decision of this benchmark. The output bound is then
+// calls × this figure; set max_tokens to bound it exactly.
+const DesUncappedOutputTokens = 4096
 
 // CaseEstimate is what one case will take from its model, by estimate:
 // nothing here calls a model.
@@ -49,7 +54,9 @@ type CaseEstimate struct {
 	// Bound: Calls is an upper bound (silo), not an estimate.
 	Bound bool
 	// MaxOutputTokens bounds OutputTokens where the model's max_tokens is
-	// known (Calls × max_tokens); 0 if not.
+	// known (Calls × max_tokens), or for des, where it is not,
+	// Calls × DesUncappedOutputTokens; 0 if unknown (silo without
+	// max_tokens).
 	MaxOutputTokens int64
 	// CostUSD is the tokens at the model's price.
 	CostUSD float64
@@ -228,7 +235,7 @@ func (s *Suite) Estimate(ctx context.Context) (Estimate, error) {
 			ce.Calls, ce.InputTokens, ce.OutputTokens = p.calls, p.in, p.out
 			maxTokens := m.MaxTokens
 			if maxTokens == 0 {
-				maxTokens = DesDefaultMaxTokens
+				maxTokens = DesUncappedOutputTokens
 			}
 			ce.MaxOutputTokens = ce.Calls * int64(maxTokens)
 			ce.CostUSD = CostOf(m.Price, ce.InputTokens, ce.OutputTokens)

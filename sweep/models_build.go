@@ -107,7 +107,7 @@ func BuildModels(e *Experiment, o ModelOptions) (*ModelSet, func(), error) {
 		}
 		if e.Benchmark == BenchmarkDes {
 			if m.MaxTokens == 0 {
-				m.MaxTokens = llmctl.DefaultMaxTokens
+				m.MaxTokens = llmctl.DefaultMaxTokens // no cap, as des run's --llm-max-tokens
 			}
 			var last *llmctl.Maker
 			for _, fw := range e.Frameworks() {

@@ -72,6 +72,9 @@ func (s *Suite) RenderPlan(w io.Writer, file string, est Estimate, show int) {
 		fmt.Fprintf(tw, "  %s\t%d\t%s%d\t%d\t%d\t%s\t%s\t%s\n", label, n, atMost(t.Bound), t.Calls, t.InputTokens, t.OutputTokens, bound, prices, usd(t.CostUSD))
 	}
 	tw.Flush()
+	if e.Benchmark == BenchmarkDes && slices.ContainsFunc(e.ModelList(), func(m Model) bool { return m.MaxTokens == 0 }) {
+		fmt.Fprintf(w, "output bound of a model without max_tokens (no cap, the default): %d tokens per call, a generous allowance for a reasoning model's thinking; set max_tokens to bound it exactly\n", DesUncappedOutputTokens)
+	}
 	fmt.Fprintln(w, "these are estimates: real replies differ (cached replies cost nothing); sweep run writes the real cost to cost.csv and cost_summary.csv")
 	for _, m := range e.ModelList() {
 		if m.Price.CachedInput > 0 {

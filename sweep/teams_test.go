@@ -82,19 +82,7 @@ func TestTeamResolve(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e, err := sweep.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, closer, err := sweep.BuildModels(e, sweep.ModelOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer()
-	s, err := sweep.Resolve(file, e, set.Models, sweep.Whole())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := resolveFile(t, file)
 	want := []string{"I-01__n4__p2p__llm-a__seeded-s1", "I-01__n4__p2p__llm-b__seeded-s1", "I-01__n4__p2p__llm-mix-a=1-b=2__seeded-s1",
 		"I-01__n6__p2p__llm-a__seeded-s1", "I-01__n6__p2p__llm-b__seeded-s1", "I-01__n6__p2p__llm-mix-a=1-b=2__seeded-s1"}
 	if !reflect.DeepEqual(s.IDs, want) {

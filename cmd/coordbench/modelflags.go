@@ -147,7 +147,7 @@ type llmFlags struct {
 
 func (f *llmFlags) register(fs *pflag.FlagSet) {
 	f.modelFlags.register(fs, "model name, or per role: plant=M1,area=M2,cell=M3 (with --controller llm)",
-		llmctl.DefaultMaxTokens, "maximum output tokens (the contract needs a handful)")
+		llmctl.DefaultMaxTokens, "maximum output tokens per model call (0: no cap, max_completion_tokens is not sent; the reply needs a handful, a reasoning model's thinking many more)")
 	fs.StringVar(&f.spec.Name, "llm-label", "", "the model's name in case ids and summaries, if not --llm-model (an experiment file's models[].name; des case reruns such a case with it)")
 	fs.StringVar(&f.framework, "framework", llmctl.DefaultFramework, "orchestration style of the LLM controller: graph or relay")
 	fs.IntVar(&f.maxModelFailures, "max-model-failures", llmctl.DefaultMaxModelFailures, "des run: failed model calls in a row of one role (after the --llm-max-attempts retries) after which the run fails with status aborted (in a suite, and in des case, the first one fails the case, which reruns next time)")

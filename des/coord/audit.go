@@ -1,6 +1,10 @@
 package coord
 
-import "github.com/coordbench/coordbench/internal/untrusted"
+import (
+	"encoding/json"
+
+	"github.com/coordbench/coordbench/internal/untrusted"
+)
 
 // Source says who produced a committed action (decisions.jsonl "source").
 type Source string
@@ -56,6 +60,14 @@ type AgentNote struct {
 	// cache).
 	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
 	Calls              int   `json:"calls,omitempty"`
+	// PromptSHA256 is the hex SHA-256 of the messages the model was sent
+	// (llmctl.PromptSHA256), and FrameworkState the controller-side
+	// memory that went into the user message beside the view (Payload):
+	// with them the request is rebuilt and checked from the audit alone
+	// (coordbench des show --request). Model controllers only; a pointer
+	// keeps notes comparable.
+	PromptSHA256   string           `json:"prompt_sha256,omitempty"`
+	FrameworkState *json.RawMessage `json:"framework_state,omitempty"`
 	// LatencyMS (wall time of getting the answer) and Cached (every call
 	// behind it came from the response cache) depend on how the run was
 	// executed, not on what it decided: they are not in the audit (so a

@@ -161,16 +161,16 @@ func (c *Controller) Act(ctx context.Context, d *coord.Decision) (map[string]int
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		v := d.ActiveAgents[id]
-		msg, err := UserMessage(v, c.state(id))
+		p, err := newPrompt(v, c.state(id))
 		if err != nil {
 			answers[i].note.Error = err.Error()
 			continue
 		}
 		wg.Add(1)
-		go func(i int, v *coord.View, msg string) {
+		go func(i int, v *coord.View, p prompt) {
 			defer wg.Done()
-			answers[i] = c.ask(ctx, v, msg)
-		}(i, v, msg)
+			answers[i] = c.ask(ctx, v, p)
+		}(i, v, p)
 	}
 	wg.Wait()
 	actions := make(map[string]int, len(ids))
@@ -218,13 +218,14 @@ func (c *Controller) modelFailures(ctx context.Context, answers []answer) error 
 	return nil
 }
 
-func (c *Controller) ask(ctx context.Context, v *coord.View, msg string) answer {
+func (c *Controller) ask(ctx context.Context, v *coord.View, p prompt) answer {
 	m := c.model(v.Role)
 	ctx = telemetry.ForAgent(ctx, v.AgentID) // its model call is a child of the agent's span
 	var a answer
 	a.note.Model = m.Name
+	a.note.PromptSHA256, a.note.FrameworkState = PromptSHA256(p.msgs), p.framework
 	a.called, a.role = true, v.Role
-	resp, err := m.Client.Complete(ctx, []llm.Message{{Role: llm.RoleSystem, Content: SystemPrompt}, {Role: llm.RoleUser, Content: msg}})
+	resp, err := m.Client.Complete(ctx, p.msgs)
 	if err != nil {
 		a.note.Error = "model call failed: " + err.Error()
 		a.err = err

@@ -40,8 +40,11 @@ type MakerConfig struct {
 const DefaultFramework = "graph"
 
 // DefaultMaxTokens is the output-token cap the command line and experiment
-// files give a des model by default: the contract's reply needs a handful.
-const DefaultMaxTokens = 16
+// files give a des model by default: 0, no cap (max_completion_tokens is
+// not sent). The contract's reply needs a handful of tokens, but a
+// reasoning model spends its thinking from the same budget and, under a
+// small cap, ends before it answers; a run that wants a cap sets one.
+const DefaultMaxTokens = 0
 
 // roleModels reads Model.Model: the model of each role, "" the default.
 func roleModels(spec string) (map[string]string, error) {

@@ -115,8 +115,9 @@ type desAnswers struct {
 
 // desTranscript reads the answers of a model or external controller from
 // decisions.jsonl: for each audited answer the agent's payload (an LLM
-// controller's user message, rendered from it as llmctl renders it, minus
-// the framework's memory, which the artifacts do not keep) and the reply;
+// controller's user message, rebuilt from it and the framework memory the
+// audit keeps, as llmctl.Request does; runs older than that audit field
+// lack the memory) and the reply;
 // a replaced answer is followed by the harness's note. It also sums the
 // usage of each model (a controller may give each role its own).
 func desTranscript(path string) (*desAnswers, error) {
@@ -145,11 +146,11 @@ func desTranscript(path string) (*desAnswers, error) {
 			if err := json.Unmarshal(d.Payload, &v); err != nil {
 				return fmt.Errorf("payload: %w", err)
 			}
-			um, err := llmctl.UserMessage(&v, nil)
+			msgs, err := llmctl.Request(&v, n.FrameworkState)
 			if err != nil {
 				return err
 			}
-			user = um
+			user = msgs[len(msgs)-1].Content
 		}
 		a.msgs = append(a.msgs, Message{Role: "user", Content: user})
 		reply := n.Raw

@@ -2,7 +2,8 @@
 // user-supplied input file (an instance file, a task file), so that they
 // hold the same everywhere: Read reads only a regular file (a symlink is
 // followed to one), refuses a FIFO or device without blocking on it, and
-// caps the size; Items bounds the values a parser would hold, before
+// caps the size; ScanLines reads a JSONL log line by line within a line
+// bound; Items bounds the values a parser would hold, before
 // parsing; ControlChar finds the characters names must not contain.
 package inputfile
 

@@ -123,3 +123,25 @@ func Raw(w io.Writer) io.Writer {
 	}
 	return w
 }
+
+// OneLine shows s on one line of at most width characters (runes): line
+// breaks (CR LF, LF, CR) as ⏎, and the rest cut with … when longer; a
+// width of 0 or less does not cut. It does not make s Printable.
+func OneLine(s string, width int) string {
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.ReplaceAll(s, "\r\n", "⏎")
+		s = strings.ReplaceAll(s, "\n", "⏎")
+		s = strings.ReplaceAll(s, "\r", "⏎")
+	}
+	if width <= 0 || utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == width {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}

@@ -100,3 +100,20 @@ func FuzzPrintable(f *testing.F) {
 		}
 	})
 }
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"a\r\nb\nc\rd", 0, "a⏎b⏎c⏎d"},
+		{"héllo wörld", 5, "héllo…"},
+		{"héllo", 5, "héllo"},
+		{"long text", -1, "long text"},
+	} {
+		if got := OneLine(c.in, c.width); got != c.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+	}
+}

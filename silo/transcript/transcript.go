@@ -163,30 +163,7 @@ func scanJSONLMax(path string, max int, fn func(line []byte) (stop bool, err err
 		return missing(path, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, min(256<<10, max)), max)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		stop, err := fn(line)
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		if stop {
-			return nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s:%d: a line longer than %d bytes, more than a run of the harness writes (is this a run log?)", path, n+1, max)
-		}
-		return fmt.Errorf("%s:%d: %w", path, n+1, err)
-	}
-	return nil
+	return inputfile.ScanLines(f, path, "run log", max, fn)
 }
 
 type printer struct {
@@ -206,27 +183,10 @@ func (p *printer) printf(format string, args ...any) {
 
 // clip shortens s to the width (unless Full) and shows newlines as ⏎.
 func (p *printer) clip(s string) string {
-	s = oneLine(s)
-	if p.opt.Full || utf8.RuneCountInString(s) <= p.opt.Width {
-		return s
+	if p.opt.Full {
+		return untrusted.OneLine(s, 0)
 	}
-	n := 0
-	for i := range s {
-		if n == p.opt.Width {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
-}
-
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	s = strings.ReplaceAll(s, "\r\n", "⏎")
-	s = strings.ReplaceAll(s, "\n", "⏎")
-	return strings.ReplaceAll(s, "\r", "⏎")
+	return untrusted.OneLine(s, p.opt.Width)
 }
 
 func (p *printer) header(dir string, r *round.Result) {
