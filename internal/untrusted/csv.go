@@ -18,9 +18,11 @@ const csvTriggers = "=+-@\t\r"
 // text through Printable and, when it begins with a formula trigger
 // (=, +, -, @, tab, carriage return) or with a single quote, with a
 // single quote in front, which a spreadsheet shows as text and
-// CSVValue takes off again. A negative number stays a number.
+// CSVValue takes off again. A negative number stays a number, and a lone
+// "-" (the tables' placeholder for "none") stays as it is: a sign alone is
+// text to a spreadsheet, nothing it could run.
 func CSVCell(s string) string {
-	if s == "" || isNumber(s) {
+	if s == "" || s == "-" || isNumber(s) {
 		return s
 	}
 	s = Printable(s)

@@ -24,6 +24,7 @@ func TestCSVCell(t *testing.T) {
 		"\r=1":               "␍=1", // Printable's picture: no trigger
 		"'quoted":            "''quoted",
 		"--":                 "'--",
+		"-":                  "-",
 		"-0x1p3":             "'-0x1p3",
 		"model\x1b]0;t\x07":  "model␛]0;t␇",
 	} {
