@@ -30,6 +30,20 @@ type alarmFacts struct {
 	recovered                     bool // power went back under the cap in the instant
 }
 
+// raised reports whether trigger trig, if it is an alarm, was raised in
+// the instant f describes (true for a trigger that is no alarm).
+func (f *alarmFacts) raised(trig string) bool {
+	switch trig {
+	case "power_alarm":
+		return f.power
+	case "breakdown":
+		return f.breakdown
+	case "repair":
+		return f.repair
+	}
+	return true
+}
+
 // releasePossible reports whether the plant could release now.
 func (c *checker) releasePossible() bool {
 	backlog := c.nArrived - c.tot.released
@@ -80,9 +94,9 @@ func checkAlarms(audits []auditLine, alarms map[float64]*alarmFacts, stats *Stat
 		triggers[*a.Time][trig] = true
 		f := alarms[*a.Time]
 		if f == nil {
-			f = &alarmFacts{}
+			f = &alarmFacts{} // no alarm in that instant
 		}
-		if raised, ok := map[string]bool{"power_alarm": f.power, "breakdown": f.breakdown, "repair": f.repair}[trig]; ok && !raised {
+		if !f.raised(trig) {
 			add(ckAlarm, "decisions.jsonl:%d: a release decision with trigger %s at t=%v, but the trace has no %s then", i+1, trig, *a.Time, trig)
 		}
 	}
