@@ -157,6 +157,11 @@ func (e *Engine) onRepair(mi int) {
 		e.setState(mi, Idle)
 		e.markDirty(m.cell)
 	}
+	if !e.cellDown(m.cell) { // no queue offer while the cell is up: its alarms need not be kept (nor scanned)
+		for _, j := range e.cells[m.cell].waiting {
+			e.clearQAlarm(&e.jobs[j])
+		}
+	}
 }
 
 // setState moves a machine to state s, keeping power and machine-time
