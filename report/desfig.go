@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/coordbench/coordbench/des/harness"
 )
@@ -85,10 +87,10 @@ func (r *desRun) metricsTable() Table {
 	return t
 }
 
-// familyFigures are, for one instance, a bar chart per metric family and
-// block (controller × model × framework): a series per paradigm, a group
-// per metric, each mean divided by the largest absolute mean of that
-// metric in the block.
+// familyFigures are, for one instance, a figure per metric family and
+// block (controller × model × framework): a panel per metric with its own
+// axis, a bar per paradigm at its mean, the whisker its 95% t interval
+// over seeds (meanInterval). A rate (unit 0/1) is drawn on [0, 1].
 func (s *desSuite) familyFigures(id, instance string) []Figure {
 	metrics := harness.SuiteMetrics()
 	var out []Figure
@@ -96,52 +98,69 @@ func (s *desSuite) familyFigures(id, instance string) []Figure {
 		if blk[0].block[0] != instance {
 			continue
 		}
-		label := ""
+		var label []string
 		for _, k := range s.shownBlockKeys() {
-			if k > 0 {
-				label += ", " + blk[0].block[k]
+			if k > 0 && blk[0].block[k] != "" {
+				label = append(label, blk[0].block[k])
 			}
 		}
+		var names []string
+		flagged, single := 0, 0
+		for _, g := range blk {
+			name := g.paradigm
+			if g.incomplete() > 0 {
+				name += " " + incompleteMark
+				flagged++
+			}
+			names = append(names, name)
+		}
 		for fi, fam := range harness.MetricFamilies() {
-			c := BarChart{Title: fam + label, YTitle: "mean / largest mean"}
-			var ks []int
+			c := Panels{Title: strings.Join(append([]string{fam}, label...), ", "), Series: names}
+			allZero := true
 			for k, m := range metrics {
-				if m.Family == fam {
-					ks = append(ks, k)
-					c.Groups = append(c.Groups, m.Key+" "+m.Arrow())
+				if m.Family != fam {
+					continue
 				}
-			}
-			for _, g := range blk {
-				c.Series = append(c.Series, Bars{Name: g.paradigm})
-			}
-			for _, k := range ks {
-				top := 0.0
+				p := Panel{Title: m.Key + " " + m.Arrow()}
+				if m.Unit == "0/1" {
+					p.YMax = 1
+				}
 				for _, g := range blk {
-					if v, _, n := g.meanStd(k); n > 0 {
-						top = max(top, math.Abs(v))
+					mean, sd, n := g.meanStd(k)
+					lo, hi := meanInterval(mean, sd, n)
+					if n == 1 {
+						single++
 					}
+					p.Values, p.Lo, p.Hi = append(p.Values, mean), append(p.Lo, lo), append(p.Hi, hi)
+					allZero = allZero && (n == 0 || mean == 0)
 				}
-				for gi, g := range blk {
-					v, _, n := g.meanStd(k)
-					switch {
-					case n == 0:
-						v = math.NaN()
-					case top > 0:
-						v = math.Abs(v) / top
-					}
-					c.Series[gi].Values = append(c.Series[gi].Values, v)
-				}
+				c.Panels = append(c.Panels, p)
 			}
-			caption := ""
-			if !slices.ContainsFunc(c.Series, func(b Bars) bool {
-				return slices.ContainsFunc(b.Values, func(v float64) bool { return v != 0 && !math.IsNaN(v) })
-			}) {
-				caption = "Every mean of this family is 0 in this block: no bars."
+			caption := "Bars: each paradigm's mean over seeds, each metric on its own axis (mind the arrows: ↑ higher is better, ↓ lower); " +
+				"whiskers: the 95% t interval of the mean, mean ± t(0.975, n−1)·sd/√n. A rate (0/1) is drawn on [0, 1]."
+			if flagged > 0 {
+				caption += " " + incompleteMark + ": the paradigm's means include an episode that left work undone (see the complete column)."
+			}
+			if single > 0 {
+				caption += " A bar from one seed has no interval."
+			}
+			if allZero {
+				caption += " Every mean of this family is 0 in this block (for robustness: every episode finished): the bars have no height."
 			}
 			out = append(out, c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), caption))
 		}
 	}
 	return out
+}
+
+// meanInterval is the 95% Student t interval of a mean over n values of
+// sample standard deviation sd; NaN bounds for fewer than two values.
+func meanInterval(mean, sd float64, n int) (lo, hi float64) {
+	if n < 2 || math.IsNaN(sd) {
+		return math.NaN(), math.NaN()
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1-(1-Level)/2) * sd / math.Sqrt(float64(n))
+	return mean - half, mean + half
 }
 
 // summary is the line under a case's heading.

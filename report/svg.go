@@ -350,7 +350,7 @@ func (c BarChart) Figure(id, caption string) Figure {
 		}
 		b.f(`</g>`)
 	}
-	legendItems(&b, fr.x0+fr.w+12, fr.y0+8, names, nil)
+	swatches(&b, fr.x0+fr.w+12, fr.y0+8, names)
 	b.f(`</svg>`)
 	return Figure{ID: id, Title: c.Title, Caption: caption, Series: len(c.Series), SVG: template.HTML(b.String())}
 }
@@ -398,7 +398,7 @@ func (g Gantt) Figure(id, caption string) Figure {
 		}
 		b.f(`</g>`)
 	}
-	legendItems(&b, fr.x0+fr.w+12, fr.y0+8, g.Kinds, nil)
+	swatches(&b, fr.x0+fr.w+12, fr.y0+8, g.Kinds)
 	b.f(`</svg>`)
 	return Figure{ID: id, Title: g.Title, Caption: caption, Series: len(g.Kinds), SVG: template.HTML(b.String())}
 }
@@ -412,9 +412,22 @@ type Heatmap struct {
 
 // Figure draws the heat map, darker for larger values, with the numbers.
 func (m Heatmap) Figure(id, caption string) Figure {
+	// Room for the labels, measured as the legend is (about 6 px per
+	// character at 10 px): row labels on the left, column labels slanted
+	// 35° above, reaching right of their column.
 	cell := 44.0
-	x0, y0 := 150.0, 70.0
-	w, h := int(x0+cell*float64(len(m.Cols))+10), int(y0+cell*float64(len(m.Rows))+10)
+	rowChars, colChars := 0, 0
+	for _, r := range m.Rows {
+		rowChars = max(rowChars, utf8.RuneCountInString(r))
+	}
+	for _, c := range m.Cols {
+		colChars = max(colChars, utf8.RuneCountInString(c))
+	}
+	const charW, sin35, cos35 = 6.2, 0.574, 0.819
+	x0 := math.Max(60, float64(rowChars)*charW+14)
+	y0 := math.Max(30, float64(colChars)*charW*sin35+16)
+	right := math.Max(10, float64(colChars)*charW*cos35-cell/2+10)
+	w, h := int(math.Ceil(x0+cell*float64(len(m.Cols))+right)), int(math.Ceil(y0+cell*float64(len(m.Rows))+10))
 	top := 0.0
 	for _, r := range m.Values {
 		for _, v := range r {
