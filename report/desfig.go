@@ -48,10 +48,11 @@ func (r *desRun) figures(id string) []Figure {
 	ac := fmt.Sprintf("Decisions committed so far, by source (decisions.jsonl, %d in all, in %d time bins): builtin = a built-in agent, llm = the model, external = an external controller, fallback = the harness replaced an illegal or missing answer.", r.decisions, auditBins)
 	out = append(out, LineChart{Title: "Decision sources over time", XTitle: "time", YTitle: "decisions (cumulative)", XMin: 0, XMax: max(r.end, 1), Lines: lines}.Figure(id+"-audit", ac))
 	mc := "Protocol messages by type (secondary.messages_by_type of metrics.json = the lines of messages.jsonl by type)."
+	mf := BarChart{Title: "Messages by type", YTitle: "messages", Groups: r.msgTypes, Series: []Bars{{Name: "messages", Values: r.msgCounts}}}.Figure(id+"-messages", mc)
 	if len(r.msgTypes) == 0 {
-		mc += " This run sent none."
+		mf = mf.empty("No bars: this run sent no protocol message (its paradigm decides without messages).")
 	}
-	out = append(out, BarChart{Title: "Messages by type", YTitle: "messages", Groups: r.msgTypes, Series: []Bars{{Name: "messages", Values: r.msgCounts}}}.Figure(id+"-messages", mc))
+	out = append(out, mf)
 	return out
 }
 
@@ -144,10 +145,11 @@ func (s *desSuite) familyFigures(id, instance string) []Figure {
 			if single > 0 {
 				caption += " A bar from one seed has no interval."
 			}
+			f := c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), caption)
 			if allZero {
-				caption += " Every mean of this family is 0 in this block (for robustness: every episode finished): the bars have no height."
+				f = f.empty("Every mean of this family is 0 in this block (for robustness: every episode finished every job): the bars have no height.")
 			}
-			out = append(out, c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), caption))
+			out = append(out, f)
 		}
 	}
 	return out

@@ -24,6 +24,17 @@ type Figure struct {
 	Caption string
 	Series  int           // distinct data-series groups in SVG
 	SVG     template.HTML // built by this file only, every text escaped
+	// Empty says why the figure draws nothing (or nothing that differs
+	// from 0), when it does; the page shows it in the caption.
+	Empty string
+}
+
+// empty returns f saying why it draws nothing: the reason ends its
+// caption and is its Empty.
+func (f Figure) empty(why string) Figure {
+	f.Empty = why
+	f.Caption = strings.TrimSpace(f.Caption + " " + why)
+	return f
 }
 
 // palette is the series colours (colour-blind friendly, Okabe–Ito).
