@@ -18,7 +18,7 @@ import (
 // audit and the message counts of the run; id prefixes the figure ids.
 func (r *desRun) figures(id string) []Figure {
 	var out []Figure
-	gc := "Each machine's state over time (every machine of instance.json), replayed from trace.jsonl (idle is blank), and the jobs in flight to each cell (→ cell)."
+	gc := "Each machine's state over time (every machine of instance.json), replayed from trace.jsonl (idle is blank), and the jobs in flight to each cell (→ cell). Hover a bar for its job, operation and interval."
 	if r.spansLeft > 0 {
 		gc += fmt.Sprintf(" Only the first %d spans are drawn; %d more are left out.", maxSpans, r.spansLeft)
 	}
@@ -28,12 +28,12 @@ func (r *desRun) figures(id string) []Figure {
 	if r.rowsLeft > 0 {
 		gc += fmt.Sprintf(" Only the first %d rows are drawn; %d more (machines or transport rows) are left out.", maxGanttRows, r.rowsLeft)
 	}
-	out = append(out, Gantt{Title: "Machines and transports", XTitle: "time", Rows: r.rows, Kinds: ganttKinds, Spans: r.spans, End: r.end}.Figure(id+"-gantt", gc))
+	out = append(out, Gantt{Title: "Machines and transports", XTitle: r.timeTitle(), Rows: r.rows, Kinds: ganttKinds, Spans: r.spans, End: r.end}.Figure(id+"-gantt", gc))
 	pc := "Plant power (power_change records of trace.jsonl, a step function) against the power cap (power_cap_kw of episode_start)."
 	if r.powerLeft > 0 {
 		pc += fmt.Sprintf(" Only the first %d power changes are drawn; %d more are left out.", maxPowerPoints, r.powerLeft)
 	}
-	out = append(out, LineChart{Title: "Plant power against the cap", XTitle: "time", YTitle: "kW", XMin: 0, XMax: max(r.end, 1),
+	out = append(out, LineChart{Title: "Plant power against the cap", XTitle: r.timeTitle(), YTitle: "kW", XMin: 0, XMax: max(r.end, 1),
 		Lines: []Line{{Name: "power", X: r.powerT, Y: r.powerKW, Step: true}, {Name: "cap", X: []float64{0, r.end}, Y: []float64{r.cap, r.cap}, Dashed: true, Step: true}},
 	}.Figure(id+"-power", pc))
 	var lines []Line
@@ -46,7 +46,7 @@ func (r *desRun) figures(id string) []Figure {
 		lines = append(lines, l)
 	}
 	ac := fmt.Sprintf("Decisions committed so far, by source (decisions.jsonl, %d in all, in %d time bins): builtin = a built-in agent, llm = the model, external = an external controller, fallback = the harness replaced an illegal or missing answer.", r.decisions, auditBins)
-	out = append(out, LineChart{Title: "Decision sources over time", XTitle: "time", YTitle: "decisions (cumulative)", XMin: 0, XMax: max(r.end, 1), Lines: lines}.Figure(id+"-audit", ac))
+	out = append(out, LineChart{Title: "Decision sources over time", XTitle: r.timeTitle(), YTitle: "decisions (cumulative)", XMin: 0, XMax: max(r.end, 1), Lines: lines}.Figure(id+"-audit", ac))
 	mc := "Protocol messages by type (secondary.messages_by_type of metrics.json = the lines of messages.jsonl by type)."
 	mf := BarChart{Title: "Messages by type", YTitle: "messages", Groups: r.msgTypes, Series: []Bars{{Name: "messages", Values: r.msgCounts}}}.Figure(id+"-messages", mc)
 	if len(r.msgTypes) == 0 {
@@ -54,6 +54,14 @@ func (r *desRun) figures(id string) []Figure {
 	}
 	out = append(out, mf)
 	return out
+}
+
+// timeTitle is the time axis' title with the instance's time unit.
+func (r *desRun) timeTitle() string {
+	if r.timeUnitS > 0 {
+		return "time (1 unit = " + strconv.FormatFloat(r.timeUnitS, 'g', -1, 64) + " s)"
+	}
+	return "time (the instance's time unit)"
 }
 
 func sourceLabel(s string) string {

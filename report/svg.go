@@ -371,6 +371,7 @@ type Span struct {
 	Row        int
 	Start, End float64
 	Kind       int
+	Label      string // shown on hover with the interval (an SVG <title>); may be ""
 }
 
 // Gantt draws horizontal spans per row, coloured by kind.
@@ -405,7 +406,11 @@ func (g Gantt) Figure(id, caption string) Figure {
 				continue
 			}
 			x1, x2 := fr.px(s.Start), fr.px(s.End)
-			b.f(`<rect x="%s" y="%s" width="%s" height="%s"/>`, n(x1), n(fr.y0+float64(s.Row)*rowH+1), n(math.Max(x2-x1, 0.3)), n(rowH-2))
+			tip := kind + " " + tickLabel(s.Start) + "–" + tickLabel(s.End)
+			if s.Label != "" {
+				tip = s.Label + ": " + tip
+			}
+			b.f(`<rect x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`, n(x1), n(fr.y0+float64(s.Row)*rowH+1), n(math.Max(x2-x1, 0.3)), n(rowH-2), esc(tip))
 		}
 		b.f(`</g>`)
 	}

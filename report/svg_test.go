@@ -68,7 +68,7 @@ func TestFigureTextIsEscaped(t *testing.T) {
 	figs := []Figure{
 		LineChart{Title: evil, Lines: []Line{{Name: evil, X: []float64{1}, Y: []float64{1}}}}.Figure("a", ""),
 		BarChart{Title: evil, Groups: []string{evil}, Series: []Bars{{Name: evil, Values: []float64{1}}}}.Figure("b", ""),
-		Gantt{Title: evil, Rows: []string{evil}, Kinds: []string{evil}, Spans: []Span{{0, 0, 1, 0}}, End: 1}.Figure("c", ""),
+		Gantt{Title: evil, Rows: []string{evil}, Kinds: []string{evil}, Spans: []Span{{0, 0, 1, 0, evil}}, End: 1}.Figure("c", ""),
 		Heatmap{Title: evil, Rows: []string{evil}, Cols: []string{evil}, Values: [][]float64{{1}}}.Figure("d", ""),
 		Graph{Title: evil, Nodes: []string{evil, "b"}, Kinds: []string{evil}, Edges: []Edge{{0, 1, 2, 0}}}.Figure("e", ""),
 	}
@@ -84,7 +84,7 @@ func TestFigureTextIsEscaped(t *testing.T) {
 
 func TestGanttAndGraph(t *testing.T) {
 	g := Gantt{Rows: []string{"C1 m0", "C1 m1"}, Kinds: []string{"setup", "processing"},
-		Spans: []Span{{0, 0, 5, 0}, {0, 5, 9, 1}, {1, 2, 3, 1}, {1, 4, 4, 1}}, End: 10}.Figure("g", "")
+		Spans: []Span{{0, 0, 5, 0, ""}, {0, 5, 9, 1, ""}, {1, 2, 3, 1, ""}, {1, 4, 4, 1, ""}}, End: 10}.Figure("g", "")
 	if s := seriesOf(g); len(s) != 2 || s[0] != "setup" || s[1] != "processing" {
 		t.Errorf("Gantt series %v", s)
 	}
