@@ -252,10 +252,11 @@ func (c LineChart) Figure(id, caption string) Figure {
 	var dashed []bool
 	for i, l := range c.Lines {
 		dashed = append(dashed, l.Dashed)
-		// Dodge: shift series sideways a little so that equal values stay visible.
+		// Dodge: shift series sideways by a marker's width (dodgeStep) so
+		// that equal values stay visible side by side, error bars too.
 		dx := 0.0
 		if c.Dodge && !l.Step {
-			dx = (float64(i) - float64(len(c.Lines)-1)/2) * 3
+			dx = (float64(i) - float64(len(c.Lines)-1)/2) * dodgeStep
 		}
 		dash := ""
 		if l.Dashed {
@@ -302,6 +303,10 @@ func (c LineChart) Figure(id, caption string) Figure {
 	b.f(`</svg>`)
 	return Figure{ID: id, Title: c.Title, Caption: caption, Series: len(c.Lines), SVG: template.HTML(b.String())}
 }
+
+// dodgeStep is the sideways shift between dodged series, in pixels: the
+// diameter of a point's circle, so that equal points touch, not overlap.
+const dodgeStep = 6.0
 
 // Bars is one series of a grouped bar chart: a value per group.
 type Bars struct {

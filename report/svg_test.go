@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,5 +98,21 @@ func TestGanttAndGraph(t *testing.T) {
 	}
 	if n := strings.Count(string(gr.SVG), "marker-end"); n != 3 {
 		t.Errorf("%d edges drawn, want 3 (no self loop)", n)
+	}
+}
+
+// TestDodgeKeepsEqualPointsApart: two series with the same values draw
+// their points a full marker apart, so neither hides the other.
+func TestDodgeKeepsEqualPointsApart(t *testing.T) {
+	same := []float64{0.5, 0.7}
+	f := LineChart{Lines: []Line{{Name: "p2p", X: []float64{2, 5}, Y: same, Err: []float64{0.1, 0.1}}, {Name: "sfs", X: []float64{2, 5}, Y: same, Err: []float64{0.1, 0.1}}}, Dodge: true}.Figure("d", "")
+	cx := regexp.MustCompile(`<circle cx="([^"]+)"`).FindAllStringSubmatch(string(f.SVG), -1)
+	if len(cx) != 4 {
+		t.Fatalf("%d points, want 4", len(cx))
+	}
+	a, _ := strconv.ParseFloat(cx[0][1], 64)
+	b, _ := strconv.ParseFloat(cx[2][1], 64)
+	if math.Abs(a-b) < 6 {
+		t.Errorf("equal points of two series %v px apart, want at least a marker's width (6 px, r = 3)", math.Abs(a-b))
 	}
 }
