@@ -49,6 +49,12 @@ type figureCheck struct {
 	Shapes   int     `json:"shapes"`
 	Width    float64 `json:"width"`
 	Height   float64 `json:"height"`
+	// Visible counts the marks of the series with an area (a bar, a
+	// span) or a length (a line); Empty is the figure's data-empty note.
+	Visible int    `json:"visible"`
+	Empty   string `json:"empty"`
+	// Clipped are the texts of the figure drawn partly outside its SVG.
+	Clipped []string `json:"clipped"`
 }
 
 const figureScript = `(() => {
@@ -59,7 +65,16 @@ const figureScript = `(() => {
     return {id: f.dataset.figure, declared: +f.dataset.seriesCount,
       series: f.querySelectorAll('svg [data-series]').length,
       shapes: f.querySelectorAll('svg [data-series] > *').length,
-      width: r.width, height: r.height};
+      width: r.width, height: r.height,
+      visible: Array.from(f.querySelectorAll('svg [data-series] > *')).filter(e => {
+        const b = e.getBoundingClientRect();
+        return e.tagName === 'rect' ? b.width >= 1 && b.height >= 1 : b.width >= 1 || b.height >= 1;
+      }).length,
+      empty: f.dataset.empty || '',
+      clipped: svg ? Array.from(svg.querySelectorAll('text')).filter(t => {
+        const b = t.getBoundingClientRect();
+        return t.textContent !== '' && (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1);
+      }).map(t => t.textContent) : []};
   });
 })()`
 
@@ -158,7 +173,8 @@ func openInChromium(t *testing.T, bin, file string) *visit {
 func TestBrowserCheckCatchesProblems(t *testing.T) {
 	bin := chromiumPath(t)
 	file := filepath.Join(t.TempDir(), "bad.html")
-	bad := `<!DOCTYPE html><html><body><figure data-figure="f" data-series-count="2"><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g data-series="a"><rect width="5" height="5"/></g></svg></figure>` +
+	bad := `<!DOCTYPE html><html><body><figure data-figure="f" data-series-count="2"><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g data-series="a"><rect width="5" height="5"/></g><text x="8" y="9">premature_submission</text></svg></figure>` +
+		`<figure data-figure="e" data-series-count="1"><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g data-series="a"><rect width="4" height="0"/></g></svg></figure>` +
 		`<img src="http://127.0.0.1:1/x.png"><script>console.error("boom"); undefinedFunction();</script></body></html>`
 	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
@@ -173,8 +189,14 @@ func TestBrowserCheckCatchesProblems(t *testing.T) {
 	if !slices.Contains(v.requests, "http://127.0.0.1:1/x.png") {
 		t.Errorf("the image request was not seen: %q", v.requests)
 	}
-	if len(v.figures) != 1 || v.figures[0].Series != 1 || v.figures[0].Declared != 2 {
-		t.Errorf("figures %+v, want one with 1 series drawn of 2 declared", v.figures)
+	if len(v.figures) != 2 || v.figures[0].Series != 1 || v.figures[0].Declared != 2 {
+		t.Fatalf("figures %+v, want two, the first with 1 series drawn of 2 declared", v.figures)
+	}
+	if !slices.Equal(v.figures[0].Clipped, []string{"premature_submission"}) || v.figures[0].Visible != 1 {
+		t.Errorf("figure f: clipped %q, visible %d; want the label cut and one visible bar", v.figures[0].Clipped, v.figures[0].Visible)
+	}
+	if v.figures[1].Visible != 0 || v.figures[1].Empty != "" {
+		t.Errorf("figure e: visible %d, note %q; want nothing visible and no note", v.figures[1].Visible, v.figures[1].Empty)
 	}
 }
 
@@ -225,8 +247,11 @@ func TestReportInChromium(t *testing.T) {
 		if f.Series != f.Declared || f.Width <= 0 || f.Height <= 0 {
 			t.Errorf("figure %s: %d series drawn (declared %d), %v × %v px", f.ID, f.Series, f.Declared, f.Width, f.Height)
 		}
-		if f.Shapes == 0 && !strings.HasSuffix(f.ID, "-messages") {
-			t.Errorf("figure %s: nothing drawn in its series", f.ID)
+		if f.Visible == 0 && f.Empty == "" {
+			t.Errorf("figure %s: nothing visible drawn in its series, and no note says why", f.ID)
+		}
+		for _, c := range f.Clipped {
+			t.Errorf("figure %s: the label %q is cut at the figure's edge", f.ID, c)
 		}
 	}
 	if len(figs) != strings.Count(html, "<figure ") {

@@ -60,31 +60,36 @@ func (r *pairRow) add(a, b float64) {
 }
 
 // compareTable turns paired rows into a displayed table and CSV rows.
+// Rows whose differences are all 0 are listed in the CSV only; Holm's
+// correction runs over every row of the table.
 func compareTable(sec *Section, title, caption string, groupHead []string, rows []pairRow, unpairedA, unpairedB int) {
-	t := Table{Title: title, Caption: caption, Head: append(slices.Clone(groupHead), "metric", "n", "mean A − B", "95% t interval", "95% bootstrap", "≠ 0")}
+	t := Table{Title: title, Caption: caption, Head: append(append(slices.Clone(groupHead), "metric"), pairedHead...)}
 	for i := range len(groupHead) + 1 {
 		t.Left = append(t.Left, i)
 	}
-	t.Left = append(t.Left, len(t.Head)-1)
-	sec.CSVHead = append(slices.Clone(groupHead), "metric", "n", "mean_diff", "sd_diff", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0")
+	t.Left = append(t.Left, len(groupHead)+5, len(groupHead)+7)
+	sec.CSVHead = append(append(slices.Clone(groupHead), "metric", "n", "mean_diff", "sd_diff", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0"), pairedCSVHead...)
 	diffs := make([][]float64, len(rows))
 	for i, r := range rows {
 		diffs[i] = r.diffs
 	}
 	stats := pairedAll(diffs)
+	ps := make([]float64, len(stats))
+	for i := range stats {
+		ps[i] = stats[i].P
+	}
+	holm := Holm(ps)
+	var shown []PairedStats
+	zero := 0
 	for i, r := range rows {
 		st := stats[i]
-		d := r.digits + 1
-		iv := func(v Interval) string {
-			if math.IsNaN(v.Lo) {
-				return "–"
-			}
-			return "[" + fnum(v.Lo, d) + ", " + fnum(v.Hi, d) + "]"
+		sec.CSVRows = append(sec.CSVRows, append(append(slices.Clone(r.group), r.metric, strconv.Itoa(st.N), fcsv(st.Mean), fcsv(st.SD),
+			fcsv(st.T.Lo), fcsv(st.T.Hi), fcsv(st.Boot.Lo), fcsv(st.Boot.Hi), strconv.FormatBool(st.Distinguishable())), pairedCSV(st, holm[i])...))
+		if len(r.diffs) > 0 && !slices.ContainsFunc(r.diffs, func(d float64) bool { return d != 0 }) {
+			zero++
+			continue
 		}
-		mark := ""
-		if st.Distinguishable() {
-			mark = "yes"
-		}
+		shown = append(shown, st)
 		var row []Cell
 		for _, g := range r.group {
 			row = append(row, Cell{Text: g})
@@ -93,11 +98,12 @@ func compareTable(sec *Section, title, caption string, groupHead []string, rows 
 		if r.arrow != "" {
 			name += " " + r.arrow
 		}
-		row = append(row, Cell{Text: name}, Cell{Text: strconv.Itoa(st.N)}, Cell{Text: fnum(st.Mean, d)}, Cell{Text: iv(st.T)}, Cell{Text: iv(st.Boot)}, Cell{Text: mark})
-		t.Rows = append(t.Rows, row)
-		sec.CSVRows = append(sec.CSVRows, append(slices.Clone(r.group), r.metric, strconv.Itoa(st.N), fcsv(st.Mean), fcsv(st.SD),
-			fcsv(st.T.Lo), fcsv(st.T.Hi), fcsv(st.Boot.Lo), fcsv(st.Boot.Hi), strconv.FormatBool(st.Distinguishable())))
+		t.Rows = append(t.Rows, append(append(row, Cell{Text: name}), pairedCells(st, holm[i], r.digits+1)...))
 	}
+	if zero > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d comparisons with difference 0 on every pair are left out here; --format csv lists them.", zero))
+	}
+	t.Notes = append(t.Notes, pairedNotes(shown)...)
 	if unpairedA+unpairedB > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("Left out: %d finished cases of A and %d of B without a partner in the other suite.", unpairedA, unpairedB))
 	}

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
 )
 
@@ -20,6 +22,9 @@ type desCase struct {
 	paradigm string
 	seed     uint64
 	failed   bool
+	// complete: the episode ended with status done (every job finished);
+	// any other status (deadlock, time_limit, ...) left work undone.
+	complete bool
 	values   []float64 // in harness.SuiteMetrics order; NaN for an empty cell
 }
 
@@ -30,6 +35,31 @@ type desGroup struct {
 	cases    []*desCase // finished cases, by seed
 	failed   int
 }
+
+// incomplete is how many of the group's finished cases left work undone.
+func (g *desGroup) incomplete() int {
+	k := 0
+	for _, c := range g.cases {
+		if !c.complete {
+			k++
+		}
+	}
+	return k
+}
+
+// completion is the text of the "complete" column: complete episodes of
+// finished ones, flagged when some left work undone.
+func (g *desGroup) completion() string {
+	s := strconv.Itoa(len(g.cases)-g.incomplete()) + "/" + strconv.Itoa(len(g.cases))
+	if g.incomplete() > 0 {
+		s += " " + incompleteMark
+	}
+	return s
+}
+
+// incompleteMark flags a group whose means include an episode that left
+// work undone (deadlock, truncation).
+const incompleteMark = "⚠"
 
 // desSuite is a scheduling suite as read from its directory.
 type desSuite struct {
@@ -123,6 +153,7 @@ func readDES(dir string) (*desSuite, error) {
 			s.failed++
 			continue
 		}
+		c.complete = f.get(r, "status") == string(factory.Done)
 		for _, m := range metrics {
 			v, err := f.float(r, m.Key, true)
 			if err != nil {
@@ -207,8 +238,45 @@ func (s *desSuite) shownBlockKeys() []int {
 	return ks
 }
 
+// completionMetric reports whether metric m measures the work left undone
+// itself (G_cj and the robustness family): it is ranked over every group.
+// Every other metric shrinks when less work is done (a deadlocked episode
+// has a short makespan, little tardiness counted, little energy, few
+// decisions), so it is ranked only among groups that did the same work
+// (sameWork).
+func completionMetric(m harness.SuiteMetric) bool {
+	return m.Key == "G_cj" || m.Family == "robustness"
+}
+
+// sameWork marks the groups of a block that did the same work: a finished
+// case on every seed any group of the block finished, each completing the
+// most jobs (G_cj) any group completed on that seed. When some group
+// finished every episode (status done), these are the groups that did.
+func sameWork(blk []*desGroup) map[*desGroup]bool {
+	cj := slices.IndexFunc(harness.SuiteMetrics(), func(m harness.SuiteMetric) bool { return m.Key == "G_cj" })
+	most := map[uint64]float64{}
+	for _, g := range blk {
+		for _, c := range g.cases {
+			if v, ok := most[c.seed]; !ok || c.values[cj] > v || math.IsNaN(v) {
+				most[c.seed] = c.values[cj]
+			}
+		}
+	}
+	out := map[*desGroup]bool{}
+	for _, g := range blk {
+		ok := len(g.cases) == len(most)
+		for _, c := range g.cases {
+			ok = ok && c.values[cj] == most[c.seed]
+		}
+		out[g] = ok
+	}
+	return out
+}
+
 // best marks, per block and metric, the rows holding the best mean; none
-// when every row of the block has the same mean.
+// when every ranked row of the block has the same mean. A completion
+// metric ranks every row; any other ranks only the rows of sameWork, so
+// that no mean lowered by an unfinished episode is marked best.
 func (s *desSuite) best() map[*desGroup][]bool {
 	metrics := harness.SuiteMetrics()
 	out := map[*desGroup][]bool{}
@@ -216,9 +284,14 @@ func (s *desSuite) best() map[*desGroup][]bool {
 		out[g] = make([]bool, len(metrics))
 	}
 	for _, blk := range s.blocks() {
+		same := sameWork(blk)
 		for k, m := range metrics {
+			ranked := blk
+			if !completionMetric(m) {
+				ranked = slices.DeleteFunc(slices.Clone(blk), func(g *desGroup) bool { return !same[g] })
+			}
 			best, set, allSame, first := 0.0, false, true, math.NaN()
-			for _, g := range blk {
+			for _, g := range ranked {
 				v, _, n := g.meanStd(k)
 				if n == 0 {
 					continue
@@ -232,10 +305,10 @@ func (s *desSuite) best() map[*desGroup][]bool {
 					best, set = v, true
 				}
 			}
-			if !set || allSame {
+			if !set || (allSame && len(ranked) == len(blk)) {
 				continue
 			}
-			for _, g := range blk {
+			for _, g := range ranked {
 				if v, _, n := g.meanStd(k); n > 0 && v == best {
 					out[g][k] = true
 				}
@@ -256,8 +329,12 @@ func (s *desSuite) matrixSection() Section {
 	shown, best := s.shownBlockKeys(), s.best()
 	caption := "Mean ± sample standard deviation over the n finished cases (one per seed) of each " +
 		"instance × controller × model × framework × paradigm (columns empty in every row are left out). " +
+		"complete: the episodes that finished every job (status done) of the n; " + incompleteMark + " flags a row whose means include " +
+		"an episode that left work undone (deadlock, time limit, ...), where a short makespan or little tardiness can mean little work done. " +
 		"Bold: the best mean of its column within its instance × controller × model × framework block " +
-		"(every tied row; none when all rows of the block are equal). ↑ higher is better, ↓ lower."
+		"(every tied row; none when all rows of the block are equal). G_cj and the robustness metrics rank every row; " +
+		"the other metrics rank only the rows that did the same work: a finished case on every seed of the block, each completing " +
+		"the most jobs of that seed (when a row finished every episode, the rows that did). ↑ higher is better, ↓ lower."
 	if s.failed > 0 {
 		caption += fmt.Sprintf(" %d of %d cases failed and are left out.", s.failed, s.cases)
 	}
@@ -271,7 +348,7 @@ func (s *desSuite) matrixSection() Section {
 			t.Head = append(t.Head, blockKeys[i])
 		}
 		t.Left = append(t.Left, len(t.Head))
-		t.Head = append(t.Head, "paradigm", "n")
+		t.Head = append(t.Head, "paradigm", "n", "complete")
 		var ks []int
 		for k, m := range metrics {
 			if m.Family == fam {
@@ -284,7 +361,7 @@ func (s *desSuite) matrixSection() Section {
 			for _, i := range shown {
 				row = append(row, Cell{Text: g.block[i]})
 			}
-			row = append(row, Cell{Text: g.paradigm}, Cell{Text: strconv.Itoa(len(g.cases))})
+			row = append(row, Cell{Text: g.paradigm}, Cell{Text: strconv.Itoa(len(g.cases))}, Cell{Text: g.completion()})
 			for _, k := range ks {
 				mean, std, n := g.meanStd(k)
 				text := "–"
@@ -309,12 +386,17 @@ func (s *desSuite) matrixSection() Section {
 	legend.Notes = []string{"docs/metrics.md defines each metric; unit \"time\" is each instance's time unit (its time_unit_s)."}
 	sec.Tables = append(sec.Tables, legend)
 
-	sec.CSVHead = append(slices.Clone(blockKeys), "paradigm", "n", "failed")
+	sec.CSVHead = append(slices.Clone(blockKeys), "paradigm", "n", "failed", "complete", "same_work")
 	for _, m := range metrics {
 		sec.CSVHead = append(sec.CSVHead, m.Key+"_mean", m.Key+"_std", m.Key+"_best")
 	}
+	same := map[*desGroup]bool{}
+	for _, blk := range s.blocks() {
+		maps.Copy(same, sameWork(blk))
+	}
 	for _, g := range s.groups {
-		row := append(g.block[:len(g.block):len(g.block)], g.paradigm, strconv.Itoa(len(g.cases)), strconv.Itoa(g.failed))
+		row := append(g.block[:len(g.block):len(g.block)], g.paradigm, strconv.Itoa(len(g.cases)), strconv.Itoa(g.failed),
+			strconv.Itoa(len(g.cases)-g.incomplete()), strconv.FormatBool(same[g]))
 		for k := range metrics {
 			mean, std, _ := g.meanStd(k)
 			row = append(row, fcsv(mean), fcsv(std), strconv.FormatBool(best[g][k]))
@@ -393,63 +475,58 @@ func (s *desSuite) pairs() []Comparison {
 }
 
 // pairedSection is the paired differences: a table per block, a row per
-// pair of paradigms and metric.
+// pair of paradigms and metric. Holm's correction runs over the
+// comparisons of a block (its table), the rows with difference 0 on every
+// seed included.
 func (s *desSuite) pairedSection() Section {
 	metrics := harness.SuiteMetrics()
 	sec := Section{Suite: s.dir, Kind: SectionPaired, Title: desTitle(s.dir) + ": paired differences between paradigms"}
 	comps := s.comparisons()
 	shown := s.shownBlockKeys()
-	var cur *Table
-	var curBlock [4]string
-	left := 0
-	flush := func() {
-		if cur == nil {
-			return
+	holm := make([]float64, len(comps))
+	for lo := 0; lo < len(comps); {
+		hi := lo + 1
+		for hi < len(comps) && comps[hi].Block == comps[lo].Block {
+			hi++
+		}
+		ps := make([]float64, hi-lo)
+		var stats []PairedStats
+		for i := lo; i < hi; i++ {
+			ps[i-lo] = comps[i].Stats.P
+			if !comps[i].allZero() {
+				stats = append(stats, comps[i].Stats)
+			}
+		}
+		copy(holm[lo:hi], Holm(ps))
+		var parts []string
+		for _, k := range shown {
+			parts = append(parts, blockKeys[k]+" "+comps[lo].Block[k])
+		}
+		t := Table{Title: "Paired differences: " + strings.Join(parts, ", "),
+			Head: append([]string{"A", "B", "metric"}, pairedHead...), Left: []int{0, 1, 2, 7, 9}}
+		if len(sec.Tables) == 0 {
+			t.Caption = fmt.Sprintf("Paradigms A and B ran on the same seeds (common random numbers): each row is over the n seeds "+
+				"where both finished, of the differences A − B. The t interval is mean ± t(0.975, n−1)·sd/√n; the bootstrap "+
+				"interval is the 2.5%% and 97.5%% percentiles of the means of %d resamples (fixed seed). "+
+				"≠ 0: the t interval excludes 0. Direction: the metric's arrow says whether a positive difference favours A (↑) or B (↓).", Resamples)
+		}
+		left := 0
+		for i := lo; i < hi; i++ {
+			c := &comps[i]
+			if c.allZero() {
+				left++
+				continue
+			}
+			m := metrics[c.Metric]
+			t.Rows = append(t.Rows, append([]Cell{{Text: c.A}, {Text: c.B}, {Text: m.Key + " " + m.Arrow()}}, pairedCells(c.Stats, holm[i], m.Digits+1)...))
 		}
 		if left > 0 {
-			cur.Notes = append(cur.Notes, fmt.Sprintf("%d comparisons with the same value on every seed (difference 0) are left out here; --format csv lists them.", left))
+			t.Notes = append(t.Notes, fmt.Sprintf("%d comparisons with the same value on every seed (difference 0) are left out here; --format csv lists them.", left))
 		}
-		sec.Tables = append(sec.Tables, *cur)
+		t.Notes = append(t.Notes, pairedNotes(stats)...)
+		sec.Tables = append(sec.Tables, t)
+		lo = hi
 	}
-	for i := range comps {
-		c := &comps[i]
-		if cur == nil || c.Block != curBlock {
-			flush()
-			var parts []string
-			for _, k := range shown {
-				parts = append(parts, blockKeys[k]+" "+c.Block[k])
-			}
-			cur = &Table{Title: "Paired differences: " + strings.Join(parts, ", "),
-				Head: []string{"A", "B", "metric", "n", "mean A − B", "95% t interval", "95% bootstrap", "≠ 0"},
-				Left: []int{0, 1, 2, 7}}
-			if len(sec.Tables) == 0 {
-				cur.Caption = fmt.Sprintf("Paradigms A and B ran on the same seeds (common random numbers): each row is over the n seeds "+
-					"where both finished, of the differences A − B. The t interval is mean ± t(0.975, n−1)·sd/√n; the bootstrap "+
-					"interval is the 2.5%% and 97.5%% percentiles of the means of %d resamples (fixed seed). "+
-					"≠ 0: the t interval excludes 0. Direction: the metric's arrow says whether a positive difference favours A (↑) or B (↓).", Resamples)
-			}
-			curBlock, left = c.Block, 0
-		}
-		if c.allZero() {
-			left++
-			continue
-		}
-		m := metrics[c.Metric]
-		d := m.Digits + 1
-		iv := func(v Interval) string {
-			if math.IsNaN(v.Lo) {
-				return "–"
-			}
-			return "[" + fnum(v.Lo, d) + ", " + fnum(v.Hi, d) + "]"
-		}
-		mark := ""
-		if c.Stats.Distinguishable() {
-			mark = "yes"
-		}
-		cur.Rows = append(cur.Rows, []Cell{{Text: c.A}, {Text: c.B}, {Text: m.Key + " " + m.Arrow()}, {Text: strconv.Itoa(c.Stats.N)},
-			{Text: fnum(c.Stats.Mean, d)}, {Text: iv(c.Stats.T)}, {Text: iv(c.Stats.Boot)}, {Text: mark}})
-	}
-	flush()
 	var many [][]*desGroup
 	for _, blk := range s.blocks() {
 		if len(blk) > maxPairedParadigms {
@@ -470,12 +547,14 @@ func (s *desSuite) pairedSection() Section {
 	}
 	sec.CSVHead = append(slices.Clone(blockKeys), "paradigm_a", "paradigm_b", "metric", "higher_better", "n",
 		"mean_diff", "sd_diff", "t_quantile", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0")
-	for _, c := range comps {
+	sec.CSVHead = append(sec.CSVHead, pairedCSVHead...)
+	for i, c := range comps {
 		m := metrics[c.Metric]
 		st := c.Stats
-		sec.CSVRows = append(sec.CSVRows, append(c.Block[:len(c.Block):len(c.Block)], c.A, c.B, m.Key, strconv.FormatBool(m.HigherBetter),
+		row := append(c.Block[:len(c.Block):len(c.Block)], c.A, c.B, m.Key, strconv.FormatBool(m.HigherBetter),
 			strconv.Itoa(st.N), fcsv(st.Mean), fcsv(st.SD), fcsv(st.TQuantile), fcsv(st.T.Lo), fcsv(st.T.Hi),
-			fcsv(st.Boot.Lo), fcsv(st.Boot.Hi), strconv.FormatBool(st.Distinguishable())))
+			fcsv(st.Boot.Lo), fcsv(st.Boot.Hi), strconv.FormatBool(st.Distinguishable()))
+		sec.CSVRows = append(sec.CSVRows, append(row, pairedCSV(st, holm[i])...))
 	}
 	return sec
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/coordbench/coordbench/des/harness"
 )
@@ -16,7 +18,7 @@ import (
 // audit and the message counts of the run; id prefixes the figure ids.
 func (r *desRun) figures(id string) []Figure {
 	var out []Figure
-	gc := "Each machine's state over time (every machine of instance.json), replayed from trace.jsonl (idle is blank), and the jobs in flight to each cell (→ cell)."
+	gc := "Each machine's state over time (every machine of instance.json), replayed from trace.jsonl (idle is blank), and the jobs in flight to each cell (→ cell). Hover a bar for its job, operation and interval."
 	if r.spansLeft > 0 {
 		gc += fmt.Sprintf(" Only the first %d spans are drawn; %d more are left out.", maxSpans, r.spansLeft)
 	}
@@ -26,12 +28,12 @@ func (r *desRun) figures(id string) []Figure {
 	if r.rowsLeft > 0 {
 		gc += fmt.Sprintf(" Only the first %d rows are drawn; %d more (machines or transport rows) are left out.", maxGanttRows, r.rowsLeft)
 	}
-	out = append(out, Gantt{Title: "Machines and transports", XTitle: "time", Rows: r.rows, Kinds: ganttKinds, Spans: r.spans, End: r.end}.Figure(id+"-gantt", gc))
+	out = append(out, Gantt{Title: "Machines and transports", XTitle: r.timeTitle(), Rows: r.rows, Kinds: ganttKinds, Spans: r.spans, End: r.end}.Figure(id+"-gantt", gc))
 	pc := "Plant power (power_change records of trace.jsonl, a step function) against the power cap (power_cap_kw of episode_start)."
 	if r.powerLeft > 0 {
 		pc += fmt.Sprintf(" Only the first %d power changes are drawn; %d more are left out.", maxPowerPoints, r.powerLeft)
 	}
-	out = append(out, LineChart{Title: "Plant power against the cap", XTitle: "time", YTitle: "kW", XMin: 0, XMax: max(r.end, 1),
+	out = append(out, LineChart{Title: "Plant power against the cap", XTitle: r.timeTitle(), YTitle: "kW", XMin: 0, XMax: max(r.end, 1),
 		Lines: []Line{{Name: "power", X: r.powerT, Y: r.powerKW, Step: true}, {Name: "cap", X: []float64{0, r.end}, Y: []float64{r.cap, r.cap}, Dashed: true, Step: true}},
 	}.Figure(id+"-power", pc))
 	var lines []Line
@@ -44,13 +46,22 @@ func (r *desRun) figures(id string) []Figure {
 		lines = append(lines, l)
 	}
 	ac := fmt.Sprintf("Decisions committed so far, by source (decisions.jsonl, %d in all, in %d time bins): builtin = a built-in agent, llm = the model, external = an external controller, fallback = the harness replaced an illegal or missing answer.", r.decisions, auditBins)
-	out = append(out, LineChart{Title: "Decision sources over time", XTitle: "time", YTitle: "decisions (cumulative)", XMin: 0, XMax: max(r.end, 1), Lines: lines}.Figure(id+"-audit", ac))
+	out = append(out, LineChart{Title: "Decision sources over time", XTitle: r.timeTitle(), YTitle: "decisions (cumulative)", XMin: 0, XMax: max(r.end, 1), Lines: lines}.Figure(id+"-audit", ac))
 	mc := "Protocol messages by type (secondary.messages_by_type of metrics.json = the lines of messages.jsonl by type)."
+	mf := BarChart{Title: "Messages by type", YTitle: "messages", Groups: r.msgTypes, Series: []Bars{{Name: "messages", Values: r.msgCounts}}}.Figure(id+"-messages", mc)
 	if len(r.msgTypes) == 0 {
-		mc += " This run sent none."
+		mf = mf.empty("No bars: this run sent no protocol message (its paradigm decides without messages).")
 	}
-	out = append(out, BarChart{Title: "Messages by type", YTitle: "messages", Groups: r.msgTypes, Series: []Bars{{Name: "messages", Values: r.msgCounts}}}.Figure(id+"-messages", mc))
+	out = append(out, mf)
 	return out
+}
+
+// timeTitle is the time axis' title with the instance's time unit.
+func (r *desRun) timeTitle() string {
+	if r.timeUnitS > 0 {
+		return "time (1 unit = " + strconv.FormatFloat(r.timeUnitS, 'g', -1, 64) + " s)"
+	}
+	return "time (the instance's time unit)"
 }
 
 func sourceLabel(s string) string {
@@ -85,10 +96,10 @@ func (r *desRun) metricsTable() Table {
 	return t
 }
 
-// familyFigures are, for one instance, a bar chart per metric family and
-// block (controller × model × framework): a series per paradigm, a group
-// per metric, each mean divided by the largest absolute mean of that
-// metric in the block.
+// familyFigures are, for one instance, a figure per metric family and
+// block (controller × model × framework): a panel per metric with its own
+// axis, a bar per paradigm at its mean, the whisker its 95% t interval
+// over seeds (meanInterval). A rate (unit 0/1) is drawn on [0, 1].
 func (s *desSuite) familyFigures(id, instance string) []Figure {
 	metrics := harness.SuiteMetrics()
 	var out []Figure
@@ -96,52 +107,70 @@ func (s *desSuite) familyFigures(id, instance string) []Figure {
 		if blk[0].block[0] != instance {
 			continue
 		}
-		label := ""
+		var label []string
 		for _, k := range s.shownBlockKeys() {
-			if k > 0 {
-				label += ", " + blk[0].block[k]
+			if k > 0 && blk[0].block[k] != "" {
+				label = append(label, blk[0].block[k])
 			}
 		}
+		var names []string
+		flagged, single := 0, 0
+		for _, g := range blk {
+			name := g.paradigm
+			if g.incomplete() > 0 {
+				name += " " + incompleteMark
+				flagged++
+			}
+			names = append(names, name)
+		}
 		for fi, fam := range harness.MetricFamilies() {
-			c := BarChart{Title: fam + label, YTitle: "mean / largest mean"}
-			var ks []int
+			c := Panels{Title: strings.Join(append([]string{fam}, label...), ", "), Series: names}
+			allZero := true
 			for k, m := range metrics {
-				if m.Family == fam {
-					ks = append(ks, k)
-					c.Groups = append(c.Groups, m.Key+" "+m.Arrow())
+				if m.Family != fam {
+					continue
 				}
-			}
-			for _, g := range blk {
-				c.Series = append(c.Series, Bars{Name: g.paradigm})
-			}
-			for _, k := range ks {
-				top := 0.0
+				p := Panel{Title: m.Key + " " + m.Arrow()}
+				if m.Unit == "0/1" {
+					p.YMax = 1
+				}
 				for _, g := range blk {
-					if v, _, n := g.meanStd(k); n > 0 {
-						top = max(top, math.Abs(v))
+					mean, sd, n := g.meanStd(k)
+					lo, hi := meanInterval(mean, sd, n)
+					if n == 1 {
+						single++
 					}
+					p.Values, p.Lo, p.Hi = append(p.Values, mean), append(p.Lo, lo), append(p.Hi, hi)
+					allZero = allZero && (n == 0 || mean == 0)
 				}
-				for gi, g := range blk {
-					v, _, n := g.meanStd(k)
-					switch {
-					case n == 0:
-						v = math.NaN()
-					case top > 0:
-						v = math.Abs(v) / top
-					}
-					c.Series[gi].Values = append(c.Series[gi].Values, v)
-				}
+				c.Panels = append(c.Panels, p)
 			}
-			caption := ""
-			if !slices.ContainsFunc(c.Series, func(b Bars) bool {
-				return slices.ContainsFunc(b.Values, func(v float64) bool { return v != 0 && !math.IsNaN(v) })
-			}) {
-				caption = "Every mean of this family is 0 in this block: no bars."
+			caption := "Bars: each paradigm's mean over seeds, each metric on its own axis (mind the arrows: ↑ higher is better, ↓ lower); " +
+				"whiskers: the 95% t interval of the mean, mean ± t(0.975, n−1)·sd/√n. A rate (0/1) is drawn on [0, 1]."
+			if flagged > 0 {
+				caption += " " + incompleteMark + ": the paradigm's means include an episode that left work undone (see the complete column)."
 			}
-			out = append(out, c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), caption))
+			if single > 0 {
+				caption += " A bar from one seed has no interval."
+			}
+			f := c.Figure(fmt.Sprintf("%s-b%d-f%d", id, bi, fi), caption)
+			if allZero {
+				f = f.empty("Every mean of this family is 0 in this block (for robustness: every episode finished every job): the bars have no height.")
+			}
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// meanInterval is the 95% Student t interval of a mean over n values of
+// sample standard deviation sd; NaN bounds for fewer than two values.
+func meanInterval(mean, sd float64, n int) (lo, hi float64) {
+	if n < 2 || math.IsNaN(sd) {
+		return math.NaN(), math.NaN()
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1-(1-Level)/2) * sd / math.Sqrt(float64(n))
+	return mean - half, mean + half
 }
 
 // summary is the line under a case's heading.

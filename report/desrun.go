@@ -64,6 +64,7 @@ type desRun struct {
 	instance, status string
 	seed             string
 	end, cap         float64
+	timeUnitS        float64  // seconds per time unit (episode_start), 0 if not given
 	rows             []string // Gantt rows: machines, then transports by destination
 	spans            []Span
 	spansLeft        int // spans not drawn (over maxSpans)
@@ -83,8 +84,9 @@ type desRun struct {
 type machineState struct {
 	row    int // index in order of appearance
 	since  float64
-	cur    int // kSetup … kDown, or kIdle
-	before int // the state a breakdown interrupted
+	cur    int    // kSetup … kDown, or kIdle
+	before int    // the state a breakdown interrupted
+	job    string // the job on the machine ("" for none): the span's hover label
 }
 
 // traceRec is the part of a trace.jsonl record the figures use.
@@ -101,6 +103,22 @@ type traceRec struct {
 	Instance    string   `json:"instance"`
 	Seed        *uint64  `json:"seed"`
 	Status      string   `json:"status"`
+	Job         *int64   `json:"job"`
+	Op          *int64   `json:"op"`
+	TimeUnitS   float64  `json:"time_unit_s"`
+}
+
+// jobLabel names the job (and operation) of a record for a span's hover
+// text, "" when the record names none.
+func (ev *traceRec) jobLabel() string {
+	if ev.Job == nil {
+		return ""
+	}
+	s := "job " + strconv.FormatInt(*ev.Job, 10)
+	if ev.Op != nil {
+		s += ", op " + strconv.FormatInt(*ev.Op, 10)
+	}
+	return s
 }
 
 // scanLines calls fn with each line of the file at path, each at most
@@ -158,9 +176,10 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 	type transport struct {
 		cell       string
 		start, end float64
+		job        string
 	}
 	var transports []transport
-	addSpan := func(row int, a, b float64, kind int) {
+	addSpan := func(row int, a, b float64, kind int, label string) {
 		if b <= a {
 			return
 		}
@@ -168,7 +187,7 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 			r.spansLeft++
 			return
 		}
-		r.spans = append(r.spans, Span{Row: row, Start: a, End: b, Kind: kind})
+		r.spans = append(r.spans, Span{Row: row, Start: a, End: b, Kind: kind, Label: label})
 	}
 	get := func(cell string, m int) *machineState {
 		k := cell + "\x00" + strconv.Itoa(m)
@@ -194,9 +213,9 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 			hidden[i] = true
 		}
 	}
-	addMachineSpan := func(row int, a, b float64, kind int) {
+	addMachineSpan := func(row int, a, b float64, kind int, label string) {
 		if !hidden[row] {
-			addSpan(row, a, b, kind)
+			addSpan(row, a, b, kind, label)
 		}
 	}
 	var last float64
@@ -217,7 +236,7 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 		switch ev.Ev {
 		case "episode_start":
 			started = true
-			r.instance, r.cap = ev.Instance, ev.Cap
+			r.instance, r.cap, r.timeUnitS = ev.Instance, ev.Cap, ev.TimeUnitS
 			if ev.Seed != nil {
 				r.seed = strconv.FormatUint(*ev.Seed, 10)
 			}
@@ -235,12 +254,15 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 			switch ev.Ev {
 			case "setup_start":
 				s.move(t, kSetup, addMachineSpan)
+				s.job = ev.jobLabel()
 			case "process_start":
 				s.move(t, kBusy, addMachineSpan)
+				s.job = ev.jobLabel()
 			case "finish":
 				s.move(t, kBlocked, addMachineSpan)
 			case "job_complete":
 				s.move(t, kIdle, addMachineSpan)
+				s.job = ""
 			case "breakdown":
 				s.before = s.cur
 				s.move(t, kDown, addMachineSpan)
@@ -255,6 +277,7 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 				} else {
 					s.move(t, kIdle, addMachineSpan)
 				}
+				s.job = ""
 			}
 			if _, ok := transportRow[ev.Cell]; !ok {
 				transportRow[ev.Cell] = 0
@@ -263,7 +286,7 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 				r.transportsLeft++
 				break
 			}
-			transports = append(transports, transport{ev.Cell, t, t + ev.Dur})
+			transports = append(transports, transport{ev.Cell, t, t + ev.Dur, ev.jobLabel()})
 		case "episode_end":
 			ended = true
 			r.status = ev.Status
@@ -309,7 +332,7 @@ func (r *desRun) readTrace(path string, known []cellMachines) error {
 		r.spans[i].Row = rowOf[machineKeys[r.spans[i].Row]]
 	}
 	for _, tr := range transports {
-		addSpan(transportRow[tr.cell], tr.start, math.Min(tr.end, math.Max(r.end, tr.start)), kTransport)
+		addSpan(transportRow[tr.cell], tr.start, math.Min(tr.end, math.Max(r.end, tr.start)), kTransport, tr.job)
 	}
 	if len(r.rows) > maxGanttRows {
 		r.rowsLeft = len(r.rows) - maxGanttRows
@@ -389,9 +412,9 @@ func instanceMachines(path string) ([]cellMachines, error) {
 // move closes the machine's current state at t (a span, unless idle) and
 // enters kind. Spans carry the machine's index in order of appearance
 // until readTrace numbers the rows.
-func (s *machineState) move(t float64, kind int, add func(row int, a, b float64, kind int)) {
+func (s *machineState) move(t float64, kind int, add func(row int, a, b float64, kind int, label string)) {
 	if s.cur != kIdle {
-		add(s.row, s.since, t, s.cur)
+		add(s.row, s.since, t, s.cur, s.job)
 	}
 	s.cur, s.since = kind, t
 }

@@ -113,8 +113,25 @@ func (c caseChoice) isDefault() bool { return !c.all && !c.none && c.ids == nil 
 
 // writeHTML builds the page of dirs and writes it to w.
 func writeHTML(w io.Writer, dirs []string, opt Options) error {
+	p, err := buildPage(dirs, opt)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := pageTmpl.Execute(&buf, p); err != nil {
+		return err
+	}
+	// html/template escaped every text for HTML; terminal controls and
+	// bidirectional overrides are not markup, and are neutralised as in
+	// every other format (a page is also read with cat and less).
+	_, err = io.WriteString(w, untrusted.Printable(buf.String()))
+	return err
+}
+
+// buildPage reads the inputs into the page's blocks.
+func buildPage(dirs []string, opt Options) (*page, error) {
 	if len(dirs) == 0 {
-		return fmt.Errorf("no suite or run directory given")
+		return nil, fmt.Errorf("no suite or run directory given")
 	}
 	choice := parseCases(opt.Cases)
 	p := page{Title: "coordbench report", Inputs: dirs, Warning: ScorerWarning(dirs)}
@@ -130,7 +147,7 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 			heading = "Comparison: A = " + dirs[0] + ", B = " + dirs[1]
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b := &block{ID: "compare", Heading: heading, Level: 2}
 		for _, s := range secs {
@@ -144,7 +161,7 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 	for i, dir := range dirs {
 		kind, err := DetectInput(dir)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id := "in" + strconv.Itoa(i+1)
 		var b *block
@@ -167,7 +184,7 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 			}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.Blocks = append(p.Blocks, b)
 	}
@@ -180,16 +197,8 @@ func writeHTML(w io.Writer, dirs []string, opt Options) error {
 		}
 		if len(missing) > 0 {
 			slices.Sort(missing)
-			return opterr.New("Cases", "no such case in the suites given: %s", strings.Join(missing, ", "))
+			return nil, opterr.New("Cases", "no such case in the suites given: %s", strings.Join(missing, ", "))
 		}
 	}
-	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, p); err != nil {
-		return err
-	}
-	// html/template escaped every text for HTML; terminal controls and
-	// bidirectional overrides are not markup, and are neutralised as in
-	// every other format (a page is also read with cat and less).
-	_, err := io.WriteString(w, untrusted.Printable(buf.String()))
-	return err
+	return &p, nil
 }

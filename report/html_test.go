@@ -38,7 +38,7 @@ func htmlPage(t *testing.T, dirs []string, opt Options) string {
 }
 
 var (
-	figureRe = regexp.MustCompile(`(?s)<figure data-figure="([^"]+)" data-series-count="(\d+)">(.*?)</figure>`)
+	figureRe = regexp.MustCompile(`(?s)<figure data-figure="([^"]+)" data-series-count="(\d+)"[^>]*>(.*?)</figure>`)
 	detailRe = regexp.MustCompile(`<details id="[^"]+"`)
 )
 
@@ -200,7 +200,7 @@ func TestHTMLEscapesArtifacts(t *testing.T) {
 // TestDESRunReplay checks the machine states replayed from a small trace.
 func TestDESRunReplay(t *testing.T) {
 	dir := t.TempDir()
-	trace := `{"t":0,"ev":"episode_start","instance":"X","seed":7,"power_cap_kw":10,"jobs":1,"total_ops":1}
+	trace := `{"t":0,"ev":"episode_start","instance":"X","seed":7,"time_unit_s":60,"power_cap_kw":10,"jobs":1,"total_ops":1}
 {"t":0,"ev":"power_change","kw":2}
 {"t":1,"ev":"transport_start","job":0,"op":0,"from":"dock","dur":2,"cell":"C1"}
 {"t":3,"ev":"setup_start","job":0,"op":0,"cell":"C1","machine":0}
@@ -226,7 +226,9 @@ func TestDESRunReplay(t *testing.T) {
 	if strings.Join(r.rows, "|") != strings.Join(wantRows, "|") {
 		t.Errorf("rows %v, want %v", r.rows, wantRows)
 	}
-	want := []Span{{0, 3, 4, kSetup}, {0, 4, 5, kBusy}, {0, 5, 6, kDown}, {0, 6, 8, kBusy}, {0, 8, 9, kBlocked}, {3, 1, 3, kTransport}, {4, 9, 10, kTransport}}
+	// Every span names the job (and operation) on the machine or in flight: the hover text.
+	j0, j1 := "job 0, op 0", "job 0, op 1"
+	want := []Span{{0, 3, 4, kSetup, j0}, {0, 4, 5, kBusy, j0}, {0, 5, 6, kDown, j0}, {0, 6, 8, kBusy, j0}, {0, 8, 9, kBlocked, j0}, {3, 1, 3, kTransport, j0}, {4, 9, 10, kTransport, j1}}
 	if len(r.spans) != len(want) {
 		t.Fatalf("spans %v, want %v", r.spans, want)
 	}
@@ -234,6 +236,9 @@ func TestDESRunReplay(t *testing.T) {
 		if r.spans[i] != want[i] {
 			t.Errorf("span %d: %v, want %v", i, r.spans[i], want[i])
 		}
+	}
+	if g := r.figures("x")[0]; g.Title != "Machines and transports" || !strings.Contains(string(g.SVG), "time (1 unit = 60 s)") || !strings.Contains(string(g.SVG), "<title>job 0, op 1: transport in flight 9–10</title>") {
+		t.Errorf("the Gantt chart lacks the time unit or a span's job on hover:\n%s", g.SVG)
 	}
 	if r.end != 12 || r.cap != 10 || r.status != "time_limit" || r.seed != "7" || len(r.powerT) != 2 {
 		t.Errorf("end %v cap %v status %s seed %s power %v", r.end, r.cap, r.status, r.seed, r.powerKW)

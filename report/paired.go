@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -53,6 +54,48 @@ type PairedStats struct {
 	// empirical quantiles of the means of Resamples resamples of the
 	// differences drawn with replacement.
 	Boot Interval
+	// P is the two-sided p-value of the paired t test of mean 0 (NaN for
+	// fewer than two differences; 0 when every difference is the same
+	// non-zero value, 1 when every difference is 0).
+	P float64
+}
+
+// FewPairs is the number of pairs below which an interval is flagged as
+// rough: t(0.975, n−1) is 2.78 or more and the bootstrap has few distinct
+// resamples.
+const FewPairs = 5
+
+// Few reports whether the statistics rest on fewer than FewPairs pairs.
+func (p *PairedStats) Few() bool { return p.N < FewPairs }
+
+// ZeroWidth reports whether every difference was the same (SD 0) and not
+// all 0: the interval is one point, a certainty the seeds cannot give.
+func (p *PairedStats) ZeroWidth() bool {
+	return p.N >= 2 && p.Mean != 0 && p.T.Hi-p.T.Lo <= 1e-12*math.Abs(p.Mean)
+}
+
+// Holm returns Holm's step-down adjustment of the p-values p (the family
+// is every non-NaN entry; NaN stays NaN): sorted ascending, the i-th
+// smallest (from 0) is multiplied by m−i, made non-decreasing, capped at
+// 1. A comparison is distinguishable after the correction when its
+// adjusted p-value is below 1 − Level; this controls the family-wise
+// error rate at that level without assuming independence.
+func Holm(p []float64) []float64 {
+	out := make([]float64, len(p))
+	var idx []int
+	for i, v := range p {
+		out[i] = math.NaN()
+		if !math.IsNaN(v) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(p[a], p[b]) })
+	m, run := len(idx), 0.0
+	for r, i := range idx {
+		run = math.Max(run, math.Min(1, float64(m-r)*p[i]))
+		out[i] = run
+	}
+	return out
 }
 
 // Distinguishable reports whether the t interval excludes 0: the two
@@ -62,7 +105,7 @@ func (p *PairedStats) Distinguishable() bool { return p.N >= 2 && p.T.Excludes0(
 // Paired computes the statistics of the differences d.
 func Paired(d []float64) PairedStats {
 	nan := Interval{math.NaN(), math.NaN()}
-	p := PairedStats{N: len(d), Mean: math.NaN(), SD: math.NaN(), T: nan, TQuantile: math.NaN(), Boot: nan}
+	p := PairedStats{N: len(d), Mean: math.NaN(), SD: math.NaN(), T: nan, TQuantile: math.NaN(), Boot: nan, P: math.NaN()}
 	if len(d) == 0 {
 		return p
 	}
@@ -72,7 +115,16 @@ func Paired(d []float64) PairedStats {
 	}
 	p.Mean, p.SD = stat.MeanStdDev(d, nil)
 	n := float64(len(d))
-	p.TQuantile = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(1 - (1-Level)/2)
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}
+	p.TQuantile = t.Quantile(1 - (1-Level)/2)
+	switch {
+	case p.SD > 0:
+		p.P = 2 * t.Survival(math.Abs(p.Mean)/(p.SD/math.Sqrt(n)))
+	case p.Mean != 0:
+		p.P = 0
+	default:
+		p.P = 1
+	}
 	half := p.TQuantile * p.SD / math.Sqrt(n)
 	p.T = Interval{p.Mean - half, p.Mean + half}
 	p.Boot = bootstrap(d)

@@ -155,10 +155,10 @@ func TestMatrix(t *testing.T) {
 		if len(tb.Rows) != len(paradigms) {
 			t.Errorf("%s: %d rows", tb.Title, len(tb.Rows))
 		}
-		if !slices.Equal(tb.Head[:4], []string{"instance", "controller", "paradigm", "n"}) {
+		if !slices.Equal(tb.Head[:5], []string{"instance", "controller", "paradigm", "n", "complete"}) {
 			t.Errorf("%s: head %v (model and framework are empty for rule)", tb.Title, tb.Head)
 		}
-		heads = append(heads, tb.Head[4:]...)
+		heads = append(heads, tb.Head[5:]...)
 	}
 	for i, sm := range harness.SuiteMetrics() {
 		if heads[i] != sm.Key+" "+sm.Arrow() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/coordbench/coordbench/des/harness"
@@ -15,7 +16,8 @@ import (
 // run directory.
 
 // casesNote says which cases have a section and how to get others.
-func casesNote(choice caseChoice, shown, total int, what string) string {
+// rule says how the default chose them.
+func casesNote(choice caseChoice, shown, total int, what, rule string) string {
 	switch {
 	case choice.none:
 		return fmt.Sprintf("No %s has a section of its own (--cases none); %d are in the suite.", what, total)
@@ -24,8 +26,8 @@ func casesNote(choice caseChoice, shown, total int, what string) string {
 	case choice.ids != nil:
 		return fmt.Sprintf("%d of the suite's %d %ss have a section of their own, as --cases asked; --cases all shows every one.", shown, total, what)
 	}
-	return fmt.Sprintf("%d of the suite's %d %ss have a section of their own (by default the first seed of each group, at most %d); "+
-		"the other %d are left out of this page. Name others with --cases ID,ID (the ids in the summary file), or --cases all.", shown, total, what, DefaultCases, total-shown)
+	return fmt.Sprintf("%d of the suite's %d %ss have a section of their own (by default %s, at most %d); "+
+		"the other %d are left out of this page. Name others with --cases ID,ID (the ids in the summary file), or --cases all.", shown, total, what, rule, DefaultCases, total-shown)
 }
 
 // desSuiteBlock is the page of a scheduling suite.
@@ -44,7 +46,7 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 	}
 	instances := inst.list
 	fb := &block{ID: id + "-families", Heading: "The four metric families side by side, per instance", Level: 3,
-		Paras: []string{"No single score: each family is read on its own. The bars put each paradigm's mean of a metric over the largest mean of that metric among the paradigms of its block (so 1 is the largest, whichever way is better: mind the arrows); the tables give the values, bold marking the best mean of its column within its block, as in the matrix."}}
+		Paras: []string{"No single score: each family is read on its own. A panel per metric, on its own axis: each paradigm's mean with its 95% interval over seeds (mind the arrows: ↑ higher is better, ↓ lower); the tables give the values, bold marking the best mean of its column within its block, as in the matrix, and the complete column how many episodes finished every job."}}
 	for ii, inst := range instances {
 		ib := &block{ID: fmt.Sprintf("%s-families-%d", id, ii), Heading: "Instance " + inst, Level: 4, Side: true,
 			Figures: s.familyFigures(fmt.Sprintf("%s-fam%d", id, ii), inst)}
@@ -108,16 +110,19 @@ func desSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*bl
 			}
 		}
 	case !choice.none:
+		// The first episode of each group that left work undone, else its
+		// first seed: a deadlock is what a reader wants to look into.
 		for _, g := range s.groups {
 			if len(g.cases) > 0 && len(pick) < DefaultCases {
-				pick = append(pick, g.cases[0])
+				i := max(slices.IndexFunc(g.cases, func(c *desCase) bool { return !c.complete }), 0)
+				pick = append(pick, g.cases[i])
 			}
 		}
 	}
 	for _, c := range all {
 		seen[c.id] = true
 	}
-	cb := &block{ID: id + "-cases", Heading: "Cases", Level: 3, Paras: []string{casesNote(choice, len(pick), s.cases, "case")}}
+	cb := &block{ID: id + "-cases", Heading: "Cases", Level: 3, Paras: []string{casesNote(choice, len(pick), s.cases, "case", "the first incomplete episode of each group, else its first seed")}}
 	for i, c := range pick {
 		cd := filepath.Join(dir, "cases", c.id)
 		k, err := desCaseBlock(fmt.Sprintf("%s-case%d", id, i+1), cd, c.id)
@@ -195,7 +200,9 @@ func siloSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*b
 			}
 		}
 	case !choice.none:
-		// The first run at the smallest N > 1 of each level × protocol × agent.
+		// Per level × protocol × agent, the first run at the largest N,
+		// the first failed one (success 0) at that N if any: the
+		// informative runs, not the easiest.
 		type key struct{ level, protocol, agent string }
 		best := map[key]int{}
 		var order []key
@@ -208,7 +215,7 @@ func siloSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*b
 			if !ok {
 				order = append(order, k)
 			}
-			if !ok || r.n < runs[j].n {
+			if !ok || r.n > runs[j].n || r.n == runs[j].n && r.success == 0 && runs[j].success != 0 {
 				best[k] = i
 			}
 		}
@@ -221,7 +228,7 @@ func siloSuiteBlock(id, dir string, choice caseChoice, seen map[string]bool) (*b
 	for _, r := range runs {
 		seen[r.caseID] = true
 	}
-	cb := &block{ID: id + "-runs", Heading: "Runs", Level: 3, Paras: []string{casesNote(choice, len(pick), len(runs), "run")}}
+	cb := &block{ID: id + "-runs", Heading: "Runs", Level: 3, Paras: []string{casesNote(choice, len(pick), len(runs), "run", "per level × protocol × agent, a run at the largest N, one that failed if any did")}}
 	for i, r := range pick {
 		rd := filepath.Join(dir, "runs", r.caseID)
 		k, err := siloRunBlock(fmt.Sprintf("%s-run%d", id, i+1), rd, r.caseID)

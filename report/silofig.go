@@ -188,8 +188,12 @@ func siloFigures(id string, runs []siloRunRow, agg []siloRow) []Figure {
 		if len(lines) == 0 {
 			continue
 		}
-		out = append(out, nAxis(LineChart{Title: "RCC against N, level " + lvl, XTitle: "N (agents)", YTitle: "RCC (lower is better)", Lines: lines}).Figure(id+"-rcc-"+lvl,
-			"Solid: RCC = 1 − S(N)/S(baseline), the paper's, with S the mean fraction of agents correct; dashed: RCC_success, the same with the success rate. From aggregate.csv, against its baseline (rcc_baseline)."))
+		rf := nAxis(LineChart{Title: "RCC against N, level " + lvl, XTitle: "N (agents)", YTitle: "RCC (lower is better)", Lines: lines, Dodge: true}).Figure(id+"-rcc-"+lvl,
+			"Solid: RCC = 1 − S(N)/S(baseline), the paper's, with S the mean fraction of agents correct; dashed: RCC_success, the same with the success rate. From aggregate.csv, against its baseline (rcc_baseline).")
+		if !slices.ContainsFunc(lines, func(l Line) bool { return slices.ContainsFunc(l.Y, func(v float64) bool { return v != 0 }) }) {
+			rf = rf.empty("Every RCC is 0: at every N the team was as correct as its baseline, so the lines lie on the axis.")
+		}
+		out = append(out, rf)
 	}
 	vsN("Communication density against N", "D", "D: the published code's communication density.", func(r siloRunRow) float64 { return r.D }, false)
 	hasTokens := slices.ContainsFunc(runs, func(r siloRunRow) bool { return !math.IsNaN(r.tokens) })
@@ -247,10 +251,15 @@ func siloFigures(id string, runs []siloRunRow, agg []siloRow) []Figure {
 		}
 		bars = append(bars, b)
 	}
-	out = append(out, BarChart{Title: "Failure modes per level × protocol", YTitle: "share of agents", Groups: groups, Series: bars}.Figure(id+"-failures",
-		"The mean share of a run's agents carrying each failure label (summary.csv; an agent may carry two), per level × protocol. docs/silo-analyze.md defines the labels."))
-	out = append(out, Heatmap{Title: "Failure-mode co-occurrence", Rows: failureModes, Cols: failureModes, Values: co}.Figure(id+"-cooccurrence",
-		"Runs (merged baselines left out) in which both the row's and the column's failure label occur (each on at least one agent); the diagonal counts runs with that label."))
+	ff := BarChart{Title: "Failure modes per level × protocol", YTitle: "share of agents", Groups: groups, Series: bars}.Figure(id+"-failures",
+		"The mean share of a run's agents carrying each failure label (summary.csv; an agent may carry two), per level × protocol. docs/silo-analyze.md defines the labels.")
+	cf := Heatmap{Title: "Failure-mode co-occurrence", Rows: failureModes, Cols: failureModes, Values: co}.Figure(id+"-cooccurrence",
+		"Runs (merged baselines left out) in which both the row's and the column's failure label occur (each on at least one agent); the diagonal counts runs with that label.")
+	if !slices.ContainsFunc(co, func(r []float64) bool { return slices.ContainsFunc(r, func(v float64) bool { return v > 0 }) }) {
+		ff = ff.empty("No bars: no agent of any run carries a failure label.")
+		cf = cf.empty("Every count is 0: no agent of any run carries a failure label.")
+	}
+	out = append(out, ff, cf)
 	return out
 }
 

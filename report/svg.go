@@ -24,6 +24,17 @@ type Figure struct {
 	Caption string
 	Series  int           // distinct data-series groups in SVG
 	SVG     template.HTML // built by this file only, every text escaped
+	// Empty says why the figure draws nothing (or nothing that differs
+	// from 0), when it does; the page shows it in the caption.
+	Empty string
+}
+
+// empty returns f saying why it draws nothing: the reason ends its
+// caption and is its Empty.
+func (f Figure) empty(why string) Figure {
+	f.Empty = why
+	f.Caption = strings.TrimSpace(f.Caption + " " + why)
+	return f
 }
 
 // palette is the series colours (colour-blind friendly, Okabe–Ito).
@@ -241,10 +252,11 @@ func (c LineChart) Figure(id, caption string) Figure {
 	var dashed []bool
 	for i, l := range c.Lines {
 		dashed = append(dashed, l.Dashed)
-		// Dodge: shift series sideways a little so that equal values stay visible.
+		// Dodge: shift series sideways by a marker's width (dodgeStep) so
+		// that equal values stay visible side by side, error bars too.
 		dx := 0.0
 		if c.Dodge && !l.Step {
-			dx = (float64(i) - float64(len(c.Lines)-1)/2) * 3
+			dx = (float64(i) - float64(len(c.Lines)-1)/2) * dodgeStep
 		}
 		dash := ""
 		if l.Dashed {
@@ -291,6 +303,10 @@ func (c LineChart) Figure(id, caption string) Figure {
 	b.f(`</svg>`)
 	return Figure{ID: id, Title: c.Title, Caption: caption, Series: len(c.Lines), SVG: template.HTML(b.String())}
 }
+
+// dodgeStep is the sideways shift between dodged series, in pixels: the
+// diameter of a point's circle, so that equal points touch, not overlap.
+const dodgeStep = 6.0
 
 // Bars is one series of a grouped bar chart: a value per group.
 type Bars struct {
@@ -350,7 +366,7 @@ func (c BarChart) Figure(id, caption string) Figure {
 		}
 		b.f(`</g>`)
 	}
-	legendItems(&b, fr.x0+fr.w+12, fr.y0+8, names, nil)
+	swatches(&b, fr.x0+fr.w+12, fr.y0+8, names)
 	b.f(`</svg>`)
 	return Figure{ID: id, Title: c.Title, Caption: caption, Series: len(c.Series), SVG: template.HTML(b.String())}
 }
@@ -360,6 +376,7 @@ type Span struct {
 	Row        int
 	Start, End float64
 	Kind       int
+	Label      string // shown on hover with the interval (an SVG <title>); may be ""
 }
 
 // Gantt draws horizontal spans per row, coloured by kind.
@@ -394,11 +411,15 @@ func (g Gantt) Figure(id, caption string) Figure {
 				continue
 			}
 			x1, x2 := fr.px(s.Start), fr.px(s.End)
-			b.f(`<rect x="%s" y="%s" width="%s" height="%s"/>`, n(x1), n(fr.y0+float64(s.Row)*rowH+1), n(math.Max(x2-x1, 0.3)), n(rowH-2))
+			tip := kind + " " + tickLabel(s.Start) + "–" + tickLabel(s.End)
+			if s.Label != "" {
+				tip = s.Label + ": " + tip
+			}
+			b.f(`<rect x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`, n(x1), n(fr.y0+float64(s.Row)*rowH+1), n(math.Max(x2-x1, 0.3)), n(rowH-2), esc(tip))
 		}
 		b.f(`</g>`)
 	}
-	legendItems(&b, fr.x0+fr.w+12, fr.y0+8, g.Kinds, nil)
+	swatches(&b, fr.x0+fr.w+12, fr.y0+8, g.Kinds)
 	b.f(`</svg>`)
 	return Figure{ID: id, Title: g.Title, Caption: caption, Series: len(g.Kinds), SVG: template.HTML(b.String())}
 }
@@ -412,9 +433,22 @@ type Heatmap struct {
 
 // Figure draws the heat map, darker for larger values, with the numbers.
 func (m Heatmap) Figure(id, caption string) Figure {
+	// Room for the labels, measured as the legend is (about 6 px per
+	// character at 10 px): row labels on the left, column labels slanted
+	// 35° above, reaching right of their column.
 	cell := 44.0
-	x0, y0 := 150.0, 70.0
-	w, h := int(x0+cell*float64(len(m.Cols))+10), int(y0+cell*float64(len(m.Rows))+10)
+	rowChars, colChars := 0, 0
+	for _, r := range m.Rows {
+		rowChars = max(rowChars, utf8.RuneCountInString(r))
+	}
+	for _, c := range m.Cols {
+		colChars = max(colChars, utf8.RuneCountInString(c))
+	}
+	const charW, sin35, cos35 = 6.2, 0.574, 0.819
+	x0 := math.Max(60, float64(rowChars)*charW+14)
+	y0 := math.Max(30, float64(colChars)*charW*sin35+16)
+	right := math.Max(10, float64(colChars)*charW*cos35-cell/2+10)
+	w, h := int(math.Ceil(x0+cell*float64(len(m.Cols))+right)), int(math.Ceil(y0+cell*float64(len(m.Rows))+10))
 	top := 0.0
 	for _, r := range m.Values {
 		for _, v := range r {

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,7 +69,7 @@ func TestFigureTextIsEscaped(t *testing.T) {
 	figs := []Figure{
 		LineChart{Title: evil, Lines: []Line{{Name: evil, X: []float64{1}, Y: []float64{1}}}}.Figure("a", ""),
 		BarChart{Title: evil, Groups: []string{evil}, Series: []Bars{{Name: evil, Values: []float64{1}}}}.Figure("b", ""),
-		Gantt{Title: evil, Rows: []string{evil}, Kinds: []string{evil}, Spans: []Span{{0, 0, 1, 0}}, End: 1}.Figure("c", ""),
+		Gantt{Title: evil, Rows: []string{evil}, Kinds: []string{evil}, Spans: []Span{{0, 0, 1, 0, evil}}, End: 1}.Figure("c", ""),
 		Heatmap{Title: evil, Rows: []string{evil}, Cols: []string{evil}, Values: [][]float64{{1}}}.Figure("d", ""),
 		Graph{Title: evil, Nodes: []string{evil, "b"}, Kinds: []string{evil}, Edges: []Edge{{0, 1, 2, 0}}}.Figure("e", ""),
 	}
@@ -84,11 +85,11 @@ func TestFigureTextIsEscaped(t *testing.T) {
 
 func TestGanttAndGraph(t *testing.T) {
 	g := Gantt{Rows: []string{"C1 m0", "C1 m1"}, Kinds: []string{"setup", "processing"},
-		Spans: []Span{{0, 0, 5, 0}, {0, 5, 9, 1}, {1, 2, 3, 1}, {1, 4, 4, 1}}, End: 10}.Figure("g", "")
+		Spans: []Span{{0, 0, 5, 0, ""}, {0, 5, 9, 1, ""}, {1, 2, 3, 1, ""}, {1, 4, 4, 1, ""}}, End: 10}.Figure("g", "")
 	if s := seriesOf(g); len(s) != 2 || s[0] != "setup" || s[1] != "processing" {
 		t.Errorf("Gantt series %v", s)
 	}
-	if n := strings.Count(string(g.SVG), "<rect"); n != 3 {
+	if n := strings.Count(string(g.SVG), "<rect") - 2; n != 3 { // a legend swatch per kind
 		t.Errorf("%d spans drawn, want 3 (the empty one is not)", n)
 	}
 	gr := Graph{Nodes: []string{"0", "1", "files"}, Kinds: commKinds, Edges: []Edge{{0, 1, 3, eMessage}, {0, 2, 1, eWrite}, {2, 1, 1, eRead}, {1, 1, 1, eMessage}}}.Figure("h", "")
@@ -97,5 +98,21 @@ func TestGanttAndGraph(t *testing.T) {
 	}
 	if n := strings.Count(string(gr.SVG), "marker-end"); n != 3 {
 		t.Errorf("%d edges drawn, want 3 (no self loop)", n)
+	}
+}
+
+// TestDodgeKeepsEqualPointsApart: two series with the same values draw
+// their points a full marker apart, so neither hides the other.
+func TestDodgeKeepsEqualPointsApart(t *testing.T) {
+	same := []float64{0.5, 0.7}
+	f := LineChart{Lines: []Line{{Name: "p2p", X: []float64{2, 5}, Y: same, Err: []float64{0.1, 0.1}}, {Name: "sfs", X: []float64{2, 5}, Y: same, Err: []float64{0.1, 0.1}}}, Dodge: true}.Figure("d", "")
+	cx := regexp.MustCompile(`<circle cx="([^"]+)"`).FindAllStringSubmatch(string(f.SVG), -1)
+	if len(cx) != 4 {
+		t.Fatalf("%d points, want 4", len(cx))
+	}
+	a, _ := strconv.ParseFloat(cx[0][1], 64)
+	b, _ := strconv.ParseFloat(cx[2][1], 64)
+	if math.Abs(a-b) < 6 {
+		t.Errorf("equal points of two series %v px apart, want at least a marker's width (6 px, r = 3)", math.Abs(a-b))
 	}
 }

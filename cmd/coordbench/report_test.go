@@ -90,3 +90,29 @@ func TestReportRefusesExistingOut(t *testing.T) {
 		}
 	}
 }
+
+// TestReportFigures: --figures writes each figure of the page on its own
+// (an SVG and a LaTeX caption stub), refuses a directory that is not
+// empty without --force, and writes into it with --force.
+func TestReportFigures(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "suite")
+	if out, err := run(t, "des", "suite", "--suite", "A3C9-1", "--seeds", "1,2", "--paradigm", "centralized,holonic_hybrid", "--out", dir); err != nil {
+		t.Fatalf("des suite: %v\n%s", err, out)
+	}
+	figs := filepath.Join(t.TempDir(), "figs")
+	page, err := run(t, "report", dir, "--format", "html", "--cases", "none", "--figures", figs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgs, _ := filepath.Glob(filepath.Join(figs, "fig-*.svg"))
+	texs, _ := filepath.Glob(filepath.Join(figs, "fig-*.tex"))
+	if n := strings.Count(page, "<figure "); n == 0 || len(svgs) != n || len(texs) != n {
+		t.Errorf("%d SVGs and %d captions for the page's %d figures", len(svgs), len(texs), n)
+	}
+	if _, err := run(t, "report", dir, "--format", "html", "--cases", "none", "--figures", figs); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("a --figures directory that is not empty: %v", err)
+	}
+	if _, err := run(t, "report", dir, "--format", "html", "--cases", "none", "--figures", figs, "--force"); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+}
