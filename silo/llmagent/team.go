@@ -110,8 +110,9 @@ func (t *Team) Records() ([]TurnRecord, []Timing) {
 	return r2, t2
 }
 
-// WriteLogs writes the turn log into dir (FileTurns, FileTiming) and into
-// the run database of st (TableTurns). Call it from round.Config.OnEnd.
+// WriteLogs writes the turn log into dir (FileTurns, FileTiming, the
+// reply store DirReplies) and into the run database of st (TableTurns:
+// the records as the log has them, long replies cut). Call it from round.Config.OnEnd.
 // A journal (Journal) is closed first, and its error, if any, returned.
 func (t *Team) WriteLogs(dir string, st *proto.Store) error {
 	if err := t.CloseJournal(); err != nil {
@@ -121,7 +122,11 @@ func (t *Team) WriteLogs(dir string, st *proto.Store) error {
 	var turns, timing bytes.Buffer
 	lines := make([][]byte, len(recs))
 	for i := range recs {
-		b, err := marshalLine(&recs[i])
+		st, bodies := recs[i].stored()
+		if err := putReplies(dir, bodies); err != nil {
+			return fmt.Errorf("llmagent: %w", err)
+		}
+		b, err := marshalLine(&st)
 		if err != nil {
 			return fmt.Errorf("llmagent: turn log: %w", err)
 		}

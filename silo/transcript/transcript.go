@@ -270,6 +270,14 @@ func (p *printer) turns(path string) error {
 			return stop, nil
 		}
 		p.roundHeader(t.Round)
+		if p.opt.Full && p.opt.Replies && t.RawText.Truncated {
+			// The whole reply from the run's reply store; the kept head and a
+			// note saying where it is if the store does not have it.
+			one := []llmagent.TurnRecord{t}
+			if llmagent.LoadReplies(filepath.Dir(path), one) == nil {
+				t.Reply, t.RawText = one[0].Reply, one[0].RawText
+			}
+		}
 		p.turn(&t)
 		return false, nil
 	})
@@ -311,7 +319,7 @@ func (p *printer) turn(t *llmagent.TurnRecord) {
 	if p.opt.Replies {
 		switch {
 		case t.Reply != "":
-			p.block("    reply: ", t.Reply)
+			p.block("    reply: ", t.Reply+t.RawText.Note(len(t.Reply)))
 		case len(t.ReplyToolCalls) > 0:
 			p.printf("    reply: (%s)\n", plural(len(t.ReplyToolCalls), "native tool call"))
 		default:
