@@ -22,6 +22,17 @@ const (
 	TableTurns = "llm_turns"
 )
 
+// MaxTurnLine bounds one line of the turn log for its readers (silo show,
+// silo analyze): the memory one record may take. The harness bounds what
+// a line holds: a reply's text and native call arguments MaxInlineReply
+// each (the whole is in the reply store), a call's arguments
+// MaxLoggedArgs, its result and a tool-result message what the protocol
+// returns (a receive result carries every message waiting: a team of 100
+// agents that each sent a full-size 64 KiB message, about 6.5 MiB, and
+// the next turn's input repeats it). 256 MiB leaves ample room for that
+// and for JSON escaping (up to 6 bytes a character).
+const MaxTurnLine = 256 << 20
+
 // Team is the LLM agents of one run.
 type Team struct {
 	agents  []*Agent
