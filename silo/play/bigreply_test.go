@@ -130,6 +130,16 @@ func TestLongReplyStoredOnce(t *testing.T) {
 		if !strings.Contains(out.String(), pad[:size-100]) {
 			t.Errorf("native %v: silo show --request --full does not print the whole long reply (%d bytes printed)", native, out.Len())
 		}
+		if native {
+			continue
+		}
+		out.Reset()
+		if err := transcript.Write(&out, dir, transcript.Options{Agent: 0, Round: 1, Full: true, Replies: true}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), pad[:size-100]) || strings.Contains(out.String(), "[coordbench: cut at") {
+			t.Errorf("silo show --replies --full does not print the whole long reply (%d bytes printed)", out.Len())
+		}
 	}
 }
 
