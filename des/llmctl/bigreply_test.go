@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/llmctl"
 	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 )
@@ -60,21 +60,7 @@ func TestLongReplyCostsItsSizeAtMost(t *testing.T) {
 		if _, err := harness.RunToDir(context.Background(), harness.Episode{Plant: p, Seed: 11, Mode: mode, Controller: c}, dir); err != nil {
 			t.Fatal(err)
 		}
-		var total int64
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			fi, err := d.Info()
-			if err == nil {
-				total += fi.Size()
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return total, dir
+		return testenv.DirBytes(t, dir), dir
 	}
 	base, _ := run("no idea")
 	got, dir := run(long)

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
@@ -26,26 +25,6 @@ import (
 // (llmagent.MaxInlineReply, in turns.jsonl and again in the run
 // database), its length and hash, and the pages the database grows by.
 const replyOverhead = 64 << 10
-
-// dirBytes is the total size of the regular files under dir.
-func dirBytes(t *testing.T, dir string) int64 {
-	t.Helper()
-	var total int64
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		fi, err := d.Info()
-		if err == nil {
-			total += fi.Size()
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return total
-}
 
 // playPadded runs I-01 with three LLM agents in mode native against the
 // silo-gather stub, agent 0's first reply prefixed with pad, and returns
@@ -99,7 +78,7 @@ func TestLongReplyStoredOnce(t *testing.T) {
 	for _, native := range []bool{false, true} {
 		plain, _ := playPadded(t, "", native)
 		dir, srv := playPadded(t, pad, native)
-		base, got := dirBytes(t, plain), dirBytes(t, dir)
+		base, got := testenv.DirBytes(t, plain), testenv.DirBytes(t, dir)
 		t.Logf("native %v: run directory %d bytes, %d without the long reply: the reply of %d bytes costs %d more", native, got, base, size, got-base-size)
 		if got > base+size+replyOverhead {
 			t.Errorf("native %v: run directory %d bytes, %d without the long reply: more than its %d bytes + %d", native, got, base, size, replyOverhead)
@@ -143,17 +122,19 @@ func TestLongReplyStoredOnce(t *testing.T) {
 	}
 }
 
-type msg struct {
-	Role, Content, ToolCallID string
-	Calls                     [][3]string
-}
-
+// requestJSON encodes messages with what a request sends of them, to
+// compare the rebuilt request with the one the stub received.
 func requestJSON(t *testing.T, ms []llm.Message) []byte {
+	type call struct{ ID, Name, Arguments string }
+	type msg struct {
+		Role, Content, ToolCallID string
+		Calls                     []call
+	}
 	out := make([]msg, len(ms))
 	for i, m := range ms {
 		out[i] = msg{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
-			out[i].Calls = append(out[i].Calls, [3]string{c.ID, c.Name, c.Arguments})
+			out[i].Calls = append(out[i].Calls, call{c.ID, c.Name, c.Arguments})
 		}
 	}
 	b, err := json.Marshal(out)
@@ -163,17 +144,14 @@ func requestJSON(t *testing.T, ms []llm.Message) []byte {
 	return b
 }
 
+// stubJSON is requestJSON of the messages the stub received.
 func stubJSON(t *testing.T, ms []stubmodel.Message) []byte {
-	out := make([]msg, len(ms))
+	out := make([]llm.Message, len(ms))
 	for i, m := range ms {
-		out[i] = msg{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		out[i] = llm.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
-			out[i].Calls = append(out[i].Calls, [3]string{c.ID, c.Name, c.Arguments})
+			out[i].ToolCalls = append(out[i].ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return requestJSON(t, out)
 }
