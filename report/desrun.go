@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,33 +120,20 @@ func (ev *traceRec) jobLabel() string {
 	return s
 }
 
-// scanLines calls fn with each line of the file at path, each at most
-// maxLine bytes; errors name the file and line.
+// scanLines calls fn with each non-empty line of the file at path, each
+// at most maxLine bytes; errors name the file and line.
 func scanLines(path string, maxLine int, fn func(line []byte, no int) error) error {
 	f, err := inputfile.Open(path, "run log") // a FIFO is refused, not waited on
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	no := 0
-	for sc.Scan() {
-		no++
-		if len(sc.Bytes()) == 0 {
-			continue
+	return inputfile.Lines(f, path, "run log", maxLine, func(no int, line []byte) error {
+		if len(line) == 0 {
+			return nil
 		}
-		if err := fn(sc.Bytes(), no); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s:%d: line longer than %d bytes", path, no+1, maxLine)
-		}
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	return nil
+		return fn(line, no)
+	})
 }
 
 // readDESRun reads the run directory dir.

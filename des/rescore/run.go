@@ -4,7 +4,6 @@ package rescore
 // manifest) and its metrics rescored.
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -215,27 +214,19 @@ func readLines(ctx context.Context, dir, name string, sums map[string]string, ea
 	}
 	defer f.Close()
 	h := sha256.New()
-	sc := bufio.NewScanner(io.TeeReader(f, h))
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
+	err = inputfile.Lines(io.TeeReader(f, h), path, name, maxLine, func(line int, b []byte) error {
 		if line%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if b := bytes.TrimSpace(sc.Bytes()); len(b) > 0 {
-			if err := each(b); err != nil {
-				return fmt.Errorf("%s:%d: %w", path, line, err)
-			}
+		if b := bytes.TrimSpace(b); len(b) > 0 {
+			return each(b)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s:%d: a line longer than %d bytes", path, line+1, maxLine)
-		}
-		return fmt.Errorf("%s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if want := sums[name]; want != hex.EncodeToString(h.Sum(nil)) {
 		return fmt.Errorf("%s does not match the SHA-256 its manifest records: the run was changed after it was written; not rescored", path)

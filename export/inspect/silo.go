@@ -218,7 +218,13 @@ func siloTurns(path string) ([]Message, error) {
 		for _, in := range t.Input {
 			msgs = append(msgs, chatMessage(in, tag))
 		}
-		reply := llm.Message{Role: "assistant", Content: t.Reply, ToolCalls: t.ReplyToolCalls}
+		// A long reply is exported as the turn log keeps it (cut, as des's
+		// raw replies are), with a note that says where the whole is.
+		reply := llm.Message{Role: "assistant", Content: t.Reply + t.RawText.Note(len(t.Reply))}
+		for _, c := range t.ReplyToolCalls {
+			c.Arguments += c.Note(len(c.Arguments))
+			reply.ToolCalls = append(reply.ToolCalls, c.ToolCall)
+		}
 		if t.Outcome == llmagent.OutcomeModelError && reply.Content == "" {
 			reply.Content = "[coordbench: model error: " + t.Error + "]"
 		}

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"slices"
 
+	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/silo/llmagent"
 )
 
@@ -41,45 +41,41 @@ type ContextRow struct {
 	RunMaxMean float64
 }
 
-// readContext reads the prompt tokens of each model call of a turn log;
-// none (nil, nil) without the file. Calls the server did not count
+// readContext reads the prompt tokens of each model call of a turn log
+// (a regular file of at most maxTurnsBytes, lines of at most
+// llmagent.MaxTurnLine); none (nil, nil) without the file. Calls the server did not count
 // (prompt_tokens 0: a model error) are left out.
 func readContext(path string) ([]int64, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := inputfile.OpenMax(path, "turn log", maxTurnsBytes)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	lr := &io.LimitedReader{R: f, N: maxTurnsBytes + 1}
-	dec := json.NewDecoder(lr)
 	var out []int64
-	for n := 0; ; n++ {
+	n := 0
+	err = inputfile.ScanLines(f, path, "turn log", llmagent.MaxTurnLine, func(line []byte) (bool, error) {
+		if n++; n > maxTurns {
+			return false, fmt.Errorf("more than %d records", maxTurns)
+		}
 		var rec struct {
 			Usage struct {
 				PromptTokens int64 `json:"prompt_tokens"`
 			} `json:"usage"`
 		}
-		if err := dec.Decode(&rec); err == io.EOF {
-			break
-		} else if err != nil {
-			if lr.N <= 0 {
-				return nil, fmt.Errorf("%s: larger than %d bytes", path, int64(maxTurnsBytes))
-			}
-			return nil, fmt.Errorf("%s: record %d: %w", path, n+1, err)
-		}
-		if n >= maxTurns {
-			return nil, fmt.Errorf("%s: more than %d records", path, maxTurns)
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return false, fmt.Errorf("record %d: %w", n, err)
 		}
 		if p := rec.Usage.PromptTokens; p < 0 {
-			return nil, fmt.Errorf("%s: record %d: prompt_tokens %d", path, n+1, p)
+			return false, fmt.Errorf("record %d: prompt_tokens %d", n, p)
 		} else if p > 0 {
 			out = append(out, p)
 		}
-	}
-	if lr.N <= 0 {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, int64(maxTurnsBytes))
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/coordbench/coordbench/internal/atomicfs"
+	"github.com/coordbench/coordbench/internal/inputfile"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/silo/play"
 	"github.com/coordbench/coordbench/silo/suite"
@@ -169,17 +169,9 @@ func loadRun(dir string) (Run, error) {
 }
 
 func readResult(path string) (*resultFile, error) {
-	f, err := os.Open(path)
+	b, err := inputfile.Read(path, "run result", maxResultBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxResultBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxResultBytes)
 	}
 	var rf resultFile
 	if err := json.Unmarshal(b, &rf); err != nil {

@@ -174,7 +174,7 @@ func (a *Agent) turn(ctx context.Context, t *round.Turn) error {
 	}
 	a.failures = 0
 	rec.Usage = resp.Usage
-	rec.Reply, rec.ReplyToolCalls, rec.FinishReason = resp.Content, resp.ToolCalls, resp.FinishReason
+	rec.Reply, rec.ReplyToolCalls, rec.FinishReason = resp.Content, replyCalls(resp.ToolCalls), resp.FinishReason
 	a.usage.InputTokens += resp.Usage.PromptTokens
 	a.usage.OutputTokens += resp.Usage.CompletionTokens
 	a.usage.MaxContextTokens = max(a.usage.MaxContextTokens, resp.Usage.PromptTokens)
@@ -325,7 +325,7 @@ func (a *Agent) runNative(ctx context.Context, t *round.Turn, resp *llm.Response
 		}
 	}
 	a.hist.add(llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: calls})
-	rec.ReplyToolCalls = calls
+	rec.ReplyToolCalls = replyCalls(calls)
 	if len(calls) == 0 {
 		rec.Outcome = OutcomeNoToolCall
 		a.usage.WastedCalls++

@@ -15,8 +15,11 @@ import (
 // is over. A turn's timing is appended, then its record: a process
 // killed between the two leaves a timing without its turn, which no
 // reader counts, rather than a turn without its timing (read as billed,
-// cached or not). The Team owns the journal; its agents share it.
+// cached or not). A long reply's whole text goes to the reply store
+// (replies.go) before the record that refers to it. The Team owns the
+// journal; its agents share it.
 type journal struct {
+	dir           string
 	mu            sync.Mutex
 	turns, timing *os.File
 	err           error // the first write that failed; later turns are not written
@@ -33,12 +36,13 @@ func openJournal(dir string) (*journal, error) {
 		turns.Close()
 		return nil, err
 	}
-	return &journal{turns: turns, timing: timing}, nil
+	return &journal{dir: dir, turns: turns, timing: timing}, nil
 }
 
 // add appends one ended turn. Safe for concurrent use.
 func (j *journal) add(rec *TurnRecord, tim *Timing) {
-	line, err := marshalLine(rec)
+	st, bodies := rec.stored()
+	line, err := marshalLine(&st)
 	if err != nil {
 		err = fmt.Errorf("turn log: %w", err)
 	}
@@ -47,6 +51,9 @@ func (j *journal) add(rec *TurnRecord, tim *Timing) {
 	defer j.mu.Unlock()
 	if j.err != nil || j.turns == nil {
 		return
+	}
+	if err == nil {
+		err = putReplies(j.dir, bodies)
 	}
 	if err == nil {
 		_, err = j.timing.Write(tline)

@@ -23,13 +23,17 @@ type TurnRecord struct {
 	// the previous turn's tool results, feedback and scaffold notes.
 	Input   []llm.Message `json:"input"`
 	Context ContextInfo   `json:"context"`
-	Reply   string        `json:"reply"`
+	// Reply is the reply text: whole in memory, and in the turn log up to
+	// MaxInlineReply bytes; a longer one is cut there, RawText says so,
+	// and the whole is in the run's reply store (replies.go, LoadReplies).
+	Reply string `json:"reply"`
+	RawText
 	// ReplyToolCalls are the function calls of a native-mode reply (a
 	// call the server sent without an id gets call_<turn>_<index>, as in
-	// the conversation).
-	ReplyToolCalls []llm.ToolCall `json:"reply_tool_calls,omitempty"`
-	FinishReason   string         `json:"finish_reason,omitempty"`
-	Calls          []CallRecord   `json:"calls"`
+	// the conversation); long arguments are cut in the log as Reply is.
+	ReplyToolCalls []ReplyCall  `json:"reply_tool_calls,omitempty"`
+	FinishReason   string       `json:"finish_reason,omitempty"`
+	Calls          []CallRecord `json:"calls"`
 	// Dropped counts calls of the reply that were not executed because the
 	// turn had ended (after wait or submit_result, or at the per-turn cap).
 	Dropped int       `json:"dropped"`
@@ -59,7 +63,8 @@ type Timing struct {
 	Cached    bool    `json:"cached"`
 }
 
-// Conversation rebuilds, from a run's turn log, the exact messages agent
+// Conversation rebuilds, from a run's turn log (its replies whole: read
+// back from a log, through LoadReplies), the exact messages agent
 // sent to the model in its call of round r: every earlier input and reply
 // of the agent in order, minus the turns the context budget had dropped by
 // then (Context.DroppedTurns, oldest first), with the omission note on the
@@ -85,8 +90,24 @@ func Conversation(recs []TurnRecord, agent, r int) ([]llm.Message, error) {
 			return out, nil
 		}
 		if rec.Outcome != OutcomeModelError {
-			h.add(llm.Message{Role: llm.RoleAssistant, Content: rec.Reply, ToolCalls: rec.ReplyToolCalls})
+			if err := rec.whole(); err != nil {
+				return nil, err
+			}
+			h.add(llm.Message{Role: llm.RoleAssistant, Content: rec.Reply, ToolCalls: ToolCalls(rec.ReplyToolCalls)})
 		}
 	}
 	return nil, fmt.Errorf("llmagent: no turn of agent %d in round %d", agent, r)
+}
+
+// whole reports an error if the record's reply is cut (read from a turn
+// log without LoadReplies).
+func (r *TurnRecord) whole() error {
+	cut := r.RawText.Truncated
+	for _, c := range r.ReplyToolCalls {
+		cut = cut || c.Truncated
+	}
+	if cut {
+		return fmt.Errorf("llmagent: agent %d round %d: the reply is cut in the turn log; its whole text is in the reply store (LoadReplies)", r.Agent, r.Round)
+	}
+	return nil
 }

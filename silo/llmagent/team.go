@@ -22,6 +22,17 @@ const (
 	TableTurns = "llm_turns"
 )
 
+// MaxTurnLine bounds one line of the turn log for its readers (silo show,
+// silo analyze): the memory one record may take. The harness bounds what
+// a line holds: a reply's text and native call arguments MaxInlineReply
+// each (the whole is in the reply store), a call's arguments
+// MaxLoggedArgs, its result and a tool-result message what the protocol
+// returns (a receive result carries every message waiting: a team of 100
+// agents that each sent a full-size 64 KiB message, about 6.5 MiB, and
+// the next turn's input repeats it). 256 MiB leaves ample room for that
+// and for JSON escaping (up to 6 bytes a character).
+const MaxTurnLine = 256 << 20
+
 // Team is the LLM agents of one run.
 type Team struct {
 	agents  []*Agent
@@ -110,8 +121,9 @@ func (t *Team) Records() ([]TurnRecord, []Timing) {
 	return r2, t2
 }
 
-// WriteLogs writes the turn log into dir (FileTurns, FileTiming) and into
-// the run database of st (TableTurns). Call it from round.Config.OnEnd.
+// WriteLogs writes the turn log into dir (FileTurns, FileTiming, the
+// reply store DirReplies) and into the run database of st (TableTurns:
+// the records as the log has them, long replies cut). Call it from round.Config.OnEnd.
 // A journal (Journal) is closed first, and its error, if any, returned.
 func (t *Team) WriteLogs(dir string, st *proto.Store) error {
 	if err := t.CloseJournal(); err != nil {
@@ -121,7 +133,11 @@ func (t *Team) WriteLogs(dir string, st *proto.Store) error {
 	var turns, timing bytes.Buffer
 	lines := make([][]byte, len(recs))
 	for i := range recs {
-		b, err := marshalLine(&recs[i])
+		st, bodies := recs[i].stored()
+		if err := putReplies(dir, bodies); err != nil {
+			return fmt.Errorf("llmagent: %w", err)
+		}
+		b, err := marshalLine(&st)
 		if err != nil {
 			return fmt.Errorf("llmagent: turn log: %w", err)
 		}

@@ -8,39 +8,19 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/llmagent"
 )
 
 // WriteRequest prints the exact messages agent sent to the model in its
-// call of round r, rebuilt from the run's turn log (llmagent.Conversation):
-// one block per message with its role, tool calls and answered call id.
-// Contents are clipped to opt.Width unless opt.Full.
+// call of round r (Request): one block per message with its role, tool
+// calls and answered call id. Contents are clipped to opt.Width unless
+// opt.Full.
 func WriteRequest(w io.Writer, dir string, agent, r int, opt Options) error {
 	if opt.Width <= 0 {
 		opt.Width = DefaultWidth
 	}
-	path := filepath.Join(dir, FileTurns)
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("%s: %w (the full request exists only for LLM runs)", path, err)
-	}
-	var recs []llmagent.TurnRecord
-	err := scanJSONL(path, func(line []byte) (bool, error) {
-		var t llmagent.TurnRecord
-		if err := json.Unmarshal(line, &t); err != nil {
-			return false, err
-		}
-		if t.Round > r {
-			return true, nil
-		}
-		if t.Agent == agent {
-			recs = append(recs, t)
-		}
-		return false, nil
-	})
-	if err != nil {
-		return err
-	}
-	msgs, err := llmagent.Conversation(recs, agent, r)
+	msgs, err := Request(dir, agent, r)
 	if err != nil {
 		return err
 	}
@@ -58,4 +38,36 @@ func WriteRequest(w io.Writer, dir string, agent, r int, opt Options) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// Request rebuilds the exact messages agent sent to the model in its call
+// of round r from the run directory dir: its turn log (FileTurns), the
+// long replies whole from the reply store (llmagent.LoadReplies), put
+// together by llmagent.Conversation.
+func Request(dir string, agent, r int) ([]llm.Message, error) {
+	path := filepath.Join(dir, FileTurns)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%s: %w (the full request exists only for LLM runs)", path, err)
+	}
+	var recs []llmagent.TurnRecord
+	err := scanJSONL(path, func(line []byte) (bool, error) {
+		var t llmagent.TurnRecord
+		if err := json.Unmarshal(line, &t); err != nil {
+			return false, err
+		}
+		if t.Round > r {
+			return true, nil
+		}
+		if t.Agent == agent {
+			recs = append(recs, t)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := llmagent.LoadReplies(dir, recs); err != nil { // long replies are whole in the reply store only
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return llmagent.Conversation(recs, agent, r)
 }

@@ -48,17 +48,10 @@ const (
 const DefaultWidth = 160
 
 // maxLine bounds one JSONL line (the scanner's buffer grows up to it, so
-// it is also the memory one log costs). The harness bounds what a line
-// holds: a message, broadcast or file content is at most proto's 64 KiB
-// (MaxContentBytes), a tool call's arguments 2×64 KiB + 4 KiB, a model
-// reply llm.MaxResponseBytes (8 MiB). The longest lines are a receive
-// result in calls.jsonl, which carries every message waiting (a team of
-// 100 agents that each sent a full-size message: about 6.5 MiB), and a
-// turn in turns.jsonl (a reply, its calls with their results, and the
-// previous turn's results as input). 256 MiB leaves ample room for that
-// (and for JSON escaping, up to 6 bytes a character) while a file that
-// is no run log fails at a bound that cannot exhaust memory.
-const maxLine = 256 << 20
+// it is also the memory one log costs): llmagent.MaxTurnLine, which says
+// what the harness puts in a line. The longest lines of calls.jsonl, a
+// receive result carrying every message waiting, are within it too.
+const maxLine = llmagent.MaxTurnLine
 
 // Options selects and shapes what Write prints.
 type Options struct {
@@ -270,6 +263,14 @@ func (p *printer) turns(path string) error {
 			return stop, nil
 		}
 		p.roundHeader(t.Round)
+		if p.opt.Full && p.opt.Replies && t.RawText.Truncated {
+			// The whole reply from the run's reply store; the kept head and a
+			// note saying where it is if the store does not have it.
+			one := []llmagent.TurnRecord{t}
+			if llmagent.LoadReplies(filepath.Dir(path), one) == nil {
+				t.Reply, t.RawText = one[0].Reply, one[0].RawText
+			}
+		}
 		p.turn(&t)
 		return false, nil
 	})
@@ -311,7 +312,7 @@ func (p *printer) turn(t *llmagent.TurnRecord) {
 	if p.opt.Replies {
 		switch {
 		case t.Reply != "":
-			p.block("    reply: ", t.Reply)
+			p.block("    reply: ", t.Reply+t.RawText.Note(len(t.Reply)))
 		case len(t.ReplyToolCalls) > 0:
 			p.printf("    reply: (%s)\n", plural(len(t.ReplyToolCalls), "native tool call"))
 		default:

@@ -244,7 +244,7 @@ func TestShowLLMTurns(t *testing.T) {
 				{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "wait", Arguments: "{}"}}},
 				{Role: "tool", ToolCallID: "c1", Content: `{"status":"waiting"}`},
 			},
-			ReplyToolCalls: []llm.ToolCall{{ID: "c2", Name: "send_message"}},
+			ReplyToolCalls: []llmagent.ReplyCall{{ToolCall: llm.ToolCall{ID: "c2", Name: "send_message"}}},
 			Calls: []llmagent.CallRecord{
 				{Tool: "send_message", Args: json.RawMessage(`{"target_id":1,"content":"a"}`), Result: json.RawMessage(`{"success":true}`), Executed: true},
 			},
@@ -380,7 +380,7 @@ func TestShowNeutralizesControlCharacters(t *testing.T) {
 			{Tool: "send_message", Args: mustArgs(t, map[string]any{"target_id": 1, "content": "msg " + evil}), Result: json.RawMessage(`{"success":true}`), Executed: true},
 			{Tool: "frob" + evil, Args: json.RawMessage(`{}`), Result: mustArgs(t, map[string]string{"error": "err " + evil})},
 		},
-		ReplyToolCalls: []llm.ToolCall{{ID: "c1" + evil, Name: "send_message", Arguments: `{"content":"` + "\\u001b[2J" + `"}`}},
+		ReplyToolCalls: []llmagent.ReplyCall{{ToolCall: llm.ToolCall{ID: "c1" + evil, Name: "send_message", Arguments: `{"content":"` + "\\u001b[2J" + `"}`}}},
 		Outcome:        llmagent.OutcomeOK,
 	}, {Round: 1, Agent: 1, Outcome: llmagent.OutcomeModelError, Error: "server said " + evil}}
 	dir := writeRun(t, res, []proto.LogEntry{entry(1, 0, 0, "send_message", `{"content":"\u001b[2J","target_id":1}`, `{"success":true}`, "")}, turns)

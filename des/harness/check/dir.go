@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -196,10 +195,20 @@ func readJSON(dir, name string, v any, sums map[string]string) ([]byte, error) {
 	return b, nil
 }
 
-// readLines streams a JSON-lines file, hashing it, either line by line
-// (each) or as a whole (whole).
+// Bounds of the JSON-lines logs the check streams (trace.jsonl,
+// decisions.jsonl, messages.jsonl), as des rescore has them: a log of at
+// most maxLogFile bytes, lines of at most maxLine (a decision carries its
+// payload), so that a hostile directory cannot exhaust memory.
+const (
+	maxLogFile = 16 << 30
+	maxLine    = 64 << 20
+)
+
+// readLines streams a JSON-lines file (a regular file of at most
+// maxLogFile bytes, lines of at most maxLine), hashing it, either line by
+// line (each: the non-blank lines) or as a whole (whole).
 func readLines(dir, name string, sums map[string]string, each func(line int, b []byte) error, whole func(io.Reader) error) error {
-	f, err := os.Open(filepath.Join(dir, name))
+	f, err := inputfile.OpenMax(filepath.Join(dir, name), name, maxLogFile)
 	if err != nil {
 		return err
 	}
@@ -223,25 +232,12 @@ func readLines(dir, name string, sums map[string]string, each func(line int, b [
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 func eachLine(name string, r io.Reader, each func(line int, b []byte) error) error {
-	br := bufio.NewReaderSize(r, 256<<10)
-	line := 0
-	for {
-		b, err := br.ReadBytes('\n')
-		if len(b) > 0 {
-			line++
-			if t := bytes.TrimSpace(b); len(t) > 0 {
-				if e := each(line, t); e != nil {
-					return fmt.Errorf("%s:%d: %w", name, line, e)
-				}
-			}
+	return inputfile.Lines(r, name, "run log", maxLine, func(line int, b []byte) error {
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			return each(line, t)
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, line+1, err)
-		}
-	}
+		return nil
+	})
 }
 
 // decisionTotals is what decisions.jsonl determines of the metrics.

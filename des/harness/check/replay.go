@@ -1,15 +1,14 @@
 package check
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 
 	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/internal/inputfile"
 )
 
 // Machine states.
@@ -240,21 +239,12 @@ func newChecker(rep *Report, inst *factory.Instance) *checker {
 // run reads the whole trace. It fails only on unreadable input or a line
 // that is not a JSON object.
 func (c *checker) run(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		b, err := br.ReadBytes('\n')
-		if len(b) > 0 {
-			c.line++
-			if e := c.feed(bytes.TrimRight(b, "\r\n")); e != nil {
-				return fmt.Errorf("trace.jsonl:%d: %w", c.line, e)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("trace.jsonl:%d: %w", c.line+1, err)
-		}
+	err := inputfile.Lines(r, fileTrace, "run log", maxLine, func(no int, b []byte) error {
+		c.line = no
+		return c.feed(bytes.TrimRight(b, "\r"))
+	})
+	if err != nil {
+		return err
 	}
 	c.finish()
 	return nil
