@@ -312,7 +312,8 @@ type Status struct {
 	Paradigm string `json:"paradigm"`
 	Seed     uint64 `json:"seed"`
 	State    string `json:"status"`
-	// Reason says why the episode was closed early.
+	// Reason says why the episode was closed or stopped early (DELETE, a
+	// decision timeout, a reclaim, Close, a spent artifact budget).
 	Reason string `json:"reason,omitempty"`
 	// PendingStep is the step waiting for actions, if any.
 	PendingStep *int `json:"pending_step,omitempty"`
