@@ -59,9 +59,9 @@ func TestDeleteStopsARunningEpisode(t *testing.T) {
 
 // TestCloseStopsRunningEpisodes: Close (the shutdown of des serve) ends
 // the running episodes rather than waiting for them to play out, and
-// leaves the artifacts of an ended episode as they were. Before, Close
-// waited for every running episode to be played to its end with
-// fallbacks.
+// leaves the artifacts of an ended episode as they were, and refuses
+// later creates. Before, Close waited for every running episode to be
+// played to its end with fallbacks, and a later create started an episode.
 func TestCloseStopsRunningEpisodes(t *testing.T) {
 	dir := t.TempDir()
 	s, hs := newServer(t, Config{DataDir: dir, Keep: true, Builtins: policy.Builtins()})
@@ -78,6 +78,10 @@ func TestCloseStopsRunningEpisodes(t *testing.T) {
 	readJSON(t, filepath.Join(dir, running, harness.FileMetrics), &m)
 	if m.Status != string(factory.Interrupted) || m.GDs != 1 {
 		t.Errorf("the running episode: status %q after %d steps, want interrupted after 1", m.Status, m.GDs)
+	}
+	// A create racing the shutdown would start an episode nobody waits for.
+	if code, b := c.do("POST", "/v1/episodes", []byte(`{"instance":"A3C9-1","paradigm":"centralized"}`)); code != http.StatusServiceUnavailable {
+		t.Errorf("create after Close: %d %s, want 503", code, b)
 	}
 	after := readFiles(t, filepath.Join(dir, ended))
 	if len(after) != len(before) {
