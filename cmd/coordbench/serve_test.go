@@ -34,6 +34,10 @@ func TestCheckServeAddr(t *testing.T) {
 	if _, err := run(t, "des", "serve", "--addr", "0.0.0.0:0"); err == nil || !strings.Contains(err.Error(), "allow-remote") {
 		t.Errorf("remote address accepted: %v", err)
 	}
+	// --plant-limit is des serve's own, over the server's limits.
+	if _, err := run(t, "des", "serve", "--addr", "127.0.0.1:0", "--plant-limit", "cells=0"); err == nil || !strings.Contains(err.Error(), "areas=64,cells=256") {
+		t.Errorf("--plant-limit cells=0: %v, want the server's limits named", err)
+	}
 	t.Setenv("CB_EMPTY_TOKEN", "")
 	if _, err := run(t, "des", "serve", "--addr", "127.0.0.1:0", "--token-env", "CB_EMPTY_TOKEN"); err == nil {
 		t.Error("empty token accepted")
