@@ -21,7 +21,9 @@ func desServeCmd() *cobra.Command {
 	var keep, allowRemote bool
 	var maxEpisodes, maxConns, maxBatch int
 	var maxBody int64
-	var decisionTimeout, longPoll, bodyTimeout, episodeIdle time.Duration
+	var decisionTimeout, longPoll, bodyTimeout, writeTimeout, episodeIdle time.Duration
+	var artifactBudget int64
+	var limits *plantLimits
 	var files []string
 	c := &cobra.Command{
 		Use:   "serve",
@@ -37,8 +39,13 @@ The server binds to loopback only unless --allow-remote. With --token-env
 VAR, every request must carry "Authorization: Bearer $VAR"; a request
 without it is refused from its headers, its body unread. Headers must
 arrive within 10s, a body within --body-timeout; at most --max-connections
-connections are open at once. Instances are reported ones or gen: specs
-within the default plant limits, which clients cannot raise. Episodes name
+connections are open at once, and a response write that makes no progress
+for --write-timeout closes its connection. Instances are reported ones or
+gen: specs within the server's plant limits (well below the CLI's; raise
+them with --plant-limit), which clients cannot raise. Each episode's
+streamed artifacts are bounded by --artifact-budget; an episode that
+spends it is stopped. DELETE and shutdown (SIGINT, SIGTERM) stop running
+episodes before their next decision (status interrupted). Episodes name
 a built-in paradigm or one of --paradigm-file. A create with "play" lists
 the agents its client plays; the built-in controller "others" (default
 rule) answers the rest inside the server. A create that finds
@@ -72,8 +79,8 @@ touched for --episode-idle, and those a decision timeout closed.`,
 			}
 			srv, err := envserver.New(envserver.Config{DataDir: data, Keep: keep, Token: token, MaxEpisodes: maxEpisodes,
 				MaxBody: maxBody, DecisionTimeout: decisionTimeout, LongPoll: longPoll, BodyTimeout: bodyTimeout, MaxConns: maxConns, MaxBatch: maxBatch,
-				EpisodeIdle: episodeIdle,
-				Paradigms:   paradigms, Builtins: policy.Builtins()})
+				EpisodeIdle: episodeIdle, WriteTimeout: writeTimeout, PlantLimits: &limits.lim, ArtifactBudget: artifactBudget,
+				Paradigms: paradigms, Builtins: policy.Builtins()})
 			if err != nil {
 				return err
 			}
@@ -119,6 +126,9 @@ touched for --episode-idle, and those a decision timeout closed.`,
 	f.DurationVar(&episodeIdle, "episode-idle", envserver.DefaultEpisodeIdle, "when the server is full, a create reclaims episodes no request touched for this long (and those a decision timeout closed)")
 	f.DurationVar(&longPoll, "long-poll", envserver.DefaultLongPoll, "longest wait of GET .../decision?wait=1")
 	f.DurationVar(&bodyTimeout, "body-timeout", envserver.DefaultBodyTimeout, "time a client has to send a request body, after its headers")
+	f.DurationVar(&writeTimeout, "write-timeout", envserver.DefaultWriteTimeout, "a response write that makes no progress this long (a client that stopped reading) closes its connection")
+	f.Int64Var(&artifactBudget, "artifact-budget", envserver.DefaultArtifactBudget, "bytes an episode's trace, decisions, messages and timing may take together; an episode that needs more is stopped")
+	limits = addPlantLimitsFrom(f, envserver.ServerPlantLimits())
 	f.IntVar(&maxConns, "max-connections", envserver.DefaultMaxConns, "connections open at once; more wait, unaccepted")
 	f.IntVar(&maxBatch, "max-batch", envserver.DefaultMaxBatch, "items of one POST /v1/batch/* request (vectorized environments)")
 	f.StringArrayVar(&files, "paradigm-file", nil, "also serve a custom paradigm from a YAML file (repeatable); episodes name it by its mode_id")

@@ -2,13 +2,23 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 func TestCheckServeAddr(t *testing.T) {
@@ -23,6 +33,10 @@ func TestCheckServeAddr(t *testing.T) {
 	}
 	if _, err := run(t, "des", "serve", "--addr", "0.0.0.0:0"); err == nil || !strings.Contains(err.Error(), "allow-remote") {
 		t.Errorf("remote address accepted: %v", err)
+	}
+	// --plant-limit is des serve's own, over the server's limits.
+	if _, err := run(t, "des", "serve", "--addr", "127.0.0.1:0", "--plant-limit", "cells=0"); err == nil || !strings.Contains(err.Error(), "areas=64,cells=256") {
+		t.Errorf("--plant-limit cells=0: %v, want the server's limits named", err)
 	}
 	t.Setenv("CB_EMPTY_TOKEN", "")
 	if _, err := run(t, "des", "serve", "--addr", "127.0.0.1:0", "--token-env", "CB_EMPTY_TOKEN"); err == nil {
@@ -68,5 +82,113 @@ func TestServeCommand(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not stop")
+	}
+}
+
+// callJSON sends body to url and decodes the answer into v; it fails the
+// test unless the status is want.
+func callJSON(t *testing.T, method, url, body string, want int, v any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, b, want)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, url, err, b)
+		}
+	}
+}
+
+// TestServeSIGTERMStopsEpisodes: SIGTERM stops des serve although
+// episodes are running, one waiting for its client and one a large plant
+// the server plays itself: each is ended before its next decision
+// (status interrupted), the process exits 0, and the artifacts of an
+// episode that had ended are intact (their manifest hashes hold). Before,
+// the shutdown waited for every running episode to be played to its end.
+func TestServeSIGTERMStopsEpisodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := coordbenchBinary(t)
+	data := t.TempDir()
+	cmd := exec.Command(bin, "des", "serve", "--addr", "127.0.0.1:0", "--data", data, "--keep")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	var out bytes.Buffer
+	br := bufio.NewReader(stdout)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("no banner: %v\n%s", err, stderr.String())
+	}
+	go func() { io.Copy(&out, br); exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	url := regexp.MustCompile(`http://\S+`).FindString(line)
+
+	type status struct {
+		ID string `json:"id"`
+	}
+	var ended, waiting, big status
+	callJSON(t, "POST", url+"/v1/episodes", `{"instance":"A3C9-1","paradigm":"centralized","seed":2,"play":[]}`, 201, &ended)
+	var done struct {
+		Done bool `json:"done"`
+	}
+	callJSON(t, "GET", url+"/v1/episodes/"+ended.ID+"/decision?wait=1", "", 200, &done)
+	if !done.Done {
+		t.Fatal("the episode the server plays did not end")
+	}
+	callJSON(t, "POST", url+"/v1/episodes", `{"instance":"gen:A16C64J2000","paradigm":"centralized","seed":1}`, 201, &waiting)
+	callJSON(t, "GET", url+"/v1/episodes/"+waiting.ID+"/decision?wait=1", "", 200, nil)
+	callJSON(t, "POST", url+"/v1/episodes", `{"instance":"gen:A64C256J5000","paradigm":"centralized","seed":1,"play":[]}`, 201, &big)
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit: %v (want 0)\n%s", err, stderr.String())
+		}
+	case <-time.After(2 * time.Minute): // a watchdog: no result depends on it
+		t.Fatal("des serve did not stop on SIGTERM")
+	}
+	if !strings.Contains(out.String(), "server stopped") {
+		t.Errorf("output: %s", out.String())
+	}
+	for _, id := range []string{waiting.ID, big.ID} {
+		var m harness.Metrics
+		b, err := os.ReadFile(filepath.Join(data, id, harness.FileMetrics))
+		if err != nil || json.Unmarshal(b, &m) != nil || m.Status != "interrupted" {
+			t.Errorf("episode %s: metrics.json %v, status %q, want interrupted", id, err, m.Status)
+		}
+	}
+	var man harness.Manifest
+	b, err := os.ReadFile(filepath.Join(data, ended.ID, harness.FileManifest))
+	if err != nil || json.Unmarshal(b, &man) != nil || len(man.Files) == 0 {
+		t.Fatalf("manifest of the ended episode: %v %s", err, b)
+	}
+	for name, want := range man.Files {
+		f, err := os.ReadFile(filepath.Join(data, ended.ID, name))
+		if sum := sha256.Sum256(f); err != nil || hex.EncodeToString(sum[:]) != want {
+			t.Errorf("%s of the ended episode: %v, or its hash differs from the manifest's", name, err)
+		}
 	}
 }

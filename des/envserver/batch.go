@@ -220,7 +220,7 @@ func (s *Server) batchDelete(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		seen[id] = true
-		eps[i].close("closed by the client") // all at once: they end concurrently
+		eps[i].stop("closed by the client") // all at once: they end concurrently
 	}
 	for i, e := range eps {
 		if e == nil {

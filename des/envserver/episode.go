@@ -18,7 +18,7 @@ import (
 // Episode states.
 const (
 	StateRunning = "running" // decisions are being played
-	StateClosing = "closing" // closed (DELETE or a decision timeout): the rest falls back
+	StateClosing = "closing" // closed: the rest falls back (a decision timeout), or the episode stops (stop)
 	StateDone    = "done"    // the episode ended; metrics and artifacts are ready
 )
 
@@ -68,6 +68,8 @@ type episode struct {
 
 	closeOnce sync.Once
 	closeCh   chan struct{} // closed by close(): every later decision falls back
+	stopOnce  sync.Once
+	stopCh    chan struct{} // closed by stop(): the run ends before its next decision (harness.Episode.Stop)
 	doneCh    chan struct{} // closed when the run goroutine has finished
 
 	mu        sync.Mutex
@@ -88,7 +90,7 @@ type episode struct {
 
 func newEpisode(id, instance, paradigm string, seed uint64, dir string, timeout time.Duration, agents []string) *episode {
 	return &episode{id: id, instance: instance, paradigm: paradigm, seed: seed, dir: dir, timeout: timeout,
-		agents: agents, tally: newTally(), closeCh: make(chan struct{}), doneCh: make(chan struct{}), state: StateRunning, changed: make(chan struct{})}
+		agents: agents, tally: newTally(), closeCh: make(chan struct{}), stopCh: make(chan struct{}), doneCh: make(chan struct{}), state: StateRunning, changed: make(chan struct{})}
 }
 
 // signal wakes long-polls; e.mu must be held.
@@ -108,6 +110,30 @@ func (e *episode) close(reason string) {
 		e.mu.Unlock()
 		close(e.closeCh)
 	})
+}
+
+// stop closes the episode and ends its run before its next decision
+// (status interrupted): DELETE, Close, a reclaim, and a spent artifact
+// budget stop an episode rather than let it play on with fallbacks.
+func (e *episode) stop(reason string) {
+	e.close(reason)
+	e.stopOnce.Do(func() { close(e.stopCh) })
+}
+
+// overBudget stops the episode whose artifact budget b is spent; the
+// reason says so even if a decision timeout closed it before.
+func (e *episode) overBudget(b *budget, name string) {
+	reason := "stopped at " + name + ": " + b.message()
+	e.mu.Lock()
+	if e.state != StateDone {
+		if e.state == StateRunning {
+			e.state = StateClosing
+		}
+		e.reason = reason
+		e.signal()
+	}
+	e.mu.Unlock()
+	e.stop(reason)
 }
 
 // finish records the result of the run.

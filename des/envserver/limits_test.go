@@ -98,15 +98,16 @@ func TestConnectionCap(t *testing.T) {
 }
 
 // TestPlantLimitsAreFixed: an instance over the plant limits is refused,
-// and no request can raise them. Before, gen:A16C64J10000000 was built
-// and three such requests exhausted the server's memory.
+// and no request can raise them (only des serve's --plant-limit). Before,
+// gen:A16C64J10000000 was built and three such requests exhausted the
+// server's memory.
 func TestPlantLimitsAreFixed(t *testing.T) {
 	_, hs := newServer(t, Config{})
 	cl := &client{t: t, base: hs.URL}
-	for _, inst := range []string{"gen:A2C5J100001", "gen:A16C64J10000000", "gen:A100000C100000"} {
+	for _, inst := range []string{"gen:A2C5J5001", "gen:A16C64J10000000", "gen:A100000C100000"} {
 		code, b := cl.do("POST", "/v1/episodes", fmt.Appendf(nil, `{"instance":%q,"paradigm":"centralized"}`, inst))
-		if code != http.StatusBadRequest || !strings.Contains(string(b), "over the limit") || !strings.Contains(string(b), "this limit is fixed here") {
-			t.Errorf("%s: got %d %s, want 400 naming the fixed limit", inst, code, b)
+		if code != http.StatusBadRequest || !strings.Contains(string(b), "over the limit") || !strings.Contains(string(b), "raise it with des serve --plant-limit") {
+			t.Errorf("%s: got %d %s, want 400 naming the limit and the flag", inst, code, b)
 		}
 	}
 }

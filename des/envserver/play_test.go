@@ -275,7 +275,7 @@ func TestPlayModeSelector(t *testing.T) {
 		n++
 	}
 	var buf bytes.Buffer
-	in, err := PlantLimits().Resolve(testInstance)
+	in, err := ServerPlantLimits().Resolve(testInstance)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,9 @@ import (
 
 // TestPythonEnv runs the Python package's tests (python/tests) against a
 // real server on 127.0.0.1 (a random port and token): the PettingZoo- and
-// Gymnasium-shaped API contract of python/coordbench_env. It is skipped
-// when python3 is missing, and fails then in CI (CI set).
+// Gymnasium-shaped API contract of python/coordbench_env, and the
+// examples (with the CLI built, for train_linear.py's rule baseline). It
+// is skipped when python3 is missing, and fails then in CI (CI set).
 func TestPythonEnv(t *testing.T) {
 	py := testenv.LookPath(t, "python3")
 	var tb [16]byte
@@ -37,6 +38,11 @@ func TestPythonEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	goTool := testenv.LookPath(t, "go")
+	bin := filepath.Join(t.TempDir(), "coordbench")
+	if out, err := exec.Command(goTool, "build", "-o", bin, filepath.Join(root, "..", "cmd", "coordbench")).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 	_, hs := newServer(t, Config{Token: token, Paradigms: &set, Builtins: policy.Builtins()})
 	// An impatient server: its long-poll ends before most decisions are
 	// ready, so creates come back without one and steps with 202.
@@ -51,7 +57,7 @@ func TestPythonEnv(t *testing.T) {
 	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-v")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
 		"COORDBENCH_URL="+hs.URL, "COORDBENCH_TOKEN="+token,
-		"COORDBENCH_IMPATIENT_URL="+hsi.URL)
+		"COORDBENCH_IMPATIENT_URL="+hsi.URL, "COORDBENCH_BIN="+bin)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("python tests: %v", time.Since(start).Round(time.Millisecond))

@@ -11,7 +11,7 @@ import (
 // every create is refused. When a create finds the server full, it first
 // reclaims the episodes no client has touched for Config.EpisodeIdle and
 // those a decision timeout closed (their client stopped answering); a
-// reclaimed episode is closed, forgotten (its id then gets 404) and its
+// reclaimed episode is stopped, forgotten (its id then gets 404) and its
 // directory removed once its run has ended, unless Keep.
 
 // DefaultEpisodeIdle is the default of Config.EpisodeIdle.
@@ -54,7 +54,7 @@ func (s *Server) reclaim() int {
 		if why := e.abandoned(now, s.cfg.EpisodeIdle); why != "" {
 			delete(s.eps, id)
 			gone = append(gone, e)
-			e.close("reclaimed: " + why)
+			e.stop("reclaimed: " + why)
 		}
 	}
 	s.mu.Unlock()

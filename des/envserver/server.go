@@ -38,6 +38,7 @@ const (
 	DefaultDecisionTimeout = 10 * time.Minute
 	DefaultLongPoll        = 30 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
+	DefaultWriteTimeout    = 30 * time.Second
 	DefaultMaxConns        = 256
 	DefaultMaxBatch        = 64
 )
@@ -71,6 +72,10 @@ type Config struct {
 	// BodyTimeout bounds the reading of a request body, from the end of
 	// the headers.
 	BodyTimeout time.Duration
+	// WriteTimeout bounds each write of a response (deadline.go): a
+	// client that stops reading has its connection closed once a write
+	// makes no progress for this long.
+	WriteTimeout time.Duration
 	// MaxConns bounds the connections open at once (Listener); more wait
 	// in the listen queue, unaccepted.
 	MaxConns int
@@ -85,6 +90,12 @@ type Config struct {
 	EpisodeIdle time.Duration
 	// Now is the clock of EpisodeIdle (nil: the wall clock); tests set it.
 	Now func() time.Time
+	// PlantLimits bound the instances clients may create (nil:
+	// ServerPlantLimits()); no request can raise them.
+	PlantLimits *factory.SizeLimits
+	// ArtifactBudget bounds the bytes of each episode's streamed
+	// artifacts, in bytes (budget.go; 0: DefaultArtifactBudget).
+	ArtifactBudget int64
 	// Builtins are the controllers that answer the agents a client does
 	// not play (CreateRequest.Others; policy.Builtins() in des serve). Nil:
 	// none, and a create with "play" is refused.
@@ -96,7 +107,9 @@ type Server struct {
 	cfg Config
 	mu  sync.Mutex
 	eps map[string]*episode
-	wg  sync.WaitGroup
+	// closed: Close has begun; creates are refused.
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // New returns a server; DataDir is created if needed.
@@ -122,6 +135,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
@@ -131,13 +147,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.EpisodeIdle <= 0 {
 		cfg.EpisodeIdle = DefaultEpisodeIdle
 	}
+	if cfg.PlantLimits == nil {
+		lim := ServerPlantLimits()
+		cfg.PlantLimits = &lim
+	}
+	if cfg.ArtifactBudget <= 0 {
+		cfg.ArtifactBudget = DefaultArtifactBudget
+	}
 	return &Server{cfg: cfg, eps: map[string]*episode{}}, nil
 }
 
 // HTTPServer returns an http.Server for Handler with the timeouts the
 // API needs: headers within HeaderTimeout, bodies within BodyTimeout
-// (set per request, so that long polls are not cut), idle connections
-// closed after IdleTimeout. Serve it on Listener(ln).
+// (set per request, so that long polls are not cut), each write of a
+// response within WriteTimeout (set per write, for the same reason),
+// idle connections closed after IdleTimeout. Serve it on Listener(ln).
 func (s *Server) HTTPServer() *http.Server {
 	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: HeaderTimeout, IdleTimeout: IdleTimeout}
 }
@@ -147,9 +171,17 @@ func (s *Server) Listener(ln net.Listener) net.Listener {
 	return netutil.LimitListener(ln, s.cfg.MaxConns)
 }
 
-// PlantLimits are the size limits of the instances clients may create:
-// the documented defaults, which no request can raise.
-func PlantLimits() factory.SizeLimits { return factory.DefaultSizeLimits() }
+// ServerPlantLimits are the default size limits of the instances
+// clients may create: well below the CLI's (factory.DefaultSizeLimits),
+// as one request costs the server an episode's memory and time, yet
+// above the largest plant of the scaling studies (gen:A64C256, 853
+// jobs). des serve raises them with --plant-limit; no request can.
+func ServerPlantLimits() factory.SizeLimits {
+	lim := factory.DefaultSizeLimits()
+	lim.Areas, lim.Cells, lim.Machines, lim.Jobs = 64, 256, 2048, 5000
+	lim.Raise = "des serve --plant-limit %s=%d"
+	return lim
+}
 
 // artifacts are the files GET .../artifacts/{name} serves.
 var artifacts = []string{harness.FileMetrics, harness.FileTrace, harness.FileDecisions,
@@ -172,7 +204,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	return s.bodyDeadline(s.auth(mux))
+	return s.writeDeadline(s.bodyDeadline(s.auth(mux)))
 }
 
 // bodyDeadline gives a request with a body BodyTimeout to send it; readBody
@@ -210,8 +242,9 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	})
 }
 
-// Close closes every episode, waits for them to end and, unless Keep,
-// removes their directories.
+// Close stops every episode (each ends before its next decision, status
+// interrupted), waits for them to end and, unless Keep, removes their
+// directories.
 func (s *Server) Close() {
 	s.mu.Lock()
 	eps := make([]*episode, 0, len(s.eps))
@@ -219,9 +252,10 @@ func (s *Server) Close() {
 		eps = append(eps, e)
 	}
 	s.eps = map[string]*episode{}
+	s.closed = true
 	s.mu.Unlock()
 	for _, e := range eps {
-		e.close("server shutting down")
+		e.stop("server shutting down")
 	}
 	s.wg.Wait()
 	if !s.cfg.Keep {
@@ -278,7 +312,8 @@ type Status struct {
 	Paradigm string `json:"paradigm"`
 	Seed     uint64 `json:"seed"`
 	State    string `json:"status"`
-	// Reason says why the episode was closed early.
+	// Reason says why the episode was closed or stopped early (DELETE, a
+	// decision timeout, a reclaim, Close, a spent artifact budget).
 	Reason string `json:"reason,omitempty"`
 	// PendingStep is the step waiting for actions, if any.
 	PendingStep *int `json:"pending_step,omitempty"`
@@ -399,7 +434,7 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 	if s.full() && (s.reclaim() == 0 || s.full()) {
 		return nil, tooMany
 	}
-	in, err := PlantLimits().Resolve(req.Instance)
+	in, err := s.cfg.PlantLimits.Resolve(req.Instance)
 	if err != nil {
 		return nil, &apiError{code: http.StatusBadRequest, msg: err.Error()}
 	}
@@ -420,6 +455,10 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 	id := hex.EncodeToString(rb[:])
 
 	s.mu.Lock()
+	if s.closed { // a create racing Close would start an episode nobody waits for
+		s.mu.Unlock()
+		return nil, &apiError{code: http.StatusServiceUnavailable, msg: "the server is shutting down"}
+	}
 	if len(s.eps) >= s.cfg.MaxEpisodes { // checked again: others may have been created meanwhile
 		s.mu.Unlock()
 		return nil, tooMany
@@ -436,12 +475,15 @@ func (s *Server) start(req CreateRequest) (*episode, *apiError) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 
+	b := &budget{limit: s.cfg.ArtifactBudget}
+	b.over = func(name string) { e.overBudget(b, name) }
 	go func() {
 		defer s.wg.Done()
 		// The run outlives the request that created it: DELETE, the
-		// decision timeout and Close end it, through the episode.
+		// decision timeout, the artifact budget and Close end it,
+		// through the episode.
 		res, err := harness.RunToDir(context.Background(), harness.Episode{Plant: plant, Seed: seed, Mode: mode,
-			Controller: ctrl, Observer: e.tally}, e.dir)
+			Controller: ctrl, Observer: e.tally, Stop: e.stopCh, Wrap: b.wrap}, e.dir)
 		e.finish(res, err)
 		s.ended(e)
 	}()
@@ -574,10 +616,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// remove closes e, waits for its end (or ctx's), frees it and returns its
+// remove stops e, waits for its end (or ctx's), frees it and returns its
 // final status; ok is false when ctx ended first.
 func (s *Server) remove(ctx context.Context, e *episode) (st Status, ok bool) {
-	e.close("closed by the client")
+	e.stop("closed by the client")
 	select {
 	case <-e.doneCh:
 	case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -135,7 +136,13 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 		}
 		files[name] = f
 	}
-	ep.Trace, ep.Decisions, ep.Messages, ep.Timing = files[FileTrace], files[FileDecisions], files[FileMessages], files[FileTiming]
+	streamed := func(name string) io.Writer {
+		if ep.Wrap != nil {
+			return ep.Wrap(name, files[name])
+		}
+		return files[name]
+	}
+	ep.Trace, ep.Decisions, ep.Messages, ep.Timing = streamed(FileTrace), streamed(FileDecisions), streamed(FileMessages), streamed(FileTiming)
 	start := time.Now()
 	res := Run(ctx, ep)
 	wall := time.Since(start)

@@ -44,6 +44,11 @@ type Episode struct {
 	// that plays episodes one after the other allocates them once. Nil:
 	// the episode allocates its own.
 	Scratch *Scratch
+	// Wrap, if set, wraps each artifact file RunToDir streams while the
+	// episode runs (trace.jsonl, decisions.jsonl, messages.jsonl,
+	// timing.jsonl), given its name: an environment server bounds their
+	// bytes with it. Run itself ignores it.
+	Wrap func(name string, f io.Writer) io.Writer
 }
 
 // Scratch is the storage of one episode at a time (engine, interpreter,

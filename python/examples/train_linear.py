@@ -2,20 +2,25 @@
 """Train a linear policy on DESBench through des serve, then compare it with
 the built-in rule controller on the instance's test seeds.
 
-    coordbench des serve --token-env CB_TOKEN &
-    PYTHONPATH=python python3 python/examples/train_linear.py --minutes 3
+    go build -o coordbench ./cmd/coordbench
+    ./coordbench des serve --token-env CB_TOKEN &
+    PYTHONPATH=python python3 python/examples/train_linear.py
 
 The learner is a linear softmax policy over per-option features (the
 plant's options under the centralized paradigm: which job to release or
 defer, which cell to assign), trained by REINFORCE with a per-step
 baseline on the environment's default reward, −(G_td + G_ut) summed over
 an episode. Training uses a vector environment (--envs episodes per HTTP
-request) on seeds 100000, 100001, … (never the test seeds). Evaluation
+request) on seeds 100000, 100001, … (never the test seeds), for --episodes
+episodes: a count, not a time, so that the same arguments give the same
+policy and the same table on any machine. Evaluation
 plays the greedy (argmax) policy on every test seed, a masked-random
 policy on the same seeds, and the rule controller through
 ``coordbench des run --controller rule`` on the same seeds (exactly
 paired: same instance, paradigm and seed), and prints the mean of the main
-metrics. Standard library only; NumPy is not needed.
+metrics. The coordbench binary is found before training (--coordbench, else
+on PATH, else where the README builds it, at the repository root). Standard
+library only; NumPy is not needed.
 """
 
 import argparse
@@ -28,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import coordbench_env as ce
 from coordbench_env.features import ACTIONS, option_features
@@ -86,14 +92,13 @@ class LinearPolicy:
 
 def train(args, policy, url, token):
     rng = random.Random(args.train_seed)
-    deadline = time.time() + 60 * args.minutes
     baseline = {}  # step index -> running mean of the return-to-go
     scale = None  # running mean absolute advantage
     episodes = steps = 0
     seed = 100000
     t0 = time.time()
     with ce.vector_env(args.envs, base_url=url, token=token, instance=args.instance, paradigm="centralized") as venv:
-        while time.time() < deadline and (args.episodes is None or episodes < args.episodes):
+        while episodes < args.episodes:
             obs, infos = venv.reset(seed=seed)
             seed += args.envs
             trajs = [[] for _ in range(args.envs)]
@@ -165,6 +170,20 @@ def rule_metrics(coordbench, instance, seeds):
     return rows
 
 
+def find_coordbench(name):
+    """The coordbench binary for the rule baseline: name if it is a path or
+    on PATH, else the README's build at the repository root; None if
+    there is none."""
+    found = shutil.which(name)
+    if found:
+        return found
+    if name == "coordbench":
+        built = Path(__file__).resolve().parents[2] / "coordbench"
+        if built.is_file() and os.access(built, os.X_OK):
+            return str(built)
+    return None
+
+
 def table(results):
     head = "| policy | " + " | ".join(COLUMNS) + " |"
     lines = [head, "|---" * (len(COLUMNS) + 1) + "|"]
@@ -179,8 +198,8 @@ def main():
     ap.add_argument("--url", default="http://127.0.0.1:8765", help="des serve root")
     ap.add_argument("--token-env", default="CB_TOKEN", help="environment variable holding the bearer token")
     ap.add_argument("--instance", default="A3C9-1")
-    ap.add_argument("--minutes", type=float, default=3.0, help="training time")
-    ap.add_argument("--episodes", type=int, default=None, help="stop training after this many episodes")
+    ap.add_argument("--episodes", type=int, default=1200,
+                    help="training episodes (rounded up to a multiple of --envs)")
     ap.add_argument("--envs", type=int, default=8, help="episodes stepped per request while training")
     ap.add_argument("--lr", type=float, default=0.02)
     ap.add_argument("--train-seed", type=int, default=1, help="seed of the learner's sampling")
@@ -190,7 +209,12 @@ def main():
     args = ap.parse_args()
     token = os.environ.get(args.token_env) or None
     seeds = [int(s) for s in args.test_seeds.split(",") if s]
-    coordbench = shutil.which(args.coordbench) or args.coordbench
+    if args.episodes < 1 or args.envs < 1:
+        ap.error("--episodes and --envs must be at least 1")
+    coordbench = find_coordbench(args.coordbench)
+    if coordbench is None:  # found out now, not after training
+        ap.error(f"--coordbench {args.coordbench}: no such executable (on PATH or, for the default, at the "
+                 "repository root); build it with `go build -o coordbench ./cmd/coordbench` there, or name it")
 
     policy = LinearPolicy()
     episodes, steps, secs = train(args, policy, args.url, token)

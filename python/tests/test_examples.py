@@ -16,13 +16,18 @@ TOKEN = os.environ.get("COORDBENCH_TOKEN")
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 
 
+def run_example(script, *args):
+    """Runs an example against the live server, with its token."""
+    env = dict(os.environ, CB_TEST_TOKEN=TOKEN or "")
+    return subprocess.run([sys.executable, os.path.join(EXAMPLES, script), "--url", URL,
+                           "--token-env", "CB_TEST_TOKEN", *args],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
 @unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
 class TrainModeSelector(unittest.TestCase):
     def run_example(self, *args):
-        env = dict(os.environ, CB_TEST_TOKEN=TOKEN or "")
-        return subprocess.run([sys.executable, os.path.join(EXAMPLES, "train_mode_selector.py"), "--url", URL,
-                               "--token-env", "CB_TEST_TOKEN", *args],
-                              env=env, capture_output=True, text=True, timeout=300)
+        return run_example("train_mode_selector.py", *args)
 
     def test_tiny_budget_prints_every_row(self):
         out = self.run_example("--episodes", "4", "--envs", "2", "--test-seeds", "11,12")
@@ -53,6 +58,34 @@ class TrainModeSelector(unittest.TestCase):
         out = self.run_example("--episodes", "1", "--first-train-seed", "15", "--test-seeds", "11,20")
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("--first-train-seed", out.stderr)
+
+
+@unittest.skipUnless(URL, "COORDBENCH_URL is not set (start coordbench des serve)")
+class TrainLinear(unittest.TestCase):
+    """train_linear.py, on a tiny budget (COORDBENCH_BIN is the built CLI,
+    for its rule baseline)."""
+
+    def run_example(self, *args):
+        return run_example("train_linear.py", *args)
+
+    def test_missing_binary_fails_before_training(self):
+        out = self.run_example("--episodes", "2", "--envs", "2", "--coordbench", os.path.join(EXAMPLES, "no-such-coordbench"))
+        self.assertEqual(out.returncode, 2, out.stderr)
+        self.assertIn("no such executable", out.stderr)
+        self.assertNotIn("trained", out.stderr)  # failed before training, not after
+
+    @unittest.skipUnless(os.environ.get("COORDBENCH_BIN"), "COORDBENCH_BIN is not set (the built coordbench)")
+    def test_tiny_budget_is_reproducible(self):
+        args = ("--episodes", "2", "--envs", "2", "--test-seeds", "11,12", "--coordbench", os.environ["COORDBENCH_BIN"])
+        first, second = self.run_example(*args), self.run_example(*args)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertIn("training: 2 episodes", first.stdout)
+        table = [line for line in first.stdout.splitlines() if line.startswith("| ")]
+        self.assertEqual([line.split("|")[1].strip() for line in table[1:]],
+                         ["rule (des run)", "linear (trained, greedy)", "random (masked)"])
+        self.assertRegex(first.stdout, r"linear beats rule on G_td on [0-2] of 2 seeds")
+        # Bounded by episodes, not time: the same arguments print the same table.
+        self.assertEqual(table, [line for line in second.stdout.splitlines() if line.startswith("| ")])
 
 
 if __name__ == "__main__":
