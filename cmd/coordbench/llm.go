@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/internal/httplimit"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
@@ -78,14 +78,17 @@ stub in the run's own process, with nothing to start.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "stub model (%s) on http://%s/v1 — Ctrl-C to stop\n", pol, ln.Addr())
-			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+			// Within the limits of every listener (internal/httplimit): slow
+			// bodies and unread answers cut, connections bounded.
+			lim := httplimit.Config{MaxBody: stubmodel.MaxRequestBody}
+			srv := httplimit.Server(handler, lim)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			go func() {
 				<-ctx.Done()
 				srv.Close()
 			}()
-			if err := srv.Serve(ln); err != http.ErrServerClosed {
+			if err := srv.Serve(httplimit.Listener(ln, lim)); err != http.ErrServerClosed {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "served: %s\n", served())
