@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/coordbench/coordbench/sweep/jetstream"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var tokenRE = regexp.MustCompile(jetstream.TokenEnv + `=(\S+)`)
+
+// TestDistServeBeyondLoopbackRequiresToken: sweep serve on a second
+// loopback address (as on an address other machines reach) starts its
+// server with credentials and prints the workers' token once; a client
+// without it is refused, and so is a worker (saying where the token
+// goes); workers with it run the experiment to the end.
+func TestDistServeBeyondLoopbackRequiresToken(t *testing.T) {
+	x := experiments[1] // silo-small
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "dist")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout syncBuffer
+	urlc := make(chan string, 1)
+	serve := make(chan error, 1)
+	ended := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-ended }) // before the directories are removed
+	cfg := serveConfig{file: x.file, out: out, listen: "127.0.0.2:0", store: jetstream.StoreObject,
+		ackWait: 2 * time.Second, maxDeliver: 3, maxCaseBytes: jetstream.DefaultMaxCaseBytes}
+	go func() {
+		defer close(ended)
+		serve <- runServe(ctx, cfg, &stdout, func(url string) { urlc <- url })
+	}()
+	var url string
+	select {
+	case url = <-urlc:
+	case err := <-serve:
+		t.Fatalf("serve: %v", err)
+	}
+	if !strings.Contains(url, "127.0.0.2") {
+		t.Fatalf("serve listens on %s, want 127.0.0.2", url)
+	}
+	m := tokenRE.FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("serve printed no token:\n%s", stdout.String())
+	}
+	token := m[1]
+	if nc, err := nats.Connect(url); err == nil {
+		nc.Close()
+		t.Fatal("a client without credentials was let in")
+	}
+	wcfg := workerConfig{natsURL: url, slots: 1, name: "anon", scratch: t.TempDir(), experimentDir: "."}
+	if _, err := runWorker(ctx, ctx, wcfg, &syncBuffer{}, nil); err == nil || !errors.Is(err, nats.ErrAuthorization) || !strings.Contains(err.Error(), jetstream.TokenEnv) {
+		t.Errorf("a worker without the token: %v; want refused, naming %s", err, jetstream.TokenEnv)
+	}
+	wcfg.token = token + "-wrong"
+	if _, err := runWorker(ctx, ctx, wcfg, &syncBuffer{}, nil); !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("a worker with a wrong token: %v; want refused", err)
+	}
+	wcfg.name, wcfg.token = "w", token
+	ws := workers(ctx, 2, wcfg, nil)
+	if err := wait(t, serve, "serve"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := wait(t, ws, "worker"); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	if st, err := jetstream.ReadStatus(out); err != nil || st.Done != st.Cases || st.Cases == 0 {
+		t.Errorf("status: %+v, %v; want every case done", st, err)
+	}
+	if n := strings.Count(stdout.String(), token); n != 1 {
+		t.Errorf("the token appears %d times in serve's output, want once", n)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(token)) {
+				t.Errorf("%s holds the token", p)
+			}
+		}
+		return nil
+	})
+}
