@@ -36,15 +36,26 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+var permitsRE = regexp.MustCompile(`(\d+) model-call permits handed out`)
+
 var tokenRE = regexp.MustCompile(jetstream.TokenEnv + `=(\S+)`)
 
 // TestDistServeBeyondLoopbackRequiresToken: sweep serve on a second
 // loopback address (as on an address other machines reach) starts its
 // server with credentials and prints the workers' token once; a client
 // without it is refused, and so is a worker (saying where the token
-// goes); workers with it run the experiment to the end.
+// goes); workers with it run the experiment to the end, storing cases
+// as objects (silo-small) or in the shared directory and asking for
+// model-call permits (a des experiment of a model with limits).
 func TestDistServeBeyondLoopbackRequiresToken(t *testing.T) {
-	x := experiments[1] // silo-small
+	stub := newSlowStub(t, 0)
+	llmFile := llmExperiment(t, t.TempDir(), stub.URL, "1, 2", "  concurrency: 1\n")
+	for _, c := range []struct{ file, store string }{{experiments[1].file, jetstream.StoreObject}, {llmFile, jetstream.StoreFS}} {
+		t.Run(c.store, func(t *testing.T) { testServeRequiresToken(t, c.file, c.store) })
+	}
+}
+
+func testServeRequiresToken(t *testing.T, file, store string) {
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "dist")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -53,7 +64,7 @@ func TestDistServeBeyondLoopbackRequiresToken(t *testing.T) {
 	serve := make(chan error, 1)
 	ended := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-ended }) // before the directories are removed
-	cfg := serveConfig{file: x.file, out: out, listen: "127.0.0.2:0", store: jetstream.StoreObject,
+	cfg := serveConfig{file: file, out: out, listen: "127.0.0.2:0", store: store,
 		ackWait: 2 * time.Second, maxDeliver: 3, maxCaseBytes: jetstream.DefaultMaxCaseBytes}
 	go func() {
 		defer close(ended)
@@ -86,6 +97,9 @@ func TestDistServeBeyondLoopbackRequiresToken(t *testing.T) {
 		t.Errorf("a worker with a wrong token: %v; want refused", err)
 	}
 	wcfg.name, wcfg.token = "w", token
+	if store == jetstream.StoreFS {
+		wcfg.out = out
+	}
 	ws := workers(ctx, 2, wcfg, nil)
 	if err := wait(t, serve, "serve"); err != nil {
 		t.Fatal(err)
@@ -97,6 +111,9 @@ func TestDistServeBeyondLoopbackRequiresToken(t *testing.T) {
 	}
 	if st, err := jetstream.ReadStatus(out); err != nil || st.Done != st.Cases || st.Cases == 0 {
 		t.Errorf("status: %+v, %v; want every case done", st, err)
+	}
+	if m := permitsRE.FindStringSubmatch(stdout.String()); store == jetstream.StoreFS && (m == nil || m[1] == "0") {
+		t.Errorf("no model-call permits handed out under credentials:\n%s", stdout.String())
 	}
 	if n := strings.Count(stdout.String(), token); n != 1 {
 		t.Errorf("the token appears %d times in serve's output, want once", n)
