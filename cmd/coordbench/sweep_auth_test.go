@@ -9,32 +9,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sweep/jetstream"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var permitsRE = regexp.MustCompile(`(\d+) model-call permits handed out`)
 
@@ -59,7 +41,7 @@ func testServeRequiresToken(t *testing.T, file, store string) {
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "dist")
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
+	var stdout testenv.Buffer
 	urlc := make(chan string, 1)
 	serve := make(chan error, 1)
 	ended := make(chan struct{})
@@ -89,11 +71,11 @@ func testServeRequiresToken(t *testing.T, file, store string) {
 		t.Fatal("a client without credentials was let in")
 	}
 	wcfg := workerConfig{natsURL: url, slots: 1, name: "anon", scratch: t.TempDir(), experimentDir: "."}
-	if _, err := runWorker(ctx, ctx, wcfg, &syncBuffer{}, nil); err == nil || !errors.Is(err, nats.ErrAuthorization) || !strings.Contains(err.Error(), jetstream.TokenEnv) {
+	if _, err := runWorker(ctx, ctx, wcfg, &testenv.Buffer{}, nil); err == nil || !errors.Is(err, nats.ErrAuthorization) || !strings.Contains(err.Error(), jetstream.TokenEnv) {
 		t.Errorf("a worker without the token: %v; want refused, naming %s", err, jetstream.TokenEnv)
 	}
 	wcfg.token = token + "-wrong"
-	if _, err := runWorker(ctx, ctx, wcfg, &syncBuffer{}, nil); !errors.Is(err, nats.ErrAuthorization) {
+	if _, err := runWorker(ctx, ctx, wcfg, &testenv.Buffer{}, nil); !errors.Is(err, nats.ErrAuthorization) {
 		t.Errorf("a worker with a wrong token: %v; want refused", err)
 	}
 	wcfg.name, wcfg.token = "w", token

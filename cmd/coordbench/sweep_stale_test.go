@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/harness"
+	"github.com/coordbench/coordbench/internal/testenv"
 	"github.com/coordbench/coordbench/sweep/jetstream"
 )
 
@@ -22,7 +23,7 @@ var doneRE = regexp.MustCompile(`cases: (\d+) done`)
 func serveOnce(t *testing.T, file, out, url string, k int) int {
 	t.Helper()
 	ctx := context.Background()
-	var stdout syncBuffer
+	var stdout testenv.Buffer
 	errc := make(chan error, 1)
 	go func() {
 		errc <- runServe(ctx, serveConfig{file: file, out: out, natsURL: url, store: jetstream.StoreFS,

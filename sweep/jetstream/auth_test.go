@@ -60,6 +60,19 @@ func (v *violations) about(subject string) bool {
 	return false
 }
 
+// startTestServer starts an embedded server on loopback, without
+// credentials, for one test.
+func startTestServer(t *testing.T) *Embedded {
+	t.Helper()
+	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Close)
+	return emb
+}
+
+// connect connects to url for the rest of the test.
 func connect(t *testing.T, url string, o ...nats.Option) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(url, o...)

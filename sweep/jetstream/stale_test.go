@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/coordbench/coordbench/sweep"
@@ -83,16 +82,8 @@ func TestStaleCaseDirectoryReplaced(t *testing.T) {
 // aside and publishes the case again, and counts it done once a run of
 // it is finished.
 func TestServeRerunsAStaleCase(t *testing.T) {
-	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Close)
-	nc, err := nats.Connect(emb.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	emb := startTestServer(t)
+	nc := connect(t, emb.URL())
 	dir := t.TempDir()
 	casesDir := filepath.Join(dir, sweep.CasesDir(sweep.BenchmarkDes))
 	spec := &Spec{ID: storeTestID, Benchmark: sweep.BenchmarkDes, Store: StoreFS, AckWait: time.Minute, MaxDeliver: 3, MaxCaseBytes: 1 << 20}
@@ -107,12 +98,7 @@ func TestServeRerunsAStaleCase(t *testing.T) {
 		out, err := Serve(ctx, nc, ServeOptions{Spec: spec, IDs: []string{"c-1"}, Dir: dir, Log: io.Discard, CaseFinished: finishedIn(casesDir)})
 		done <- served{out, err}
 	}()
-	wc, err := nats.Connect(emb.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
-	js, err := jetstream.New(wc)
+	js, err := jetstream.New(connect(t, emb.URL()))
 	if err != nil {
 		t.Fatal(err)
 	}
