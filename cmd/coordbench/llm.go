@@ -28,7 +28,7 @@ func stubPolicies() stubmodel.Policies {
 }
 
 func llmStubCmd() *cobra.Command {
-	var addr, pol, script string
+	var addr, pol, script, tokenEnv string
 	var seed int64
 	c := &cobra.Command{
 		Use:   "stub",
@@ -79,8 +79,16 @@ stub in the run's own process, with nothing to start.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "stub model (%s) on http://%s/v1 — Ctrl-C to stop\n", pol, ln.Addr())
 			// Within the limits of every listener (internal/httplimit): slow
-			// bodies and unread answers cut, connections bounded.
-			lim := httplimit.Config{MaxBody: stubmodel.MaxRequestBody}
+			// bodies and unread answers cut, connections bounded, and the
+			// token, if any, checked on the headers.
+			lim := httplimit.Config{MaxBody: stubmodel.MaxRequestBody, Realm: "coordbench llm stub"}
+			if tokenEnv != "" {
+				tok := os.Getenv(tokenEnv)
+				if tok == "" {
+					return fmt.Errorf("--token-env %s: the variable is unset or empty", tokenEnv)
+				}
+				lim.Authorized = httplimit.Bearer(tok)
+			}
 			srv := httplimit.Server(handler, lim)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -98,6 +106,7 @@ stub in the run's own process, with nothing to start.`,
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (loopback unless you say otherwise; port 0: a free port, printed with the URL)")
 	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), silo-gather or silo-hasty (SILO-BENCH agents), or generic (any request: tools, response_format, option lists)")
 	c.Flags().Int64Var(&seed, "seed", 0, "seed of the generic answers (generic, and every policy's answer to a request it does not understand)")
+	c.Flags().StringVar(&tokenEnv, "token-env", "", "require \"Authorization: Bearer TOKEN\" with the token this environment variable holds (what a client sends as its API key); a request without it is refused on its headers")
 	c.Flags().StringVar(&script, "script", "", "scripted replies answered first: a YAML list or JSON Lines (.jsonl) of {contains|regexp|call, reply|tool_calls} (docs/llm.md)")
 	return c
 }

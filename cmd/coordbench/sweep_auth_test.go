@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,4 +112,40 @@ func testServeRequiresToken(t *testing.T, file, store string) {
 		}
 		return nil
 	})
+}
+
+// llm stub --token-env refuses a request without the token on its
+// headers (a body announced and never sent is not waited for), and
+// answers one with it.
+func TestStubRequiresToken(t *testing.T) {
+	const env = "COORDBENCH_TEST_STUB_TOKEN"
+	t.Setenv(env, "stub-token-0123456789")
+	ctx, cancel := context.WithCancel(context.Background())
+	url, _, done := startStub(t, ctx, "--policy", "generic", "--token-env", env)
+	defer func() { cancel(); <-done }()
+	c, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute)) // a failsafe: the test waits for the stub, not a time
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nContent-Length: 1000\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a request with a wrong token: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a request with a wrong token: %s, want 401", resp.Status)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer stub-token-0123456789")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a request with the token: %s, want 200", resp.Status)
+	}
 }
