@@ -89,6 +89,21 @@ func TestDistStaleCasesRerun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(caseDir(2), harness.FileMetrics), []byte(`{"status":"done","G_mk":1,"G_cj":999}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A worker's check of a stored case is serve's.
+	data, err := os.ReadFile(x.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust, _ := jetstream.NewTrust(nil)
+	stored, err := storedCheck(".", trust, &jetstream.Spec{FileName: filepath.Base(x.file), File: data}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{false, false, false, true} {
+		if got := stored(ents[i].Name()); got != want {
+			t.Errorf("the worker's check of %s: %v, want %v", ents[i].Name(), got, want)
+		}
+	}
 	n := serveOnce(t, x.file, out, emb.URL(), 2)
 	if rows := len(summaryRows(t, out)); n != rows || n != 16 {
 		t.Errorf("serve again: %d done, the summary has %d rows; want 16 and 16", n, rows)
