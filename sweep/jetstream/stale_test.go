@@ -89,10 +89,6 @@ func TestServeRerunsAStaleCase(t *testing.T) {
 	spec := &Spec{ID: storeTestID, Benchmark: sweep.BenchmarkDes, Store: StoreFS, AckWait: time.Minute, MaxDeliver: 3, MaxCaseBytes: 1 << 20}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	type served struct {
-		out *Outcome
-		err error
-	}
 	done := make(chan served, 1)
 	go func() {
 		out, err := Serve(ctx, nc, ServeOptions{Spec: spec, IDs: []string{"c-1"}, Dir: dir, Log: io.Discard, CaseFinished: finishedIn(casesDir)})
@@ -117,24 +113,9 @@ func TestServeRerunsAStaleCase(t *testing.T) {
 	// finished or not, and reports it done.
 	deliver := func(finished bool) {
 		t.Helper()
-		for {
-			m, err := cons.Next(jetstream.FetchMaxWait(time.Second))
-			if err == nil {
-				writeCase(t, casesDir, m.Headers().Get(caseHeader), finished)
-				if _, err := js.Publish(ctx, n.resultSubject(), encode(Result{Case: "c-1", Worker: "w", Status: StatusDone, Kept: true})); err != nil {
-					t.Fatal(err)
-				}
-				m.DoubleAck(ctx)
-				return
-			}
-			select {
-			case s := <-done:
-				t.Fatalf("serve ended (%+v, %v) before delivering the case again", s.out, s.err)
-			case <-ctx.Done():
-				t.Fatal("no delivery")
-			default:
-			}
-		}
+		m := nextDelivery(t, ctx, cons, done)
+		writeCase(t, casesDir, m.Headers().Get(caseHeader), finished)
+		reportDone(t, ctx, js, n, m)
 	}
 	deliver(false)
 	deliver(true)
@@ -144,5 +125,88 @@ func TestServeRerunsAStaleCase(t *testing.T) {
 	}
 	if !fileExists(filepath.Join(casesDir, "c-1", okFile)) {
 		t.Error("c-1 is not the finished run")
+	}
+}
+
+// served is what Serve returned.
+type served struct {
+	out *Outcome
+	err error
+}
+
+// nextDelivery is the next case message of cons, failing the test if
+// serve ends first.
+func nextDelivery(t *testing.T, ctx context.Context, cons jetstream.Consumer, done <-chan served) jetstream.Msg {
+	t.Helper()
+	for {
+		m, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		if err == nil {
+			return m
+		}
+		select {
+		case s := <-done:
+			t.Fatalf("serve ended (%+v, %v) before delivering the case again", s.out, s.err)
+		case <-ctx.Done():
+			t.Fatal("no delivery")
+		default:
+		}
+	}
+}
+
+// reportDone reports the case of m done, as a worker does, and acks m.
+func reportDone(t *testing.T, ctx context.Context, js jetstream.JetStream, n names, m jetstream.Msg) {
+	t.Helper()
+	id := m.Headers().Get(caseHeader)
+	if _, err := js.Publish(ctx, n.resultSubject(), encode(Result{Case: id, Worker: "w", Status: StatusDone})); err != nil {
+		t.Fatal(err)
+	}
+	m.DoubleAck(ctx)
+}
+
+// A case claimed in the object store by a run that is not a finished
+// case (of an earlier version, torn, forged) is not counted done when
+// serve starts: serve deletes its claim and object and publishes it; a
+// rerun claims it anew and is the case serve counts.
+func TestServeRerunsAStaleObject(t *testing.T) {
+	spec, url, open := testObjectStore(t)
+	st := open()
+	if !putRun(t, st, "c-1", "stale") {
+		t.Fatal("the stale run was not stored")
+	}
+	dir := t.TempDir()
+	casesDir := filepath.Join(dir, sweep.CasesDir(spec.Benchmark))
+	good := func(id string) bool {
+		b, _ := os.ReadFile(filepath.Join(casesDir, id, "who.txt"))
+		return string(b) == "good"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := *spec
+	s.ObjectClaims = false // serve sets it
+	done := make(chan served, 1)
+	go func() {
+		out, err := Serve(ctx, connect(t, url), ServeOptions{Spec: &s, IDs: []string{"c-1"}, Dir: dir, Log: io.Discard, CaseFinished: good})
+		done <- served{out, err}
+	}()
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := namesOf(spec.ID)
+	cons, err := js.Consumer(ctx, n.caseStream(), ConsumerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nextDelivery(t, ctx, cons, done)
+	if !putRun(t, st, "c-1", "good") {
+		t.Fatal("the rerun could not claim the case: its stale claim is still there")
+	}
+	reportDone(t, ctx, js, n, m)
+	r := <-done
+	if r.err != nil || r.out.Done != 1 || r.out.Kept != 0 {
+		t.Fatalf("serve: %+v, %v: want c-1 done by the rerun", r.out, r.err)
+	}
+	if !good("c-1") {
+		t.Error("serve's directory does not hold the rerun")
 	}
 }
