@@ -242,3 +242,27 @@ func TestPermitLeaseNotForgeable(t *testing.T) {
 		t.Errorf("a's permit: %d held after b's forged release, want 1", got)
 	}
 }
+
+// The embedded server bounds the connections open at once: one more is
+// refused, and let in once another has closed.
+func TestServerConnectionCap(t *testing.T) {
+	emb, err := StartServer(ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Close)
+	first := connect(t, emb.URL())
+	connect(t, emb.URL())
+	if nc, err := nats.Connect(emb.URL(), nats.NoReconnect()); err == nil {
+		nc.Close()
+		t.Fatal("a third connection was let in")
+	}
+	first.Close()
+	testenv.Wait(t, "a connection once another closed", func() bool {
+		nc, err := nats.Connect(emb.URL(), nats.NoReconnect())
+		if err == nil {
+			nc.Close()
+		}
+		return err == nil
+	})
+}
