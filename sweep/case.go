@@ -130,6 +130,29 @@ func (s *Suite) Finished(ctx context.Context, dir string) ([]string, []string, e
 	return done, files, nil
 }
 
+// CaseFinished reports whether the experiment directory dir holds case
+// id of s (resolved with Whole) finished, as Finished counts it: by the
+// suite's own check of the case's manifest and the hashes it records. A
+// case directory of an earlier version, or a torn one, is not finished;
+// nor is an id that is no case of s.
+func (s *Suite) CaseFinished(dir, id string) bool {
+	caseDir := filepath.Join(dir, CasesDir(s.Experiment.Benchmark), id)
+	if s.Des != nil {
+		for _, c := range s.Des.Cases {
+			if c.ID == id {
+				return harness.CaseFinished(c, caseDir)
+			}
+		}
+		return false
+	}
+	for _, c := range s.Silo.Cases {
+		if c.ID == id {
+			return suite.CaseFinished(c, caseDir)
+		}
+	}
+	return false
+}
+
 // siloFiles are the summary files of the silo suite s.
 func siloFiles(s *suite.Suite) []string {
 	files := []string{suite.FileSummary, suite.FileAggregate, suite.FileAggregateMD}

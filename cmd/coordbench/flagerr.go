@@ -29,7 +29,8 @@ import (
 // llm.Config and llm.Spec, des/llmctl.MakerConfig, silo/play.LLMConfig,
 // sweep.RunConfig, report.Options, silo/analyze.Options, the sweep's
 // Shard (and Collect's out), and of sweep/jetstream: WorkerOptions and
-// ServeOptions (Dir), Spec (Store), StartEmbedded's listen and the
+// ServeOptions (Dir), Spec (Store), ServerConfig's listen and auth,
+// CheckToken's token and the
 // worker's Trust (AllowEndpoints, ExperimentDir). Nil for an option no
 // flag sets.
 func optionFlags(option string) []string { return flagOf[option] }
@@ -87,6 +88,8 @@ var flagOf = map[string][]string{
 	"out":              {"--out"},
 	"Store":            {"--store"},
 	"listen":           {"--listen"},
+	"auth":             {"--open"},
+	"token":            {"--token-env"},
 	"AllowEndpoints":   {"--allow-endpoint"},
 	"ExperimentDir":    {"--experiment-dir"},
 }

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/coordbench/coordbench/internal/httplimit"
 	"github.com/coordbench/coordbench/llm/stubmodel"
 	"github.com/coordbench/coordbench/llm/stubmodel/despolicy"
 	"github.com/coordbench/coordbench/llm/stubmodel/silogather"
@@ -28,7 +28,7 @@ func stubPolicies() stubmodel.Policies {
 }
 
 func llmStubCmd() *cobra.Command {
-	var addr, pol, script string
+	var addr, pol, script, tokenEnv string
 	var seed int64
 	c := &cobra.Command{
 		Use:   "stub",
@@ -78,14 +78,25 @@ stub in the run's own process, with nothing to start.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "stub model (%s) on http://%s/v1 — Ctrl-C to stop\n", pol, ln.Addr())
-			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+			// Within the limits of every listener (internal/httplimit): slow
+			// bodies and unread answers cut, connections bounded, and the
+			// token, if any, checked on the headers.
+			lim := httplimit.Config{MaxBody: stubmodel.MaxRequestBody, Realm: "coordbench llm stub"}
+			if tokenEnv != "" {
+				tok := os.Getenv(tokenEnv)
+				if tok == "" {
+					return fmt.Errorf("--token-env %s: the variable is unset or empty", tokenEnv)
+				}
+				lim.Authorized = httplimit.Bearer(tok)
+			}
+			srv := httplimit.Server(handler, lim)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			go func() {
 				<-ctx.Done()
 				srv.Close()
 			}()
-			if err := srv.Serve(ln); err != http.ErrServerClosed {
+			if err := srv.Serve(httplimit.Listener(ln, lim)); err != http.ErrServerClosed {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "served: %s\n", served())
@@ -95,6 +106,7 @@ stub in the run's own process, with nothing to start.`,
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (loopback unless you say otherwise; port 0: a free port, printed with the URL)")
 	c.Flags().StringVar(&pol, "policy", "builtin", "builtin, random or faults (coordbench payloads), silo-gather or silo-hasty (SILO-BENCH agents), or generic (any request: tools, response_format, option lists)")
 	c.Flags().Int64Var(&seed, "seed", 0, "seed of the generic answers (generic, and every policy's answer to a request it does not understand)")
+	c.Flags().StringVar(&tokenEnv, "token-env", "", "require \"Authorization: Bearer TOKEN\" with the token this environment variable holds (what a client sends as its API key); a request without it is refused on its headers")
 	c.Flags().StringVar(&script, "script", "", "scripted replies answered first: a YAML list or JSON Lines (.jsonl) of {contains|regexp|call, reply|tool_calls} (docs/llm.md)")
 	return c
 }

@@ -554,7 +554,7 @@ func watchPermits(t *testing.T, url string) func() map[string]int64 {
 	// One channel for requests and replies keeps their order: a request
 	// reaches this connection before the reply to it.
 	ch := make(chan *nats.Msg, 1<<16)
-	for _, subj := range []string{"cb.permit.*.acquire", "_INBOX.>", "test.permits.sync"} {
+	for _, subj := range []string{"cb.permit.*.acquire", "_INBOX.>", jetstream.WorkerInboxPrefix + ".>", "test.permits.sync"} {
 		if _, err := nc.ChanSubscribe(subj, ch); err != nil {
 			t.Fatal(err)
 		}

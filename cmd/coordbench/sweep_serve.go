@@ -24,6 +24,11 @@ import (
 // serveConfig are the flags of sweep serve.
 type serveConfig struct {
 	file, out, natsURL, listen, store string
+	// token is the workers' token given (read from --token-env), "" to
+	// generate one when the embedded server requires credentials.
+	token string
+	// open lets the embedded server run on another address without them.
+	open bool
 	// log, if set, gets a line per case outcome.
 	log          io.Writer
 	ackWait      time.Duration
@@ -33,6 +38,7 @@ type serveConfig struct {
 
 func sweepServeCmd() *cobra.Command {
 	var cfg serveConfig
+	var tokenEnv string
 	c := &cobra.Command{
 		Use:   "serve FILE",
 		Short: "Serve an experiment's cases to workers on other machines over NATS JetStream",
@@ -43,8 +49,14 @@ every case is done, failed or dead-lettered, write the summaries sweep run
 writes (byte-identical to a single-machine run's) and merge the workers'
 response caches into --out/llm_cache.db. By default it starts an embedded
 NATS server on --listen (loopback: give --listen 0.0.0.0:4222 to let other
-machines in; it has no authentication); --nats URL uses an existing NATS
-server with JetStream instead. Cases are stored by the workers in --out
+machines in); --nats URL uses an existing NATS server with JetStream
+instead. The embedded server requires credentials on any --listen but
+127.0.0.1, ::1 or localhost (and on those too when --token-env names a set
+variable): workers present a token, read from the variable --token-env
+names or else generated and printed once on stdout, and may only do what a
+worker does (no control messages, no change to the experiment or the
+streams); serve's own password never leaves its process. --open runs it on
+another address without them. Cases are stored by the workers in --out
 (--store fs, a shared file system) or as objects in JetStream that serve
 downloads (--store object). Serving again into the same --out resumes:
 only unfinished cases are published. Exits non-zero if cases failed or
@@ -56,6 +68,7 @@ finished), and names them.`,
 			ctx, done := onInterrupt(cmd, "stopping; the queued cases stay in the stream (serve again to resume)")
 			defer done()
 			cfg.log = cmd.ErrOrStderr()
+			cfg.token = os.Getenv(tokenEnv)
 			return runServe(ctx, cfg, cmd.OutOrStdout(), nil)
 		},
 	}
@@ -63,6 +76,8 @@ finished), and names them.`,
 	f.StringVar(&cfg.out, "out", "", "the experiment directory (required; with --store fs, shared with the workers)")
 	f.StringVar(&cfg.natsURL, "nats", "", "URL of an existing NATS server with JetStream (default: start an embedded one on --listen)")
 	f.StringVar(&cfg.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (loopback unless you say otherwise; port 0: a free port)")
+	f.StringVar(&tokenEnv, "token-env", jetstream.TokenEnv, "the environment variable that holds the workers' token (unset: one is generated and printed when the embedded server requires credentials, on any --listen but 127.0.0.1, ::1 or localhost)")
+	f.BoolVar(&cfg.open, "open", false, "run the embedded server on another address than 127.0.0.1, ::1 or localhost without credentials: anyone who reaches --listen can read every case and forge results")
 	f.StringVar(&cfg.store, "store", jetstream.StoreFS, "where workers store cases: fs (the shared --out directory) or object (JetStream object store; serve downloads them)")
 	f.DurationVar(&cfg.ackWait, "ack-wait", time.Minute, "a case whose worker sends no heartbeat for this long is delivered again (workers heartbeat every third of it)")
 	f.IntVar(&cfg.maxDeliver, "max-deliver", 3, "deliveries of one case before it is dead-lettered")
@@ -102,7 +117,7 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	if err != nil {
 		return err
 	}
-	nc, url, stop, err := serveNATS(cfg)
+	nc, url, cred, stop, err := serveNATS(cfg, e.ID())
 	if err != nil {
 		return err
 	}
@@ -116,6 +131,15 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	if cfg.store == jetstream.StoreFS {
 		hint = " --out " + cfg.out
 	}
+	switch {
+	case cred != nil && cfg.token == "":
+		// The one place the token is written: serve's stdout.
+		fmt.Fprintf(w, "workers' token (shown once; the server refuses workers without it): %s=%s\n", jetstream.TokenEnv, cred.Worker)
+	case cred != nil:
+		fmt.Fprintf(w, "the server refuses workers without the token given to serve (in %s)\n", jetstream.TokenEnv)
+	case cfg.natsURL == "" && cfg.open:
+		fmt.Fprintf(w, "warning: --open: the NATS server on %s has no credentials: anyone who reaches it can read every case and forge results\n", url)
+	}
 	fmt.Fprintf(w, "start workers with: coordbench worker --nats %s%s\n", url, hint)
 	if ready != nil {
 		ready(url)
@@ -124,7 +148,8 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 		AckWait: cfg.ackWait, MaxDeliver: cfg.maxDeliver, MaxCaseBytes: cfg.maxCaseBytes, Cases: len(s.IDs), Limits: limits}
 	inputs := s.Inputs()
 	spec.Inputs = &inputs
-	out, err := jetstream.Serve(ctx, nc, jetstream.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log, ModelCases: s.ModelCases()})
+	out, err := jetstream.Serve(ctx, nc, jetstream.ServeOptions{Spec: spec, IDs: s.IDs, Finished: finished, Dir: cfg.out, Log: cfg.log, ModelCases: s.ModelCases(),
+		CaseFinished: func(id string) bool { return s.CaseFinished(cfg.out, id) }})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: the queued cases stay in the stream; run sweep serve again with --out %s to resume", cfg.out)
@@ -136,9 +161,15 @@ func runServe(ctx context.Context, cfg serveConfig, w io.Writer, ready func(url 
 	} else if n > 0 {
 		fmt.Fprintf(w, "merged %d case caches into %s\n", n, filepath.Join(cfg.out, jetstream.MergedCache))
 	}
-	_, files, err := s.Finished(ctx, cfg.out)
+	done, files, err := s.Finished(ctx, cfg.out)
 	if err != nil {
 		return err
+	}
+	// Serve checked every case it counted (ServeOptions.Finished); a case
+	// counted done that the summaries leave out would be a bug of that
+	// check: say so rather than exit 0 on a summary short of rows.
+	if len(done) != out.Done {
+		return fmt.Errorf("%d cases counted done, but the summaries in %s list %d: serve again to run the others", out.Done, cfg.out, len(done))
 	}
 	fmt.Fprintf(w, "cases: %d done (%d finished before), %d failed, %d dead-lettered; %d model-call permits handed out\n",
 		out.Done, out.Kept, len(out.Failed), len(out.Dead), out.Granted)
@@ -199,25 +230,39 @@ func serveSuite(file string, e *sweep.Experiment) (*sweep.Suite, func(), error) 
 }
 
 // serveNATS connects to --nats, or starts the embedded server (its store
-// in --out/nats) and connects to it; stop closes both.
-func serveNATS(cfg serveConfig) (*nats.Conn, string, func(), error) {
+// in --out/nats) of experiment id and connects to it; stop closes both.
+// The embedded server requires credentials (cred, nil when it does not)
+// on any address but the default loopback one (jetstream.LoopbackListen),
+// and whenever a token is given.
+func serveNATS(cfg serveConfig, id string) (*nats.Conn, string, *jetstream.Credentials, func(), error) {
 	url := cfg.natsURL
 	var emb *jetstream.Embedded
+	var cred *jetstream.Credentials
+	opts := []nats.Option{nats.Name("coordbench sweep serve"), nats.MaxReconnects(-1)}
 	if url == "" {
+		sc := jetstream.ServerConfig{Listen: cfg.listen, StoreDir: filepath.Join(cfg.out, "nats"), Experiment: id, Open: cfg.open}
+		if cfg.token != "" || (!cfg.open && !jetstream.LoopbackListen(cfg.listen)) {
+			var err error
+			if cred, err = jetstream.NewCredentials(cfg.token); err != nil {
+				return nil, "", nil, nil, err
+			}
+			sc.Auth = cred
+			opts = append(opts, cred.ServeConnect())
+		}
 		var err error
-		if emb, err = jetstream.StartEmbedded(cfg.listen, filepath.Join(cfg.out, "nats")); err != nil {
-			return nil, "", nil, err
+		if emb, err = jetstream.StartServer(sc); err != nil {
+			return nil, "", nil, nil, err
 		}
 		url = emb.URL()
 	}
-	nc, err := nats.Connect(url, nats.Name("coordbench sweep serve"), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		if emb != nil {
 			emb.Close()
 		}
-		return nil, "", nil, fmt.Errorf("--nats %s: %w", url, err)
+		return nil, "", nil, nil, fmt.Errorf("--nats %s: %w", url, err)
 	}
-	return nc, url, func() {
+	return nc, url, cred, func() {
 		nc.Drain()
 		for !nc.IsClosed() {
 			time.Sleep(10 * time.Millisecond)

@@ -22,13 +22,17 @@ import (
 // workerConfig are the flags of coordbench worker.
 type workerConfig struct {
 	natsURL, out, scratch, name, experimentDir string
-	slots                                      int
-	wait                                       time.Duration
-	allowEndpoints                             []string
+	// token is the workers' token sweep serve printed or was given (read
+	// from --token-env; "": none).
+	token          string
+	slots          int
+	wait           time.Duration
+	allowEndpoints []string
 }
 
 func workerCmd() *cobra.Command {
 	var cfg workerConfig
+	var tokenEnv string
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Run the cases a sweep serve hands out over NATS JetStream",
@@ -39,20 +43,24 @@ with the code of sweep run, --workers at a time, until every case has an
 outcome. Each case is heartbeated while it runs, stored (in the shared
 directory --out, or in the JetStream object store, as serve chose) and
 only then acknowledged, so a worker killed mid-case loses nothing: its
-case is delivered again. Model calls ask serve for a permit first, so
-the experiment's concurrency and rpm limits hold across all workers; API
-keys are read from this machine's environment, by the variable name in
-the experiment, and sent only to loopback endpoints and those allowed
-with --allow-endpoint (a case of another endpoint fails, saying so). Ctrl-C stops pulling cases and finishes those in flight;
-a second Ctrl-C cuts them short and hands them back to the queue (the model
-calls they made are reported, for the experiment's cost files; a case that
-finished all the same is stored).`,
+case is delivered again. Model calls ask serve for a permit first, so the
+experiment's concurrency and rpm limits hold across all workers; API keys
+are read from this machine's environment, by the variable name in the
+experiment, and sent only to loopback endpoints and those allowed with
+--allow-endpoint (a case of another endpoint fails, saying so). A server
+that requires credentials (sweep serve on a --listen other than 127.0.0.1)
+takes the token serve printed, from the variable --token-env names. Ctrl-C
+stops pulling cases and finishes those in flight; a second Ctrl-C cuts
+them short and hands them back to the queue (the model calls they made are
+reported, for the experiment's cost files; a case that finished all the
+same is stored).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.name == "" {
 				host, _ := os.Hostname()
 				cfg.name = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), nuid.Next()[:6])
 			}
+			cfg.token = os.Getenv(tokenEnv)
 			ctx, abort, done := workerSignals(cmd)
 			defer done()
 			rep, err := runWorker(ctx, abort, cfg, cmd.ErrOrStderr(), nil)
@@ -71,6 +79,7 @@ finished all the same is stored).`,
 	f.StringVar(&cfg.name, "name", "", "this worker's name in results and status (default: host name and process id)")
 	f.StringVar(&cfg.experimentDir, "experiment-dir", ".", "where relative paths in the experiment file (instance and paradigm files) are read from")
 	f.StringSliceVar(&cfg.allowEndpoints, "allow-endpoint", nil, "model base URLs the experiment may call besides loopback ones (repeatable or a comma list); API keys go to no other")
+	f.StringVar(&tokenEnv, "token-env", jetstream.TokenEnv, "the environment variable that holds the token sweep serve printed (for a server that requires credentials)")
 	f.DurationVar(&cfg.wait, "wait", 0, "give up if no experiment is served within this time (0: wait until one is)")
 	return experimentCmd(withTracing(c))
 }
@@ -118,7 +127,20 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(cfg.natsURL, nats.Name("coordbench worker "+cfg.name), nats.MaxReconnects(60), nats.ReconnectWait(time.Second))
+	if cfg.token != "" {
+		if err := jetstream.CheckToken(cfg.token); err != nil {
+			return nil, fmt.Errorf("--token-env: %w", err)
+		}
+	}
+	opts := append([]nats.Option{nats.Name("coordbench worker " + cfg.name), nats.MaxReconnects(60), nats.ReconnectWait(time.Second)},
+		jetstream.WorkerConnect(cfg.token)...)
+	nc, err := nats.Connect(cfg.natsURL, opts...)
+	if errors.Is(err, nats.ErrAuthorization) {
+		if cfg.token == "" {
+			return nil, fmt.Errorf("--nats %s: %w: the server requires the workers' token sweep serve printed: set it in %s (or the variable --token-env names)", cfg.natsURL, err, jetstream.TokenEnv)
+		}
+		return nil, fmt.Errorf("--nats %s: %w: the server refused the token (not the one this serve printed?)", cfg.natsURL, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--nats %s: %w", cfg.natsURL, err)
 	}
@@ -134,7 +156,10 @@ func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap
 		run = wrap(run)
 	}
 	return jetstream.Worker(ctx, abort, nc, jetstream.WorkerOptions{Name: cfg.name, Slots: cfg.slots, Dir: cfg.out, Scratch: cfg.scratch,
-		Run: run, Log: log, WaitSpec: cfg.wait, Check: func(spec *jetstream.Spec) error { return checkInputs(expDir, trust, spec) }})
+		Run: run, Log: log, WaitSpec: cfg.wait, Check: func(spec *jetstream.Spec) error { return checkInputs(expDir, trust, spec) },
+		Finished: func(spec *jetstream.Spec) (func(string) bool, error) {
+			return storedCheck(expDir, trust, spec, cfg.out)
+		}})
 }
 
 // caseRunner runs one case of a served experiment with the code of sweep
@@ -173,6 +198,28 @@ func caseRunner(expDir string, trust jetstream.Trust, t terms) jetstream.RunCase
 		}
 		return s.RunOne(ctx, c.Dir)
 	}
+}
+
+// storedCheck is the check of a case stored in the shared directory dir
+// of the served experiment: the suite's own (sweep.Suite.CaseFinished),
+// on the suite resolved as serve resolves it (no model is called). An
+// experiment the worker does not trust is not resolved: no case there
+// counts as stored, and its cases fail, saying why.
+func storedCheck(expDir string, trust jetstream.Trust, spec *jetstream.Spec, dir string) (func(string) bool, error) {
+	e, err := sweep.Parse(spec.FileName, spec.File)
+	if err != nil {
+		return nil, err
+	}
+	if trust.Check(e) != nil {
+		return func(string) bool { return false }, nil
+	}
+	e.Dir = expDir
+	s, closer, err := serveSuite(spec.FileName, e)
+	if err != nil {
+		return nil, err
+	}
+	closer() // the check reads manifests only
+	return func(id string) bool { return s.CaseFinished(dir, id) }, nil
 }
 
 // checkInputs refuses a served experiment that this worker would resolve

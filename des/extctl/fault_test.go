@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,25 +21,8 @@ import (
 	"github.com/coordbench/coordbench/des/factory"
 	"github.com/coordbench/coordbench/des/harness"
 	"github.com/coordbench/coordbench/des/harness/check"
+	"github.com/coordbench/coordbench/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the runner's stderr copier.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // episode is one external episode run to a directory.
 type episode struct {
@@ -86,7 +68,7 @@ func plantOf(t testing.TB, ref string) *factory.Plant {
 func runExternal(t *testing.T, command string, mode coord.AuthorityMode, cfg extctl.Config) *episode {
 	t.Helper()
 	p := plantOf(t, faultInstance)
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	cfg.Command, cfg.Stderr, cfg.Episode = command, &stderr, extctl.EpisodeOf(p, mode, faultSeed)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
@@ -500,7 +482,7 @@ func (w *cancelAfter) Write(p []byte) (int, error) {
 func TestCancelStopsRunner(t *testing.T) {
 	p := plantOf(t, faultInstance)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	c, err := extctl.Start(ctx, extctl.Config{Command: helperCommand(t, "slow:2"), Stderr: &stderr, Grace: 200 * time.Millisecond,
 		Episode: extctl.EpisodeOf(p, coord.Centralized(), faultSeed)})
 	if err != nil {

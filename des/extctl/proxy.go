@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/internal/httplimit"
 	"github.com/coordbench/coordbench/llm"
 )
 
@@ -47,7 +48,13 @@ type ProxyConfig struct {
 	// the runner making them aborts: the upstream is down. A call that
 	// returns a reply resets the count. 0 means DefaultMaxProxyFailures.
 	MaxFailures int
+	// HTTP are the limits of the proxy's listener (zero fields: the
+	// defaults of httplimit; MaxBody is always maxProxyBody).
+	HTTP httplimit.Config
 }
+
+// maxProxyBody bounds a chat request sent to the proxy.
+const maxProxyBody = 16 << 20
 
 // DefaultMaxProxyFailures is ProxyConfig.MaxFailures when unset: the
 // built-in LLM controller's default (llmctl.DefaultMaxModelFailures).
@@ -147,8 +154,13 @@ func (p *Proxy) Start() (string, error) {
 		return "", err
 	}
 	p.ln = ln
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go p.srv.Serve(ln) //nolint:errcheck // ErrServerClosed after Close
+	// The runner's calls, within the limits of every listener: a request
+	// that sends its body slowly, or does not read the answer, does not
+	// hold a connection; a bounded number are open at once.
+	lim := p.cfg.HTTP
+	lim.MaxBody = maxProxyBody
+	p.srv = httplimit.Server(p, lim)
+	go p.srv.Serve(httplimit.Listener(ln, lim)) //nolint:errcheck // ErrServerClosed after Close
 	return p.BaseURL(), nil
 }
 
@@ -402,7 +414,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req proxyRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20)).Decode(&req); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxProxyBody)).Decode(&req); err != nil {
 		proxyError(w, http.StatusBadRequest, "malformed chat request: "+err.Error())
 		return
 	}

@@ -75,7 +75,7 @@ func choices(t *testing.T, dec []byte, wantSource coord.Source) []string {
 // It returns the artifacts and what the runner wrote on stderr.
 func playRunner(t *testing.T, command string, mode coord.AuthorityMode, seed uint64) (artifacts, string) {
 	t.Helper()
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	c, err := extctl.Start(context.Background(), extctl.Config{Command: command, Stderr: &stderr,
 		Episode: extctl.EpisodeOf(plantOf(t, faultInstance), mode, seed)})
 	if err != nil {

@@ -181,6 +181,15 @@ func runCase(ctx context.Context, c Case, dir string, sc *Scratch, run func(cont
 
 // finishedCase reports whether dir holds case c as this tool would write
 // it now, and returns its summary row.
+// CaseFinished reports whether dir holds case c finished by this tool,
+// as a suite run that resumes counts it (and a sweep's summary lists
+// it): its manifest records c, its files are there, its metrics are
+// those the manifest hashes, and it did not end in an error.
+func CaseFinished(c Case, dir string) bool {
+	r, ok := finishedCase(c, dir)
+	return ok && r.Status != StatusError
+}
+
 func finishedCase(c Case, dir string) (CaseResult, bool) {
 	var man Manifest
 	if err := atomicfs.ReadJSON(filepath.Join(dir, FileManifest), &man); err != nil {

@@ -566,18 +566,26 @@ type wireRequest struct {
 	ResponseFormat      json.RawMessage `json:"response_format"`
 }
 
+// MaxRequestBody bounds a request body the stub reads: a larger one is
+// answered 400, unread beyond the bound.
+const MaxRequestBody = 16 << 20
+
 func decode(r *http.Request, at time.Time) ChatRequest {
 	req := ChatRequest{Received: at, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()}
 	var buf bytes.Buffer
-	if r.ContentLength > 0 && r.ContentLength < 1<<30 {
+	if r.ContentLength > 0 && r.ContentLength <= MaxRequestBody {
 		buf.Grow(int(r.ContentLength) + 1)
 	}
-	_, err := buf.ReadFrom(r.Body)
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, MaxRequestBody+1))
 	body := buf.Bytes()
 	req.Body = body
 	switch {
 	case err != nil:
 		req.DecodeError = "reading body: " + err.Error()
+		return req
+	case len(body) > MaxRequestBody:
+		req.Body = nil
+		req.DecodeError = fmt.Sprintf("stubmodel: body larger than %d bytes", MaxRequestBody)
 		return req
 	case r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		req.DecodeError = fmt.Sprintf("stubmodel: want POST .../chat/completions, got %s %s", r.Method, r.URL.Path)

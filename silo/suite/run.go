@@ -371,6 +371,15 @@ func InstanceOf(c Case) (*task.Instance, error) {
 	return task.Merged(in)
 }
 
+// CaseFinished reports whether dir holds case c as this tool writes it,
+// as a suite run that resumes counts it (and the summary lists it): its
+// manifest records c, its files are there and its result is the one the
+// manifest hashes.
+func CaseFinished(c Case, dir string) bool {
+	_, ok := finishedCase(c, dir)
+	return ok
+}
+
 // finishedCase reports whether dir holds case c as this tool writes it.
 func finishedCase(c Case, dir string) (CaseResult, bool) {
 	var man Manifest

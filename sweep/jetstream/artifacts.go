@@ -51,6 +51,33 @@ type store struct {
 	casesDir string // the suite's cases subdirectory name
 	obj      jetstream.ObjectStore
 	claims   jetstream.KeyValue // with obj: the claims bucket
+	// finished, if set, reports whether the experiment directory (dir,
+	// or fetch's) holds case id finished, as serve's summary counts it
+	// (sweep.Suite.CaseFinished). A case directory there that is not (an
+	// earlier version's, a torn one) is stale: it is not the stored case,
+	// and is replaced. Nil: any case directory there is the stored case.
+	finished func(id string) bool
+}
+
+// stored reports whether the case directory of id in the cases
+// directory casesDir is there and finished.
+func (s *store) stored(casesDir, id string) bool {
+	return fileExists(filepath.Join(casesDir, id)) && (s.finished == nil || s.finished(id))
+}
+
+// setAside removes the stale case directory dir: renamed out of the way
+// first, so that no reader meets it half removed, and so that of two
+// deliveries that both found it stale, one moves it and the other finds
+// it gone.
+func setAside(dir string) error {
+	tmp := filepath.Join(filepath.Dir(dir), suiterun.TmpPrefix+"stale-"+filepath.Base(dir)+"-"+nuid.Next())
+	if err := os.Rename(dir, tmp); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(tmp)
 }
 
 // metaCase is the metadata key, on each object this version stores,
@@ -91,7 +118,10 @@ func (s *store) has(ctx context.Context, id string) (bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	return err == nil && fi.IsDir(), err
+	if err != nil || !fi.IsDir() {
+		return false, err
+	}
+	return s.finished == nil || s.finished(id), nil
 }
 
 // hasLegacy reports whether the object store holds case id as an earlier
@@ -152,8 +182,13 @@ func (s *store) put(ctx context.Context, id, caseDir, cache, scratch string) (st
 		}
 		return s.putObject(ctx, id, tarPath)
 	}
-	if fileExists(filepath.Join(s.dir, s.casesDir, id)) {
-		return false, nil
+	if dst := filepath.Join(s.dir, s.casesDir, id); fileExists(dst) {
+		if s.stored(filepath.Join(s.dir, s.casesDir), id) {
+			return false, nil
+		}
+		if err := setAside(dst); err != nil {
+			return false, fmt.Errorf("removing the stale case directory %s: %w", dst, err)
+		}
 	}
 	// The cache is copied beside its place first and renamed into it only
 	// if this delivery's case directory is the one kept: a delivery that
@@ -355,12 +390,16 @@ func writeFailed(dir, id, failedDir, msg string, max int64) error {
 
 // fetch downloads stored case id from the object store into the
 // experiment directory dir (case directory and cache), unless the case
-// directory is there already: the object its claim names (or an earlier
-// version's object named by the id).
+// directory is there already and finished (a stale one is replaced): the
+// object its claim names (or an earlier version's object named by the
+// id).
 func (s *store) fetch(ctx context.Context, dir, id string) error {
 	casesDir := filepath.Join(dir, s.casesDir)
-	if fileExists(filepath.Join(casesDir, id)) {
+	if s.stored(casesDir, id) {
 		return nil
+	}
+	if err := setAside(filepath.Join(casesDir, id)); err != nil {
+		return err
 	}
 	name, err := s.object(ctx, id)
 	if err != nil {

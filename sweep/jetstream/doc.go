@@ -43,8 +43,23 @@
 // model entry's limit by PermitKey: the coordinator's ExperimentLimits,
 // the workers' EntryLimiter.
 //
-// Trust: anyone who can publish on the NATS server can serve an
-// experiment, so a worker runs a served one only within its Trust: model
-// endpoints it was allowed (and loopback ones), and files below its
-// experiment directory.
+// Credentials: an embedded server on any address but the default
+// loopback one (LoopbackListen) requires them (ServerConfig.Auth): the
+// coordinator's user may do anything, the workers' user, whose password
+// is the token serve prints or is given (TokenEnv), only what a worker
+// does (workerPermissions): no control messages, no writes to the
+// experiment or to the streams' configuration, no reads of the results
+// or of the coordinator's replies. Workers share that user; permit
+// leases are random ids, so one worker cannot release another's.
+//
+// Stored cases are checked, not taken on trust: a case counts as stored
+// (a worker's "already stored", serve's "done") only if the suite's own
+// check passes on it (ServeOptions.CaseFinished, WorkerOptions.Finished:
+// sweep.Suite.CaseFinished, manifest and hashes); a stale one is set
+// aside and run again.
+//
+// Trust: anyone who can publish on the NATS server (without
+// credentials, any client) can serve an experiment, so a worker runs a
+// served one only within its Trust: model endpoints it was allowed (and
+// loopback ones), and files below its experiment directory.
 package jetstream

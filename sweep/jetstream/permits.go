@@ -2,9 +2,9 @@ package jetstream
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -68,7 +68,6 @@ type PermitServer struct {
 	subs   []*nats.Subscription
 
 	mu      sync.Mutex
-	next    uint64
 	leases  map[string]*lease
 	wait    int // requests waiting for a permit
 	maxWait int // maxPermitWaiters (a field for the tests)
@@ -200,10 +199,11 @@ func (p *PermitServer) onAcquire(m *nats.Msg) {
 				return
 			}
 		}
+		// A lease is a random id, known only to the holder: another worker
+		// cannot release or renew it (they share one NATS user).
+		id := rand.Text()
 		p.mu.Lock()
-		p.next++
 		p.granted++
-		id := strconv.FormatUint(p.next, 36)
 		ttl := leaseTTL
 		if req.Confirms {
 			ttl = firstLeaseTTL

@@ -23,16 +23,8 @@ func servePermits(t *testing.T, concurrency int) (*Embedded, *nats.Conn, *Permit
 // servePermitLimits is servePermits of the given limits.
 func servePermitLimits(t *testing.T, limits []EndpointLimit) (*Embedded, *nats.Conn, *PermitServer) {
 	t.Helper()
-	emb, err := StartEmbedded("127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Close)
-	nc, err := nats.Connect(emb.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	emb := startTestServer(t)
+	nc := connect(t, emb.URL())
 	ps, err := StartPermits(nc, permitsTestID, limits)
 	if err != nil {
 		t.Fatal(err)

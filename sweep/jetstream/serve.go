@@ -36,6 +36,15 @@ type ServeOptions struct {
 	// ModelCases are the cases that call a model: the discarded runs
 	// workers report of them go to Dir's ledger (sweep.FileAttempts).
 	ModelCases map[string]bool
+	// CaseFinished, if set, reports whether Dir holds case id finished, as
+	// the summaries count it (sweep.Suite.CaseFinished: its manifest and
+	// the hashes it records). A case a worker reports done, or finds
+	// stored, that is not (a directory of an earlier version, a torn
+	// one, a forged object) is set aside and run again, at most
+	// Spec.MaxDeliver times a serve, then failed: never counted done
+	// while missing from the summaries. Nil: a case directory in Dir is a
+	// finished case.
+	CaseFinished func(id string) bool
 }
 
 // Outcome is what became of the cases of a served experiment.
@@ -116,9 +125,10 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 	if err := sweep.MigrateFailed(s.Benchmark, opt.Dir, opt.ModelCases, ledger); err != nil {
 		return nil, err
 	}
-	c := &coordinator{opt: opt, st: st, store: &store{spec: s, dir: opt.Dir, casesDir: sweep.CasesDir(s.Benchmark), obj: st.obj, claims: st.claims},
+	c := &coordinator{opt: opt, st: st, js: js,
+		store: &store{spec: s, dir: opt.Dir, casesDir: sweep.CasesDir(s.Benchmark), obj: st.obj, claims: st.claims, finished: opt.CaseFinished},
 		state: map[string]string{}, running: map[string]string{}, failed: map[string]string{}, workers: map[string]bool{},
-		out: &Outcome{Total: len(opt.IDs), Failed: map[string]string{}}, ledger: ledger, attempts: map[string]int{}}
+		out: &Outcome{Total: len(opt.IDs), Failed: map[string]string{}}, ledger: ledger, attempts: map[string]int{}, reruns: map[string]int{}}
 	for _, id := range opt.IDs {
 		c.state[id] = ""
 	}
@@ -143,7 +153,7 @@ func Serve(ctx context.Context, nc *nats.Conn, opt ServeOptions) (*Outcome, erro
 		return nil, err
 	}
 	defer evSub.Unsubscribe()
-	if err := c.publish(ctx, js); err != nil {
+	if err := c.publish(ctx); err != nil {
 		return nil, err
 	}
 	results, dead, stop := make(chan jetstream.Msg, 64), make(chan jetstream.Msg, 16), make(chan struct{})
@@ -267,6 +277,7 @@ func (c *coordinator) drain(ctx context.Context, results, dead <-chan jetstream.
 type coordinator struct {
 	opt     ServeOptions
 	st      *streams
+	js      jetstream.JetStream
 	store   *store
 	state   map[string]string // case id → "", StatusDone, StatusFailed or StatusDead
 	running map[string]string // case id → worker, for cases started without an outcome
@@ -283,6 +294,9 @@ type coordinator struct {
 	attempts   map[string]int
 	ledgerErr  error // the first append that failed
 	ledgerErrs int
+	// reruns counts the cases published again in this serve because
+	// what was stored of them was not a finished case.
+	reruns map[string]int
 }
 
 // addWorker records a worker's name for the status, up to maxWorkers
@@ -305,7 +319,7 @@ func (c *coordinator) logf(format string, a ...any) {
 // publish queues every case without an outcome that is not in the
 // stream already. In the object store, a case stored by an earlier serve
 // is downloaded instead.
-func (c *coordinator) publish(ctx context.Context, js jetstream.JetStream) error {
+func (c *coordinator) publish(ctx context.Context) error {
 	queued := map[string]bool{}
 	info, err := c.st.cases.Info(ctx)
 	if err != nil {
@@ -347,28 +361,101 @@ func (c *coordinator) publish(ctx context.Context, js jetstream.JetStream) error
 				} else if err != nil {
 					return err
 				}
+				if c.store.stored(c.casesDir(), id) {
+					c.state[id] = StatusDone
+					c.out.Kept++
+					continue
+				}
+				c.logf("case %s: its stored object is not a finished case (of an earlier version, torn or forged): run again", id)
+				if err := c.unstore(ctx, id); err != nil {
+					return err
+				}
+			}
+		} else if fileExists(filepath.Join(c.casesDir(), id)) {
+			// Finished since serve looked (a worker of an earlier serve), or
+			// stale: a worker must not take it for the stored case.
+			if c.store.stored(c.casesDir(), id) {
 				c.state[id] = StatusDone
 				c.out.Kept++
 				continue
+			}
+			c.logf("case %s: its directory is not a finished case (of an earlier version, or torn): run again", id)
+			if err := setAside(filepath.Join(c.casesDir(), id)); err != nil {
+				return err
 			}
 		}
 		if queued[id] {
 			continue
 		}
-		msg := &nats.Msg{Subject: c.st.n.caseSubject(), Data: []byte(id), Header: nats.Header{caseHeader: []string{id}}}
-		ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
-		if err == nil && ack.Duplicate {
-			// Published and acked within the duplicate window by an earlier
-			// serve (a failed case): publish it anew.
-			ack, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID(id+"#"+nuid.Next()))
-		}
-		if err != nil {
-			return fmt.Errorf("publishing case %s: %w", id, err)
+		if err := c.queue(ctx, id); err != nil {
+			return err
 		}
 		n++
 	}
 	c.logf("published %d cases (%d finished already, %d queued from before)", n, c.out.Kept, len(queued))
 	return nil
+}
+
+// queue publishes case id on the work queue.
+func (c *coordinator) queue(ctx context.Context, id string) error {
+	msg := &nats.Msg{Subject: c.st.n.caseSubject(), Data: []byte(id), Header: nats.Header{caseHeader: []string{id}}}
+	ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+	if err == nil && ack.Duplicate {
+		// Published and acked within the duplicate window by an earlier
+		// serve (a failed case, or one run again): publish it anew.
+		ack, err = c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id+"#"+nuid.Next()))
+	}
+	if err != nil {
+		return fmt.Errorf("publishing case %s: %w", id, err)
+	}
+	return nil
+}
+
+func (c *coordinator) casesDir() string { return filepath.Join(c.opt.Dir, c.store.casesDir) }
+
+// unstore removes what is stored of case id, which is not a finished
+// case, so that it runs again: its directory in Dir and, in the object
+// store, its claim (a delete marker, after which a claim can be created
+// again) and the object the claim named.
+func (c *coordinator) unstore(ctx context.Context, id string) error {
+	if err := setAside(filepath.Join(c.casesDir(), id)); err != nil {
+		return err
+	}
+	if c.store.obj == nil {
+		return nil
+	}
+	name, err := c.store.object(ctx, id)
+	if err != nil && !errors.As(err, new(*badStoredError)) {
+		return err
+	}
+	if err := c.store.claims.Delete(ctx, claimKey(id)); err != nil {
+		return fmt.Errorf("deleting the claim of case %s: %w", id, err)
+	}
+	if name != "" {
+		if err := c.store.obj.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			c.logf("deleting object %s of case %s: %v", name, id, err)
+		}
+	}
+	return nil
+}
+
+// rerun publishes again case id, reported done by a worker whose stored
+// case is not finished (why), at most MaxDeliver times a serve; then the
+// case fails.
+func (c *coordinator) rerun(ctx context.Context, id, why string) {
+	if c.reruns[id]++; c.reruns[id] > c.opt.Spec.MaxDeliver {
+		c.fail(id, fmt.Sprintf("%s, after it was run again %d times", why, c.opt.Spec.MaxDeliver))
+		return
+	}
+	if err := c.unstore(ctx, id); err != nil {
+		c.fail(id, fmt.Sprintf("%s; it could not be run again: %v", why, err))
+		return
+	}
+	if err := c.queue(ctx, id); err != nil {
+		c.fail(id, fmt.Sprintf("%s; it could not be run again: %v", why, err))
+		return
+	}
+	c.logf("%s: run again (%s)", why, c.progress())
 }
 
 func (c *coordinator) complete() bool {
@@ -417,6 +504,10 @@ func (c *coordinator) onResult(ctx context.Context, m jetstream.Msg) {
 		}
 		if err != nil {
 			c.fail(r.Case, err.Error())
+			return
+		}
+		if !c.store.stored(c.casesDir(), r.Case) {
+			c.rerun(ctx, r.Case, fmt.Sprintf("worker %s reported case %s done, but what is stored of it is not a finished case (of an earlier version, torn or forged)", r.Worker, r.Case))
 			return
 		}
 		c.state[r.Case] = StatusDone
@@ -524,7 +615,7 @@ func (c *coordinator) onDead(ctx context.Context, m jetstream.Msg) {
 	if st == "" {
 		// A worker may have stored it and died before its ack.
 		if has, err := c.store.has(ctx, id); err == nil && has {
-			if c.store.obj == nil || c.store.fetch(ctx, c.opt.Dir, id) == nil {
+			if c.store.obj == nil || (c.store.fetch(ctx, c.opt.Dir, id) == nil && c.store.stored(c.casesDir(), id)) {
 				c.state[id] = StatusDone
 				c.st.cases.DeleteMsg(ctx, a.StreamSeq)
 				return

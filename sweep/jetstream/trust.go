@@ -2,7 +2,6 @@ package jetstream
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -82,10 +81,5 @@ func loopbackURL(u string) bool {
 	if err != nil {
 		return false
 	}
-	h := p.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return loopbackHost(p.Hostname())
 }

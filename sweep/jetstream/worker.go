@@ -68,6 +68,13 @@ type WorkerOptions struct {
 	// the cases to other workers (a worker whose files differ from
 	// serve's, say).
 	Check func(*Spec) error
+	// Finished, if set, is asked once (after Check) for the check of a
+	// case in the shared directory Dir (sweep.Suite.CaseFinished, as
+	// serve checks it): a case directory there that it says is not
+	// finished (of an earlier version, torn) is run again and replaced,
+	// never reported stored. Nil: a case directory there is stored. Not
+	// asked when cases are stored as objects (serve checks those).
+	Finished func(*Spec) (func(id string) bool, error)
 }
 
 // WorkerReport is what a worker did.
@@ -113,6 +120,11 @@ func Worker(ctx, abort context.Context, nc *nats.Conn, opt WorkerOptions) (*Work
 		st:  &store{spec: spec, dir: opt.Dir, casesDir: sweep.CasesDir(spec.Benchmark)}}
 	switch spec.Store {
 	case StoreFS:
+		if opt.Finished != nil {
+			if w.st.finished, err = opt.Finished(spec); err != nil {
+				return &WorkerReport{ExperimentID: spec.ID}, fmt.Errorf("experiment %s: %w", short(spec.ID), err)
+			}
+		}
 		if opt.Dir == "" {
 			return nil, opterr.New("Dir", "experiment %s stores cases in a shared directory: give the directory sweep serve writes (or have serve store cases as objects)", short(spec.ID))
 		}
