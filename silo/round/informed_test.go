@@ -22,6 +22,17 @@ func reprOf(t *testing.T, raw json.RawMessage) string {
 	return pyvalue.Repr(v)
 }
 
+// informedOf is agent i's content set after reading ds, each delivery's
+// Seen standing for its author's content set.
+func informedOf(c *carrier, i int, ds []proto.Delivery) []int {
+	has := make([]bool, c.in.N)
+	has[i] = true
+	for _, d := range ds {
+		c.carry(i, d.Text, d.Seen, has)
+	}
+	return setOf(has)
+}
+
 // TestInformedRules checks the content rules on crafted deliveries, one
 // family at a time: what agent 0 of a 3-agent instance is informed about
 // after reading the given contents.
@@ -99,7 +110,7 @@ func TestInformedRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		cr := newCarrier(c.in)
-		if got := cr.informed(0, c.ds); !slices.Equal(got, c.want) {
+		if got := informedOf(cr, 0, c.ds); !slices.Equal(got, c.want) {
 			t.Errorf("%s: informed %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -109,7 +120,7 @@ func TestInformedRules(t *testing.T) {
 	var carry1 []int
 	json.Unmarshal(ii11.Expected[1], &carry1)
 	cr := newCarrier(ii11)
-	if got := cr.informed(2, []proto.Delivery{d(fmt.Sprint("prefix total ", carry1[len(carry1)-1]), 0, 1)}); !slices.Equal(got, []int{0, 1, 2}) {
+	if got := informedOf(cr, 2, []proto.Delivery{d(fmt.Sprint("prefix total ", carry1[len(carry1)-1]), 0, 1)}); !slices.Equal(got, []int{0, 1, 2}) {
 		t.Errorf("prefix carry to agent 2: informed %v", got)
 	}
 }
@@ -137,7 +148,7 @@ func BenchmarkInformedSets(b *testing.B) {
 	cfg := Config{Instance: in, Protocol: proto.Broadcast, OnEnd: func(st *proto.Store) error {
 		b.ResetTimer()
 		for range b.N {
-			informedSets(in, st)
+			agentViews(in, st, nil)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
 		return nil
@@ -158,7 +169,7 @@ func FuzzContent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, in := range []*task.Instance{in18, in07} {
 			c := newCarrier(in)
-			c.informed(0, []proto.Delivery{{Round: 1, Tool: proto.ToolReceive, From: 1, Text: text, Seen: []int{0, 1}}})
+			informedOf(c, 0, []proto.Delivery{{Round: 1, Tool: proto.ToolReceive, From: 1, Text: text, Seen: []int{0, 1}}})
 		}
 	})
 }
