@@ -322,7 +322,7 @@ func squeeze(s string) string {
 // content is one text an agent read, tokenized once.
 type content struct {
 	text     string
-	sq       *string // squeeze(text), on first use
+	sq       *string        // squeeze(text), on first use
 	ints     map[string]int // integer tokens (canonical text) → count
 	nums     map[string]int // every number token's text → count
 	decimals []int          // the numbers of decimals (>= 2) that tokens use
