@@ -22,6 +22,12 @@ func reprOf(t *testing.T, raw json.RawMessage) string {
 	return pyvalue.Repr(v)
 }
 
+func reverse(s string) string {
+	b := []byte(s)
+	slices.Reverse(b)
+	return string(b)
+}
+
 // informedOf is agent i's content set after reading ds, each delivery's
 // Seen standing for its author's content set.
 func informedOf(c *carrier, i int, ds []proto.Delivery) []int {
@@ -47,12 +53,20 @@ func TestInformedRules(t *testing.T) {
 	ii18 := seeded(t, "II-18", 3, 1)
 	iii30 := seeded(t, "III-30", 3, 1)
 	iii22 := seeded(t, "III-22", 3, 1)
+	ii13 := seeded(t, "II-13", 3, 1)
+	var letters string
+	json.Unmarshal(ii13.Shards[1], &letters)
+	spaced := strings.Join(strings.Split(letters, ""), " ")
 
 	var floats []float64
 	json.Unmarshal(i07.Shards[1], &floats)
 	rounded := make([]string, len(floats))
 	for k, x := range floats {
 		rounded[k] = fmt.Sprintf("%.2f", x)
+	}
+	sum := 0.0
+	for _, x := range floats {
+		sum += x
 	}
 	oneDecimal := make([]string, len(floats))
 	for k, x := range floats {
@@ -94,6 +108,14 @@ func TestInformedRules(t *testing.T) {
 		{"floats one decimal", i07, []proto.Delivery{d(strings.Join(oneDecimal, ", "), 1)}, []int{0}},
 		// I-07 is not decomposable: a subset mean is not credited.
 		{"mean of a shard", i07, []proto.Delivery{d("mean 50.0", 1)}, []int{0}},
+		// I-07: the sum and the count of the author's numbers carry them.
+		{"sum and count", i07, []proto.Delivery{d(fmt.Sprintf("sum %.2f over %d numbers", sum, len(floats)), 1)}, []int{0, 1}},
+		{"sum without count", i07, []proto.Delivery{d(fmt.Sprintf("sum %.2f", sum), 1)}, []int{0}},
+		{"count without sum", i07, []proto.Delivery{d(fmt.Sprintf("%d numbers", len(floats)), 1)}, []int{0}},
+		// II-13: a piece's letters one by one, or as a list of letters.
+		{"letters spaced", ii13, []proto.Delivery{d(spaced, 1)}, []int{0, 1}},
+		{"letters as a list", ii13, []proto.Delivery{d(fmt.Sprintf("%q", strings.Split(letters, "")), 1)}, []int{0, 1}},
+		{"letters reversed", ii13, []proto.Delivery{d(reverse(spaced), 1)}, []int{0}},
 		// Strings, with multiplicity.
 		{"words", i02, []proto.Delivery{d(reprOf(t, i02.Shards[1]), 1)}, []int{0, 1}},
 		{"word list summary", i02, []proto.Delivery{d("apple banana cherry date elderberry fig grape", 1)}, []int{0}},
