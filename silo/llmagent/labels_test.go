@@ -36,17 +36,6 @@ type twoRoundModel struct {
 	sameReply bool
 }
 
-// replies counts the model's replies so far in a request.
-func replies(req stubmodel.ChatRequest) int {
-	k := 0
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			k++
-		}
-	}
-	return k
-}
-
 func (m twoRoundModel) handle(req stubmodel.ChatRequest) stubmodel.Reply {
 	v, ok := silogather.ReadView(req)
 	if !ok {
@@ -57,7 +46,7 @@ func (m twoRoundModel) handle(req stubmodel.ChatRequest) stubmodel.Reply {
 		return silogather.Render(v, []silogather.Call{wait})
 	}
 	submit := silogather.Call{Name: "submit_result", Args: []silogather.Arg{{Name: "answer", Value: m.submit(v)}}}
-	switch replies(req) {
+	switch turnOf(req) {
 	case 0:
 		var calls []silogather.Call
 		if text, ok := m.share(v); ok {

@@ -232,10 +232,12 @@ type AgentResult struct {
 	CappedTurns int             `json:"capped_turns"` // turns ended by the cap
 	Error       string          `json:"error,omitempty"`
 	// Seen is the agent's provenance set (sorted shard indices) when it
-	// submitted; for a non-submitter, at the end of the run.
+	// submitted, for a non-submitter at the end of the run, counting only
+	// what had reached its decisions (views.go: a Replier sees a turn's
+	// results in its next turn).
 	Seen []int `json:"seen"`
-	// Informed is the set of shards whose data the contents the agent read
-	// (up to its submission) carry, its own included (informed.go); a
+	// Informed is the set of shards whose data the contents the agent had
+	// seen (up to its submission) carry, its own included (informed.go); a
 	// subset of Seen.
 	Informed []int `json:"informed"`
 	// Labels are the failure labels of an agent that is not correct
