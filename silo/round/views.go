@@ -61,10 +61,18 @@ type views struct {
 	c    *carrier
 	next []bool
 	ds   [][]proto.Delivery
-	// flow[a][k] and data[a][k] are agent a's sets (sorted) after its first
-	// k deliveries; a slice is shared between k while it does not change.
-	flow, data [][][]int
-	busy       []bool
+	// steps[a] are agent a's sets where they change: from its first
+	// steps[a][m].k deliveries on; done[a] deliveries are computed.
+	steps [][]step
+	done  []int
+	busy  []bool
+}
+
+// step is an agent's flow and content sets (sorted) after its first k
+// deliveries, until the next step.
+type step struct {
+	k          int
+	flow, data []int
 }
 
 // agentViews returns each agent's flow and content sets when it submitted
@@ -73,12 +81,11 @@ type views struct {
 func agentViews(in *task.Instance, st *proto.Store, next []bool) (seen, informed [][]int) {
 	n := in.N
 	v := &views{n: n, c: newCarrier(in), next: make([]bool, n), ds: make([][]proto.Delivery, n),
-		flow: make([][][]int, n), data: make([][][]int, n), busy: make([]bool, n)}
+		steps: make([][]step, n), done: make([]int, n), busy: make([]bool, n)}
 	copy(v.next, next)
 	for a := range n {
 		v.ds[a] = st.Deliveries(a)
-		v.flow[a] = [][]int{{a}}
-		v.data[a] = [][]int{{a}}
+		v.steps[a] = []step{{0, []int{a}, []int{a}}}
 	}
 	seen, informed = make([][]int, n), make([][]int, n)
 	for a := range n {
@@ -97,25 +104,29 @@ func (v *views) at(a int, p proto.Pos) (flow, data []int) {
 	ds := v.ds[a]
 	k := sort.Search(len(ds), func(k int) bool { return !available(ds[k].At, p, v.next[a]) })
 	v.upTo(a, k)
-	k = min(k, len(v.flow[a])-1) // short only on a cycle, which the store's rounds rule out
-	return v.flow[a][k], v.data[a][k]
+	k = min(k, v.done[a]) // short only on a cycle, which the store's rounds rule out
+	steps := v.steps[a]
+	m := sort.Search(len(steps), func(m int) bool { return steps[m].k > k }) - 1
+	return steps[m].flow, steps[m].data
 }
 
 // upTo computes agent a's sets after each of its first k deliveries.
 func (v *views) upTo(a, k int) {
-	if v.busy[a] {
+	if v.busy[a] || v.done[a] >= k {
 		return
 	}
 	v.busy[a] = true
 	defer func() { v.busy[a] = false }()
 	has := make([]bool, v.n)
-	for len(v.flow[a]) <= k {
-		idx := len(v.flow[a]) - 1
-		d := v.ds[a][idx]
-		flow, data := v.flow[a][idx], v.data[a][idx]
-		if d.From >= 0 && d.From < v.n {
-			af, ad := v.at(d.From, d.Written)
-			flow = union(flow, af)
+	for ; v.done[a] < k; v.done[a]++ {
+		d := v.ds[a][v.done[a]]
+		if d.From < 0 || d.From >= v.n {
+			continue
+		}
+		af, ad := v.at(d.From, d.Written)
+		last := v.steps[a][len(v.steps[a])-1]
+		flow, data := union(last.flow, af), last.data
+		if !covers(data, ad) { // a content carries no more than its author had (carry)
 			clear(has)
 			for _, j := range data {
 				has[j] = true
@@ -125,8 +136,9 @@ func (v *views) upTo(a, k int) {
 				data = setOf(has)
 			}
 		}
-		v.flow[a] = append(v.flow[a], flow)
-		v.data[a] = append(v.data[a], data)
+		if len(flow) != len(last.flow) || len(data) != len(last.data) {
+			v.steps[a] = append(v.steps[a], step{v.done[a] + 1, flow, data})
+		}
 	}
 }
 
