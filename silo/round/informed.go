@@ -95,6 +95,10 @@ func (c *carrier) carry(i int, text string, author []int, has []bool) {
 	if c.in.Task.ID == "I-07" && !all(has, author) && c.sumCount(author).in(ct) {
 		add(author)
 	}
+	// I-03 (vote): the tally of the author's votes.
+	if c.in.Task.ID == "I-03" && !all(has, author) && c.tallied(author, ct) {
+		add(author)
+	}
 	// A prefix task's carry: the last value of agent k's answer (prefix
 	// sum, running hash) is the result over shards 0..k.
 	if c.in.Task.DepKind == task.DepPrefix {
@@ -183,6 +187,46 @@ func (v sumCount) in(ct *content) bool {
 		}
 	}
 	return false
+}
+
+// tallied reports whether the content states the tally of the votes of the
+// shards in set: every candidate voted for, each followed (after at most
+// four quotes, spaces, colons or equals signs) by its number of votes, as
+// in {"Candidate_A": 3} or Candidate_A: 3.
+func (c *carrier) tallied(set []int, ct *content) bool {
+	tally := map[string]int{}
+	for _, j := range set {
+		for v, k := range c.shard(j).strs {
+			tally[v] += k
+		}
+	}
+	for v, k := range tally {
+		if !countAfter(ct.text, v, strconv.Itoa(k)) {
+			return false
+		}
+	}
+	return len(tally) > 0
+}
+
+// countAfter reports whether some occurrence of name in text is followed,
+// after at most four separators, by the number n (and no further digit).
+func countAfter(text, name, n string) bool {
+	for i := 0; ; {
+		k := strings.Index(text[i:], name)
+		if k < 0 {
+			return false
+		}
+		rest := text[i+k+len(name):]
+		skip := 0
+		for skip < len(rest) && skip < 4 && strings.IndexByte(`"' :=`, rest[skip]) >= 0 {
+			skip++
+		}
+		rest = rest[skip:]
+		if strings.HasPrefix(rest, n) && (len(rest) == len(n) || rest[len(n)] < '0' || rest[len(n)] > '9') {
+			return true
+		}
+		i += k + len(name)
+	}
 }
 
 // lastItem is the last element of a list answer.

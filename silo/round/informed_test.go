@@ -54,6 +54,21 @@ func TestInformedRules(t *testing.T) {
 	iii30 := seeded(t, "III-30", 3, 1)
 	iii22 := seeded(t, "III-22", 3, 1)
 	ii13 := seeded(t, "II-13", 3, 1)
+	i03 := seeded(t, "I-03", 3, 1)
+	var votes []string
+	json.Unmarshal(i03.Shards[1], &votes)
+	tally := map[string]int{}
+	for _, v := range votes {
+		tally[v]++
+	}
+	tallyJSON, _ := json.Marshal(tally)
+	var tallyText, tallyShort, tallyOff []string
+	for v, k := range tally {
+		tallyText = append(tallyText, fmt.Sprintf("%s: %d", v, k))
+		tallyOff = append(tallyOff, fmt.Sprintf("%s: %d", v, k+10))
+	}
+	slices.Sort(tallyText)
+	tallyShort = tallyText[1:]
 	var letters string
 	json.Unmarshal(ii13.Shards[1], &letters)
 	spaced := strings.Join(strings.Split(letters, ""), " ")
@@ -116,6 +131,12 @@ func TestInformedRules(t *testing.T) {
 		{"letters spaced", ii13, []proto.Delivery{d(spaced, 1)}, []int{0, 1}},
 		{"letters as a list", ii13, []proto.Delivery{d(fmt.Sprintf("%q", strings.Split(letters, "")), 1)}, []int{0, 1}},
 		{"letters reversed", ii13, []proto.Delivery{d(reverse(spaced), 1)}, []int{0}},
+		// I-03: the tally of the author's votes, as JSON or as text; not a
+		// tally that misses a candidate or miscounts.
+		{"tally as JSON", i03, []proto.Delivery{d(string(tallyJSON), 1)}, []int{0, 1}},
+		{"tally as text", i03, []proto.Delivery{d(strings.Join(tallyText, ", "), 1)}, []int{0, 1}},
+		{"tally short of a candidate", i03, []proto.Delivery{d(strings.Join(tallyShort, ", "), 1)}, []int{0}},
+		{"tally miscounted", i03, []proto.Delivery{d(strings.Join(tallyOff, ", "), 1)}, []int{0}},
 		// Strings, with multiplicity.
 		{"words", i02, []proto.Delivery{d(reprOf(t, i02.Shards[1]), 1)}, []int{0, 1}},
 		{"word list summary", i02, []proto.Delivery{d("apple banana cherry date elderberry fig grape", 1)}, []int{0}},

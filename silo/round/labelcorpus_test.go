@@ -33,8 +33,8 @@ const (
 	// documentedCases: cases whose every agent's content labels (labels)
 	// equal the hand labels. documentedAgents: the same counted by agent.
 	// documentedFlow: agents whose flow labels (labels_flow) equal them.
-	documentedCases  = "23/25"
-	documentedAgents = "69/75"
+	documentedCases  = "24/25"
+	documentedAgents = "72/75"
 	documentedFlow   = "64/75"
 )
 
