@@ -210,7 +210,11 @@ func (c *carrier) tallied(set []int, ct *content) bool {
 
 // countAfter reports whether some occurrence of name in text is followed,
 // after at most four separators, by the number n (and no further digit).
+// An empty name (a task file may hold an empty vote) is never found.
 func countAfter(text, name, n string) bool {
+	if name == "" {
+		return false
+	}
 	for i := 0; ; {
 		k := strings.Index(text[i:], name)
 		if k < 0 {

@@ -168,6 +168,17 @@ func TestInformedRules(t *testing.T) {
 	}
 }
 
+// TestEmptyVoteTally: a tally rule over votes that include an empty string
+// (a task file may hold one) ends and credits nothing.
+func TestEmptyVoteTally(t *testing.T) {
+	in := seeded(t, "I-03", 2, 1)
+	in.Shards[1] = json.RawMessage(`["", "Candidate_A"]`)
+	c := newCarrier(in)
+	if got := informedOf(c, 0, []proto.Delivery{{Text: `{"": 1, "Candidate_B": 1}`, Seen: []int{1}}}); !slices.Equal(got, []int{0}) {
+		t.Errorf("informed %v, want [0]", got)
+	}
+}
+
 // TestBracketGroupsBounded: a content of unbalanced brackets is parsed in
 // bounded time and yields nothing.
 func TestBracketGroupsBounded(t *testing.T) {
@@ -209,8 +220,9 @@ func FuzzContent(f *testing.F) {
 	}
 	in18, _ := task.Seeded("II-18", 2, 1)
 	in07, _ := task.Seeded("I-07", 2, 1)
+	in03, _ := task.Seeded("I-03", 2, 1)
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, in := range []*task.Instance{in18, in07} {
+		for _, in := range []*task.Instance{in18, in07, in03} {
 			c := newCarrier(in)
 			informedOf(c, 0, []proto.Delivery{{Round: 1, Tool: proto.ToolReceive, From: 1, Text: text, Seen: []int{0, 1}}})
 		}
