@@ -119,6 +119,13 @@ func New(in *task.Instance, p proto.Protocol, id int, cfg Config) (*Agent, error
 // Usage implements round.UsageReporter.
 func (a *Agent) Usage() round.Usage { return a.usage }
 
+// SeesResultsNextTurn implements round.Replier: a turn is one model reply,
+// whose calls are all decided before any returns; their results reach the
+// model with its next request. The failure labels count what the agent
+// read as seen from its next turn on (an agent that reads and submits in
+// one reply submitted without what it read).
+func (a *Agent) SeesResultsNextTurn() bool { return true }
+
 // Turn implements round.Agent: one model call, then the reply's tool calls.
 func (a *Agent) Turn(ctx context.Context, t *round.Turn) error {
 	ctx, sp := a.startTurn(ctx, t)

@@ -22,14 +22,18 @@ import (
 // conversion, the store), and the run's content-aware labels and
 // flow-based labels are checked exactly (docs/silo-rounds.md).
 
-// twoRoundModel plays: round 1, share(v) (then wait); round 2, read what the
-// others shared, then submit(v). silent agents only ever wait.
+// twoRoundModel plays: reply 1, share(v) (then wait); reply 2, read what
+// the others shared (then wait); reply 3, submit(v). silent agents only
+// ever wait.
 type twoRoundModel struct {
 	share  func(v silogather.View) (string, bool) // the text to share, or nothing
 	submit func(v silogather.View) string         // the answer, as XML text
 	silent map[int]bool
-	// early: submit in round 1 right after sharing.
+	// early: submit in reply 1 right after sharing.
 	early bool
+	// sameReply: submit in reply 2 right after reading, before the model
+	// could have seen what it read.
+	sameReply bool
 }
 
 func (m twoRoundModel) handle(req stubmodel.ChatRequest) stubmodel.Reply {
@@ -42,17 +46,23 @@ func (m twoRoundModel) handle(req stubmodel.ChatRequest) stubmodel.Reply {
 		return silogather.Render(v, []silogather.Call{wait})
 	}
 	submit := silogather.Call{Name: "submit_result", Args: []silogather.Arg{{Name: "answer", Value: m.submit(v)}}}
-	if len(v.Results) > 0 { // round 2: read, then submit
-		return silogather.Render(v, append(readCalls(v), submit))
+	switch turnOf(req) {
+	case 0:
+		var calls []silogather.Call
+		if text, ok := m.share(v); ok {
+			calls = shareCalls(v, text)
+		}
+		if m.early {
+			return silogather.Render(v, append(calls, submit))
+		}
+		return silogather.Render(v, append(calls, wait))
+	case 1:
+		if m.sameReply {
+			return silogather.Render(v, append(readCalls(v), submit))
+		}
+		return silogather.Render(v, append(readCalls(v), wait))
 	}
-	var calls []silogather.Call
-	if text, ok := m.share(v); ok {
-		calls = shareCalls(v, text)
-	}
-	if m.early {
-		return silogather.Render(v, append(calls, submit))
-	}
-	return silogather.Render(v, append(calls, wait))
+	return silogather.Render(v, []silogather.Call{submit})
 }
 
 // shareCalls sends text to every other agent under the view's protocol.
@@ -138,6 +148,10 @@ func TestCraftedFailureModes(t *testing.T) {
 		// as str() of the typed value), and all agree on a wrong answer.
 		{"computation", twoRoundModel{share: shardText, submit: constant(wrong)}.handle, 5,
 			all(round.LabelComputation), all(round.LabelComputation)},
+		// the same, but each agent submits in the reply that reads the
+		// shards: the model had not seen them (issue 27 item 1).
+		{"read-and-submit-in-one-reply", twoRoundModel{share: shardText, submit: constant(wrong), sameReply: true}.handle, 5,
+			all(round.LabelPremature), all(round.LabelPremature)},
 		// computation via the answer: the gatherer ships the right answers,
 		// everyone submits a wrong one (the same).
 		{"computation-answer", gatherModel(in, func(_ int, ans json.RawMessage) json.RawMessage { return json.RawMessage(wrong) }), 20,

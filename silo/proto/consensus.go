@@ -220,7 +220,7 @@ func (s *Store) ConsensusNews(agent int) json.RawMessage {
 			changed[p], isNew[p] = true, true
 			a.seen.merge(p.prov)
 			a.seenDirty = true
-			a.got = append(a.got, delivery{round: s.round, prop: p})
+			a.got = append(a.got, delivery{round: s.round, after: a.seq, prop: p})
 			s.countReceived(a)
 		}
 	}

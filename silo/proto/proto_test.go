@@ -779,3 +779,50 @@ func TestDeepValuesRefused(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestDeliveryPositions: a delivery records where its reader got it (after
+// the returning call) and where its author wrote it; a submission where it
+// was made. The failure labels count reads by these positions.
+func TestDeliveryPositions(t *testing.T) {
+	for _, p := range []Protocol{P2P, SFS} {
+		s := open(t, p, 2)
+		begin(t, s, 1)
+		s.Call(0, ToolWait, nil) // nothing: agent 1 ends its turn too
+		s.Call(1, ToolWait, nil)
+		if err := s.EndRound(); err != nil {
+			t.Fatal(err)
+		}
+		begin(t, s, 2)
+		if p == P2P {
+			s.Call(0, ToolReceive, nil)                                              // call 0
+			s.Call(0, ToolSend, json.RawMessage(`{"target_id": 1, "content": "x"}`)) // call 1
+		} else {
+			s.Call(0, ToolListFiles, nil)                                              // call 0
+			s.Call(0, ToolWriteFile, json.RawMessage(`{"path": "a", "content": "x"}`)) // call 1
+		}
+		s.Call(0, ToolWait, nil)
+		s.Call(1, ToolWait, nil)
+		if err := s.EndRound(); err != nil {
+			t.Fatal(err)
+		}
+		begin(t, s, 3)
+		s.Call(1, ToolWait, json.RawMessage(`{"x": 1}`)) // rejected: call 0, not the end of the turn
+		if p == P2P {
+			s.Call(1, ToolReceive, nil) // call 1
+		} else {
+			s.Call(1, ToolReadFile, json.RawMessage(`{"path": "a"}`)) // call 1
+		}
+		s.Call(1, ToolSubmit, json.RawMessage(`{"answer": 1}`)) // call 2
+		ds := s.Deliveries(1)
+		if len(ds) != 1 || ds[0].At != (Pos{3, 2}) || ds[0].Written != (Pos{2, 1}) || ds[0].From != 0 {
+			t.Errorf("%s: deliveries %+v, want one at {3 2} written at {2 1} by 0", p, ds)
+		}
+		sub, ok := s.Submission(1)
+		if !ok || sub.At != (Pos{3, 2}) {
+			t.Errorf("%s: submission %+v, want at {3 2}", p, sub)
+		}
+		if !ds[0].At.Before(sub.At) || sub.At.Before(Pos{3, 1}) {
+			t.Errorf("%s: Pos.Before is wrong", p)
+		}
+	}
+}

@@ -69,7 +69,10 @@ func (o Options) withDefaults() Options {
 type Submission struct {
 	Answer json.RawMessage // compact JSON; "null" if the call carried none
 	Round  int             // round of the submit_result call
-	Seen   []int           // the agent's provenance set when it submitted
+	// At is the submit_result call's place in the agent's calls (Round,
+	// and its sequence in the turn).
+	At   Pos
+	Seen []int // the agent's provenance set when it submitted
 }
 
 // LogEntry is one row of the tool-call log.
@@ -98,6 +101,7 @@ type fileEntry struct {
 	content    json.RawMessage
 	modifiedBy int
 	round      int
+	seq        int // the write's call sequence in its author's turn
 	ord        int64
 	prov       bitset
 }
@@ -379,7 +383,7 @@ func (s *Store) EndRound() error {
 				} else {
 					s.nextOrd++
 				}
-				s.files[op.path] = &fileEntry{content: op.content, modifiedBy: a.id, round: r, ord: ord, prov: op.prov}
+				s.files[op.path] = &fileEntry{content: op.content, modifiedBy: a.id, round: r, seq: op.seq, ord: ord, prov: op.prov}
 				op.applied = true
 			}
 			if op.applied && !touched[op.path] {

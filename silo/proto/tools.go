@@ -282,7 +282,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 			return nil, false, cerr
 		}
 		a.submitted, a.newSub = true, true
-		a.sub = Submission{Answer: ans, Round: s.round, Seen: a.seen.list()}
+		a.sub = Submission{Answer: ans, Round: s.round, At: Pos{s.round, seq}, Seen: a.seen.list()}
 		return statusResult{"submitted"}, true, ""
 	case ToolSend:
 		return s.send(a, seq, args)
@@ -307,7 +307,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 			for _, m := range a.inbox {
 				out.Messages = append(out.Messages, inMsg{m.sender, m.content, m.round})
 				a.seen.merge(m.prov)
-				a.got = append(a.got, delivery{round: s.round, msg: m})
+				a.got = append(a.got, delivery{round: s.round, after: seq + 1, msg: m})
 				a.readIDs = append(a.readIDs, m.id)
 			}
 			a.inbox = nil
@@ -318,7 +318,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 				}
 				out.Messages = append(out.Messages, inMsg{m.sender, m.content, m.round})
 				a.seen.merge(m.prov)
-				a.got = append(a.got, delivery{round: s.round, msg: m})
+				a.got = append(a.got, delivery{round: s.round, after: seq + 1, msg: m})
 			}
 			if a.cursor != len(s.bcasts) {
 				a.cursor, a.curMove = len(s.bcasts), true
@@ -365,7 +365,7 @@ func (s *Store) exec(a *agentState, seq int, tool string, raw json.RawMessage) (
 		}
 		a.seen.merge(e.prov)
 		a.seenDirty = true
-		a.got = append(a.got, delivery{round: s.round, file: e})
+		a.got = append(a.got, delivery{round: s.round, after: seq + 1, file: e})
 		return readHit{true, e.content, fileMeta{e.modifiedBy, e.round}}, false, ""
 	case ToolWriteFile:
 		p, cerr := s.pathArg(args)

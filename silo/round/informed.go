@@ -15,8 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
-	"github.com/coordbench/coordbench/silo/proto"
 	"github.com/coordbench/coordbench/silo/pyvalue"
 	"github.com/coordbench/coordbench/silo/task"
 )
@@ -37,18 +37,6 @@ func decomposable(taskID string) bool {
 // values (mentions), so a content of many unbalanced brackets stays linear.
 const maxGroups = 256
 
-// informedSets returns, per agent, the shards it is informed about by
-// content (sorted): its own, plus every shard j that some content it read
-// carries (carries).
-func informedSets(in *task.Instance, st *proto.Store) [][]int {
-	c := newCarrier(in)
-	out := make([][]int, in.N)
-	for i := range in.N {
-		out[i] = c.informed(i, st.Deliveries(i))
-	}
-	return out
-}
-
 // carrier decides what contents carry, with the instance's shards parsed
 // once, the partial answers of decomposable tasks cached by shard set, and
 // each distinct text tokenized once (a broadcast or file is read by many).
@@ -56,12 +44,12 @@ type carrier struct {
 	in       *task.Instance
 	items    []shardItems // per shard, parsed on first use
 	sub      map[string]json.RawMessage
+	sums     map[string]sumCount // I-07: sum and count by shard set
 	contents map[string]*content
-	ids      []int // 0..N-1
 }
 
 func newCarrier(in *task.Instance) *carrier {
-	return &carrier{in: in, sub: map[string]json.RawMessage{}, contents: map[string]*content{}}
+	return &carrier{in: in, sub: map[string]json.RawMessage{}, sums: map[string]sumCount{}, contents: map[string]*content{}}
 }
 
 func (c *carrier) content(text string) *content {
@@ -73,65 +61,54 @@ func (c *carrier) content(text string) *content {
 	return ct
 }
 
-func (c *carrier) informed(i int, ds []proto.Delivery) []int {
-	has := make([]bool, c.in.N)
-	has[i] = true
+// carry marks in has (agent i's informed set so far, by shard) the shards
+// whose data the content text carries, given author, the shards whose data
+// its author had when it wrote it (sorted): a content carries no more.
+func (c *carrier) carry(i int, text string, author []int, has []bool) {
 	add := func(js []int) {
 		for _, j := range js {
 			has[j] = true
 		}
 	}
+	if all(has, author) {
+		return // nothing it could teach
+	}
 	deps := c.in.Deps[i]
-	for _, d := range ds {
-		if all(has, c.all()) {
-			break // nothing left to learn
+	ct := c.content(text)
+	for _, j := range author {
+		if !has[j] && c.shard(j).in(ct) {
+			has[j] = true
 		}
-		ct := c.content(d.Text)
-		for _, j := range d.Seen {
-			if !has[j] && c.shard(j).in(ct) {
-				has[j] = true
-			}
+	}
+	// The recipient's own correct answer, from an author that had the data
+	// of every shard it depends on.
+	if !all(has, deps) && covers(author, deps) && ct.mentions(c.in.Task, c.in.Expected[i]) {
+		add(deps)
+	}
+	// A correct partial result over the author's shards.
+	if decomposable(c.in.Task.ID) && !all(has, author) {
+		if sub, ok := c.partial(author); ok && ct.mentions(c.in.Task, sub) {
+			add(author)
 		}
-		// The recipient's own correct answer, from an author that had
-		// seen every shard it depends on.
-		if !all(has, deps) && covers(d.Seen, deps) && ct.mentions(c.in.Task, c.in.Expected[i]) {
-			add(deps)
-		}
-		// A correct partial result over the author's provenance set.
-		if decomposable(c.in.Task.ID) && !all(has, d.Seen) {
-			if sub, ok := c.partial(d.Seen); ok && ct.mentions(c.in.Task, sub) {
-				add(d.Seen)
-			}
-		}
-		// A prefix task's carry: the last value of agent k's answer
-		// (prefix sum, running hash) is the result over shards 0..k.
-		if c.in.Task.DepKind == task.DepPrefix {
-			for k := prefixLen(d.Seen) - 1; k >= 0 && !all(has, d.Seen[:k+1]); k-- {
-				if last, ok := lastItem(c.in.Expected[k]); ok && ct.mentions(c.in.Task, last) {
-					add(d.Seen[:k+1])
-					break
-				}
+	}
+	// I-07 (mean): the sum and the count of the author's numbers.
+	if c.in.Task.ID == "I-07" && !all(has, author) && c.sumCount(author).in(ct) {
+		add(author)
+	}
+	// I-03 (vote): the tally of the author's votes.
+	if c.in.Task.ID == "I-03" && !all(has, author) && c.tallied(author, ct) {
+		add(author)
+	}
+	// A prefix task's carry: the last value of agent k's answer (prefix
+	// sum, running hash) is the result over shards 0..k.
+	if c.in.Task.DepKind == task.DepPrefix {
+		for k := prefixLen(author) - 1; k >= 0 && !all(has, author[:k+1]); k-- {
+			if last, ok := lastItem(c.in.Expected[k]); ok && ct.mentions(c.in.Task, last) {
+				add(author[:k+1])
+				break
 			}
 		}
 	}
-	var out []int
-	for j, h := range has {
-		if h {
-			out = append(out, j)
-		}
-	}
-	return out
-}
-
-// all is 0..N-1.
-func (c *carrier) all() []int {
-	if len(c.ids) != c.in.N {
-		c.ids = make([]int, c.in.N)
-		for j := range c.ids {
-			c.ids[j] = j
-		}
-	}
-	return c.ids
 }
 
 // prefixLen is the k such that seen (sorted) starts with 0..k-1.
@@ -170,6 +147,90 @@ func (c *carrier) partial(set []int) (json.RawMessage, bool) {
 	}
 	c.sub[key] = v
 	return v, v != nil
+}
+
+// sumCount is the sum of the numbers of a set of shards (I-07) and how
+// many numbers there are.
+type sumCount struct {
+	sum   float64
+	count int
+}
+
+// sumCount is the sum and count of the numbers of the shards in set
+// (ascending), summed in shard order.
+func (c *carrier) sumCount(set []int) sumCount {
+	key := fmt.Sprint(set)
+	if v, ok := c.sums[key]; ok {
+		return v
+	}
+	var v sumCount
+	for _, j := range set {
+		for _, x := range c.shard(j).floats {
+			v.sum += x
+			v.count++
+		}
+	}
+	c.sums[key] = v
+	return v
+}
+
+// in reports whether the content states both the count (an integer token)
+// and the sum (a number token equal to it as floats are matched: Python's
+// repr, or rounded to the token's decimals, at least 2).
+func (v sumCount) in(ct *content) bool {
+	if v.count == 0 || ct.ints[strconv.Itoa(v.count)] == 0 {
+		return false
+	}
+	for _, f := range floatForms(v.sum, ct.decimals) {
+		if ct.nums[f] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// tallied reports whether the content states the tally of the votes of the
+// shards in set: every candidate voted for, each followed (after at most
+// four quotes, spaces, colons or equals signs) by its number of votes, as
+// in {"Candidate_A": 3} or Candidate_A: 3.
+func (c *carrier) tallied(set []int, ct *content) bool {
+	tally := map[string]int{}
+	for _, j := range set {
+		for v, k := range c.shard(j).strs {
+			tally[v] += k
+		}
+	}
+	for v, k := range tally {
+		if !countAfter(ct.text, v, strconv.Itoa(k)) {
+			return false
+		}
+	}
+	return len(tally) > 0
+}
+
+// countAfter reports whether some occurrence of name in text is followed,
+// after at most four separators, by the number n (and no further digit).
+// An empty name (a task file may hold an empty vote) is never found.
+func countAfter(text, name, n string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; ; {
+		k := strings.Index(text[i:], name)
+		if k < 0 {
+			return false
+		}
+		rest := text[i+k+len(name):]
+		skip := 0
+		for skip < len(rest) && skip < 4 && strings.IndexByte(`"' :=`, rest[skip]) >= 0 {
+			skip++
+		}
+		rest = rest[skip:]
+		if strings.HasPrefix(rest, n) && (len(rest) == len(n) || rest[len(n)] < '0' || rest[len(n)] > '9') {
+			return true
+		}
+		i += k + len(name)
+	}
 }
 
 // lastItem is the last element of a list answer.
@@ -253,7 +314,7 @@ func (it *shardItems) in(ct *content) bool {
 		}
 	}
 	for s, n := range it.strs {
-		if strings.Count(ct.text, s) < n {
+		if strings.Count(ct.text, s) < n && (len(s) < minSqueezed || strings.Count(ct.squeezed(), squeeze(s)) < n) {
 			return false
 		}
 	}
@@ -290,9 +351,26 @@ func floatForms(x float64, decimals []int) []string {
 	return out
 }
 
+// minSqueezed is the shortest string item that may also be found with
+// separators removed (squeeze): II-13's 15 letters sent one by one ("a b
+// c", "['a', 'b']"). Shorter strings (words, votes) are matched as they are:
+// squeezed, they would turn up across word boundaries by chance.
+const minSqueezed = 8
+
+// squeeze keeps the letters and digits of s.
+func squeeze(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return -1
+	}, s)
+}
+
 // content is one text an agent read, tokenized once.
 type content struct {
 	text     string
+	sq       *string        // squeeze(text), on first use
 	ints     map[string]int // integer tokens (canonical text) → count
 	nums     map[string]int // every number token's text → count
 	decimals []int          // the numbers of decimals (>= 2) that tokens use
@@ -320,6 +398,14 @@ func newContent(text string) *content {
 	}
 	slices.Sort(ct.decimals)
 	return ct
+}
+
+func (ct *content) squeezed() string {
+	if ct.sq == nil {
+		s := squeeze(ct.text)
+		ct.sq = &s
+	}
+	return *ct.sq
 }
 
 // mentions reports whether the content states the value want (JSON): a

@@ -22,6 +22,23 @@ func reprOf(t *testing.T, raw json.RawMessage) string {
 	return pyvalue.Repr(v)
 }
 
+func reverse(s string) string {
+	b := []byte(s)
+	slices.Reverse(b)
+	return string(b)
+}
+
+// informedOf is agent i's content set after reading ds, each delivery's
+// Seen standing for its author's content set.
+func informedOf(c *carrier, i int, ds []proto.Delivery) []int {
+	has := make([]bool, c.in.N)
+	has[i] = true
+	for _, d := range ds {
+		c.carry(i, d.Text, d.Seen, has)
+	}
+	return setOf(has)
+}
+
 // TestInformedRules checks the content rules on crafted deliveries, one
 // family at a time: what agent 0 of a 3-agent instance is informed about
 // after reading the given contents.
@@ -36,12 +53,35 @@ func TestInformedRules(t *testing.T) {
 	ii18 := seeded(t, "II-18", 3, 1)
 	iii30 := seeded(t, "III-30", 3, 1)
 	iii22 := seeded(t, "III-22", 3, 1)
+	ii13 := seeded(t, "II-13", 3, 1)
+	i03 := seeded(t, "I-03", 3, 1)
+	var votes []string
+	json.Unmarshal(i03.Shards[1], &votes)
+	tally := map[string]int{}
+	for _, v := range votes {
+		tally[v]++
+	}
+	tallyJSON, _ := json.Marshal(tally)
+	var tallyText, tallyShort, tallyOff []string
+	for v, k := range tally {
+		tallyText = append(tallyText, fmt.Sprintf("%s: %d", v, k))
+		tallyOff = append(tallyOff, fmt.Sprintf("%s: %d", v, k+10))
+	}
+	slices.Sort(tallyText)
+	tallyShort = tallyText[1:]
+	var letters string
+	json.Unmarshal(ii13.Shards[1], &letters)
+	spaced := strings.Join(strings.Split(letters, ""), " ")
 
 	var floats []float64
 	json.Unmarshal(i07.Shards[1], &floats)
 	rounded := make([]string, len(floats))
 	for k, x := range floats {
 		rounded[k] = fmt.Sprintf("%.2f", x)
+	}
+	sum := 0.0
+	for _, x := range floats {
+		sum += x
 	}
 	oneDecimal := make([]string, len(floats))
 	for k, x := range floats {
@@ -83,6 +123,20 @@ func TestInformedRules(t *testing.T) {
 		{"floats one decimal", i07, []proto.Delivery{d(strings.Join(oneDecimal, ", "), 1)}, []int{0}},
 		// I-07 is not decomposable: a subset mean is not credited.
 		{"mean of a shard", i07, []proto.Delivery{d("mean 50.0", 1)}, []int{0}},
+		// I-07: the sum and the count of the author's numbers carry them.
+		{"sum and count", i07, []proto.Delivery{d(fmt.Sprintf("sum %.2f over %d numbers", sum, len(floats)), 1)}, []int{0, 1}},
+		{"sum without count", i07, []proto.Delivery{d(fmt.Sprintf("sum %.2f", sum), 1)}, []int{0}},
+		{"count without sum", i07, []proto.Delivery{d(fmt.Sprintf("%d numbers", len(floats)), 1)}, []int{0}},
+		// II-13: a piece's letters one by one, or as a list of letters.
+		{"letters spaced", ii13, []proto.Delivery{d(spaced, 1)}, []int{0, 1}},
+		{"letters as a list", ii13, []proto.Delivery{d(fmt.Sprintf("%q", strings.Split(letters, "")), 1)}, []int{0, 1}},
+		{"letters reversed", ii13, []proto.Delivery{d(reverse(spaced), 1)}, []int{0}},
+		// I-03: the tally of the author's votes, as JSON or as text; not a
+		// tally that misses a candidate or miscounts.
+		{"tally as JSON", i03, []proto.Delivery{d(string(tallyJSON), 1)}, []int{0, 1}},
+		{"tally as text", i03, []proto.Delivery{d(strings.Join(tallyText, ", "), 1)}, []int{0, 1}},
+		{"tally short of a candidate", i03, []proto.Delivery{d(strings.Join(tallyShort, ", "), 1)}, []int{0}},
+		{"tally miscounted", i03, []proto.Delivery{d(strings.Join(tallyOff, ", "), 1)}, []int{0}},
 		// Strings, with multiplicity.
 		{"words", i02, []proto.Delivery{d(reprOf(t, i02.Shards[1]), 1)}, []int{0, 1}},
 		{"word list summary", i02, []proto.Delivery{d("apple banana cherry date elderberry fig grape", 1)}, []int{0}},
@@ -99,7 +153,7 @@ func TestInformedRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		cr := newCarrier(c.in)
-		if got := cr.informed(0, c.ds); !slices.Equal(got, c.want) {
+		if got := informedOf(cr, 0, c.ds); !slices.Equal(got, c.want) {
 			t.Errorf("%s: informed %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -109,8 +163,19 @@ func TestInformedRules(t *testing.T) {
 	var carry1 []int
 	json.Unmarshal(ii11.Expected[1], &carry1)
 	cr := newCarrier(ii11)
-	if got := cr.informed(2, []proto.Delivery{d(fmt.Sprint("prefix total ", carry1[len(carry1)-1]), 0, 1)}); !slices.Equal(got, []int{0, 1, 2}) {
+	if got := informedOf(cr, 2, []proto.Delivery{d(fmt.Sprint("prefix total ", carry1[len(carry1)-1]), 0, 1)}); !slices.Equal(got, []int{0, 1, 2}) {
 		t.Errorf("prefix carry to agent 2: informed %v", got)
+	}
+}
+
+// TestEmptyVoteTally: a tally rule over votes that include an empty string
+// (a task file may hold one) ends and credits nothing.
+func TestEmptyVoteTally(t *testing.T) {
+	in := seeded(t, "I-03", 2, 1)
+	in.Shards[1] = json.RawMessage(`["", "Candidate_A"]`)
+	c := newCarrier(in)
+	if got := informedOf(c, 0, []proto.Delivery{{Text: `{"": 1, "Candidate_B": 1}`, Seen: []int{1}}}); !slices.Equal(got, []int{0}) {
+		t.Errorf("informed %v, want [0]", got)
 	}
 }
 
@@ -137,7 +202,7 @@ func BenchmarkInformedSets(b *testing.B) {
 	cfg := Config{Instance: in, Protocol: proto.Broadcast, OnEnd: func(st *proto.Store) error {
 		b.ResetTimer()
 		for range b.N {
-			informedSets(in, st)
+			agentViews(in, st, nil)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
 		return nil
@@ -155,10 +220,11 @@ func FuzzContent(f *testing.F) {
 	}
 	in18, _ := task.Seeded("II-18", 2, 1)
 	in07, _ := task.Seeded("I-07", 2, 1)
+	in03, _ := task.Seeded("I-03", 2, 1)
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, in := range []*task.Instance{in18, in07} {
+		for _, in := range []*task.Instance{in18, in07, in03} {
 			c := newCarrier(in)
-			c.informed(0, []proto.Delivery{{Round: 1, Tool: proto.ToolReceive, From: 1, Text: text, Seen: []int{0, 1}}})
+			informedOf(c, 0, []proto.Delivery{{Round: 1, Tool: proto.ToolReceive, From: 1, Text: text, Seen: []int{0, 1}}})
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package round
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -254,5 +255,51 @@ func TestFailuresJSON(t *testing.T) {
 	}
 	if len(m.Agents) != 3 || m.Agents[0].Labels == nil || len(m.Agents[0].Labels) != 0 || len(m.Agents[1].Labels) != 2 || len(m.Agents[2].Seen) != 3 {
 		t.Errorf("agents %s", b)
+	}
+}
+
+// readSubmit shares its shard in round 1 and, in round 2, reads and submits
+// a wrong answer in the same turn. As a Replier (next) it decided the turn
+// before the reads returned.
+type readSubmit struct {
+	next  bool
+	wrong json.RawMessage
+}
+
+func (a readSubmit) SeesResultsNextTurn() bool { return a.next }
+
+func (a readSubmit) Turn(_ context.Context, t *Turn) error {
+	if t.Round == 1 {
+		_, _, err := t.Call(proto.ToolBroadcast, map[string]string{"content": string(t.Shard)})
+		return err
+	}
+	if _, _, err := t.Call(proto.ToolReceive, nil); err != nil {
+		return err
+	}
+	_, _, err := t.Call(proto.ToolSubmit, map[string]json.RawMessage{"answer": a.wrong})
+	return err
+}
+
+// TestReplierSeesResultsNextTurn: reads in the turn that submits count for an
+// agent that sees results at once (computation), not for a Replier
+// (premature, by flow and by content).
+func TestReplierSeesResultsNextTurn(t *testing.T) {
+	in := seeded(t, "I-01", 3, 1)
+	wrong := Perturb(in.Expected[0])
+	for _, next := range []bool{false, true} {
+		agents := []Agent{readSubmit{next, wrong}, readSubmit{next, wrong}, readSubmit{next, wrong}}
+		res, err := Run(t.Context(), Config{Instance: in, Protocol: proto.Broadcast, MaxRounds: 3}, agents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := LabelComputation
+		if next {
+			want = LabelPremature
+		}
+		for _, a := range res.Agents {
+			if !slices.Equal(a.Labels, []string{want}) || !slices.Equal(a.LabelsFlow, []string{want}) {
+				t.Errorf("next turn %v: agent %d labels %v / flow %v, want %s (seen %v, informed %v)", next, a.ID, a.Labels, a.LabelsFlow, want, a.Seen, a.Informed)
+			}
+		}
 	}
 }

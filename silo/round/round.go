@@ -232,10 +232,12 @@ type AgentResult struct {
 	CappedTurns int             `json:"capped_turns"` // turns ended by the cap
 	Error       string          `json:"error,omitempty"`
 	// Seen is the agent's provenance set (sorted shard indices) when it
-	// submitted; for a non-submitter, at the end of the run.
+	// submitted, for a non-submitter at the end of the run, counting only
+	// what had reached its decisions (views.go: a Replier sees a turn's
+	// results in its next turn).
 	Seen []int `json:"seen"`
-	// Informed is the set of shards whose data the contents the agent read
-	// (up to its submission) carry, its own included (informed.go); a
+	// Informed is the set of shards whose data the contents the agent had
+	// seen (up to its submission) carry, its own included (informed.go); a
 	// subset of Seen.
 	Informed []int `json:"informed"`
 	// Labels are the failure labels of an agent that is not correct
@@ -492,7 +494,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 
 // finish scores the state st reached into res and calls cfg.OnEnd.
 func finish(res *Result, cfg Config, agents []Agent, st *proto.Store) error {
-	score(res, cfg.Instance, st)
+	score(res, cfg.Instance, st, resultsNextTurn(agents))
 	cost(res, agents)
 	byModel(res, cfg.Models, st.Counts())
 	if cfg.OnEnd != nil {
@@ -569,22 +571,19 @@ func firstLine(s string) string {
 	return s
 }
 
-// score fills the per-agent answers, what they read and the run metrics
-// from the store, and scores the answers (scoreAgents).
-func score(res *Result, in *task.Instance, st *proto.Store) {
+// score fills the per-agent answers, what they had seen (next: which
+// agents see their calls' results only in their next turn; views.go) and
+// the run metrics from the store, and scores the answers (scoreAgents).
+func score(res *Result, in *task.Instance, st *proto.Store, next []bool) {
+	seen, informed := agentViews(in, st, next)
 	for i := range in.N {
 		ar := &res.Agents[i]
 		ar.ID = i
 		ar.Answer = json.RawMessage("null")
-		sub, ok := st.Submission(i)
-		if !ok {
-			ar.Seen = st.Seen(i)
-			continue
+		ar.Seen, ar.Informed = seen[i], informed[i]
+		if sub, ok := st.Submission(i); ok {
+			ar.Submitted, ar.Answer, ar.Round = true, sub.Answer, sub.Round
 		}
-		ar.Submitted, ar.Answer, ar.Round, ar.Seen = true, sub.Answer, sub.Round, sub.Seen
-	}
-	for i, set := range informedSets(in, st) {
-		res.Agents[i].Informed = set
 	}
 	scoreAgents(res, in)
 
