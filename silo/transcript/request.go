@@ -9,7 +9,25 @@ import (
 	"path/filepath"
 
 	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/round"
 )
+
+// requestOf finds the request settings of the agent whose turn records
+// are recs: the only model's, or in a mixed team its model's.
+func requestOf(qs []round.RequestSettings, recs []llmagent.TurnRecord) (round.RequestSettings, bool) {
+	if len(qs) == 1 && qs[0].Model == "" {
+		return qs[0], true
+	}
+	if len(recs) == 0 {
+		return round.RequestSettings{}, false
+	}
+	for _, q := range qs {
+		if q.Model == recs[0].Model {
+			return q, true
+		}
+	}
+	return round.RequestSettings{}, false
+}
 
 // WriteRequest prints the exact messages agent sent to the model in its
 // call of round r, rebuilt from the run's turn log (llmagent.Conversation):
@@ -44,9 +62,18 @@ func WriteRequest(w io.Writer, dir string, agent, r int, opt Options) error {
 	if err != nil {
 		return err
 	}
+	res, err := readResult(filepath.Join(dir, FileResult))
+	if err != nil {
+		return err
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	p := &printer{w: bw, opt: opt}
-	p.printf("agent %d, round %d: %d messages sent\n", agent, r, len(msgs))
+	p.printf("agent %d, round %d (rounds numbered from 1): %d messages sent\n", agent, r, len(msgs))
+	if q, ok := requestOf(res.Requests, recs); ok {
+		p.printf("with %s\n", requestLine(q))
+	} else {
+		p.printf("with settings not recorded (a run from before result.json held them)\n")
+	}
 	for k, m := range msgs {
 		head := fmt.Sprintf("[%d %s", k, m.Role)
 		if m.ToolCallID != "" {
