@@ -227,7 +227,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 					m.Model, round.AgentRange(m.Agents), m.Correct, len(m.Agents), m.S, m.P, m.Messages, u.ModelCalls, u.InputTokens, u.OutputTokens)
 			}
 			for _, e := range res.AgentErrors {
-				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, seeInFlagTerms(cmd, e.Error))
+				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d (rounds numbered from 1): %s\n", e.Agent, e.Round, seeInFlagTerms(cmd, e.Error))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s (transcript: coordbench silo show %s)\n", out, out)
 			if runErr != nil {
