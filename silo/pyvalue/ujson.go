@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // EncodeUJSON encodes v as srsly.json_dumps(v) does, the call that
@@ -25,7 +24,7 @@ func EncodeUJSON(v any) []byte {
 var ujsonStyle = &style{
 	null: "null", yes: "true", no: "false",
 	float: UJSONFloat,
-	str:   writeASCIIJSONString,
+	str:   func(b *bytes.Buffer, s string) { quoteJSON(b, s, true) },
 	sep:   ",", colon: ":", indent: -1,
 	key:   func(k any) any { return jsonKey(k) },
 	other: func(_ *bytes.Buffer, v any) { panic(fmt.Sprintf("pyvalue: EncodeUJSON: unexpected %T", v)) },
@@ -46,48 +45,4 @@ func UJSONFloat(f float64) string {
 		exp = "0"
 	}
 	return s[:e+2] + exp
-}
-
-// writeASCIIJSONString quotes s as ujson does with ensure_ascii: ", \ and
-// the control characters \b \f \n \r \t escaped, other characters below
-// 0x20 as \u00XX, printable ASCII (DEL too) as is, the rest as \uXXXX
-// (a surrogate pair beyond U+FFFF; invalid UTF-8 as U+FFFD).
-func writeASCIIJSONString(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	u := func(r rune) {
-		b.WriteString(`\u`)
-		for sh := 12; sh >= 0; sh -= 4 {
-			b.WriteByte(hex[(r>>sh)&0xf])
-		}
-	}
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20:
-			u(r)
-		case r < utf8.RuneSelf:
-			b.WriteRune(r)
-		case r > 0xffff:
-			r -= 0x10000
-			u(0xd800 + r>>10)
-			u(0xdc00 + r&0x3ff)
-		default:
-			u(r)
-		}
-	}
-	b.WriteByte('"')
 }
