@@ -34,3 +34,35 @@ func TestEncodeUJSON(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEncodeUJSON encodes a read_file result holding 100 floats and
+// 100 short strings, beside Canon (json.dumps compact) of the same value.
+func BenchmarkEncodeUJSON(b *testing.B) {
+	v, err := ParseJSON([]byte(sampleResult()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		enc  func(any) []byte
+	}{{"ujson", EncodeUJSON}, {"canon", Canon}} {
+		b.Run(c.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				n = len(c.enc(v))
+			}
+			b.ReportMetric(float64(n), "bytes")
+		})
+	}
+}
+
+func sampleResult() string {
+	s := `{"success":true,"content":[`
+	for i := range 100 {
+		if i > 0 {
+			s += ","
+		}
+		s += `1.25e-` + string(rune('1'+i%9)) + `,"wört` + string(rune('a'+i%26)) + `"`
+	}
+	return s + `],"metadata":{"modified_by":3,"modified_at_round":2}}`
+}
