@@ -277,13 +277,15 @@ func (c *Cache) land(key string, f *flight, resp *Response) {
 // of Message are), so that the keys of requests not using them stay as they
 // were.
 type keyRequest struct {
-	BaseURL             string    `json:"base_url,omitempty"` // only with Config.CacheKeyURL
-	Model               string    `json:"model"`
-	Messages            []Message `json:"messages"`
-	Tools               []Tool    `json:"tools,omitempty"` // as sent (see normalizeTools)
-	Temperature         float64   `json:"temperature"`
-	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
-	Seed                *int64    `json:"seed,omitempty"`
+	BaseURL  string    `json:"base_url,omitempty"` // only with Config.CacheKeyURL
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools,omitempty"` // as sent (see normalizeTools)
+	// Temperature is omitted when not sent; a request that sends 0 has
+	// the key every request had when 0 was always sent.
+	Temperature         *float64 `json:"temperature,omitempty"`
+	MaxCompletionTokens int      `json:"max_completion_tokens,omitempty"`
+	Seed                *int64   `json:"seed,omitempty"`
 	// ToolChoice and ResponseFormat are Request's, compacted.
 	ToolChoice     json.RawMessage `json:"tool_choice,omitempty"`
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`

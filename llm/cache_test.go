@@ -64,7 +64,8 @@ func TestCacheReadWrite(t *testing.T) {
 		mod  func(*llm.Config)
 		msgs []llm.Message
 	}{
-		{"temperature", func(cfg *llm.Config) { cfg.Temperature = 0.5 }, user("hello")},
+		{"temperature", func(cfg *llm.Config) { cfg.Temperature = ptr(0.5) }, user("hello")},
+		{"temperature 0", func(cfg *llm.Config) { cfg.Temperature = ptr(0.0) }, user("hello")},
 		{"seed 1", func(cfg *llm.Config) { cfg.Seed = ptr(int64(1)) }, user("hello")},
 		{"seed 2", func(cfg *llm.Config) { cfg.Seed = ptr(int64(2)) }, user("hello")},
 		{"seed 0", func(cfg *llm.Config) { cfg.Seed = ptr(int64(0)) }, user("hello")},
@@ -127,7 +128,7 @@ func TestCacheReplayOffline(t *testing.T) {
 	eps := llm.NewEndpoints() // the clients share one endpoint's Stats
 	cfg := func(cache *llm.Cache, mode string) func(*llm.Config) {
 		return func(c *llm.Config) {
-			c.Cache, c.CacheMode, c.Seed, c.Temperature, c.Endpoints = cache, mode, ptr(int64(7)), 0.3, eps
+			c.Cache, c.CacheMode, c.Seed, c.Temperature, c.Endpoints = cache, mode, ptr(int64(7)), ptr(0.3), eps
 		}
 	}
 	cache, err := llm.OpenCache(path)

@@ -309,9 +309,9 @@ type failure struct {
 
 // network sends the request with retries.
 func (c *Client) network(ctx context.Context, kr keyRequest) (*Response, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:       kr.Model,
-		Temperature: openai.Float(kr.Temperature),
+	params := openai.ChatCompletionNewParams{Model: kr.Model}
+	if kr.Temperature != nil {
+		params.Temperature = openai.Float(*kr.Temperature)
 	}
 	for _, m := range kr.Messages {
 		switch m.Role {

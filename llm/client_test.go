@@ -58,7 +58,7 @@ func TestRequestShape(t *testing.T) {
 	c := newClient(t, srv, func(cfg *llm.Config) {
 		cfg.Model = "qwen-test"
 		cfg.APIKeyEnv = testKeyEnv
-		cfg.Temperature = 0.7
+		cfg.Temperature = ptr(0.7)
 		cfg.MaxTokens = 64
 		cfg.Seed = ptr(int64(42))
 	})
@@ -122,16 +122,15 @@ func TestRequestShapeDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
-	if r.Temperature == nil || *r.Temperature != 0 {
-		t.Errorf("temperature = %v, want an explicit 0", r.Temperature)
-	}
-	if r.MaxCompletionTokens != nil || r.MaxTokens != nil || r.Seed != nil {
+	// No sampling parameter unless asked for, as the published
+	// SILO-BENCH call (issue 27 item 3).
+	if r.MaxCompletionTokens != nil || r.MaxTokens != nil || r.Seed != nil || r.Temperature != nil {
 		t.Errorf("unset parameters were sent: %s", r.Body)
 	}
 	if h := r.Header.Get("Authorization"); h != "" {
 		t.Errorf("Authorization = %q, want none without APIKeyEnv", h)
 	}
-	if got, want := strings.Join(r.Fields, ","), "messages,model,temperature"; got != want {
+	if got, want := strings.Join(r.Fields, ","), "messages,model"; got != want {
 		t.Errorf("body fields = %s, want %s", got, want)
 	}
 }
@@ -527,7 +526,7 @@ func TestNewValidation(t *testing.T) {
 		{"unset key env", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: "COORDBENCH_UNSET_KEY_VAR"}, "COORDBENCH_UNSET_KEY_VAR"},
 		{"empty key env", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: "COORDBENCH_EMPTY_KEY"}, "not set or empty"},
 		{"key instead of env name", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: testKey}, "NAME of an environment variable"},
-		{"temperature", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Temperature: 3}, "Temperature: 3 out of range"},
+		{"temperature", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Temperature: ptr(3.0)}, "Temperature: 3 out of range"},
 		{"negative", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Concurrency: -1}, "negative"},
 		{"cache mode", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", CacheMode: "sometimes"}, `CacheMode: "sometimes"`},
 		{"replay without cache", llm.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", CacheMode: llm.CacheReplay}, "needs a cache"},

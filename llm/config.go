@@ -49,8 +49,10 @@ type Config struct {
 	// by New. Empty means no key (local servers). The key itself is never
 	// written anywhere: not in errors, logs, the cache or artifacts.
 	APIKeyEnv string
-	// Temperature is always sent (default 0).
-	Temperature float64
+	// Temperature is sent as "temperature" when non-nil; nil sends none,
+	// and the server's default applies (the published SILO-BENCH call
+	// sends no sampling parameter). In [0, 2].
+	Temperature *float64
 	// MaxTokens is sent as "max_completion_tokens"; 0 means the server default
 	// (field not sent).
 	MaxTokens int
@@ -143,8 +145,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		// Do not echo the value: a common mistake is to pass the key itself.
 		return bad("APIKeyEnv", "must be the NAME of an environment variable (letters, digits, underscore), not the key itself")
 	}
-	if math.IsNaN(cfg.Temperature) || cfg.Temperature < 0 || cfg.Temperature > 2 {
-		return bad("Temperature", "%v out of range [0, 2]", cfg.Temperature)
+	if t := cfg.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		return bad("Temperature", "%v out of range [0, 2]", *t)
 	}
 	if cfg.MaxTokens < 0 {
 		return bad("MaxTokens", "%d < 0", cfg.MaxTokens)

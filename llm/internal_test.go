@@ -110,13 +110,15 @@ func TestNormalizeBaseURL(t *testing.T) {
 func TestCacheKeyCoversEveryParameter(t *testing.T) {
 	base := keyRequest{BaseURL: "http://h/v1", Model: "m", Messages: []Message{{Role: "user", Content: "x"}}}
 	seed0, seed1 := int64(0), int64(1)
+	temp0, temp1 := 0.0, 0.1
 	variants := []keyRequest{base}
 	for _, mod := range []func(*keyRequest){
 		func(k *keyRequest) { k.BaseURL = "http://h2/v1" },
 		func(k *keyRequest) { k.Model = "m2" },
 		func(k *keyRequest) { k.Messages = []Message{{Role: "system", Content: "x"}} },
 		func(k *keyRequest) { k.Messages = []Message{{Role: "user", Content: "x "}} },
-		func(k *keyRequest) { k.Temperature = 0.1 },
+		func(k *keyRequest) { k.Temperature = &temp0 },
+		func(k *keyRequest) { k.Temperature = &temp1 },
 		func(k *keyRequest) { k.MaxCompletionTokens = 5 },
 		func(k *keyRequest) { k.Seed = &seed0 },
 		func(k *keyRequest) { k.Seed = &seed1 },
@@ -149,9 +151,17 @@ func TestCacheKeyCoversEveryParameter(t *testing.T) {
 		t.Error("key is not deterministic")
 	}
 	// Pinned before tool calling was added: keys of requests without tools
-	// must stay byte-identical, or existing cache files stop replaying.
+	// that send temperature 0 (every request did until issue 27) must
+	// stay byte-identical, or existing cache files stop replaying with
+	// --llm-temperature 0. A request without a temperature (the default
+	// now) has a key of its own.
 	const pinned = "c5fca1269c7def9ec7e5b71ecd701be796118272bd8c3b06461c2b096dc5ceb2"
-	if k, canonical := cacheKey(base); k != pinned || canonical != `{"base_url":"http://h/v1","model":"m","messages":[{"role":"user","content":"x"}],"temperature":0}` {
+	if k, _ := cacheKey(base); k == pinned {
+		t.Error("a request sending no temperature has the key of one sending 0")
+	}
+	zero := base
+	zero.Temperature = &temp0
+	if k, canonical := cacheKey(zero); k != pinned || canonical != `{"base_url":"http://h/v1","model":"m","messages":[{"role":"user","content":"x"}],"temperature":0}` {
 		t.Errorf("key of a request without tools changed: %s %s", k, canonical)
 	}
 }

@@ -31,10 +31,13 @@ type Endpoint struct {
 	BaseURL string `yaml:"base_url,omitempty" json:"base_url"`
 	// APIKeyEnv names the environment variable holding the key
 	// (Config.APIKeyEnv); the key itself is never written anywhere.
-	APIKeyEnv   string  `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
-	Temperature float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
-	MaxTokens   int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
-	Seed        *int64  `yaml:"seed,omitempty" json:"seed,omitempty"`
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// Temperature is sent only when set: by default a request carries no
+	// sampling parameter, as the published SILO-BENCH call (the server's
+	// defaults apply; docs/llm.md).
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	MaxTokens   int      `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Seed        *int64   `yaml:"seed,omitempty" json:"seed,omitempty"`
 }
 
 // Label is the model's name in case ids and summaries: Name, else Model.

@@ -24,7 +24,7 @@ func TestSpecValidate(t *testing.T) {
 		{"Model", func(s *llm.Spec) { s.Model = " " }},
 		{"BaseURL", func(s *llm.Spec) { s.BaseURL = "127.0.0.1:1/v1" }},
 		{"APIKeyEnv", func(s *llm.Spec) { s.APIKeyEnv = "sk-secret-value" }},
-		{"Temperature", func(s *llm.Spec) { s.Temperature = 3 }},
+		{"Temperature", func(s *llm.Spec) { s.Temperature = ptr(3.0) }},
 		{"MaxTokens", func(s *llm.Spec) { s.MaxTokens = -1 }},
 		{"Price", func(s *llm.Spec) { s.Price.Output = math.NaN() }},
 	}
@@ -53,11 +53,11 @@ func TestSpecConfig(t *testing.T) {
 	seed := int64(7)
 	cache := &llm.Cache{}
 	eps := llm.NewEndpoints()
-	s := llm.Spec{Endpoint: llm.Endpoint{Name: "x", Model: "m", BaseURL: "http://h/v1", APIKeyEnv: "K", Temperature: 0.5, MaxTokens: 9, Seed: &seed},
+	s := llm.Spec{Endpoint: llm.Endpoint{Name: "x", Model: "m", BaseURL: "http://h/v1", APIKeyEnv: "K", Temperature: ptr(0.5), MaxTokens: 9, Seed: &seed},
 		Limits: llm.Limits{Concurrency: 3, RPM: 60}}
 	o := llm.Options{Timeout: 5, MaxAttempts: 2, Cache: cache, CacheMode: llm.CacheReplay, Endpoints: eps}
 	c := s.Config("", o)
-	if c.Model != "m" || c.BaseURL != "http://h/v1" || c.APIKeyEnv != "K" || c.Temperature != 0.5 || c.MaxTokens != 9 ||
+	if c.Model != "m" || c.BaseURL != "http://h/v1" || c.APIKeyEnv != "K" || *c.Temperature != 0.5 || c.MaxTokens != 9 ||
 		c.Seed != &seed || c.Concurrency != 3 || c.RPM != 60 || c.Timeout != 5 || c.MaxAttempts != 2 || c.Cache != cache ||
 		c.CacheMode != llm.CacheReplay || c.Endpoints != eps {
 		t.Fatalf("Config lost a field: %+v", c)

@@ -60,7 +60,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 	}
 
 	req := srv.Requests()[0]
-	if got := strings.Join(req.Fields, ","); got != "messages,model,temperature,tools" {
+	if got := strings.Join(req.Fields, ","); got != "messages,model,tools" {
 		t.Errorf("fields %s (tool_choice must be left to the server)", got)
 	}
 	if len(req.Tools) != 2 || req.Tools[0].Name != "get_weather" || req.Tools[0].Description != "Weather for a city." ||
@@ -310,7 +310,7 @@ func pinnedClient(t *testing.T, cache *llm.Cache, mode string) *llm.Client {
 	// CacheKeyURL: the key form of before (always with the base URL), which
 	// a default client also finds (TestCacheKeySurvivesANewPort).
 	c, err := llm.New(llm.Config{BaseURL: "http://127.0.0.1:8000/v1", Model: "m", Cache: cache, CacheMode: mode,
-		Temperature: 0.5, MaxTokens: 64, Seed: ptr(int64(7)), CacheKeyURL: true})
+		Temperature: ptr(0.5), MaxTokens: 64, Seed: ptr(int64(7)), CacheKeyURL: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,6 +150,7 @@ type Silo struct {
 	Mode            string `yaml:"mode,omitempty" json:"mode,omitempty"`
 	Baseline        string `yaml:"baseline,omitempty" json:"baseline,omitempty"` // merged, seeded or none
 	MessageFormat   string `yaml:"message_format,omitempty" json:"message_format,omitempty"`
+	MessageOrder    string `yaml:"message_order,omitempty" json:"message_order,omitempty"` // random (default) or fixed
 	MaxRounds       int    `yaml:"max_rounds,omitempty" json:"max_rounds,omitempty"`
 	MaxCallsPerTurn int    `yaml:"max_calls_per_turn,omitempty" json:"max_calls_per_turn,omitempty"`
 	// Teams are the mixed teams of agent kind team (teams.go).
@@ -178,6 +179,7 @@ type LLM struct {
 	ReplyParsing string `yaml:"reply_parsing,omitempty" json:"reply_parsing,omitempty"`
 	// silo only: the LLM agents' tool format, scaffolds and context budget.
 	ToolFormat    string `yaml:"tool_format,omitempty" json:"tool_format,omitempty"`
+	ToolResults   string `yaml:"tool_results,omitempty" json:"tool_results,omitempty"` // published (default) or compact
 	Scaffold      List   `yaml:"scaffold,omitempty" json:"scaffold,omitempty"`
 	ContextBudget int64  `yaml:"context_budget,omitempty" json:"context_budget,omitempty"`
 	ReplyReserve  int64  `yaml:"reply_reserve,omitempty" json:"reply_reserve,omitempty"`
@@ -458,7 +460,7 @@ func (e *Experiment) check() error {
 			return fieldErr("llm.base_url", "required with an llm section (try a stub played in-process: stub:builtin for des, stub:silo-gather for silo; coordbench llm stub --help)")
 		}
 		des := map[string]bool{"framework": l.Framework != "", "reply_parsing": l.ReplyParsing != ""}
-		silo := map[string]bool{"tool_format": l.ToolFormat != "", "scaffold": len(l.Scaffold) > 0,
+		silo := map[string]bool{"tool_format": l.ToolFormat != "", "tool_results": l.ToolResults != "", "scaffold": len(l.Scaffold) > 0,
 			"context_budget": l.ContextBudget != 0, "reply_reserve": l.ReplyReserve != 0}
 		other := silo
 		if e.Benchmark == BenchmarkSilo {
@@ -469,8 +471,8 @@ func (e *Experiment) check() error {
 				return fieldErr("llm."+k, "not a setting of %s experiments", e.Benchmark)
 			}
 		}
-		if math.IsNaN(l.Temperature) || math.IsInf(l.Temperature, 0) || l.Temperature < 0 {
-			return fieldErr("llm.temperature", "want a number from 0 (got %v)", l.Temperature)
+		if t := l.Temperature; t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0) || *t < 0) {
+			return fieldErr("llm.temperature", "want a number from 0 (got %v)", *t)
 		}
 		if math.IsNaN(l.RPM) || math.IsInf(l.RPM, 0) {
 			return fieldErr("llm.rpm", "want a number (got %v)", l.RPM)

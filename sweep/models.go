@@ -79,7 +79,7 @@ func (e *Experiment) checkModels() error {
 	if len(e.Models) > 0 && e.LLM != nil {
 		l := e.LLM
 		per := map[string]bool{"name": l.Name != "", "model": l.Model != "", "base_url": l.BaseURL != "", "api_key_env": l.APIKeyEnv != "",
-			"temperature": l.Temperature != 0, "max_tokens": l.MaxTokens != 0, "seed": l.Seed != nil, "concurrency": l.Concurrency != 0,
+			"temperature": l.Temperature != nil, "max_tokens": l.MaxTokens != 0, "seed": l.Seed != nil, "concurrency": l.Concurrency != 0,
 			"rpm": l.RPM != 0, "price": l.Price != Price{}}
 		for _, k := range sortedKeys(per) {
 			if per[k] {
@@ -106,9 +106,12 @@ func (e *Experiment) checkModels() error {
 			return fieldErr(at+".name", "models[%d] has the same label %q: give each model its own name", j, m.Label())
 		}
 		labels[m.Label()] = i
-		nums := map[string]float64{"temperature": m.Temperature, "max_tokens": float64(m.MaxTokens),
+		nums := map[string]float64{"max_tokens": float64(m.MaxTokens),
 			"limits.concurrency": float64(m.Limits.Concurrency), "limits.rpm": m.Limits.RPM,
 			"price.input": m.Price.Input, "price.output": m.Price.Output, "price.cached_input": m.Price.CachedInput}
+		if m.Temperature != nil {
+			nums["temperature"] = *m.Temperature
+		}
 		if len(e.Models) == 0 {
 			nums = map[string]float64{"price.input": m.Price.Input, "price.output": m.Price.Output, "price.cached_input": m.Price.CachedInput}
 		}

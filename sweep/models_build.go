@@ -125,7 +125,7 @@ func BuildModels(e *Experiment, o ModelOptions) (*ModelSet, func(), error) {
 			continue
 		}
 		agent, err := play.NewLLMAgent(play.LLMConfig{Model: m, Options: o2, ToolFormat: shared.ToolFormat,
-			Scaffold: strings.Join(shared.Scaffold, ","), ContextBudget: shared.ContextBudget,
+			ToolResults: shared.ToolResults, Scaffold: strings.Join(shared.Scaffold, ","), ContextBudget: shared.ContextBudget,
 			ReplyReserve: shared.ReplyReserve, MaxModelFailures: llmagent.DefaultMaxModelFailures})
 		if err != nil {
 			return fail(e.modelError(at, err))
@@ -155,7 +155,7 @@ var (
 		"Temperature": "temperature", "MaxTokens": "max_tokens", "Seed": "seed", "Price": "price", "LLM": "model"}
 	sharedFields = map[string]string{"Timeout": "timeout", "MaxAttempts": "max_attempts", "Cache": "cache",
 		"CacheMode": "cache_mode", "CacheKeyURL": "cache_key_url", "Framework": "framework", "ReplyParsing": "reply_parsing",
-		"ToolFormat": "tool_format", "Scaffold": "scaffold", "ContextBudget": "context_budget",
+		"ToolFormat": "tool_format", "ToolResults": "tool_results", "Scaffold": "scaffold", "ContextBudget": "context_budget",
 		"ReplyReserve": "reply_reserve"}
 )
 

@@ -61,3 +61,32 @@ func TestSingleLLMUnchanged(t *testing.T) {
 		t.Errorf("a price changed the id: %v", err)
 	}
 }
+
+// TestModelsTemperature: a model's temperature is sent only when its entry
+// gives one (the published call sends no sampling parameter), per model;
+// a negative one is refused, and so is the llm section's beside a models
+// list. The silo settings message_order and tool_results are read too.
+func TestModelsTemperature(t *testing.T) {
+	const head = "benchmark: silo\nsilo:\n  agents: 2\n  agent_kinds: llm\n  message_order: fixed\n"
+	e, err := sweep.Parse("e.yaml", []byte(head+"models:\n  - {name: a, model: m, base_url: u, temperature: 0.7}\n  - {name: b, model: m, base_url: u}\n  - {name: c, model: m, base_url: u, temperature: 0}\nllm: {tool_results: compact}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := e.ModelList()
+	if len(ms) != 3 || ms[0].Temperature == nil || *ms[0].Temperature != 0.7 || ms[1].Temperature != nil ||
+		ms[2].Temperature == nil || *ms[2].Temperature != 0 {
+		t.Errorf("models %+v", ms)
+	}
+	if e.Silo.MessageOrder != "fixed" || e.LLM.ToolResults != "compact" {
+		t.Errorf("message_order %q, tool_results %q", e.Silo.MessageOrder, e.LLM.ToolResults)
+	}
+	for _, c := range []struct{ in, want string }{
+		{head + "models:\n  - {model: m, base_url: u, temperature: -1}\n", `field "models[0].temperature": want a number from 0`},
+		{head + "models:\n  - {model: m, base_url: u}\nllm: {temperature: 0.5}\n", `field "llm.temperature": with a models list, set temperature per model`},
+		{head + "llm: {model: m, base_url: u, temperature: -2}\n", `field "llm.temperature": want a number from 0`},
+	} {
+		if _, err := sweep.Parse("e.yaml", []byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q:\n got %v\nwant %q", c.in, err, c.want)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func (e *Experiment) SiloOptions() suite.Options {
 	opt := suite.Options{Tasks: s.Tasks.spec(), Levels: orDefault(s.Levels, "I,II,III"), Agents: s.Agents.spec(),
 		Protocols: orDefault(s.Protocols, "p2p,broadcast,sfs"), Agent: orDefault(s.AgentKinds, "reference"),
 		Mode: s.Mode, Seeds: s.Seeds.spec(), MaxRounds: s.MaxRounds, MaxCallsPerTurn: s.MaxCallsPerTurn,
-		MessageFormat: s.MessageFormat, Baseline: s.Baseline}
+		MessageFormat: s.MessageFormat, MessageOrder: s.MessageOrder, Baseline: s.Baseline}
 	if s.Baseline == "none" {
 		opt.Baseline, opt.NoBaseline = "", true
 	}
@@ -122,7 +122,7 @@ var fields = map[string]map[string]string{
 		"Controllers": "des.controllers", "Seeds": "des.seeds", "GroupBy": "des.group_by"},
 	BenchmarkSilo: {"Levels": "silo.levels", "Tasks": "silo.tasks", "Agents": "silo.agents", "Protocols": "silo.protocols",
 		"Agent": "silo.agent_kinds", "Mode": "silo.mode", "Seeds": "silo.seeds", "MaxRounds": "silo.max_rounds",
-		"MaxCallsPerTurn": "silo.max_calls_per_turn", "MessageFormat": "silo.message_format", "Baseline": "silo.baseline",
+		"MaxCallsPerTurn": "silo.max_calls_per_turn", "MessageFormat": "silo.message_format", "MessageOrder": "silo.message_order", "Baseline": "silo.baseline",
 		"LLM": "llm", "Teams": "silo.teams"},
 }
 

@@ -29,8 +29,8 @@ type ToolCall struct{ ID, Name, Arguments string }
 // ChatRequest describes a model call (a chat completion).
 type ChatRequest struct {
 	Model       string
-	ServerURL   string // the API root; server.address and server.port come from it
-	Temperature float64
+	ServerURL   string   // the API root; server.address and server.port come from it
+	Temperature *float64 // nil: not sent (no attribute)
 	MaxTokens   int
 	Seed        *int64
 	// Messages returns the messages sent; called only when content is
@@ -58,8 +58,10 @@ func StartChat(ctx context.Context, req ChatRequest) (context.Context, *Span) {
 	if p == nil {
 		return ctx, nil
 	}
-	kv := []KV{String(KeyOperation, OpChat), String(KeyProvider, "openai"), String(KeyRequestModel, req.Model),
-		Float64(KeyTemperature, req.Temperature)}
+	kv := []KV{String(KeyOperation, OpChat), String(KeyProvider, "openai"), String(KeyRequestModel, req.Model)}
+	if req.Temperature != nil {
+		kv = append(kv, Float64(KeyTemperature, *req.Temperature))
+	}
 	if req.MaxTokens > 0 {
 		kv = append(kv, Int(KeyMaxTokens, req.MaxTokens))
 	}

@@ -54,6 +54,7 @@ var flagOf = map[string][]string{
 	"Protocols":        {"--protocols"},
 	"Mode":             {"--mode"},
 	"MessageFormat":    {"--message-format"},
+	"MessageOrder":     {"--message-order"},
 	"Baseline":         {"--baseline"},
 	"Teams":            {"--team"}, // or --team-shares: siloLLMFlags.teamError
 	"LLM":              {"--llm-model", "--llm-base-url"},
@@ -69,6 +70,7 @@ var flagOf = map[string][]string{
 	"ContextBudget":    {"--context-budget"},
 	"ReplyReserve":     {"--reply-reserve"},
 	"ToolFormat":       {"--tool-format"},
+	"ToolResults":      {"--tool-results"},
 	"Scaffold":         {"--scaffold"},
 	"Framework":        {"--framework"},
 	"ReplyParsing":     {"--reply-parsing"},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -52,11 +54,36 @@ func (f *modelFlags) register(fs *pflag.FlagSet, modelHelp string, maxTokens int
 	fs.BoolVar(&f.cacheURL, "llm-cache-key-url", false, "keep the base URL in the response cache's key (default: the model and the request, so that a replay survives a new port or host)")
 	fs.DurationVar(&f.timeout, "llm-timeout", llm.DefaultTimeout, "timeout of one attempt")
 	fs.IntVar(&f.attempts, "llm-max-attempts", llm.DefaultMaxAttempts, "attempts per call, retries included")
-	fs.Float64Var(&s.Temperature, "llm-temperature", 0, "sampling temperature")
+	temp := &temperatureFlag{spec: s}
+	fs.Var(temp, "llm-temperature", "sampling temperature sent with every request, in [0, 2] (unset: none is sent and the server's default applies, as in the published SILO-BENCH call)")
+	fs.Var(temp, "temperature", "the same as --llm-temperature")
 	fs.IntVar(&s.MaxTokens, "llm-max-tokens", maxTokens, maxTokensHelp)
 	fs.Int64Var(&f.seed, "llm-seed", 0, "sampling seed sent to the server (unset: none; servers without seed support ignore it)")
 	f.fs = fs
 }
+
+// temperatureFlag is --llm-temperature (and its short form
+// --temperature): unset leaves Spec.Temperature nil, so that no
+// temperature is sent.
+type temperatureFlag struct{ spec *llm.Spec }
+
+func (t *temperatureFlag) String() string {
+	if t == nil || t.spec == nil || t.spec.Temperature == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*t.spec.Temperature, 'g', -1, 64)
+}
+
+func (t *temperatureFlag) Set(v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", v)
+	}
+	t.spec.Temperature = &f
+	return nil
+}
+
+func (t *temperatureFlag) Type() string { return "float" }
 
 // values are the model and client options the flags give, with
 // --llm-cache opened (the closer releases it).
@@ -191,6 +218,7 @@ func (f *llmFlags) maker() (*llmctl.Maker, func(), error) {
 type siloLLMFlags struct {
 	modelFlags
 	toolFormat, scaffold string
+	toolResults          string
 	contextBudget        int64
 	replyReserve         int64
 	maxModelFailures     int
@@ -201,6 +229,7 @@ type siloLLMFlags struct {
 func (f *siloLLMFlags) register(fs *pflag.FlagSet) {
 	f.modelFlags.register(fs, "model name (with --agent llm)", 0, "maximum output tokens per model call (0: the server's default)")
 	fs.StringVar(&f.toolFormat, "tool-format", play.ToolFormatXML, "how agents call tools: xml (the published <tool_call> format) or native (function calling)")
+	fs.StringVar(&f.toolResults, "tool-results", string(llmagent.ResultsPublished), "how tool results are written for the model: published (as the published code's srsly.json_dumps: compact, non-ASCII as \\u escapes, floats in ujson's form) or compact (compact UTF-8 JSON)")
 	fs.StringVar(&f.scaffold, "scaffold", "none", "prompt scaffolds (comma list): planning, reminders, scratchpad, no-topology-hint, consensus (the consensus helper's tools propose_answer and vote)")
 	fs.Int64Var(&f.contextBudget, "context-budget", 0, "tokens per agent prompt; older turns are dropped to fit (0: full history, as published)")
 	fs.Int64Var(&f.replyReserve, "reply-reserve", llmagent.DefaultReplyReserve, "tokens kept free for the reply under --context-budget")

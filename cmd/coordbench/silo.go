@@ -127,7 +127,7 @@ func siloRunCmd() *cobra.Command {
 	var lf siloLLMFlags
 	var protocol, agent, out string
 	var lim play.Limits
-	var msgFormat string
+	var msgFormat, msgOrder string
 	var force bool
 	c := &cobra.Command{
 		Use:   "run",
@@ -163,6 +163,9 @@ to --out when it ends. An --out that exists and is not empty is refused;
 			}
 			if lim.MessageFormat, err = proto.ParseMessageFormat(msgFormat); err != nil {
 				return fmt.Errorf("--message-format: %w", err)
+			}
+			if lim.MessageOrder, err = proto.ParseMessageOrder(canon(msgOrder, "random", "fixed")); err != nil {
+				return fmt.Errorf("--message-order: %w", err)
 			}
 			models, closer, err := lf.models(agent)
 			if err != nil {
@@ -224,7 +227,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 					m.Model, round.AgentRange(m.Agents), m.Correct, len(m.Agents), m.S, m.P, m.Messages, u.ModelCalls, u.InputTokens, u.OutputTokens)
 			}
 			for _, e := range res.AgentErrors {
-				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d: %s\n", e.Agent, e.Round, seeInFlagTerms(cmd, e.Error))
+				fmt.Fprintf(cmd.OutOrStdout(), "agent %d stopped in round %d (rounds numbered from 1): %s\n", e.Agent, e.Round, seeInFlagTerms(cmd, e.Error))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "artifacts: %s (transcript: coordbench silo show %s)\n", out, out)
 			if runErr != nil {
@@ -240,6 +243,7 @@ to --out when it ends. An --out that exists and is not empty is refused;
 	c.Flags().IntVar(&lim.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	c.Flags().IntVar(&lim.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
 	c.Flags().StringVar(&msgFormat, "message-format", string(proto.FormatStr), messageFormatUsage)
+	c.Flags().StringVar(&msgOrder, "message-order", string(proto.OrderRandom), messageOrderUsage)
 	c.Flags().StringVar(&out, "out", "", "output directory (default runs/silo_<task>_n<N>_<protocol>_<agent>_<mode>_s<seed>, plus the non-default limits); refused if it exists and is not empty, unless --force")
 	c.Flags().BoolVar(&force, "force", false, "replace an existing --out")
 	lf.register(c.Flags())
@@ -261,6 +265,9 @@ func siloRunName(in *task.Instance, protocol string, players play.Players, lim p
 	if lim.MessageFormat != "" && lim.MessageFormat != proto.FormatStr {
 		name += "_" + string(lim.MessageFormat)
 	}
+	if lim.Order() != proto.OrderRandom {
+		name += "_" + string(lim.Order())
+	}
 	return name
 }
 
@@ -272,6 +279,9 @@ func atLeastOne(flag string, v int) error {
 	}
 	return nil
 }
+
+// messageOrderUsage is the help of --message-order (silo run, silo suite).
+const messageOrderUsage = "order of one round's messages at a receiver: random (as published, where they are sorted by random file names; seeded from the run's task, N, mode and seed, so runs stay reproducible) or fixed (sender id, then send order)"
 
 // messageFormatUsage is the help of --message-format (silo run, silo suite).
 const messageFormatUsage = "how non-string message contents and sfs paths reach other agents: str (Python str() of the value, as published: {\"a\": 1} arrives as {'a': 1}) or json (compact JSON as sent)"

@@ -63,7 +63,9 @@ func parseEndpoint(s string, def llm.Spec) (llm.Spec, error) {
 		case "api_key_env":
 			spec.APIKeyEnv = v
 		case "temperature":
-			spec.Temperature, err = strconv.ParseFloat(v, 64)
+			var t float64
+			t, err = strconv.ParseFloat(v, 64)
+			spec.Temperature = &t
 		case "max_tokens":
 			spec.MaxTokens, err = strconv.Atoi(v)
 		case "seed":
@@ -177,7 +179,7 @@ func (f *siloLLMFlags) models(agents string) (*siloModels, func(), error) {
 		}
 		specs, raws = append(specs, spec), append(raws, raw)
 	}
-	cfg := play.LLMConfig{ToolFormat: f.toolFormat, Scaffold: f.scaffold, ContextBudget: f.contextBudget,
+	cfg := play.LLMConfig{ToolFormat: f.toolFormat, ToolResults: canon(f.toolResults, "published", "compact"), Scaffold: f.scaffold, ContextBudget: f.contextBudget,
 		ReplyReserve: f.replyReserve, MaxModelFailures: f.maxModelFailures}
 	for i, spec := range specs { // check all before the cache is opened
 		c := cfg

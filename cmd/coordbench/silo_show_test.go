@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestSiloShow(t *testing.T) {
 		t.Fatalf("silo show: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"task I-01  N=3  protocol p2p  rounds 3 (max 100)\n",
+		"task I-01  N=3  protocol p2p  rounds 3 (max 100)  (rounds numbered from 1)  message order random\n",
 		"S 1.000  success true  P 1.000",
 		"== Round 1 ==\n",
 		"  agent 1 → agent 0  send_message: \"{\"kind\":\"shard\"",
@@ -104,7 +105,8 @@ func TestSiloShowLLM(t *testing.T) {
 		t.Log(out)
 	}
 	for _, want := range []string{
-		"task I-01  N=2  protocol broadcast  rounds 3 (max 100)\n",
+		"task I-01  N=2  protocol broadcast  rounds 3 (max 100)  (rounds numbered from 1)  message order random\n",
+		"requests: no temperature (server default); tool format xml, tool results published\n",
 		"model tokens in ",
 		"== Round 1 ==\nagent 0: [in ",
 		"    reply: I share my data.⏎<tool_call>⏎",
@@ -125,7 +127,8 @@ func TestSiloShowLLM(t *testing.T) {
 	// --request rebuilds the whole conversation of a call: round 2 holds the
 	// prompts, the round-1 reply and its tool results.
 	out, err = showRun(t, runs[0], "--request", "--round", "2", "--agent", "1", "--width", "40")
-	for _, want := range []string{"agent 1, round 2: 4 messages sent", "[0 system] ", "[1 user] ", "[2 assistant] ", "[3 user] "} {
+	for _, want := range []string{"agent 1, round 2 (rounds numbered from 1): 4 messages sent",
+		"with no temperature (server default); tool format xml, tool results published", "[0 system] ", "[1 user] ", "[2 assistant] ", "[3 user] "} {
 		if err != nil || !strings.Contains(out, want) {
 			t.Errorf("--request: missing %q (%v)\n%s", want, err, out)
 		}
@@ -133,4 +136,66 @@ func TestSiloShowLLM(t *testing.T) {
 	if _, err := showRun(t, runs[0], "--request", "--round", "2"); err == nil {
 		t.Error("--request without --agent accepted")
 	}
+}
+
+// TestSiloRunSampling: by default a request carries no sampling parameter,
+// as the published call; --temperature sends it; result.json records what
+// was sent, and silo show --request says it (issue 27 item 3).
+func TestSiloRunSampling(t *testing.T) {
+	srv := stubmodel.NewServer(func(stubmodel.ChatRequest) stubmodel.Reply {
+		return stubmodel.Text("<tool_call>\n<tool>submit_result</tool>\n<parameters><answer>é 1</answer></parameters>\n</tool_call>")
+	})
+	defer srv.Close()
+	for _, c := range []struct {
+		flags []string
+		want  string // the temperature of every body, "" for none; result.json's
+		rec   string
+		show  string
+	}{
+		{nil, "", `"temperature":null`, "with no temperature (server default); tool format xml, tool results published"},
+		{[]string{"--temperature", "0.7"}, "0.7", `"temperature":0.7`, "with temperature 0.7; tool format xml, tool results published"},
+		{[]string{"--llm-temperature", "0", "--tool-results", "compact"}, "0", `"temperature":0`, "with temperature 0; tool format xml, tool results compact"},
+	} {
+		before := len(srv.Requests())
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"silo", "run", "--agent", "llm", "--task", "I-01", "--agents", "2", "--max-rounds", "1",
+			"--llm-model", "m", "--llm-base-url", srv.URL + "/v1", "--out", dir}, c.flags...)
+		if out, err := run(t, args...); err != nil {
+			t.Fatalf("%v: %v\n%s", c.flags, err, out)
+		}
+		reqs := srv.Requests()[before:]
+		if len(reqs) != 2 {
+			t.Fatalf("%v: %d requests, want 2", c.flags, len(reqs))
+		}
+		for _, r := range reqs {
+			got := ""
+			if r.Temperature != nil {
+				got = fmt.Sprint(*r.Temperature)
+			}
+			if got != c.want || strings.Contains(string(r.Body), "top_p") {
+				t.Errorf("%v: body %s: temperature %q, want %q", c.flags, r.Body, got, c.want)
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		var res struct{ Requests []json.RawMessage }
+		if err == nil {
+			err = json.Unmarshal(b, &res)
+		}
+		if err != nil || len(res.Requests) != 1 || !strings.Contains(compactJSON(t, res.Requests[0]), "{"+c.rec+`,"tool_format":"xml"`) {
+			t.Errorf("%v: result.json does not record %s: %v\n%s", c.flags, c.rec, err, b)
+		}
+		out, err := showRun(t, dir, "--request", "--round", "1", "--agent", "0")
+		if err != nil || !strings.Contains(out, c.show+"\n") {
+			t.Errorf("%v: silo show --request: %v\n%s", c.flags, err, out)
+		}
+	}
+}
+
+func compactJSON(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -78,6 +78,7 @@ in flight.`,
 			}
 			opt.Agent, opt.Mode = canon(opt.Agent, slices.Concat(round.TeamNames(), []string{play.AgentLLM, play.AgentTeam})...), canon(opt.Mode, task.ModeSeeded, task.ModeOfficial)
 			opt.Baseline, opt.MessageFormat = canon(opt.Baseline, suite.BaselineMerged, suite.BaselineSeeded), canon(opt.MessageFormat, "str", "json")
+			opt.MessageOrder = canon(opt.MessageOrder, "random", "fixed")
 			models, closer, err := lf.models(opt.Agent)
 			if err != nil {
 				return err
@@ -111,6 +112,7 @@ in flight.`,
 	f.IntVar(&opt.MaxRounds, "max-rounds", round.DefaultMaxRounds, "round cap")
 	f.IntVar(&opt.MaxCallsPerTurn, "max-calls-per-turn", round.DefaultMaxCallsPerTurn, "tool calls one turn may execute, 0 = no cap (as published); with a cap, more end the turn (capped_turns)")
 	f.StringVar(&opt.MessageFormat, "message-format", string(proto.FormatStr), messageFormatUsage)
+	f.StringVar(&opt.MessageOrder, "message-order", string(proto.OrderRandom), messageOrderUsage)
 	f.StringVar(&opt.Baseline, "baseline", suite.BaselineMerged, "N = 1 baseline of RCC: merged (one agent holding the merged data of each N = k instance) or seeded (fresh N = 1 instances)")
 	f.BoolVar(&opt.NoBaseline, "no-baseline", false, "do not add the N = 1 baseline runs (RCC stays empty)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), fmt.Sprintf("runs at once (with --agent llm at least %d by default; the endpoint's --llm-concurrency bounds the model calls)", suite.LLMWorkers))

@@ -95,6 +95,7 @@ type ProxyTotals struct {
 type clientKey struct {
 	model       string
 	temperature float64
+	hasTemp     bool // the request sent a temperature (else none is forwarded)
 	maxTokens   int
 	seed        int64
 	hasSeed     bool
@@ -271,7 +272,11 @@ func (p *Proxy) client(k clientKey) (*llm.Client, error) {
 		return c, nil
 	}
 	spec := p.cfg.Upstream
-	spec.Temperature, spec.MaxTokens, spec.Seed = k.temperature, k.maxTokens, nil // the request's
+	spec.Temperature, spec.MaxTokens, spec.Seed = nil, k.maxTokens, nil // the request's
+	if k.hasTemp {
+		t := k.temperature
+		spec.Temperature = &t
+	}
 	if k.hasSeed {
 		s := k.seed
 		spec.Seed = &s
@@ -449,7 +454,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		k.maxTokens = req.MaxTokens
 	}
 	if req.Temperature != nil {
-		k.temperature = *req.Temperature
+		k.temperature, k.hasTemp = *req.Temperature, true
 	}
 	if req.Seed != nil {
 		k.seed, k.hasSeed = *req.Seed, true

@@ -43,6 +43,9 @@ type Config struct {
 	// (after the model layer's retries) the agent gives up for the rest of
 	// the run (default DefaultMaxModelFailures).
 	MaxModelFailures int
+	// ResultEncoding is how tool results are written for the model (""
+	// is ResultsPublished, the published srsly/ujson form).
+	ResultEncoding ResultEncoding
 	// Label names the agent's model in a mixed team: its turn records
 	// carry it (TurnRecord.Model). Empty for a team of one model.
 	Label string
@@ -104,6 +107,11 @@ func New(in *task.Instance, p proto.Protocol, id int, cfg Config) (*Agent, error
 	if cfg.MaxModelFailures == 0 {
 		cfg.MaxModelFailures = DefaultMaxModelFailures
 	}
+	enc, err := ParseResultEncoding(string(cfg.ResultEncoding))
+	if err != nil {
+		return nil, fmt.Errorf("llmagent: %w", err)
+	}
+	cfg.ResultEncoding = enc
 	prompt := in.Prompt(id, !cfg.Scaffold.NoTopologyHint)
 	if cfg.Scaffold.Planning {
 		prompt += "\n\n" + planningNote(in.N)
@@ -144,7 +152,7 @@ func (a *Agent) turn(ctx context.Context, t *round.Turn) error {
 		var notes []string
 		if a.cfg.Scaffold.Consensus { // the helper's news, after the tool results
 			if news := t.ConsensusNews(); news != nil {
-				notes = append(notes, FormatToolResult(proto.ToolConsensusNews, news))
+				notes = append(notes, FormatToolResult(proto.ToolConsensusNews, news, a.cfg.ResultEncoding))
 			}
 		}
 		if a.cfg.Scaffold.Planning && t.Round == 2 {
@@ -291,7 +299,7 @@ func (a *Agent) runXML(ctx context.Context, t *round.Turn, resp *llm.Response, r
 		if err != nil { // not reachable for parsed values; kept as an audited error
 			res := errorResult("arguments: " + err.Error())
 			record(ctx, rec, CallRecord{Tool: c.Name, Result: res}, "", time.Time{})
-			blocks = append(blocks, FormatToolResult(c.Name, res))
+			blocks = append(blocks, FormatToolResult(c.Name, res, a.cfg.ResultEncoding))
 			continue
 		}
 		res, stop, err := a.exec(ctx, t, rec, c.Name, "", args)
@@ -299,7 +307,7 @@ func (a *Agent) runXML(ctx context.Context, t *round.Turn, resp *llm.Response, r
 			return err
 		}
 		if res != nil {
-			blocks = append(blocks, FormatToolResult(c.Name, res))
+			blocks = append(blocks, FormatToolResult(c.Name, res, a.cfg.ResultEncoding))
 		}
 		if stop {
 			rec.Dropped = len(calls) - k - 1
@@ -365,7 +373,7 @@ func (a *Agent) runNative(ctx context.Context, t *round.Turn, resp *llm.Response
 				}
 			}
 		}
-		out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: string(res)})
+		out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: a.cfg.ResultEncoding.Encode(res)})
 	}
 	a.pending = out
 	return nil

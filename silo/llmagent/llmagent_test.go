@@ -140,13 +140,32 @@ func TestArgsJSON(t *testing.T) {
 }
 
 func TestFormatToolResult(t *testing.T) {
-	got := FormatToolResult("wait", json.RawMessage("{ \"status\" : \"waiting\" }\n"))
-	want := "<tool_result>\n<tool>wait</tool>\n<result>{\"status\":\"waiting\"}</result>\n</tool_result>"
-	if got != want {
-		t.Fatalf("got %q, want %q", got, want)
+	for _, e := range []ResultEncoding{ResultsPublished, ResultsCompact} {
+		got := FormatToolResult("wait", json.RawMessage("{ \"status\" : \"waiting\" }\n"), e)
+		want := "<tool_result>\n<tool>wait</tool>\n<result>{\"status\":\"waiting\"}</result>\n</tool_result>"
+		if got != want {
+			t.Fatalf("%s: got %q, want %q", e, got, want)
+		}
+		if got := FormatToolResult("x", nil, e); !strings.Contains(got, "<result>null</result>") {
+			t.Fatalf("%s: nil result: %q", e, got)
+		}
 	}
-	if got := FormatToolResult("x", nil); !strings.Contains(got, "<result>null</result>") {
-		t.Fatalf("nil result: %q", got)
+	// A read_file hit with non-ASCII text and floats: the published
+	// encoder (srsly.json_dumps, ujson) escapes the text and writes the
+	// floats its own way; compact keeps today's UTF-8 and Go's numbers.
+	res := json.RawMessage(`{"success":true,"content":{"naïve→":[1.0,1e-05,0.1]},"metadata":{"modified_by":0,"modified_at_round":2}}`)
+	pub := `{"success":true,"content":{"na\u00efve\u2192":[1.0,1e-5,0.1]},"metadata":{"modified_by":0,"modified_at_round":2}}`
+	if got := ResultsPublished.Encode(res); got != pub {
+		t.Errorf("published: %s, want %s", got, pub)
+	}
+	if got := ResultsCompact.Encode(res); got != string(res) {
+		t.Errorf("compact: %s, want %s", got, res)
+	}
+	if e, err := ParseResultEncoding(""); err != nil || e != ResultsPublished {
+		t.Errorf(`ParseResultEncoding("") = %q, %v`, e, err)
+	}
+	if _, err := ParseResultEncoding("utf8"); err == nil {
+		t.Error("an unknown encoding was accepted")
 	}
 	if got := JoinToolResults([]string{"a", "b"}); got != "a\n\nb" {
 		t.Fatalf("join: %q", got)
@@ -193,7 +212,7 @@ func FuzzParseToolCalls(f *testing.F) {
 			if err != nil || !json.Valid(raw) {
 				t.Fatalf("ArgsJSON: %s %v", raw, err)
 			}
-			_ = FormatToolResult(c.Name, raw)
+			_ = FormatToolResult(c.Name, raw, ResultsPublished)
 		}
 	})
 }

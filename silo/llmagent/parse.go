@@ -1,7 +1,6 @@
 package llmagent
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -367,20 +366,6 @@ func finiteAll(xs []any) ([]any, error) {
 		out[i] = f
 	}
 	return out, nil
-}
-
-// FormatToolResult renders one executed call as the block the model reads
-// back: the tool name and its result as compact JSON.
-func FormatToolResult(name string, result json.RawMessage) string {
-	var buf bytes.Buffer
-	if json.Compact(&buf, result) != nil {
-		buf.Reset()
-		buf.Write(bytes.TrimSpace(result))
-	}
-	if buf.Len() == 0 {
-		buf.WriteString("null")
-	}
-	return "<tool_result>\n<tool>" + name + "</tool>\n<result>" + buf.String() + "</result>\n</tool_result>"
 }
 
 // JoinToolResults joins the blocks of one turn, separated by blank lines,

@@ -34,6 +34,10 @@ type LLMConfig struct {
 	ContextBudget, ReplyReserve int64
 	// MaxModelFailures is llmagent.Config's, at least 1.
 	MaxModelFailures int
+	// ToolResults is how tool results are written for the model:
+	// "published" ("" too; srsly/ujson, as published) or "compact"
+	// (llmagent.ResultEncoding).
+	ToolResults string
 }
 
 // Validate checks c without building anything: the first bad field.
@@ -60,6 +64,9 @@ func (c LLMConfig) check() (llmagent.Scaffold, error) {
 	if c.ReplyReserve < 0 {
 		return llmagent.Scaffold{}, opterr.New("ReplyReserve", "must not be negative (got %d)", c.ReplyReserve)
 	}
+	if _, err := llmagent.ParseResultEncoding(c.ToolResults); err != nil {
+		return llmagent.Scaffold{}, opterr.Wrap("ToolResults", err)
+	}
 	if c.MaxModelFailures < 1 {
 		return llmagent.Scaffold{}, opterr.New("MaxModelFailures", "must be at least 1 (got %d)", c.MaxModelFailures)
 	}
@@ -84,13 +91,15 @@ func NewLLMAgent(c LLMConfig) (*LLMAgent, error) {
 	if c.ReplyReserve == 0 {
 		c.ReplyReserve = llmagent.DefaultReplyReserve
 	}
+	enc, _ := llmagent.ParseResultEncoding(c.ToolResults) // checked
 	name := c.Model.Name
 	if name == cfg.Model {
 		name = "" // the label is the model's own: the manifest names no other
 	}
 	return &LLMAgent{
 		Config: llmagent.Config{Model: cl, Native: c.ToolFormat == ToolFormatNative, Scaffold: sc,
-			ContextBudget: c.ContextBudget, ReplyReserve: c.ReplyReserve, MaxModelFailures: c.MaxModelFailures},
+			ContextBudget: c.ContextBudget, ReplyReserve: c.ReplyReserve, MaxModelFailures: c.MaxModelFailures,
+			ResultEncoding: enc},
 		Name:  name,
 		Model: cfg.Model, BaseURL: cfg.BaseURL, Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
 		stats: cl.Stats(),

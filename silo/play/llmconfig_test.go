@@ -24,7 +24,8 @@ func TestLLMConfig(t *testing.T) {
 		{"ContextBudget", func(c *play.LLMConfig) { c.ContextBudget = -5 }},
 		{"ReplyReserve", func(c *play.LLMConfig) { c.ReplyReserve = -5 }},
 		{"MaxModelFailures", func(c *play.LLMConfig) { c.MaxModelFailures = 0 }},
-		{"Temperature", func(c *play.LLMConfig) { c.Model.Temperature = -1 }},
+		{"Temperature", func(c *play.LLMConfig) { t := -1.0; c.Model.Temperature = &t }},
+		{"ToolResults", func(c *play.LLMConfig) { c.ToolResults = "utf8" }},
 		{"Cache", func(c *play.LLMConfig) { c.Options.CacheMode = llm.CacheReplay }},
 	} {
 		c := base

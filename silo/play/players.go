@@ -33,7 +33,7 @@ type LLMAgent struct {
 	// are the client settings that change replies.
 	Model       string
 	BaseURL     string
-	Temperature float64
+	Temperature *float64 // nil: none sent
 	MaxTokens   int
 	Seed        *int64
 
@@ -129,6 +129,32 @@ func (p Players) Scaffold() llmagent.Scaffold {
 		return p.Team.Members[0].LLM.Config.Scaffold
 	}
 	return llmagent.Scaffold{}
+}
+
+// requests are the request settings of the players' models (result.json's
+// requests; none for scripted teams).
+func (p Players) requests() []round.RequestSettings {
+	of := func(l *LLMAgent, label string) round.RequestSettings {
+		enc := l.Config.ResultEncoding
+		if enc == "" {
+			enc = llmagent.ResultsPublished
+		}
+		return round.RequestSettings{Model: label, Temperature: l.Temperature, MaxTokens: l.MaxTokens, Seed: l.Seed,
+			ToolFormat: l.ToolFormat(), ToolResults: string(enc)}
+	}
+	switch {
+	case p.Kind == AgentLLM && p.LLM != nil:
+		return []round.RequestSettings{of(p.LLM, "")}
+	case p.Kind == AgentTeam && p.Team != nil:
+		var out []round.RequestSettings
+		for _, m := range p.Team.Members {
+			if m.LLM != nil {
+				out = append(out, of(m.LLM, m.LLM.ModelLabel()))
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // team builds the agents of one run; for LLM agents also their team,

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,11 +35,31 @@ const (
 )
 
 // Limits are the round and per-turn caps of a run, and the message format
-// of its protocol ("" is the published str conversion).
+// and order of its protocol ("" is the published str conversion, and the
+// published random order seeded by OrderSeed).
 type Limits struct {
 	MaxRounds       int
 	MaxCallsPerTurn int
 	MessageFormat   proto.MessageFormat
+	MessageOrder    proto.MessageOrder
+}
+
+// Order is the message order, the default (random) filled in.
+func (l Limits) Order() proto.MessageOrder {
+	if l.MessageOrder == "" {
+		return proto.OrderRandom
+	}
+	return l.MessageOrder
+}
+
+// OrderSeed seeds the random message order of a run of in: FNV-1a of
+// "silo/message-order", the instance's mode, task id, N and seed, so that
+// a run and its replay deliver alike and two cases draw apart
+// (docs/silo-protocols.md).
+func OrderSeed(in *task.Instance) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "silo/message-order\x00%s\x00%s\x00%d\x00%d", in.Mode, in.Task.ID, in.N, in.Seed)
+	return h.Sum64()
 }
 
 // Format is the message format, the default filled in.
@@ -93,11 +114,13 @@ func Run(ctx context.Context, in *task.Instance, p proto.Protocol, players Playe
 		return os.WriteFile(filepath.Join(dir, FileCalls), []byte(b.String()), 0o644)
 	}
 	res, err = round.Run(ctx, round.Config{Instance: in, Protocol: p, MaxRounds: lim.MaxRounds, MaxCallsPerTurn: lim.MaxCallsPerTurn,
-		Options: proto.Options{MessageFormat: lim.Format(), Consensus: players.Scaffold().Consensus},
-		DB:      filepath.Join(dir, FileDB), OnEnd: writeLog, Models: models}, agents)
+		Options: proto.Options{MessageFormat: lim.Format(), MessageOrder: lim.Order(), OrderSeed: OrderSeed(in),
+			Consensus: players.Scaffold().Consensus},
+		DB: filepath.Join(dir, FileDB), OnEnd: writeLog, Models: models}, agents)
 	if err != nil && (res == nil || res.Status != round.StatusAborted) {
 		return nil, nil, err
 	}
+	res.Requests = players.requests()
 	// An aborted run is written too (status aborted), and its error
 	// returned: a run that is not a result.
 	b = atomicfs.MarshalLine(res)

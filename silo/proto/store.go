@@ -43,6 +43,12 @@ type Options struct {
 	// MessageFormat converts what other agents read (format.go); "" is
 	// FormatStr, the published conversion.
 	MessageFormat MessageFormat
+	// MessageOrder is the order of one round's messages in what
+	// receive_messages returns (order.go): OrderRandom, seeded with
+	// OrderSeed, or OrderFixed; "" is OrderFixed.
+	MessageOrder MessageOrder `json:",omitempty"`
+	// OrderSeed seeds OrderRandom (with the round).
+	OrderSeed uint64 `json:",omitempty"`
 	// Consensus adds the consensus helper's tools (propose_answer, vote)
 	// to the protocol's and tallies the votes (consensus.go). Off by
 	// default: the published tool sets.
@@ -61,6 +67,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MessageFormat == "" {
 		o.MessageFormat = FormatStr
+	}
+	if o.MessageOrder == "" {
+		o.MessageOrder = OrderFixed
 	}
 	return o
 }
@@ -211,6 +220,9 @@ func Open(path string, p Protocol, nAgents int, opts Options) (*Store, error) {
 	if _, err := ParseMessageFormat(string(opts.MessageFormat)); err != nil {
 		return nil, fmt.Errorf("proto: %w", err)
 	}
+	if _, err := ParseMessageOrder(string(opts.MessageOrder)); err != nil {
+		return nil, fmt.Errorf("proto: %w", err)
+	}
 	s := &Store{
 		db: db, path: path, proto: p, n: nAgents, opts: opts,
 		files:   map[string]*fileEntry{},
@@ -358,17 +370,20 @@ func (s *Store) EndRound() error {
 	touched := map[string]bool{}
 	var touchedOrder []string
 	for _, a := range s.agents { // agent id order, then call order
-		for _, m := range a.out {
-			m.id = s.nextMsg
-			s.nextMsg++
-			newMsgs = append(newMsgs, m)
-			if s.proto == P2P {
-				to := s.agents[m.to]
-				to.inbox = append(to.inbox, m)
-			} else {
-				s.bcasts = append(s.bcasts, m)
-			}
+		newMsgs = append(newMsgs, a.out...)
+	}
+	arrange(newMsgs, s.proto, s.opts.MessageOrder, s.opts.OrderSeed, r)
+	for _, m := range newMsgs { // delivery order
+		m.id = s.nextMsg
+		s.nextMsg++
+		if s.proto == P2P {
+			to := s.agents[m.to]
+			to.inbox = append(to.inbox, m)
+		} else {
+			s.bcasts = append(s.bcasts, m)
 		}
+	}
+	for _, a := range s.agents { // agent id order, then call order
 		for _, op := range a.ops {
 			e, ok := s.files[op.path]
 			if op.del {

@@ -63,6 +63,17 @@ func FuzzParseJSON(f *testing.F) {
 		if c2 := Canon(w); !bytes.Equal(c, c2) {
 			t.Fatalf("%q: canonical text %q reads back as %q", data, c, c2)
 		}
+		// The published tool-result encoding (srsly/ujson) is ASCII and
+		// reads back as the same value.
+		u := EncodeUJSON(v)
+		for _, ch := range u {
+			if ch >= 0x80 {
+				t.Fatalf("%q: EncodeUJSON wrote a non-ASCII byte: %q", data, u)
+			}
+		}
+		if x, err := ParseJSON(u); err != nil || !bytes.Equal(Canon(x), c) {
+			t.Fatalf("%q: EncodeUJSON %q reads back as %v, %v (want %q)", data, u, x, err, c)
+		}
 	})
 }
 

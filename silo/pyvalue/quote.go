@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // FloatRepr is Python's repr(float): nan, inf, -inf, and for finite values
@@ -115,7 +116,13 @@ func StrRepr(s string) string {
 }
 
 // writeJSONString quotes s as json.dumps(ensure_ascii=False) does.
-func writeJSONString(b *bytes.Buffer, s string) {
+func writeJSONString(b *bytes.Buffer, s string) { quoteJSON(b, s, false) }
+
+// quoteJSON quotes s as json.dumps and ujson do: ", \ and \n \r \t \b \f
+// escaped, other characters below 0x20 as \u00XX; with ascii (ujson's
+// ensure_ascii) every character beyond ASCII as \uXXXX in lower-case hex,
+// a surrogate pair beyond U+FFFF (DEL stays as it is, as in ujson).
+func quoteJSON(b *bytes.Buffer, s string, ascii bool) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch r {
@@ -134,10 +141,16 @@ func writeJSONString(b *bytes.Buffer, s string) {
 		case '\f':
 			b.WriteString(`\f`)
 		default:
-			if r < 0x20 {
+			switch {
+			case r < 0x20:
 				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
+			case !ascii || r < utf8.RuneSelf:
 				b.WriteRune(r)
+			case r > 0xffff:
+				r -= 0x10000
+				fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+r>>10, 0xdc00+r&0x3ff)
+			default:
+				fmt.Fprintf(b, `\u%04x`, r)
 			}
 		}
 	}

@@ -266,6 +266,26 @@ type AgentError struct {
 	Panic bool   `json:"panic"`
 }
 
+// RequestSettings are what every request of one model sent besides the
+// messages (and the tools, under ToolFormat native), and how tool results
+// were written into the messages: with the turn log, the exact requests.
+type RequestSettings struct {
+	// Model is the model's label (a mixed team's agents carry it; empty
+	// for a team of one model).
+	Model string `json:"model,omitempty"`
+	// Temperature is the "temperature" sent; null when none was sent
+	// (the default: the server's own applied, as in the published call).
+	Temperature *float64 `json:"temperature"`
+	// MaxTokens is "max_completion_tokens" (0: not sent).
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// Seed is "seed" (null: not sent).
+	Seed *int64 `json:"seed,omitempty"`
+	// ToolFormat is xml or native; ToolResults is published or compact
+	// (how tool results were written for the model).
+	ToolFormat  string `json:"tool_format"`
+	ToolResults string `json:"tool_results"`
+}
+
 // Result is a run's outcome, ready to be written as result.json.
 type Result struct {
 	Task            string         `json:"task"`
@@ -278,6 +298,14 @@ type Result struct {
 	// MessageFormat is how contents reached other agents
 	// (proto.Options.MessageFormat): "str" (published) or "json".
 	MessageFormat proto.MessageFormat `json:"message_format"`
+	// MessageOrder is the order of one round's messages
+	// (proto.Options.MessageOrder): "random" (published, seeded) or
+	// "fixed"; absent in results from before it was recorded (fixed).
+	MessageOrder proto.MessageOrder `json:"message_order,omitempty"`
+	// Requests are, for LLM agents, what their model requests sent besides
+	// the messages: one entry per model (RequestSettings). The caller that
+	// knows the models fills them (play.Run); absent for scripted agents.
+	Requests []RequestSettings `json:"requests,omitempty"`
 
 	Agents []AgentResult `json:"agents"`
 
@@ -387,7 +415,7 @@ func Run(ctx context.Context, cfg Config, agents []Agent) (*Result, error) {
 
 	res := &Result{
 		Task: in.Task.ID, Mode: in.Mode, N: n, Protocol: cfg.Protocol,
-		MaxRounds: cfg.MaxRounds, MaxCallsPerTurn: cfg.MaxCallsPerTurn, MessageFormat: st.MessageFormat(),
+		MaxRounds: cfg.MaxRounds, MaxCallsPerTurn: cfg.MaxCallsPerTurn, MessageFormat: st.MessageFormat(), MessageOrder: st.MessageOrder(),
 		Agents: make([]AgentResult, n), AgentErrors: []AgentError{},
 	}
 	if in.Mode == task.ModeSeeded {

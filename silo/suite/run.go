@@ -39,7 +39,11 @@ type Manifest struct {
 	// manifests written before it existed lack it, so their runs, made
 	// with the json format, are rerun).
 	MessageFormat string `json:"message_format"`
-	ResultSHA256  string `json:"result_sha256"`
+	// MessageOrder is the order of one round's messages
+	// (proto.MessageOrder; manifests written before it existed lack it,
+	// so their runs, made in the fixed order, are rerun).
+	MessageOrder string `json:"message_order"`
+	ResultSHA256 string `json:"result_sha256"`
 	// ResultFormat is resultFormat when the run was written; a run written
 	// before result.json gained P_paper (no field, 0) runs again on resume
 	// instead of being reported with P_paper = 0.
@@ -99,13 +103,18 @@ func teamManifest(tm *play.Team, n int) *TeamManifest {
 
 // LLMManifest is the LLM part of a run's manifest.
 type LLMManifest struct {
-	Name          string            `json:"name,omitempty"`
-	Model         string            `json:"model"`
-	BaseURL       string            `json:"base_url"`
-	Temperature   float64           `json:"temperature"`
-	MaxTokens     int               `json:"max_tokens"`
-	Seed          *int64            `json:"seed,omitempty"`
-	ToolFormat    string            `json:"tool_format"` // xml or native
+	Name    string `json:"name,omitempty"`
+	Model   string `json:"model"`
+	BaseURL string `json:"base_url"`
+	// Temperature is what every request sent: null when none was sent
+	// (the default; the server's own applied).
+	Temperature *float64 `json:"temperature"`
+	MaxTokens   int      `json:"max_tokens"`
+	Seed        *int64   `json:"seed,omitempty"`
+	ToolFormat  string   `json:"tool_format"` // xml or native
+	// ToolResults is how tool results were written for the model
+	// (llmagent.ResultEncoding: published or compact).
+	ToolResults   string            `json:"tool_results"`
 	Scaffold      llmagent.Scaffold `json:"scaffold"`
 	ContextBudget int64             `json:"context_budget"`
 	ReplyReserve  int64             `json:"reply_reserve"`
@@ -118,7 +127,7 @@ func llmManifest(l *play.LLMAgent) *LLMManifest {
 		c.ReplyReserve = llmagent.DefaultReplyReserve
 	}
 	return &LLMManifest{Name: l.Name, Model: l.Model, BaseURL: l.BaseURL, Temperature: l.Temperature, MaxTokens: l.MaxTokens,
-		Seed: l.Seed, ToolFormat: l.ToolFormat(), Scaffold: c.Scaffold, ContextBudget: c.ContextBudget,
+		Seed: l.Seed, ToolFormat: l.ToolFormat(), ToolResults: string(c.ResultEncoding), Scaffold: c.Scaffold, ContextBudget: c.ContextBudget,
 		ReplyReserve: c.ReplyReserve}
 }
 
@@ -129,7 +138,7 @@ const resultFormat = 1
 func manifestOf(c Case) Manifest {
 	m := Manifest{Tool: "coordbench", Version: Version(), Case: c.ID, Task: c.Task.ID, TaskRevision: c.Task.Revision, N: c.N, Mode: c.Mode,
 		Seed: c.Seed, Protocol: string(c.Protocol), Agent: c.Players.Label(), MaxRounds: c.Limits.MaxRounds,
-		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.Format()), ResultFormat: resultFormat, MergedFrom: c.MergedFrom, Scorer: ScorerVersion}
+		MaxCalls: c.Limits.MaxCallsPerTurn, MessageFormat: string(c.Limits.Format()), MessageOrder: string(c.Limits.Order()), ResultFormat: resultFormat, MergedFrom: c.MergedFrom, Scorer: ScorerVersion}
 	if c.Players.Kind == play.AgentLLM && c.Players.LLM != nil {
 		m.LLM = llmManifest(c.Players.LLM)
 	}
@@ -165,6 +174,7 @@ type Config struct {
 	MaxRounds       int          `json:"max_rounds"`
 	MaxCallsPerTurn int          `json:"max_calls_per_turn"`
 	MessageFormat   string       `json:"message_format"`
+	MessageOrder    string       `json:"message_order"`
 	Baseline        string       `json:"baseline"`
 	LLM             *LLMManifest `json:"llm,omitempty"`
 	// LLMs are the models' settings when there are several
@@ -183,7 +193,7 @@ type Config struct {
 func configOf(s *Suite) Config {
 	o := s.Options
 	c := Config{Tool: "coordbench", Version: Version(), MaxRounds: o.MaxRounds, MaxCallsPerTurn: o.MaxCallsPerTurn,
-		MessageFormat: o.MessageFormat, Baseline: o.Baseline, Scorer: ScorerVersion}
+		MessageFormat: o.MessageFormat, MessageOrder: o.MessageOrder, Baseline: o.Baseline, Scorer: ScorerVersion}
 	if o.NoBaseline {
 		c.Baseline = "none"
 	}

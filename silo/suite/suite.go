@@ -67,6 +67,10 @@ type Options struct {
 	// agents: "str" (the published str() conversion, the default) or
 	// "json" (proto.MessageFormat).
 	MessageFormat string
+	// MessageOrder is the order of one round's messages: "random" (the
+	// published order, seeded per run and round; the default) or "fixed"
+	// (sender id, send sequence) (proto.MessageOrder).
+	MessageOrder string
 	// Baseline is the N = 1 baseline RCC compares with: BaselineMerged
 	// (default; for each N = k > 1 of Agents, one agent holding the merged
 	// data of that N = k instance, same mode and seeds) or BaselineSeeded
@@ -205,6 +209,11 @@ func Resolve(opt Options) (*Suite, error) {
 		return nil, opterr.New("MessageFormat", "%v", err)
 	}
 	opt.MessageFormat = string(format)
+	order, err := proto.ParseMessageOrder(opt.MessageOrder)
+	if err != nil {
+		return nil, opterr.New("MessageOrder", "%v", err)
+	}
+	opt.MessageOrder = string(order)
 	tasks, err := resolveTasks(opt.Levels, opt.Tasks)
 	if err != nil {
 		return nil, err
@@ -310,7 +319,7 @@ func Resolve(opt Options) (*Suite, error) {
 						s.Cases = append(s.Cases, Case{
 							ID: CaseID(t.ID, n, p, pl.Label(), mode, seed, mergedFrom), Task: t, N: n, Protocol: p,
 							Agent: pl.Label(), Players: pl, Mode: mode, Seed: seed,
-							Limits:     play.Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format},
+							Limits:     play.Limits{MaxRounds: opt.MaxRounds, MaxCallsPerTurn: opt.MaxCallsPerTurn, MessageFormat: format, MessageOrder: order},
 							MergedFrom: mergedFrom,
 						})
 					}

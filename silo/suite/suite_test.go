@@ -282,6 +282,47 @@ func TestMessageFormatManifest(t *testing.T) {
 	}
 }
 
+// TestMessageOrderManifest: the message order is recorded (random by
+// default) and a suite resumed under the other order is refused; without
+// its silo_suite.json, the manifests make every case rerun.
+func TestMessageOrderManifest(t *testing.T) {
+	dir := t.TempDir()
+	for k, o := range []string{"", "fixed", "fixed"} {
+		s, err := Resolve(Options{Tasks: "I-01", Agents: "3", Protocols: "p2p", MessageOrder: o, NoBaseline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 1 {
+			if _, err := Run(context.Background(), s, dir, RunOptions{}); err == nil || !strings.Contains(err.Error(), "message_order differ") {
+				t.Fatalf("another order: %v", err)
+			}
+			if err := os.Remove(filepath.Join(dir, FileConfig)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep, err := Run(context.Background(), s, dir, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{1, 1, 0}[k]; rep.Ran != want {
+			t.Fatalf("order %q: ran %d, want %d", o, rep.Ran, want)
+		}
+		want := map[string]string{"": "random", "fixed": "fixed"}[o]
+		for _, name := range []string{FileManifest, play.FileResult} {
+			var m struct {
+				Order string `json:"message_order"`
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, RunsDir, s.Cases[0].ID, name))
+			if err := json.Unmarshal(b, &m); err != nil || m.Order != want {
+				t.Fatalf("%s: %s", name, b)
+			}
+		}
+	}
+	if _, err := Resolve(Options{Tasks: "I-01", Agents: "2", MessageOrder: "shuffled"}); err == nil {
+		t.Fatal("message order shuffled accepted")
+	}
+}
+
 // TestResultFormat: a run written before result.json carried P_paper (its
 // manifest has no result_format) is rerun on resume, not reported with
 // P_paper = 0.

@@ -10,7 +10,25 @@ import (
 
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/silo/llmagent"
+	"github.com/coordbench/coordbench/silo/round"
 )
+
+// requestOf finds the request settings of the agent whose turn records
+// are recs: the only model's, or in a mixed team its model's.
+func requestOf(qs []round.RequestSettings, recs []llmagent.TurnRecord) (round.RequestSettings, bool) {
+	if len(qs) == 1 && qs[0].Model == "" {
+		return qs[0], true
+	}
+	if len(recs) == 0 {
+		return round.RequestSettings{}, false
+	}
+	for _, q := range qs {
+		if q.Model == recs[0].Model {
+			return q, true
+		}
+	}
+	return round.RequestSettings{}, false
+}
 
 // WriteRequest prints the exact messages agent sent to the model in its
 // call of round r (Request): one block per message with its role, tool
@@ -20,13 +38,22 @@ func WriteRequest(w io.Writer, dir string, agent, r int, opt Options) error {
 	if opt.Width <= 0 {
 		opt.Width = DefaultWidth
 	}
-	msgs, err := Request(dir, agent, r)
+	recs, msgs, err := request(dir, agent, r)
+	if err != nil {
+		return err
+	}
+	res, err := readResult(filepath.Join(dir, FileResult))
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	p := &printer{w: bw, opt: opt}
-	p.printf("agent %d, round %d: %d messages sent\n", agent, r, len(msgs))
+	p.printf("agent %d, round %d (rounds numbered from 1): %d messages sent\n", agent, r, len(msgs))
+	if q, ok := requestOf(res.Requests, recs); ok {
+		p.printf("with %s\n", requestLine(q))
+	} else {
+		p.printf("with settings not recorded (a run from before result.json held them)\n")
+	}
 	for k, m := range msgs {
 		head := fmt.Sprintf("[%d %s", k, m.Role)
 		if m.ToolCallID != "" {
@@ -45,9 +72,16 @@ func WriteRequest(w io.Writer, dir string, agent, r int, opt Options) error {
 // long replies whole from the reply store (llmagent.LoadReplies), put
 // together by llmagent.Conversation.
 func Request(dir string, agent, r int) ([]llm.Message, error) {
+	_, msgs, err := request(dir, agent, r)
+	return msgs, err
+}
+
+// request is Request, also returning the agent's turn records up to round
+// r (their model names the request settings of a mixed team).
+func request(dir string, agent, r int) ([]llmagent.TurnRecord, []llm.Message, error) {
 	path := filepath.Join(dir, FileTurns)
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("%s: %w (the full request exists only for LLM runs)", path, err)
+		return nil, nil, fmt.Errorf("%s: %w (the full request exists only for LLM runs)", path, err)
 	}
 	var recs []llmagent.TurnRecord
 	err := scanJSONL(path, func(line []byte) (bool, error) {
@@ -64,10 +98,11 @@ func Request(dir string, agent, r int) ([]llm.Message, error) {
 		return false, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := llmagent.LoadReplies(dir, recs); err != nil { // long replies are whole in the reply store only
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return llmagent.Conversation(recs, agent, r)
+	msgs, err := llmagent.Conversation(recs, agent, r)
+	return recs, msgs, err
 }

@@ -188,7 +188,14 @@ func (p *printer) header(dir string, r *round.Result) {
 	if r.MaxRounds > 0 {
 		p.printf(" (max %d)", r.MaxRounds)
 	}
+	p.printf("  (rounds numbered from 1)")
+	if r.MessageOrder != "" {
+		p.printf("  message order %s", r.MessageOrder)
+	}
 	p.printf("\n")
+	for _, q := range r.Requests {
+		p.printf("requests%s: %s\n", modelPart(q.Model), requestLine(q))
+	}
 	p.printf("S %.3f  success %v  P %.3f  tool calls %d  messages %d\n", r.S, r.Success, r.P, r.ToolCalls, r.Messages)
 	if r.Usage != nil {
 		p.printf("model tokens in %d / out %d", r.Usage.InputTokens, r.Usage.OutputTokens)
@@ -210,6 +217,30 @@ func (p *printer) header(dir string, r *round.Result) {
 		}
 		p.printf("\n")
 	}
+}
+
+// modelPart names a mixed team's model in a header line.
+func modelPart(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " of model " + untrusted.OneLine(m, 0)
+}
+
+// requestLine says what a model's requests sent besides the messages.
+func requestLine(q round.RequestSettings) string {
+	t := "no temperature (server default)"
+	if q.Temperature != nil {
+		t = "temperature " + strconv.FormatFloat(*q.Temperature, 'g', -1, 64)
+	}
+	s := t
+	if q.MaxTokens > 0 {
+		s += fmt.Sprintf(", max_completion_tokens %d", q.MaxTokens)
+	}
+	if q.Seed != nil {
+		s += fmt.Sprintf(", seed %d", *q.Seed)
+	}
+	return s + fmt.Sprintf("; tool format %s, tool results %s", q.ToolFormat, q.ToolResults)
 }
 
 // keep reports whether a record of (round, agent) passes the filters, and

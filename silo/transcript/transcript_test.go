@@ -101,7 +101,7 @@ func TestShowP2P(t *testing.T) {
 	}, nil)
 	out := show(t, dir, all())
 	wantLines(t, out,
-		"task I-01  N=2  protocol p2p  rounds 2 (max 100)",
+		"task I-01  N=2  protocol p2p  rounds 2 (max 100)  (rounds numbered from 1)",
 		"S 0.500  success false  P 0.500  tool calls 0  messages 0",
 		"== Round 1 ==",
 		"  agent 0 waits",
@@ -363,6 +363,42 @@ func TestShowLineTooLong(t *testing.T) {
 	if read != 1 {
 		t.Errorf("%d lines read before the long one, want 1", read)
 	}
+}
+
+// The header says the rounds' base, the message order and what the
+// requests sent; --request says them for the agent's model.
+func TestShowRequestSettings(t *testing.T) {
+	res := twoAgents(proto.P2P)
+	res.MessageOrder = proto.OrderRandom
+	temp := 0.7
+	res.Requests = []round.RequestSettings{{ToolFormat: "xml", ToolResults: "published"}}
+	turns := []llmagent.TurnRecord{{Round: 1, Agent: 0, Outcome: llmagent.OutcomeOK,
+		Input: []llm.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "task"}}}}
+	dir := writeRun(t, res, nil, turns)
+	wantLines(t, show(t, dir, all()),
+		"task I-01  N=2  protocol p2p  rounds 2 (max 100)  (rounds numbered from 1)  message order random",
+		"requests: no temperature (server default); tool format xml, tool results published",
+		"== Round 1 ==")
+	request := func(dir string) string {
+		var b bytes.Buffer
+		if err := WriteRequest(&b, dir, 0, 1, Options{Full: true}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	wantLines(t, request(dir),
+		"agent 0, round 1 (rounds numbered from 1): 2 messages sent",
+		"with no temperature (server default); tool format xml, tool results published")
+	res.Requests = []round.RequestSettings{{Model: "a", Temperature: &temp, MaxTokens: 64, ToolFormat: "xml", ToolResults: "compact"},
+		{Model: "b", ToolFormat: "xml", ToolResults: "published"}}
+	turns[0].Model = "a"
+	dir = writeRun(t, res, nil, turns)
+	wantLines(t, show(t, dir, all()),
+		"requests of model a: temperature 0.7, max_completion_tokens 64; tool format xml, tool results compact",
+		"requests of model b: no temperature (server default); tool format xml, tool results published")
+	wantLines(t, request(dir), "with temperature 0.7, max_completion_tokens 64; tool format xml, tool results compact")
+	res.Requests = nil // a run from before they were recorded
+	wantLines(t, request(writeRun(t, res, nil, turns)), "with settings not recorded (a run from before result.json held them)")
 }
 
 // Model replies, message contents, tool names and errors are untrusted:
