@@ -2,17 +2,13 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/harness"
-	"github.com/coordbench/coordbench/des/policy"
-	"github.com/coordbench/coordbench/suiterun"
 )
 
 // csvRecords reads a report's CSV and indexes its head.
@@ -109,15 +105,7 @@ func TestPairedLeavesOutUnequalWork(t *testing.T) {
 // holonic_hybrid deadlocks on seed 1004 under the random controller and
 // finishes it under greedy.
 func TestCompareByLeavesOutUnequalWork(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "a5c12-two")
-	s, err := harness.ResolveSuite(harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A5C12-1",
-		Paradigms: "holonic_hybrid", Seeds: "dev", Controllers: "random,greedy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := harness.RunSuite(context.Background(), s, dir, harness.SuiteRunOptions{Options: suiterun.Options{Workers: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	dir := a5c12Suite(t, "holonic_hybrid", "random,greedy")
 	ds, err := readDES(dir)
 	if err != nil {
 		t.Fatal(err)
