@@ -49,6 +49,9 @@ type pairRow struct {
 	arrow  string
 	digits int
 	diffs  []float64
+	// unequal counts the pairs left out because the two sides did not
+	// complete the same work (sameWorkPair).
+	unequal int
 }
 
 // add pairs a with b: their difference, unless either is missing (NaN: an
@@ -60,15 +63,27 @@ func (r *pairRow) add(a, b float64) {
 }
 
 // compareTable turns paired rows into a displayed table and CSV rows.
-// Rows whose differences are all 0 are listed in the CSV only; Holm's
-// correction runs over every row of the table.
-func compareTable(sec *Section, title, caption string, groupHead []string, rows []pairRow, unpairedA, unpairedB int) {
-	t := Table{Title: title, Caption: caption, Head: append(append(slices.Clone(groupHead), "metric"), pairedHead...)}
+// Rows whose differences are all 0 (and that left no pair out) are listed
+// in the CSV only; Holm's correction runs over every row of the table.
+// work: the rows follow the same-work rule (scheduling suites), and the
+// CSV has the unequal_work column.
+func compareTable(sec *Section, title, caption string, groupHead []string, rows []pairRow, unpairedA, unpairedB int, work bool) {
+	unequal, unRows := 0, 0
+	for _, r := range rows {
+		if r.unequal > 0 {
+			unequal += r.unequal
+			unRows++
+		}
+	}
+	t := Table{Title: title, Caption: caption, Head: append(append(slices.Clone(groupHead), "metric"), pairedHeadFor(unequal > 0)...)}
 	for i := range len(groupHead) + 1 {
 		t.Left = append(t.Left, i)
 	}
-	t.Left = append(t.Left, len(groupHead)+5, len(groupHead)+7)
+	t.Left = append(t.Left, pairedLeft(len(groupHead)+1, unequal > 0)...)
 	sec.CSVHead = append(append(slices.Clone(groupHead), "metric", "n", "mean_diff", "sd_diff", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0"), pairedCSVHead...)
+	if work {
+		sec.CSVHead = append(sec.CSVHead, unequalCSV)
+	}
 	diffs := make([][]float64, len(rows))
 	for i, r := range rows {
 		diffs[i] = r.diffs
@@ -83,9 +98,13 @@ func compareTable(sec *Section, title, caption string, groupHead []string, rows 
 	zero := 0
 	for i, r := range rows {
 		st := stats[i]
-		sec.CSVRows = append(sec.CSVRows, append(append(slices.Clone(r.group), r.metric, strconv.Itoa(st.N), fcsv(st.Mean), fcsv(st.SD),
-			fcsv(st.T.Lo), fcsv(st.T.Hi), fcsv(st.Boot.Lo), fcsv(st.Boot.Hi), strconv.FormatBool(st.Distinguishable())), pairedCSV(st, holm[i])...))
-		if len(r.diffs) > 0 && !slices.ContainsFunc(r.diffs, func(d float64) bool { return d != 0 }) {
+		csv := append(append(slices.Clone(r.group), r.metric, strconv.Itoa(st.N), fcsv(st.Mean), fcsv(st.SD),
+			fcsv(st.T.Lo), fcsv(st.T.Hi), fcsv(st.Boot.Lo), fcsv(st.Boot.Hi), strconv.FormatBool(st.Distinguishable())), pairedCSV(st, holm[i])...)
+		if work {
+			csv = append(csv, strconv.Itoa(r.unequal))
+		}
+		sec.CSVRows = append(sec.CSVRows, csv)
+		if len(r.diffs) > 0 && r.unequal == 0 && !slices.ContainsFunc(r.diffs, func(d float64) bool { return d != 0 }) {
 			zero++
 			continue
 		}
@@ -98,10 +117,13 @@ func compareTable(sec *Section, title, caption string, groupHead []string, rows 
 		if r.arrow != "" {
 			name += " " + r.arrow
 		}
-		t.Rows = append(t.Rows, append(append(row, Cell{Text: name}), pairedCells(st, holm[i], r.digits+1)...))
+		t.Rows = append(t.Rows, append(append(row, Cell{Text: name}), pairedCells(st, holm[i], r.digits+1, r.unequal, unequal > 0)...))
 	}
 	if zero > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d comparisons with difference 0 on every pair are left out here; --format csv lists them.", zero))
+	}
+	if unequal > 0 {
+		t.Notes = append(t.Notes, unequalNote(unRows))
 	}
 	t.Notes = append(t.Notes, pairedNotes(shown)...)
 	if unpairedA+unpairedB > 0 {
@@ -212,19 +234,25 @@ func compareDESSuites(sa, sb *desSuite, a, b string) ([]Section, error) {
 		}
 	}
 	var rows []pairRow
+	cj := cjIndex()
 	for _, gk := range order {
 		for k, m := range metrics {
 			r := pairRow{group: label[gk], metric: m.Key, arrow: m.Arrow(), digits: m.Digits}
 			for _, p := range groups[gk] {
-				if !math.IsNaN(p[0].values[k]) && !math.IsNaN(p[1].values[k]) {
-					r.diffs = append(r.diffs, p[0].values[k]-p[1].values[k])
+				if math.IsNaN(p[0].values[k]) || math.IsNaN(p[1].values[k]) {
+					continue
 				}
+				if !completionMetric(m) && !sameWorkPair(p[0], p[1], cj) {
+					r.unequal++
+					continue
+				}
+				r.diffs = append(r.diffs, p[0].values[k]-p[1].values[k])
 			}
 			rows = append(rows, r)
 		}
 	}
 	sec := Section{Suite: a + " vs " + b, Kind: SectionCompare, Title: "Comparison of two scheduling suites: A = " + a + ", B = " + b}
-	compareTable(&sec, "Paired differences A − B", compareCaption("seed", dims), head, rows, unA, len(inB)-len(used))
+	compareTable(&sec, "Paired differences A − B", compareCaption("seed", dims), head, rows, unA, len(inB)-len(used), true)
 	return []Section{sec}, nil
 }
 
@@ -350,7 +378,7 @@ func compareSiloRuns(ra, rb []siloRunRow, a, b string) ([]Section, error) {
 		dims = []string{"agent"}
 	}
 	sec := Section{Suite: a + " vs " + b, Kind: SectionCompare, Title: "Comparison of two information-silo suites: A = " + a + ", B = " + b}
-	compareTable(&sec, "Paired differences A − B", compareCaption("task and seed", dims), head, rows, unA, len(inB)-len(used))
+	compareTable(&sec, "Paired differences A − B", compareCaption("task and seed", dims), head, rows, unA, len(inB)-len(used), false)
 	return []Section{sec}, nil
 }
 

@@ -253,7 +253,7 @@ func completionMetric(m harness.SuiteMetric) bool {
 // most jobs (G_cj) any group completed on that seed. When some group
 // finished every episode (status done), these are the groups that did.
 func sameWork(blk []*desGroup) map[*desGroup]bool {
-	cj := slices.IndexFunc(harness.SuiteMetrics(), func(m harness.SuiteMetric) bool { return m.Key == "G_cj" })
+	cj := cjIndex()
 	most := map[uint64]float64{}
 	for _, g := range blk {
 		for _, c := range g.cases {
@@ -271,6 +271,20 @@ func sameWork(blk []*desGroup) map[*desGroup]bool {
 		out[g] = ok
 	}
 	return out
+}
+
+// sameWorkPair reports whether the cases a and b of one seed completed the
+// same work: both finished every job (status done) or both stopped early,
+// with the same jobs completed (G_cj, column cj; an empty G_cj is not
+// known to be the same). A paired difference of any metric but a
+// completion one (completionMetric) is taken only on such pairs.
+func sameWorkPair(a, b *desCase, cj int) bool {
+	return a.complete == b.complete && a.values[cj] == b.values[cj]
+}
+
+// cjIndex is the index of G_cj in harness.SuiteMetrics.
+func cjIndex() int {
+	return slices.IndexFunc(harness.SuiteMetrics(), func(m harness.SuiteMetric) bool { return m.Key == "G_cj" })
 }
 
 // best marks, per block and metric, the rows holding the best mean; none
@@ -407,19 +421,25 @@ func (s *desSuite) matrixSection() Section {
 }
 
 // Comparison is the paired comparison of two paradigms of one block on
-// one metric: the differences a − b over the seeds where both finished.
+// one metric: the differences a − b over the seeds where both finished
+// and, unless the metric is a completion one, completed the same work
+// (sameWorkPair).
 type Comparison struct {
 	Block  [4]string // instance, controller, model, framework
 	A, B   string    // paradigms, A before B in the suite's order
 	Metric int       // index in harness.SuiteMetrics
 	Seeds  []uint64
 	Diffs  []float64
-	Stats  PairedStats
+	// Unequal counts the seeds where both finished with a value but did
+	// not complete the same work: left out of Diffs.
+	Unequal int
+	Stats   PairedStats
 }
 
-// allZero: identical values on every seed.
+// allZero: identical values on every seed (no seed left out for unequal
+// work).
 func (c *Comparison) allZero() bool {
-	return len(c.Diffs) > 0 && !slices.ContainsFunc(c.Diffs, func(d float64) bool { return d != 0 })
+	return len(c.Diffs) > 0 && c.Unequal == 0 && !slices.ContainsFunc(c.Diffs, func(d float64) bool { return d != 0 })
 }
 
 // comparisons are every paired comparison of the suite, in table order:
@@ -444,7 +464,7 @@ const maxPairedParadigms = 32
 
 // pairs are the comparisons with their differences, without statistics.
 func (s *desSuite) pairs() []Comparison {
-	metrics := harness.SuiteMetrics()
+	metrics, cj := harness.SuiteMetrics(), cjIndex()
 	var out []Comparison
 	for _, blk := range s.blocks() {
 		if len(blk) > maxPairedParadigms {
@@ -454,17 +474,21 @@ func (s *desSuite) pairs() []Comparison {
 			for _, gb := range blk[i+1:] {
 				for k := range metrics {
 					c := Comparison{Block: ga.block, A: ga.paradigm, B: gb.paradigm, Metric: k}
-					bySeed := map[uint64]float64{}
+					bySeed := map[uint64]*desCase{}
 					for _, cb := range gb.cases {
-						bySeed[cb.seed] = cb.values[k]
+						bySeed[cb.seed] = cb
 					}
 					for _, ca := range ga.cases { // by seed
-						vb, ok := bySeed[ca.seed]
-						if !ok || math.IsNaN(vb) || math.IsNaN(ca.values[k]) {
+						cb, ok := bySeed[ca.seed]
+						if !ok || math.IsNaN(cb.values[k]) || math.IsNaN(ca.values[k]) {
+							continue
+						}
+						if !completionMetric(metrics[k]) && !sameWorkPair(ca, cb, cj) {
+							c.Unequal++
 							continue
 						}
 						c.Seeds = append(c.Seeds, ca.seed)
-						c.Diffs = append(c.Diffs, ca.values[k]-vb)
+						c.Diffs = append(c.Diffs, ca.values[k]-cb.values[k])
 					}
 					out = append(out, c)
 				}
@@ -502,11 +526,18 @@ func (s *desSuite) pairedSection() Section {
 		for _, k := range shown {
 			parts = append(parts, blockKeys[k]+" "+comps[lo].Block[k])
 		}
+		unequal, unRows := 0, 0
+		for i := lo; i < hi; i++ {
+			if comps[i].Unequal > 0 {
+				unequal += comps[i].Unequal
+				unRows++
+			}
+		}
 		t := Table{Title: "Paired differences: " + strings.Join(parts, ", "),
-			Head: append([]string{"A", "B", "metric"}, pairedHead...), Left: []int{0, 1, 2, 7, 9}}
+			Head: append([]string{"A", "B", "metric"}, pairedHeadFor(unequal > 0)...), Left: append([]int{0, 1, 2}, pairedLeft(3, unequal > 0)...)}
 		if len(sec.Tables) == 0 {
 			t.Caption = fmt.Sprintf("Paradigms A and B ran on the same seeds (common random numbers): each row is over the n seeds "+
-				"where both finished, of the differences A − B. The t interval is mean ± t(0.975, n−1)·sd/√n; the bootstrap "+
+				"where both finished (and, on every metric but G_cj and the robustness ones, completed the same work), of the differences A − B. The t interval is mean ± t(0.975, n−1)·sd/√n; the bootstrap "+
 				"interval is the 2.5%% and 97.5%% percentiles of the means of %d resamples (fixed seed). "+
 				"≠ 0: the t interval excludes 0. Direction: the metric's arrow says whether a positive difference favours A (↑) or B (↓).", Resamples)
 		}
@@ -518,10 +549,13 @@ func (s *desSuite) pairedSection() Section {
 				continue
 			}
 			m := metrics[c.Metric]
-			t.Rows = append(t.Rows, append([]Cell{{Text: c.A}, {Text: c.B}, {Text: m.Key + " " + m.Arrow()}}, pairedCells(c.Stats, holm[i], m.Digits+1)...))
+			t.Rows = append(t.Rows, append([]Cell{{Text: c.A}, {Text: c.B}, {Text: m.Key + " " + m.Arrow()}}, pairedCells(c.Stats, holm[i], m.Digits+1, c.Unequal, unequal > 0)...))
 		}
 		if left > 0 {
 			t.Notes = append(t.Notes, fmt.Sprintf("%d comparisons with the same value on every seed (difference 0) are left out here; --format csv lists them.", left))
+		}
+		if unequal > 0 {
+			t.Notes = append(t.Notes, unequalNote(unRows))
 		}
 		t.Notes = append(t.Notes, pairedNotes(stats)...)
 		sec.Tables = append(sec.Tables, t)
@@ -547,14 +581,14 @@ func (s *desSuite) pairedSection() Section {
 	}
 	sec.CSVHead = append(slices.Clone(blockKeys), "paradigm_a", "paradigm_b", "metric", "higher_better", "n",
 		"mean_diff", "sd_diff", "t_quantile", "t_lo", "t_hi", "boot_lo", "boot_hi", "t_excludes_0")
-	sec.CSVHead = append(sec.CSVHead, pairedCSVHead...)
+	sec.CSVHead = append(append(sec.CSVHead, pairedCSVHead...), unequalCSV)
 	for i, c := range comps {
 		m := metrics[c.Metric]
 		st := c.Stats
 		row := append(c.Block[:len(c.Block):len(c.Block)], c.A, c.B, m.Key, strconv.FormatBool(m.HigherBetter),
 			strconv.Itoa(st.N), fcsv(st.Mean), fcsv(st.SD), fcsv(st.TQuantile), fcsv(st.T.Lo), fcsv(st.T.Hi),
 			fcsv(st.Boot.Lo), fcsv(st.Boot.Hi), strconv.FormatBool(st.Distinguishable()))
-		sec.CSVRows = append(sec.CSVRows, append(row, pairedCSV(st, holm[i])...))
+		sec.CSVRows = append(sec.CSVRows, append(append(row, pairedCSV(st, holm[i])...), strconv.Itoa(c.Unequal)))
 	}
 	return sec
 }

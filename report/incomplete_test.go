@@ -18,10 +18,16 @@ import (
 // 1005, where holonic_hybrid deadlocks on seed 1004 (31 of 40 jobs done)
 // and heterarchical_cnp finishes every episode.
 func deadlockSuite(t *testing.T) string {
+	return a5c12Suite(t, "holonic_hybrid,heterarchical_cnp", "random")
+}
+
+// a5c12Suite runs the built-in controllers on A5C12-1's paradigms, dev
+// seeds 1001 to 1005, and returns the suite's directory.
+func a5c12Suite(t *testing.T, paradigms, controllers string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "a5c12-random")
+	dir := filepath.Join(t.TempDir(), "a5c12")
 	s, err := harness.ResolveSuite(harness.SuiteOptions{Builtins: policy.Builtins(), Suite: "A5C12-1",
-		Paradigms: "holonic_hybrid,heterarchical_cnp", Seeds: "dev", Controllers: "random"})
+		Paradigms: paradigms, Seeds: "dev", Controllers: controllers})
 	if err != nil {
 		t.Fatal(err)
 	}

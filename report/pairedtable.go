@@ -14,6 +14,32 @@ import (
 // pairedHead are the statistic columns of a displayed paired table.
 var pairedHead = []string{"n", "mean A − B", "95% t interval", "95% bootstrap", "≠ 0", "p", "Holm ≠ 0"}
 
+// unequalHead is the column, after n, of a table some of whose rows left
+// pairs out because the two sides did not complete the same work
+// (pairedHeadFor, unequalNote).
+const unequalHead = "unequal work"
+
+// unequalCSV is the CSV column of those pairs (every row, 0 when none).
+const unequalCSV = "unequal_work"
+
+// pairedHeadFor is pairedHead, with the unequal-work column after n when
+// unequal.
+func pairedHeadFor(unequal bool) []string {
+	if !unequal {
+		return pairedHead
+	}
+	return append([]string{pairedHead[0], unequalHead}, pairedHead[1:]...)
+}
+
+// pairedLeft are the text columns (≠ 0, Holm ≠ 0) among the statistic
+// columns that start at column off.
+func pairedLeft(off int, unequal bool) []int {
+	if unequal {
+		off++
+	}
+	return []int{off + 4, off + 6}
+}
+
 // pairedCSVHead are the statistic columns of the paired tables' CSV
 // (after each table's own columns up to sd_diff).
 var pairedCSVHead = []string{"p", "holm_p", "holm_excludes_0", "few_pairs", "zero_width"}
@@ -25,8 +51,9 @@ const (
 )
 
 // pairedCells are the statistic cells of one row: st and its Holm-adjusted
-// p-value holm, the numbers with d decimals.
-func pairedCells(st PairedStats, holm float64, d int) []Cell {
+// p-value holm, the numbers with d decimals; with the unequal-work column
+// (show) after n, the pairs the row left out (blank for none).
+func pairedCells(st PairedStats, holm float64, d int, unequal int, show bool) []Cell {
 	iv := func(v Interval) string {
 		if math.IsNaN(v.Lo) {
 			return "–"
@@ -48,7 +75,24 @@ func pairedCells(st PairedStats, holm float64, d int) []Cell {
 	if holmDistinguishable(st, holm) {
 		hmark = "yes"
 	}
-	return []Cell{{Text: n}, {Text: fnum(st.Mean, d)}, {Text: iv(st.T)}, {Text: iv(st.Boot)}, {Text: mark}, {Text: pText(st.P)}, {Text: hmark}}
+	cells := []Cell{{Text: n}}
+	if show {
+		u := ""
+		if unequal > 0 {
+			u = strconv.Itoa(unequal) + " " + incompleteMark
+		}
+		cells = append(cells, Cell{Text: u})
+	}
+	return append(cells, Cell{Text: fnum(st.Mean, d)}, Cell{Text: iv(st.T)}, Cell{Text: iv(st.Boot)}, Cell{Text: mark}, Cell{Text: pText(st.P)}, Cell{Text: hmark})
+}
+
+// unequalNote explains the unequal-work column of a table, rows of whose
+// rows left pairs out.
+func unequalNote(rows int) string {
+	return fmt.Sprintf("%s unequal work: the pairs a row leaves out of its statistics because the two sides did not complete the same work "+
+		"(one episode incomplete, status not done, while the other finished, or a different G_cj); %d rows leave some out. The rule holds for every metric "+
+		"but G_cj and the robustness ones: elsewhere a shorter makespan, less tardiness or less energy can mean less work done. "+
+		"With fewer than 2 pairs left a row has no interval.", incompleteMark, rows)
 }
 
 // holmDistinguishable: the raw mark survives Holm's correction.

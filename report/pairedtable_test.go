@@ -58,7 +58,7 @@ func TestPairedTableHonest(t *testing.T) {
 		pairRow{group: []string{"lockstep"}, metric: "S", digits: 3, diffs: []float64{2, 2, 2, 2, 2}},
 		pairRow{group: []string{"same"}, metric: "S", digits: 3, diffs: []float64{0, 0, 0, 0, 0}})
 	var sec Section
-	compareTable(&sec, "t", "", []string{"group"}, rows, 0, 0)
+	compareTable(&sec, "t", "", []string{"group"}, rows, 0, 0, false)
 	tb := sec.Tables[0]
 	col := func(name string) int { return slices.Index(tb.Head, name) }
 	raw, holm, n, tiv := col("≠ 0"), col("Holm ≠ 0"), col("n"), col("95% t interval")

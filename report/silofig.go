@@ -123,7 +123,7 @@ func siloFigures(id string, runs []siloRunRow, agg []siloRow) []Figure {
 		})
 		return ss
 	}
-	errNote := " Points: the mean over the runs at that N (tasks × seeds); error bars: ± one sample standard deviation over seeds of the per-seed mean (none with one seed). Merged N = 1 baseline runs are left out (they enter RCC)."
+	errNote := " Points: the mean over the runs at that N (tasks × seeds); error bars: ± one sample standard deviation over seeds of the per-seed mean (none with one seed); small faint rings: each seed's mean, at the series' N. Merged N = 1 baseline runs are left out (they enter RCC)."
 	var out []Figure
 	vsN := func(title, ytitle, what string, val func(siloRunRow) float64, fixed bool) {
 		for _, lvl := range lvls {
@@ -151,6 +151,7 @@ func siloFigures(id string, runs []siloRunRow, agg []siloRow) []Figure {
 						perSeed = append(perSeed, mean(byN[nn][sd]))
 					}
 					l.X, l.Y, l.Err = append(l.X, float64(nn)), append(l.Y, mean(all)), append(l.Err, sampleSD(perSeed))
+					l.Spread = append(l.Spread, perSeed)
 				}
 				if len(l.X) > 0 {
 					lines = append(lines, l)

@@ -68,6 +68,6 @@ func siloPairedSection(dir string, runs []siloRunRow) Section {
 	caption := "Protocols A and B ran the same task instances (task × N × seed), so they are compared run by run: each row is over the n runs of its level × N × agent " +
 		"that both protocols finished, of the differences A − B. 95% t interval: mean ± t(0.975, n−1)·sd/√n; bootstrap: percentiles of " + strconv.Itoa(Resamples) +
 		" resample means. ≠ 0: the t interval excludes 0. The tasks of a level differ in difficulty, so a row mixes them: read it as the average effect over the level's tasks."
-	compareTable(&sec, "Paired differences between protocols", caption, []string{"level", "N", "agent", "A", "B"}, rows, 0, 0)
+	compareTable(&sec, "Paired differences between protocols", caption, []string{"level", "N", "agent", "A", "B"}, rows, 0, 0, false)
 	return sec
 }

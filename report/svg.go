@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -178,6 +179,18 @@ type Line struct {
 	Err    []float64
 	Dashed bool
 	Step   bool // a step function: Y[i] holds from X[i] to X[i+1]
+	// Spread, if set, are the values behind Y[i] (one per seed, say),
+	// drawn at X[i] as small faint rings (class "spread") under the
+	// series' own point, dodged with it, without jitter.
+	Spread [][]float64
+}
+
+// spreadAt are the finite values of l.Spread at point j.
+func (l *Line) spreadAt(j int) []float64 {
+	if j >= len(l.Spread) {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(l.Spread[j]), math.IsNaN)
 }
 
 // LineChart draws lines over a numeric x axis.
@@ -216,6 +229,9 @@ func (c LineChart) Figure(id, caption string) Figure {
 			}
 			fr.xlo, fr.xhi = math.Min(fr.xlo, l.X[i]), math.Max(fr.xhi, l.X[i])
 			fr.ylo, fr.yhi = math.Min(fr.ylo, l.Y[i]-e), math.Max(fr.yhi, l.Y[i]+e)
+			for _, v := range l.spreadAt(i) {
+				fr.ylo, fr.yhi = math.Min(fr.ylo, v), math.Max(fr.yhi, v)
+			}
 		}
 	}
 	if math.IsInf(fr.xlo, 0) {
@@ -293,6 +309,11 @@ func (c LineChart) Figure(id, caption string) Figure {
 				if l.Err != nil && l.Err[j] > 0 {
 					y1, y2 := fr.py(l.Y[j]-l.Err[j]), fr.py(l.Y[j]+l.Err[j])
 					b.f(`<path d="M%s %sV%sM%s %sh6M%s %sh6" stroke-width="1"/>`, n(x), n(y1), n(y2), n(x-3), n(y1), n(x-3), n(y2))
+				}
+				// small open rings over the error bar (which would hide a
+				// filled dot), under the mean's point
+				for _, v := range l.spreadAt(j) {
+					b.f(`<circle class="spread" cx="%s" cy="%s" r="2" fill="#fff" fill-opacity="0.7" stroke-width="1" stroke-opacity="0.6"/>`, n(x), n(fr.py(v)))
 				}
 				b.f(`<circle cx="%s" cy="%s" r="3"/>`, n(x), n(y))
 			}
