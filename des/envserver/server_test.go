@@ -341,6 +341,11 @@ func TestDeleteMidEpisode(t *testing.T) {
 			t.Fatalf("%d %s", code, b)
 		}
 	}
+	// The sixth decision is pending when the client leaves (without
+	// waiting for it, the run may stop before raising it: no fallback).
+	if d := c.next(id); d == nil {
+		t.Fatal("no sixth decision")
+	}
 	code, b := c.do("DELETE", "/v1/episodes/"+id, nil)
 	var st Status
 	if code != 200 || json.Unmarshal(b, &st) != nil || st.State != StateDone || st.Metrics == nil {
