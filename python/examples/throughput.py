@@ -1,16 +1,34 @@
 #!/usr/bin/env python3
-"""Decision steps per second through des serve, from Python: one
-environment, 16 environments on 16 threads (one request per step each),
-and one vector environment of 16 (one request per 16 steps).
+"""Decision steps per second from Python, and the ratio to the simulator's
+own rate in process on the same episodes.
+
+Over the unix socket of des serve-socket (the fast local transport):
+
+    coordbench des serve-socket --socket /tmp/cb.sock &
+    PYTHONPATH=python python3 python/examples/throughput.py --socket /tmp/cb.sock
+
+plays vector_env(32) with auto-reset through the flat arrays
+(step_arrays) and through the dict API, and in rounds interleaved with the
+former, the same episodes (the seeds the vector environment finished) in
+the server's process with no transport (OpBench): the ratio is the vector
+environment's rate over the in-process one, the median of the rounds.
+
+Over HTTP (des serve), the earlier measurements:
 
     coordbench des serve --token-env CB_TOKEN &
-    PYTHONPATH=python python3 python/examples/throughput.py --seconds 10
+    PYTHONPATH=python python3 python/examples/throughput.py --url http://127.0.0.1:8765
 
-Every policy plays the first legal action (centralized, A3C9-1).
+one environment, 16 environments on 16 threads (one request per step
+each), and one vector environment of 16 (one request per 16 steps).
+
+Every policy plays the first legal action of every active agent
+(centralized, A3C9-1, unless --instance and --paradigm say otherwise).
 """
 
 import argparse
+import array
 import os
+import statistics
 import threading
 import time
 
@@ -40,32 +58,95 @@ def threads(n, url, token, instance, seconds):
     return sum(c[0] for c in counters) / (time.time() - t0)
 
 
-def vector(n, url, token, instance, seconds):
+def vector_dicts(n, seconds, **kw):
+    """Steps/s of a vector environment's dict API (either transport)."""
     steps, t0 = 0, time.time()
     end = t0 + seconds
-    with ce.vector_env(n, base_url=url, token=token, instance=instance) as venv:
+    with ce.vector_env(n, **kw) as venv:
         while time.time() < end:
             obs, infos = venv.reset(seed=1)
             while not all(venv.done) and time.time() < end:
-                acts = [{} if venv.done[i] else {"plant": infos[i]["plant"]["action_mask"].index(1)} for i in range(n)]
-                steps += sum(1 for a in acts if a)
+                acts = [{a: inf["action_mask"].index(1) for a, inf in infos[i].items() if inf["active"]}
+                        for i in range(n)]
+                steps += sum(1 for i in range(n) if not venv.done[i])
                 obs, rew, term, trunc, infos = venv.step(acts)
     return steps / (time.time() - t0)
 
 
+def socket_flat(path, instance, paradigm, n, seconds, seed):
+    """Steps/s of vector_env(n) over the socket through step_arrays, with
+    auto-reset; and the seeds of the episodes it finished."""
+    with ce.vector_env(n, socket=path, instance=instance, paradigm=paradigm, autoreset=True) as v:
+        A = len(v.possible_agents)
+        ms, mo, cnt = v.mask_stride, v.mask_offset, v.action_count
+        acts = array.array("i", [ce.NO_ACTION] * (n * A))
+        finished, steps = [], 0
+        t0 = time.perf_counter()
+        arr = v.reset_arrays(seed=seed)
+        while time.perf_counter() - t0 < seconds:
+            mask, active = bytes(arr.mask), bytes(arr.active)
+            k = 0
+            for i in range(n):
+                for ai in range(A):
+                    if active[k]:
+                        base = i * ms + mo[ai]
+                        acts[k] = mask.find(1, base, base + cnt[ai]) - base
+                    k += 1
+            steps += bytes(arr.state).count(0)
+            arr = v.step_arrays(acts)
+            for e in arr.tail.get("ended") or ():
+                finished.append(arr.seed[e["env"]])
+        return steps / (time.perf_counter() - t0), finished
+
+
+def in_process(path, instance, paradigm, seeds):
+    c = ce.SocketClient(path)
+    try:
+        r = c.bench(instance, paradigm, seeds)
+    finally:
+        c.close()
+    return r["decisions"] / (r["nanos"] / 1e9)
+
+
 def main():
-    ap = argparse.ArgumentParser(description="decision steps per second through des serve, from Python")
-    ap.add_argument("--url", default="http://127.0.0.1:8765")
+    ap = argparse.ArgumentParser(description="decision steps per second from Python, and the ratio to in-process")
+    ap.add_argument("--socket", help="des serve-socket's unix socket: measure the socket transport")
+    ap.add_argument("--url", help="des serve's URL: measure the HTTP transport")
     ap.add_argument("--token-env", default="CB_TOKEN")
     ap.add_argument("--instance", default="A3C9-1")
-    ap.add_argument("--seconds", type=float, default=10.0, help="per measurement")
+    ap.add_argument("--paradigm", default="centralized")
+    ap.add_argument("--envs", type=int, default=32, help="episodes of the socket vector environment")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the socket side by side")
+    ap.add_argument("--seconds", type=float, default=5.0, help="per measurement")
     args = ap.parse_args()
-    token = os.environ.get(args.token_env) or None
+    if not args.socket and not args.url:
+        ap.error("give --socket PATH (des serve-socket) or --url URL (des serve), or both")
     print(f"numpy available: {ce.numpy_available()}")
     print("| client | steps/s |\n|---|---|")
-    print(f"| 1 environment | {threads(1, args.url, token, args.instance, args.seconds):.0f} |")
-    print(f"| 16 environments, 16 threads | {threads(16, args.url, token, args.instance, args.seconds):.0f} |")
-    print(f"| vector_env(16), one request per step of all 16 | {vector(16, args.url, token, args.instance, args.seconds):.0f} |")
+    if args.socket:
+        vec, proc = [], []
+        for r in range(args.rounds):
+            rate, seeds = socket_flat(args.socket, args.instance, args.paradigm, args.envs, args.seconds, 1000 * r + 1)
+            if not seeds:
+                raise SystemExit("no episode finished within --seconds; give more")
+            vec.append(rate)
+            proc.append(in_process(args.socket, args.instance, args.paradigm, seeds))
+            print(f"| round {r + 1}: socket vector_env({args.envs}), step_arrays | {rate:.0f} |")
+            print(f"| round {r + 1}: in process, the same {len(seeds)} episodes | {proc[-1]:.0f} |")
+        d = vector_dicts(args.envs, args.seconds, socket=args.socket, instance=args.instance, paradigm=args.paradigm)
+        print(f"| socket vector_env({args.envs}), dict API | {d:.0f} |")
+        ratios = [v / p for v, p in zip(vec, proc)]
+        print(f"\nratio, socket vector_env({args.envs}) step_arrays / in process: {statistics.median(ratios):.2f} "
+              f"(median of {len(ratios)} rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
+        print(f"ratio, socket vector_env({args.envs}) dict API / in process: {d / statistics.median(proc):.2f}")
+    if args.url:
+        token = os.environ.get(args.token_env) or None
+        print(f"| HTTP, 1 environment | {threads(1, args.url, token, args.instance, args.seconds):.0f} |")
+        print(f"| HTTP, 16 environments, 16 threads | {threads(16, args.url, token, args.instance, args.seconds):.0f} |")
+        for n in (16, 32):
+            r = vector_dicts(n, args.seconds, base_url=args.url, token=token, instance=args.instance,
+                             paradigm=args.paradigm)
+            print(f"| HTTP vector_env({n}), one request per step of all {n} | {r:.0f} |")
 
 
 if __name__ == "__main__":
