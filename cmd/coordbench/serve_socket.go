@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -52,9 +51,7 @@ served at once, and one idle for --idle-timeout is closed.`,
 			if err != nil {
 				return err
 			}
-			old := syscall.Umask(0o177) // the socket is born 0600
-			ln, err := net.Listen("unix", path)
-			syscall.Umask(old)
+			ln, err := listenPrivate(path)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package envsock
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -17,6 +18,9 @@ type BenchRequest struct {
 	Instance string   `json:"instance"`
 	Paradigm string   `json:"paradigm"`
 	Seeds    []uint64 `json:"seeds"`
+	// Trace writes each episode's trace.jsonl to memory, as des bench
+	// does; without, none is written (as over the socket).
+	Trace bool `json:"trace,omitempty"`
 }
 
 // BenchReply answers OpBench.
@@ -24,13 +28,16 @@ type BenchReply struct {
 	Episodes  int   `json:"episodes"`
 	Decisions int   `json:"decisions"`
 	Nanos     int64 `json:"nanos"`
+	// CPUNanos is the CPU time the server process used meanwhile (-1:
+	// unknown).
+	CPUNanos int64 `json:"cpu_nanos"`
 }
 
 // Bench plays one episode per seed in process, one after the other on
 // one goroutine, every active agent choosing its first legal action (the
-// policy of python/examples/throughput.py), with no trace: the simulator's
-// own decision rate on the same episodes a learner plays through the
-// socket.
+// policy of python/examples/throughput.py), with no trace unless asked:
+// the simulator's own decision rate on the same episodes a learner plays
+// through the socket.
 func Bench(cfg *Config, req *BenchRequest) (*BenchReply, error) {
 	if len(req.Seeds) == 0 || len(req.Seeds) > MaxBenchEpisodes {
 		return nil, fmt.Errorf("%d seeds: want 1 to %d", len(req.Seeds), MaxBenchEpisodes)
@@ -41,11 +48,16 @@ func Bench(cfg *Config, req *BenchRequest) (*BenchReply, error) {
 	}
 	s.close()
 	var sc harness.Scratch
+	var trace bytes.Buffer
 	out := &BenchReply{}
-	start := time.Now()
+	cpu, start := ProcessCPU(), time.Now()
 	for _, seed := range req.Seeds {
-		res := harness.Run(context.Background(), harness.Episode{Plant: s.plant, Seed: seed, Mode: s.mode,
-			Controller: FirstLegal{}, Scratch: &sc})
+		ep := harness.Episode{Plant: s.plant, Seed: seed, Mode: s.mode, Controller: FirstLegal{}, Scratch: &sc}
+		if req.Trace {
+			trace.Reset()
+			ep.Trace = &trace
+		}
+		res := harness.Run(context.Background(), ep)
 		if res.Err != nil {
 			return nil, res.Err
 		}
@@ -53,6 +65,10 @@ func Bench(cfg *Config, req *BenchRequest) (*BenchReply, error) {
 		out.Decisions += res.Metrics.GDs
 	}
 	out.Nanos = time.Since(start).Nanoseconds()
+	out.CPUNanos = -1
+	if cpu >= 0 {
+		out.CPUNanos = ProcessCPU() - cpu
+	}
 	return out, nil
 }
 

@@ -33,6 +33,8 @@
 //   - OpBench (4), JSON body BenchRequest: plays the given episodes in
 //     process, with no transport, and reports decisions and nanoseconds
 //     (the side-by-side baseline of python/examples/throughput.py).
+//   - OpCPU (5), empty body: {"cpu_nanos"}, the CPU time the server
+//     process has used (-1 where unknown), for throughput.py's CPU figures.
 //
 // The reply to OpStep, for n slots, A agents whose vectors total Lv floats
 // and whose masks total M entries per slot, in this order: float64

@@ -34,7 +34,7 @@ func paradigms(t *testing.T, root string) *coord.Paradigms {
 }
 
 // startSocket serves a Server on a unix socket in a temporary directory.
-func startSocket(t *testing.T, cfg envsock.Config) string {
+func startSocket(t testing.TB, cfg envsock.Config) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "cbsock") // short: a socket path has at most 107 bytes
 	if err != nil {

@@ -20,6 +20,7 @@ const (
 	OpStep  = 2
 	OpClose = 3
 	OpBench = 4
+	OpCPU   = 5
 )
 
 // Defaults of Config.
@@ -210,6 +211,8 @@ func (s *Server) handle(sess *session, op byte, body, dst []byte) ([]byte, error
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 		return json.Marshal(rep)
+	case OpCPU:
+		return fmt.Appendf(dst[:0], `{"cpu_nanos":%d}`, ProcessCPU()), nil
 	}
 	return nil, fmt.Errorf("unknown op %d", op)
 }

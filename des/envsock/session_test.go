@@ -14,11 +14,11 @@ import (
 
 // conn is a test client of the protocol.
 type conn struct {
-	t *testing.T
+	t testing.TB
 	c net.Conn
 }
 
-func dial(t *testing.T, path string) *conn {
+func dial(t testing.TB, path string) *conn {
 	c, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)

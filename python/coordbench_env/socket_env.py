@@ -33,7 +33,7 @@ try:  # optional: arrays beside the lists
 except ImportError:  # pragma: no cover - NumPy is never required
     _np = None
 
-OP_OPEN, OP_STEP, OP_CLOSE, OP_BENCH = 1, 2, 3, 4
+OP_OPEN, OP_STEP, OP_CLOSE, OP_BENCH, OP_CPU = 1, 2, 3, 4, 5
 CMD_NONE, CMD_ACT, CMD_RESET = 0, 1, 2
 STATE_PENDING, STATE_ENDED, STATE_IDLE = 0, 1, 2
 NO_ACTION = -(1 << 31)  # "no action": the agent falls back
@@ -99,11 +99,18 @@ class SocketClient:
     def call_json(self, op, obj):
         return json.loads(bytes(self.call(op, json.dumps(obj).encode())))
 
-    def bench(self, instance, paradigm, seeds):
+    def bench(self, instance, paradigm, seeds, trace=False):
         """Play the episodes of seeds in the server's process, every agent
-        taking its first legal action, with no transport: {"episodes",
-        "decisions", "nanos"}."""
-        return self.call_json(OP_BENCH, {"instance": instance, "paradigm": paradigm, "seeds": [int(s) for s in seeds]})
+        taking its first legal action, with no transport (and the trace to
+        memory when trace is set, as des bench does): {"episodes",
+        "decisions", "nanos", "cpu_nanos"}."""
+        return self.call_json(OP_BENCH, {"instance": instance, "paradigm": paradigm,
+                                         "seeds": [int(s) for s in seeds], "trace": bool(trace)})
+
+    def cpu(self):
+        """The CPU time the server process has used, in nanoseconds (-1:
+        unknown)."""
+        return json.loads(bytes(self.call(OP_CPU)))["cpu_nanos"]
 
     def close(self):
         self._sock.close()
@@ -193,8 +200,7 @@ class SocketVectorEnv:
         self._seeds = array.array("Q", [0] * n)
         self._acts = array.array("i", [NO_ACTION] * (n * a))
         self._cmds = bytearray(n)
-        self._state = [STATE_IDLE] * n
-        self._state_bytes = bytes(self._state)
+        self._state = self._state_bytes = bytes([STATE_IDLE]) * n
         self._prev = [None] * n
         self._started = False
         self.metrics = [None] * n
@@ -253,21 +259,20 @@ class SocketVectorEnv:
             raise ValueError(f"{len(actions)} actions for {self.num_envs} environments of {self._a} agents")
         self._acts = actions if isinstance(actions, array.array) and actions.typecode == "i" else array.array("i", actions)
         if self.autoreset:
-            for i, s in enumerate(self._state):
-                if s == STATE_ENDED:
-                    self._seeds[i] = self._streams[i].next()
-        arr = self._request(bytes(self._state_bytes).translate(self._next_cmd))
+            i = self._state_bytes.find(STATE_ENDED)
+            while i >= 0:
+                self._seeds[i] = self._streams[i].next()
+                i = self._state_bytes.find(STATE_ENDED, i + 1)
+        arr = self._request(self._state_bytes.translate(self._next_cmd))
         self._after(arr)
         return arr
 
     def _after(self, arr):
-        state = arr.state
-        for i in range(self.num_envs):
-            s = state[i]
-            if s == STATE_IDLE and self._state[i] == STATE_PENDING:
-                continue  # left alone: still pending
-            self._state[i] = s
-        self._state_bytes = bytes(self._state)
+        state = bytes(arr.state)
+        if STATE_IDLE in state:  # an environment left alone keeps its state (pending, ended or idle)
+            state = bytes(o if s == STATE_IDLE else s for s, o in zip(state, self._state_bytes))
+        self._state_bytes = state
+        self._state = state
 
     # -- VectorEnv's API ------------------------------------------------------
     def reset(self, seed=None, seeds=None):
@@ -322,8 +327,7 @@ class SocketVectorEnv:
     def close(self):
         if self._started:
             self.client.call(OP_CLOSE)
-        self._state = [STATE_IDLE] * self.num_envs
-        self._state_bytes = bytes(self._state)
+        self._state = self._state_bytes = bytes([STATE_IDLE]) * self.num_envs
         self._agents = [[] for _ in range(self.num_envs)]
 
     def __enter__(self):

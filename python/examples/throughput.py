@@ -10,8 +10,12 @@ Over the unix socket of des serve-socket (the fast local transport):
 plays vector_env(32) with auto-reset through the flat arrays
 (step_arrays) and through the dict API, and in rounds interleaved with the
 former, the same episodes (the seeds the vector environment finished) in
-the server's process with no transport (OpBench): the ratio is the vector
-environment's rate over the in-process one, the median of the rounds.
+the server's process with no transport (OpBench), with no trace and with
+the trace to memory (as des bench): the ratio is the vector environment's
+rate over the in-process one, the median of the rounds. The CPU time per
+decision (Python's and the server process's; in process, the server's)
+hardly depends on the other work of a shared machine, unlike steps/s: it
+is the figure to compare on a busy one (run the server for this alone).
 
 Over HTTP (des serve), the earlier measurements:
 
@@ -75,12 +79,14 @@ def vector_dicts(n, seconds, **kw):
 
 def socket_flat(path, instance, paradigm, n, seconds, seed):
     """Steps/s of vector_env(n) over the socket through step_arrays, with
-    auto-reset; and the seeds of the episodes it finished."""
+    auto-reset; the CPU time it took per step, Python's and the server's;
+    and the seeds of the episodes it finished."""
     with ce.vector_env(n, socket=path, instance=instance, paradigm=paradigm, autoreset=True) as v:
         A = len(v.possible_agents)
         ms, mo, cnt = v.mask_stride, v.mask_offset, v.action_count
         acts = array.array("i", [ce.NO_ACTION] * (n * A))
         finished, steps = [], 0
+        server0, py0 = v.client.cpu(), time.process_time()
         t0 = time.perf_counter()
         arr = v.reset_arrays(seed=seed)
         while time.perf_counter() - t0 < seconds:
@@ -96,16 +102,20 @@ def socket_flat(path, instance, paradigm, n, seconds, seed):
             arr = v.step_arrays(acts)
             for e in arr.tail.get("ended") or ():
                 finished.append(arr.seed[e["env"]])
-        return steps / (time.perf_counter() - t0), finished
+        wall = time.perf_counter() - t0
+        py, server = time.process_time() - py0, (v.client.cpu() - server0) / 1e9
+        return steps / wall, (py + server) / steps, finished
 
 
-def in_process(path, instance, paradigm, seeds):
+def in_process(path, instance, paradigm, seeds, trace=False):
+    """Decisions/s and CPU seconds per decision of the same episodes in the
+    server's process."""
     c = ce.SocketClient(path)
     try:
-        r = c.bench(instance, paradigm, seeds)
+        r = c.bench(instance, paradigm, seeds, trace=trace)
     finally:
         c.close()
-    return r["decisions"] / (r["nanos"] / 1e9)
+    return r["decisions"] / (r["nanos"] / 1e9), r["cpu_nanos"] / 1e9 / r["decisions"]
 
 
 def main():
@@ -122,31 +132,42 @@ def main():
     if not args.socket and not args.url:
         ap.error("give --socket PATH (des serve-socket) or --url URL (des serve), or both")
     print(f"numpy available: {ce.numpy_available()}")
-    print("| client | steps/s |\n|---|---|")
+    print("| client | steps/s | CPU µs per decision (Python + server) |\n|---|---|---|")
     if args.socket:
-        vec, proc = [], []
+        vec, proc, traced = [], [], []
         for r in range(args.rounds):
-            rate, seeds = socket_flat(args.socket, args.instance, args.paradigm, args.envs, args.seconds, 1000 * r + 1)
+            rate, cpu, seeds = socket_flat(args.socket, args.instance, args.paradigm, args.envs, args.seconds,
+                                           1000 * r + 1)
             if not seeds:
                 raise SystemExit("no episode finished within --seconds; give more")
-            vec.append(rate)
+            vec.append((rate, cpu))
             proc.append(in_process(args.socket, args.instance, args.paradigm, seeds))
-            print(f"| round {r + 1}: socket vector_env({args.envs}), step_arrays | {rate:.0f} |")
-            print(f"| round {r + 1}: in process, the same {len(seeds)} episodes | {proc[-1]:.0f} |")
+            traced.append(in_process(args.socket, args.instance, args.paradigm, seeds, trace=True))
+            print(f"| round {r + 1}: socket vector_env({args.envs}), step_arrays | {rate:.0f} "
+                  f"| {cpu * 1e6:.2f} |")
+            print(f"| round {r + 1}: in process, the same {len(seeds)} episodes | {proc[-1][0]:.0f} "
+                  f"| {proc[-1][1] * 1e6:.2f} |")
+            print(f"| round {r + 1}: in process, trace to memory (as des bench) | {traced[-1][0]:.0f} "
+                  f"| {traced[-1][1] * 1e6:.2f} |")
         d = vector_dicts(args.envs, args.seconds, socket=args.socket, instance=args.instance, paradigm=args.paradigm)
-        print(f"| socket vector_env({args.envs}), dict API | {d:.0f} |")
-        ratios = [v / p for v, p in zip(vec, proc)]
-        print(f"\nratio, socket vector_env({args.envs}) step_arrays / in process: {statistics.median(ratios):.2f} "
+        print(f"| socket vector_env({args.envs}), dict API | {d:.0f} | |")
+        ratios = [v[0] / p[0] for v, p in zip(vec, proc)]
+        tratios = [v[0] / p[0] for v, p in zip(vec, traced)]
+        cpus = [p[1] / v[1] for v, p in zip(vec, proc)]
+        med = statistics.median
+        print(f"\nratio, socket vector_env({args.envs}) step_arrays / in process, steps/s: {med(ratios):.2f} "
               f"(median of {len(ratios)} rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
-        print(f"ratio, socket vector_env({args.envs}) dict API / in process: {d / statistics.median(proc):.2f}")
+        print(f"  the same, in process with the trace to memory (des bench): {med(tratios):.2f}")
+        print(f"  CPU time per decision, in process / (Python + server): {med(cpus):.2f}")
+        print(f"ratio, socket vector_env({args.envs}) dict API / in process: {d / med(p[0] for p in proc):.2f}")
     if args.url:
         token = os.environ.get(args.token_env) or None
-        print(f"| HTTP, 1 environment | {threads(1, args.url, token, args.instance, args.seconds):.0f} |")
-        print(f"| HTTP, 16 environments, 16 threads | {threads(16, args.url, token, args.instance, args.seconds):.0f} |")
+        print(f"| HTTP, 1 environment | {threads(1, args.url, token, args.instance, args.seconds):.0f} | |")
+        print(f"| HTTP, 16 environments, 16 threads | {threads(16, args.url, token, args.instance, args.seconds):.0f} | |")
         for n in (16, 32):
             r = vector_dicts(n, args.seconds, base_url=args.url, token=token, instance=args.instance,
                              paradigm=args.paradigm)
-            print(f"| HTTP vector_env({n}), one request per step of all {n} | {r:.0f} |")
+            print(f"| HTTP vector_env({n}), one request per step of all {n} | {r:.0f} | |")
 
 
 if __name__ == "__main__":
