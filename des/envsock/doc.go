@@ -48,10 +48,11 @@
 //
 // # Concurrency and state
 //
-// Each playing slot runs its episode in its own goroutine (harness.Run
-// with a controller that waits for the slot's actions), so the slots of a
-// step advance in parallel; the session goroutine hands actions over and
-// waits for every slot's answer before it replies, and each slot writes
-// only its own entries of the reply. The package keeps no global state:
-// a Server owns its sessions, a session its slots.
+// Each slot runs its episode as a coroutine (iter.Pull over harness.Run,
+// with a controller that yields at each decision), so that handing a
+// decision over is a coroutine switch, not a trip through the scheduler.
+// A step splits the slots among one worker per processor, which advance
+// them in parallel; each slot writes only its own entries of the reply.
+// The package keeps no global state: a Server owns its sessions, a
+// session its slots.
 package envsock

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/envcore"
@@ -168,37 +170,21 @@ func (s *session) step(body []byte, dst []byte) ([]byte, error) {
 			return nil, fmt.Errorf("episode %d: unknown command %d", i, c)
 		}
 	}
-	for i, c := range cmds { // the episodes the resets replace end first
-		if c == CmdReset {
-			s.slots[i].abandon()
-		}
+	// The slots advance in parallel, each on one worker: a share of the
+	// slots per processor, the session goroutine taking the first.
+	w := min(runtime.GOMAXPROCS(0), l.n)
+	var wg sync.WaitGroup
+	for k := 1; k < w; k++ {
+		wg.Go(func() { s.advance(k, w, seeds, acts, cmds) })
 	}
-	for i, c := range cmds {
-		sl := s.slots[i]
-		switch c {
-		case CmdNone:
-			sl.idle()
-			sl.problems, sl.end, sl.payload, sl.err = sl.problems[:0], nil, nil, ""
-		case CmdAct:
-			for a := range sl.acts {
-				sl.acts[a] = int32(binary.LittleEndian.Uint32(acts[4*(i*l.a+a):]))
-			}
-			sl.end, sl.payload, sl.err = nil, nil, ""
-			sl.in <- sl.acts
-		case CmdReset:
-			sl.start(binary.LittleEndian.Uint64(seeds[8*i:]))
-		}
-	}
+	s.advance(0, w, seeds, acts, cmds)
+	wg.Wait()
 	var t tail
 	for i, c := range cmds {
 		if c == CmdNone {
 			continue
 		}
 		sl := s.slots[i]
-		<-sl.out
-		if sl.exited {
-			sl.running = false
-		}
 		if sl.end != nil {
 			t.Ended = append(t.Ended, sl.end)
 		}
@@ -210,7 +196,6 @@ func (s *session) step(body []byte, dst []byte) ([]byte, error) {
 		}
 		if sl.err != "" {
 			t.Errors = append(t.Errors, errorNote{i, sl.err})
-			sl.abandon() // its decision cannot be shown: end the episode
 		}
 	}
 	dst = append(dst[:0], s.reply...)
@@ -223,6 +208,26 @@ func (s *session) step(body []byte, dst []byte) ([]byte, error) {
 	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(tb)))
 	return append(dst, tb...), nil
+}
+
+// advance plays the commands of the slots k, k+w, k+2w, …
+func (s *session) advance(k, w int, seeds, acts, cmds []byte) {
+	l := &s.lay
+	for i := k; i < l.n; i += w {
+		sl := s.slots[i]
+		switch cmds[i] {
+		case CmdNone:
+			sl.idle()
+			sl.clearNotes()
+		case CmdAct:
+			for a := range sl.acts {
+				sl.acts[a] = int32(binary.LittleEndian.Uint32(acts[4*(i*l.a+a):]))
+			}
+			sl.act()
+		case CmdReset:
+			sl.start(binary.LittleEndian.Uint64(seeds[8*i:]))
+		}
+	}
 }
 
 // close abandons every running episode.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/envcore"
@@ -25,30 +26,30 @@ var terminal = map[string]bool{"done": true, "deadlock": true, "no_progress": tr
 
 var errAbandoned = fmt.Errorf("%w: the client started another episode in the slot or closed the session", coord.ErrAbort)
 
-// slot is one episode place of a session. Its episode runs in its own
-// goroutine; the session goroutine and that goroutine take turns through
-// in and out, so that the fields below are never touched by both at once.
+// slot is one episode place of a session. Its episode runs as a
+// coroutine (iter.Pull over harness.Run): resume runs it, on the calling
+// goroutine, until its controller has published the next decision or the
+// episode has ended, so that handing a decision over costs a coroutine
+// switch, not a trip through the scheduler. A slot is used by one
+// goroutine at a time (the session hands each step's slots to workers,
+// each slot to one).
 type slot struct {
-	s   *session
-	i   int
-	in  chan []int32  // the actions for the pending decision; nil abandons the episode
-	out chan struct{} // the slot's entries of the reply are written
+	s *session
+	i int
 
-	// session goroutine only:
-	running bool // an episode goroutine is alive: between steps, it waits in Act for actions
+	next    func() (struct{}, bool) // resumes the episode
+	stop    func()                  // ends it: the pending yield returns false
+	yield   func(struct{}) bool     // the episode's side of next
+	running bool                    // an episode is under way: it waits in Act for actions
 
-	// set by the session before it starts or abandons an episode, read by
-	// the episode goroutine after:
 	seed     uint64
-	aborting bool
-	acts     []int32
+	aborting bool    // abandon is ending the episode: it writes nothing more
+	acts     []int32 // the actions for the pending decision
 
-	// the episode goroutine's, read by the session after out:
 	sc       harness.Scratch
 	tally    *envcore.Tally
 	prev     envcore.Progress
 	fresh    bool // no decision published yet in this episode
-	exited   bool // the episode goroutine has returned
 	vec      []float64
 	problems []problemNote
 	notes    map[string]coord.AgentNote // of the agents without an action (Notes)
@@ -71,17 +72,43 @@ type endNote struct {
 }
 
 func newSlot(s *session, i int) *slot {
-	return &slot{s: s, i: i, in: make(chan []int32), out: make(chan struct{}, 1), tally: envcore.NewTally(),
-		acts: make([]int32, len(s.agents)), vec: make([]float64, s.maxLen)}
+	return &slot{s: s, i: i, tally: envcore.NewTally(), acts: make([]int32, len(s.agents)), vec: make([]float64, s.maxLen)}
 }
 
-// start begins an episode with seed; the session then waits on out.
+// clearNotes forgets what the last step said about the slot.
+func (sl *slot) clearNotes() {
+	sl.problems, sl.end, sl.payload, sl.err = sl.problems[:0], nil, nil, ""
+}
+
+// start begins an episode with seed (abandoning the slot's current one) and
+// runs it to its first decision or its end.
 func (sl *slot) start(seed uint64) {
-	sl.seed, sl.aborting, sl.fresh, sl.exited, sl.running = seed, false, true, false, true
-	sl.end, sl.err, sl.payload, sl.problems = nil, "", nil, sl.problems[:0]
+	sl.abandon()
+	sl.seed, sl.aborting, sl.fresh = seed, false, true
+	sl.clearNotes()
 	sl.tally.Reset()
 	sl.prev = envcore.Progress{}
-	go sl.run()
+	sl.next, sl.stop = iter.Pull(sl.episode)
+	sl.running = true
+	sl.resume()
+}
+
+// act answers the pending decision with sl.acts and runs the episode to
+// its next decision or its end.
+func (sl *slot) act() {
+	sl.clearNotes()
+	sl.resume()
+}
+
+func (sl *slot) resume() {
+	if _, ok := sl.next(); !ok { // the episode has ended
+		sl.running = false
+		sl.stop()
+		return
+	}
+	if sl.err != "" { // its decision cannot be shown: end the episode
+		sl.abandon()
+	}
 }
 
 // abandon ends a running episode without a reply: its pending decision
@@ -91,19 +118,18 @@ func (sl *slot) abandon() {
 		return
 	}
 	sl.aborting = true
-	sl.in <- nil
-	<-sl.out
+	sl.stop()
 	sl.running = false
 }
 
-func (sl *slot) run() {
+// episode is the coroutine of one episode.
+func (sl *slot) episode(yield func(struct{}) bool) {
 	defer func() {
 		if r := recover(); r != nil { // a bug of this package: said, never a crash of the server
 			sl.err = fmt.Sprintf("internal error: %v", r)
 		}
-		sl.exited = true
-		sl.out <- struct{}{}
 	}()
+	sl.yield = yield
 	s := sl.s
 	res := harness.Run(context.Background(), harness.Episode{Plant: s.plant, Seed: sl.seed, Mode: s.mode,
 		Controller: slotController{sl}, Observer: sl.tally, Scratch: &sl.sc})
@@ -113,7 +139,8 @@ func (sl *slot) run() {
 }
 
 // slotController is the coord.Controller of a slot's episode: Act
-// publishes the decision into the reply and waits for the slot's actions.
+// publishes the decision into the reply and yields until the slot's
+// actions are there.
 type slotController struct{ sl *slot }
 
 func (c slotController) Name() string         { return ControllerName }
@@ -133,12 +160,10 @@ func (c slotController) Notes() map[string]coord.AgentNote {
 func (c slotController) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
 	sl := c.sl
 	sl.publish(d)
-	sl.out <- struct{}{}
-	acts := <-sl.in
-	if acts == nil {
+	if !sl.yield(struct{}{}) {
 		return nil, errAbandoned
 	}
-	return sl.answer(d, acts), nil
+	return sl.answer(d, sl.acts), nil
 }
 
 // answer turns the slot's actions into the answer map, noting the agents
