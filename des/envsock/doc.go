@@ -28,8 +28,8 @@
 //     alone, 1 act on its pending decision, 2 start a new episode with
 //     seeds[i], abandoning the slot's current one). The reply is the Reply
 //     layout below.
-//   - OpClose (3), empty body: ends every slot's episode; the session may be
-//     opened again.
+//   - OpClose (3), empty body: ends every slot's episode; the slots stay,
+//     idle, for the next resets (and OpOpen may open the session anew).
 //   - OpBench (4), JSON body BenchRequest: plays the given episodes in
 //     process, with no transport, and reports decisions and nanoseconds
 //     (the side-by-side baseline of python/examples/throughput.py).

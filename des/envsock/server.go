@@ -167,16 +167,30 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		var err error
-		out, err = s.handle(sess, req[0], req[1:], out)
+		var broken bool
+		out, err, broken = s.handleSafely(sess, req[0], req[1:], out)
 		if err != nil {
 			writeFrame(w, 1, []byte(err.Error()))
 		} else {
 			writeFrame(w, 0, out)
 		}
-		if w.Flush() != nil {
+		if w.Flush() != nil || broken {
 			return
 		}
 	}
+}
+
+// handleSafely is handle, with a panic (a bug of this package) turned into
+// an error reply; broken then says that the session must end, its state
+// being unknown.
+func (s *Server) handleSafely(sess *session, op byte, body, dst []byte) (out []byte, err error, broken bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err, broken = nil, fmt.Errorf("internal error: %v; the session is closed", r), true
+		}
+	}()
+	out, err = s.handle(sess, op, body, dst)
+	return out, err, false
 }
 
 // handle answers one request; dst is reused for the reply.
@@ -199,7 +213,7 @@ func (s *Server) handle(sess *session, op byte, body, dst []byte) ([]byte, error
 		}
 		return out, nil
 	case OpClose:
-		sess.close()
+		sess.end()
 		return dst[:0], nil
 	case OpBench:
 		var req BenchRequest

@@ -230,7 +230,17 @@ func (s *session) advance(k, w int, seeds, acts, cmds []byte) {
 	}
 }
 
-// close abandons every running episode.
+// end abandons every running episode; the slots stay, idle, for the
+// next resets.
+func (s *session) end() {
+	for _, sl := range s.slots {
+		sl.abandon()
+		sl.idle()
+		sl.clearNotes()
+	}
+}
+
+// close abandons every running episode and forgets the slots.
 func (s *session) close() {
 	for _, sl := range s.slots {
 		sl.abandon()

@@ -218,3 +218,23 @@ func TestBench(t *testing.T) {
 		t.Fatalf("bench without seeds: %d %s", st, body)
 	}
 }
+
+// TestCloseThenReset: after OpClose the slots are idle and a reset plays
+// again, as a Python env's close then reset does.
+func TestCloseThenReset(t *testing.T) {
+	c := dial(t, startSocket(t, envsock.Config{}))
+	c.open(envsock.OpenRequest{Instance: "A3C9-1", Paradigm: "centralized", N: 1})
+	reset := stepBody([]uint64{5}, []int32{0}, []byte{envsock.CmdReset})
+	if st, body := c.call(envsock.OpStep, reset); st != 0 {
+		t.Fatalf("reset: %s", body)
+	}
+	if st, body := c.call(envsock.OpClose, nil); st != 0 {
+		t.Fatalf("close: %s", body)
+	}
+	if st, body := c.call(envsock.OpStep, stepBody([]uint64{0}, []int32{0}, []byte{envsock.CmdAct})); st != 1 || !strings.Contains(string(body), "no pending decision") {
+		t.Fatalf("act after close: %d %s", st, body)
+	}
+	if st, body := c.call(envsock.OpStep, reset); st != 0 {
+		t.Fatalf("reset after close: %s", body)
+	}
+}
