@@ -62,7 +62,7 @@ func TestEncode(t *testing.T) {
 	}
 	v := &coord.View{Kind: coord.KindRelease, LegalActions: []int{0, 1, 1},
 		Observation: coord.Observation{HeadroomKW: 4.5, Plant: &coord.PlantObservation{PowerKW: 2, Areas: []coord.AreaSummary{{Area: "A1", Busy: 3}}}},
-		Options: []coord.Option{{Action: coord.ActRelease, Job: &coord.JobOption{Work: 8, Due: 13}}, {Action: coord.ActDefer}}}
+		Options:     []coord.Option{{Action: coord.ActRelease, Job: &coord.JobOption{Work: 8, Due: 13}}, {Action: coord.ActDefer}}}
 	sh.Encode(dst, v, 10)
 	kinds := len(envcore.Kinds)
 	if dst[0] != 1 || dst[kinds] != 1 || dst[kinds+1] != 10 || dst[kinds+2] != 4.5 || dst[kinds+3] != 2 {
