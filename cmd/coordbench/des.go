@@ -25,7 +25,7 @@ func desCmd() *cobra.Command {
 		Use:   "des",
 		Short: "The event-driven scheduling benchmark (DESBench)",
 	}
-	c.AddCommand(desRunCmd(), desSuiteCmd(), desCaseCmd(), desValidateCmd(), desRescoreCmd(), desInstanceCmd(), desListCmd(), desBenchCmd(), desCheckControllerCmd(), desServeCmd(), desShowCmd())
+	c.AddCommand(desRunCmd(), desSuiteCmd(), desCaseCmd(), desValidateCmd(), desRescoreCmd(), desInstanceCmd(), desListCmd(), desBenchCmd(), desCheckControllerCmd(), desServeCmd(), desServeSocketCmd(), desShowCmd())
 	return c
 }
 

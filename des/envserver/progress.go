@@ -1,53 +1,16 @@
 package envserver
 
-import "github.com/coordbench/coordbench/des/factory"
+import "github.com/coordbench/coordbench/des/envcore"
 
-// Progress is what an episode has achieved so far, tallied from the same
-// engine records as trace.jsonl: the inputs of per-step rewards for a
-// learner (docs/python-env.md). At the end it equals the metrics' G_mk,
-// G_cj and G_td.
-type Progress struct {
-	// Time is the simulation time of the decision (or of the end).
-	Time float64 `json:"time"`
-	// Completed counts job_complete records (G_cj so far).
-	Completed int `json:"completed"`
-	// Tardiness is Σ max(0, completion − due) over the completed jobs
-	// (G_td so far), summed in completion order.
-	Tardiness float64 `json:"tardiness"`
-	// Released counts the jobs released into the plant.
-	Released int `json:"released"`
-}
+// Progress is what an episode has achieved so far (envcore.Progress, shared
+// with the other transports).
+type Progress = envcore.Progress
 
 // tally is the factory.Tracer behind Progress. It runs in the episode's
 // goroutine only; snapshots are copied out under the episode's lock.
-type tally struct {
-	due map[int32]float64 // of arrived, uncompleted jobs
-	p   Progress
-}
+type tally struct{ *envcore.Tally }
 
-func newTally() *tally { return &tally{due: map[int32]float64{}} }
-
-// Emit implements factory.Tracer.
-func (t *tally) Emit(r *factory.Record) {
-	switch r.Ev {
-	case factory.EvArrival:
-		t.due[r.Job] = r.Due
-	case factory.EvRelease:
-		t.p.Released++
-	case factory.EvJobComplete:
-		t.p.Completed++
-		if d, ok := t.due[r.Job]; ok {
-			if late := r.T - d; late > 0 {
-				t.p.Tardiness += late
-			}
-			delete(t.due, r.Job)
-		}
-	}
-}
+func newTally() *tally { return &tally{envcore.NewTally()} }
 
 // at is the tally at simulation time now.
-func (t *tally) at(now float64) Progress {
-	p := t.p
-	p.Time = now
-	return p
-}
+func (t *tally) at(now float64) Progress { return t.At(now) }

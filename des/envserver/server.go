@@ -287,24 +287,6 @@ type CreateRequest struct {
 	Others string   `json:"others,omitempty"`
 }
 
-// AreaLayout is one area and its cells.
-type AreaLayout struct {
-	Area  string   `json:"area"`
-	Cells []string `json:"cells"`
-}
-
-// layout is the plant's areas and cells.
-func layout(p *factory.Plant) []AreaLayout {
-	out := make([]AreaLayout, len(p.Areas))
-	for i, a := range p.Areas {
-		out[i].Area = a.ID
-		for _, c := range a.Cells {
-			out[i].Cells = append(out[i].Cells, p.Cells[c].ID)
-		}
-	}
-	return out
-}
-
 // Status describes an episode (POST /v1/episodes, GET /v1/episodes/{id}).
 type Status struct {
 	ID       string `json:"id"`

@@ -11,7 +11,8 @@ the repository's python/ directory on PYTHONPATH and start a server:
 parallel_env has the PettingZoo Parallel API shape, aec_env its AEC
 shape (one active agent per step), gym_env the
 Gymnasium single-agent shape (centralized paradigm), vector_env steps n
-episodes per HTTP request. docs/python-env.md documents the agents,
+episodes per HTTP request, or per binary request over the unix socket of
+``coordbench des serve-socket`` (vector_env(n, socket=PATH)). docs/python-env.md documents the agents,
 observations, reward, masks and seeding.
 """
 
@@ -21,9 +22,10 @@ from .parallel import ParallelEnv, parallel_env
 from .reward import DEFAULT_WEIGHTS, Reward
 from .session import PRIMARY_METRICS, numpy_available
 from .single import GymEnv, gym_env
+from .socket_env import NO_ACTION, SocketClient, SocketVectorEnv, StepArrays
 from .spaces import Box, Dict, Discrete
 from .vector import VectorEnv, vector_env
 
 __all__ = ["AECEnv", "Box", "Client", "DEFAULT_WEIGHTS", "Dict", "Discrete", "GymEnv", "ItemError",
-           "PRIMARY_METRICS", "ParallelEnv", "Reward", "ServerError", "VectorEnv", "gym_env", "numpy_available",
+           "NO_ACTION", "PRIMARY_METRICS", "ParallelEnv", "Reward", "ServerError", "SocketClient", "SocketVectorEnv", "StepArrays", "VectorEnv", "gym_env", "numpy_available",
            "aec_env", "parallel_env", "vector_env"]

@@ -150,6 +150,11 @@ class VectorEnv:
         self.close()
 
 
-def vector_env(n, **kwargs):
-    """VectorEnv(n, **kwargs): n environments stepped in one request."""
+def vector_env(n, socket=None, **kwargs):
+    """VectorEnv(n, **kwargs): n environments stepped in one request; with
+    socket=PATH, the same over the unix socket of ``coordbench des
+    serve-socket`` (socket_env.SocketVectorEnv, the fast local transport)."""
+    if socket is not None:
+        from .socket_env import SocketVectorEnv
+        return SocketVectorEnv(n, socket=socket, **kwargs)
     return VectorEnv(n, **kwargs)

@@ -1,16 +1,38 @@
 #!/usr/bin/env python3
-"""Decision steps per second through des serve, from Python: one
-environment, 16 environments on 16 threads (one request per step each),
-and one vector environment of 16 (one request per 16 steps).
+"""Decision steps per second from Python, and the ratio to the simulator's
+own rate in process on the same episodes.
+
+Over the unix socket of des serve-socket (the fast local transport):
+
+    coordbench des serve-socket --socket /tmp/cb.sock &
+    PYTHONPATH=python python3 python/examples/throughput.py --socket /tmp/cb.sock
+
+plays vector_env(32) with auto-reset through the flat arrays
+(step_arrays) and through the dict API, and in rounds interleaved with the
+former, the same episodes (the seeds the vector environment finished) in
+the server's process with no transport (OpBench), with no trace and with
+the trace to memory (as des bench): the ratio is the vector environment's
+rate over the in-process one, the median of the rounds. The CPU time per
+decision (Python's and the server process's; in process, the server's)
+hardly depends on the other work of a shared machine, unlike steps/s: it
+is the figure to compare on a busy one (run the server for this alone).
+
+Over HTTP (des serve), the earlier measurements:
 
     coordbench des serve --token-env CB_TOKEN &
-    PYTHONPATH=python python3 python/examples/throughput.py --seconds 10
+    PYTHONPATH=python python3 python/examples/throughput.py --url http://127.0.0.1:8765
 
-Every policy plays the first legal action (centralized, A3C9-1).
+one environment, 16 environments on 16 threads (one request per step
+each), and one vector environment of 16 (one request per 16 steps).
+
+Every policy plays the first legal action of every active agent
+(centralized, A3C9-1, unless --instance and --paradigm say otherwise).
 """
 
 import argparse
+import array
 import os
+import statistics
 import threading
 import time
 
@@ -40,32 +62,112 @@ def threads(n, url, token, instance, seconds):
     return sum(c[0] for c in counters) / (time.time() - t0)
 
 
-def vector(n, url, token, instance, seconds):
+def vector_dicts(n, seconds, **kw):
+    """Steps/s of a vector environment's dict API (either transport)."""
     steps, t0 = 0, time.time()
     end = t0 + seconds
-    with ce.vector_env(n, base_url=url, token=token, instance=instance) as venv:
+    with ce.vector_env(n, **kw) as venv:
         while time.time() < end:
             obs, infos = venv.reset(seed=1)
             while not all(venv.done) and time.time() < end:
-                acts = [{} if venv.done[i] else {"plant": infos[i]["plant"]["action_mask"].index(1)} for i in range(n)]
-                steps += sum(1 for a in acts if a)
+                acts = [{a: inf["action_mask"].index(1) for a, inf in infos[i].items() if inf["active"]}
+                        for i in range(n)]
+                steps += sum(1 for i in range(n) if not venv.done[i])
                 obs, rew, term, trunc, infos = venv.step(acts)
     return steps / (time.time() - t0)
 
 
+def socket_flat(path, instance, paradigm, n, seconds, seed):
+    """Steps/s of vector_env(n) over the socket through step_arrays, with
+    auto-reset; the CPU time it took per step, Python's and the server's;
+    and the seeds of the episodes it finished."""
+    with ce.vector_env(n, socket=path, instance=instance, paradigm=paradigm, autoreset=True) as v:
+        A = len(v.possible_agents)
+        ms, mo, cnt = v.mask_stride, v.mask_offset, v.action_count
+        acts = array.array("i", [ce.NO_ACTION] * (n * A))
+        finished, steps = [], 0
+        server0, py0 = v.client.cpu(), time.process_time()
+        t0 = time.perf_counter()
+        arr = v.reset_arrays(seed=seed)
+        while time.perf_counter() - t0 < seconds:
+            mask, active = bytes(arr.mask), bytes(arr.active)
+            k = 0
+            for i in range(n):
+                for ai in range(A):
+                    if active[k]:
+                        base = i * ms + mo[ai]
+                        acts[k] = mask.find(1, base, base + cnt[ai]) - base
+                    k += 1
+            steps += bytes(arr.state).count(0)
+            arr = v.step_arrays(acts)
+            for e in arr.tail.get("ended") or ():
+                finished.append(arr.seed[e["env"]])
+        wall = time.perf_counter() - t0
+        py, server = time.process_time() - py0, (v.client.cpu() - server0) / 1e9
+        return steps / wall, (py / steps, server / steps), finished
+
+
+def in_process(path, instance, paradigm, seeds, trace=False):
+    """Decisions/s and CPU seconds per decision of the same episodes in the
+    server's process."""
+    c = ce.SocketClient(path)
+    try:
+        r = c.bench(instance, paradigm, seeds, trace=trace)
+    finally:
+        c.close()
+    return r["decisions"] / (r["nanos"] / 1e9), r["cpu_nanos"] / 1e9 / r["decisions"]
+
+
 def main():
-    ap = argparse.ArgumentParser(description="decision steps per second through des serve, from Python")
-    ap.add_argument("--url", default="http://127.0.0.1:8765")
+    ap = argparse.ArgumentParser(description="decision steps per second from Python, and the ratio to in-process")
+    ap.add_argument("--socket", help="des serve-socket's unix socket: measure the socket transport")
+    ap.add_argument("--url", help="des serve's URL: measure the HTTP transport")
     ap.add_argument("--token-env", default="CB_TOKEN")
     ap.add_argument("--instance", default="A3C9-1")
-    ap.add_argument("--seconds", type=float, default=10.0, help="per measurement")
+    ap.add_argument("--paradigm", default="centralized")
+    ap.add_argument("--envs", type=int, default=32, help="episodes of the socket vector environment")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the socket side by side")
+    ap.add_argument("--seconds", type=float, default=5.0, help="per measurement")
     args = ap.parse_args()
-    token = os.environ.get(args.token_env) or None
+    if not args.socket and not args.url:
+        ap.error("give --socket PATH (des serve-socket) or --url URL (des serve), or both")
     print(f"numpy available: {ce.numpy_available()}")
-    print("| client | steps/s |\n|---|---|")
-    print(f"| 1 environment | {threads(1, args.url, token, args.instance, args.seconds):.0f} |")
-    print(f"| 16 environments, 16 threads | {threads(16, args.url, token, args.instance, args.seconds):.0f} |")
-    print(f"| vector_env(16), one request per step of all 16 | {vector(16, args.url, token, args.instance, args.seconds):.0f} |")
+    print("| client | steps/s | CPU µs per decision: all (Python + server) |\n|---|---|---|")
+    if args.socket:
+        vec, proc, traced = [], [], []
+        for r in range(args.rounds):
+            rate, cpu, seeds = socket_flat(args.socket, args.instance, args.paradigm, args.envs, args.seconds,
+                                           1000 * r + 1)
+            if not seeds:
+                raise SystemExit("no episode finished within --seconds; give more")
+            vec.append((rate, cpu))
+            proc.append(in_process(args.socket, args.instance, args.paradigm, seeds))
+            traced.append(in_process(args.socket, args.instance, args.paradigm, seeds, trace=True))
+            print(f"| round {r + 1}: socket vector_env({args.envs}), step_arrays | {rate:.0f} "
+                  f"| {(cpu[0] + cpu[1]) * 1e6:.2f} ({cpu[0] * 1e6:.2f} + {cpu[1] * 1e6:.2f}) |")
+            print(f"| round {r + 1}: in process, the same {len(seeds)} episodes | {proc[-1][0]:.0f} "
+                  f"| {proc[-1][1] * 1e6:.2f} |")
+            print(f"| round {r + 1}: in process, trace to memory (as des bench) | {traced[-1][0]:.0f} "
+                  f"| {traced[-1][1] * 1e6:.2f} |")
+        d = vector_dicts(args.envs, args.seconds, socket=args.socket, instance=args.instance, paradigm=args.paradigm)
+        print(f"| socket vector_env({args.envs}), dict API | {d:.0f} | |")
+        ratios = [v[0] / p[0] for v, p in zip(vec, proc)]
+        tratios = [v[0] / p[0] for v, p in zip(vec, traced)]
+        cpus = [p[1] / (v[1][0] + v[1][1]) for v, p in zip(vec, proc)]
+        med = statistics.median
+        print(f"\nratio, socket vector_env({args.envs}) step_arrays / in process, steps/s: {med(ratios):.2f} "
+              f"(median of {len(ratios)} rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
+        print(f"  the same, in process with the trace to memory (des bench): {med(tratios):.2f}")
+        print(f"  CPU time per decision, in process / (Python + server): {med(cpus):.2f}")
+        print(f"ratio, socket vector_env({args.envs}) dict API / in process: {d / med(p[0] for p in proc):.2f}")
+    if args.url:
+        token = os.environ.get(args.token_env) or None
+        print(f"| HTTP, 1 environment | {threads(1, args.url, token, args.instance, args.seconds):.0f} | |")
+        print(f"| HTTP, 16 environments, 16 threads | {threads(16, args.url, token, args.instance, args.seconds):.0f} | |")
+        for n in (16, 32):
+            r = vector_dicts(n, args.seconds, base_url=args.url, token=token, instance=args.instance,
+                             paradigm=args.paradigm)
+            print(f"| HTTP vector_env({n}), one request per step of all {n} | {r:.0f} | |")
 
 
 if __name__ == "__main__":

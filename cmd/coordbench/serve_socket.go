@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coordbench/coordbench/des/envsock"
+)
+
+func desServeSocketCmd() *cobra.Command {
+	var path string
+	var files []string
+	var maxEnvs, maxSessions int
+	var idle time.Duration
+	c := &cobra.Command{
+		Use:   "serve-socket",
+		Short: "Host vectorized episodes on a unix socket (the fast local transport)",
+		Long: `Host vectorized learning environments on a unix socket with a binary,
+batched protocol: one request steps n episodes, one reply carries their
+observation vectors, masks, rewards and ends as flat arrays. It is the
+fast local transport of python/coordbench_env (vector_env(n, socket=PATH));
+use des serve (HTTP/JSON) for remote clients. The observations, masks,
+rewards and seeds are those of des serve. See docs/python-env.md.
+
+The socket is created with mode 0600 (only its owner may connect) and
+removed at exit; an existing file at --socket is refused. Each connection
+is one session of at most --max-envs episodes; at most --max-sessions are
+served at once, and one idle for --idle-timeout is closed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path == "" {
+				return errors.New("--socket PATH is required")
+			}
+			if _, err := os.Lstat(path); err == nil {
+				return fmt.Errorf("--socket %s: the file exists; remove it or choose another path", path)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("--socket %s: %w", path, err)
+			}
+			paradigms, err := paradigmSet(files)
+			if err != nil {
+				return err
+			}
+			srv, err := envsock.New(envsock.Config{Paradigms: paradigms, MaxEnvs: maxEnvs, MaxSessions: maxSessions, IdleTimeout: idle})
+			if err != nil {
+				return err
+			}
+			ln, err := listenPrivate(path)
+			if err != nil {
+				return err
+			}
+			defer os.Remove(path)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintf(cmd.OutOrStdout(), "coordbench socket environment server on %s\n", path)
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			select {
+			case err = <-errc:
+			case <-ctx.Done():
+			}
+			ln.Close()
+			srv.Close()
+			if err == nil {
+				fmt.Fprintln(cmd.OutOrStdout(), "server stopped")
+			}
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&path, "socket", "", "path of the unix socket to create (required)")
+	f.StringArrayVar(&files, "paradigm-file", nil, "also serve a custom paradigm from a YAML file (repeatable); sessions name it by its mode_id")
+	f.IntVar(&maxEnvs, "max-envs", envsock.DefaultMaxEnvs, "episodes of one session (vector_env's n)")
+	f.IntVar(&maxSessions, "max-sessions", envsock.DefaultMaxSessions, "sessions (connections) served at once; more wait, unaccepted")
+	f.DurationVar(&idle, "idle-timeout", envsock.DefaultIdleTimeout, "close a session that sends no request for this long (its episodes end)")
+	return c
+}

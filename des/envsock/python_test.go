@@ -1,0 +1,111 @@
+package envsock_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/envserver"
+	"github.com/coordbench/coordbench/des/envsock"
+	"github.com/coordbench/coordbench/des/policy"
+	"github.com/coordbench/coordbench/internal/testenv"
+)
+
+// paradigms are the built-ins and the example paradigms the Python tests
+// name (adaptive_agent: a mode selector; holonic_summary: summary views).
+func paradigms(t *testing.T, root string) *coord.Paradigms {
+	var set coord.Paradigms
+	for _, f := range []string{"adaptive_agent.yaml", "holonic_summary.yaml"} {
+		if _, err := set.AddFile(filepath.Join(root, "..", "examples", "paradigms", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &set
+}
+
+// startSocket serves a Server on a unix socket in a temporary directory.
+func startSocket(t testing.TB, cfg envsock.Config) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cbsock") // short: a socket path has at most 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "s")
+	srv, err := envsock.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ln.Close()
+		srv.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return path
+}
+
+// TestPythonTransport runs python/tests/transport_socket.py against a des
+// serve server (HTTP, on 127.0.0.1) and a socket server side by side: the
+// two transports must give the same observations, masks, rewards, infos
+// and seeds. It is skipped when python3 is missing, and fails then in CI.
+func TestPythonTransport(t *testing.T) {
+	py := testenv.LookPath(t, "python3")
+	root, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := paradigms(t, root)
+	var tb [16]byte
+	rand.Read(tb[:])
+	token := hex.EncodeToString(tb[:])
+	hsrv, err := envserver.New(envserver.Config{DataDir: t.TempDir(), Token: token, Paradigms: set, Builtins: policy.Builtins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(nil)
+	hs.Config = hsrv.HTTPServer()
+	hs.Listener = hsrv.Listener(hs.Listener)
+	hs.Start()
+	t.Cleanup(func() { hs.Close(); hsrv.Close() })
+	sock := startSocket(t, envsock.Config{Paradigms: set})
+
+	ctx := t.Context()
+	if dl, ok := t.Deadline(); ok { // a hung Python test fails this test, not the whole run
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-10*time.Second))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-p", "transport_*.py", "-v")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
+		"COORDBENCH_URL="+hs.URL, "COORDBENCH_TOKEN="+token, "COORDBENCH_SOCKET="+sock)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("python tests: %v\n%s", time.Since(start).Round(time.Millisecond), out)
+	if err != nil {
+		t.Fatalf("python3 -m unittest: %v", err)
+	}
+	if strings.Contains(string(out), "skipped") {
+		t.Fatalf("python tests were skipped")
+	}
+	if !regexp.MustCompile(`(?m)^Ran [1-9][0-9]* tests? in `).Match(out) {
+		t.Fatalf("python3 -m unittest ran no test")
+	}
+}

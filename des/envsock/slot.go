@@ -1,0 +1,316 @@
+package envsock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+
+	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/envcore"
+	"github.com/coordbench/coordbench/des/harness"
+)
+
+// ControllerName is the controller name in the metrics of the episodes
+// this transport hosts.
+const ControllerName = "socket"
+
+// NoAction is the action that says "none" in a step request (the agent
+// falls back, as one missing from an HTTP actions body).
+const NoAction = -1 << 31
+
+// terminal are the metrics statuses of an end the agents caused: a
+// termination; any other end is a truncation (python/coordbench_env's
+// TERMINAL_STATUSES).
+var terminal = map[string]bool{"done": true, "deadlock": true, "no_progress": true}
+
+var errAbandoned = fmt.Errorf("%w: the client started another episode in the slot or closed the session", coord.ErrAbort)
+
+// slot is one episode place of a session. Its episode runs as a
+// coroutine (iter.Pull over harness.Run): resume runs it, on the calling
+// goroutine, until its controller has published the next decision or the
+// episode has ended, so that handing a decision over costs a coroutine
+// switch, not a trip through the scheduler. A slot is used by one
+// goroutine at a time (the session hands each step's slots to workers,
+// each slot to one).
+type slot struct {
+	s *session
+	i int
+
+	next    func() (struct{}, bool) // resumes the episode
+	stop    func()                  // ends it: the pending yield returns false
+	yield   func(struct{}) bool     // the episode's side of next
+	running bool                    // an episode is under way: it waits in Act for actions
+
+	seed     uint64
+	aborting bool    // abandon is ending the episode: it writes nothing more
+	acts     []int32 // the actions for the pending decision
+
+	sc       harness.Scratch
+	tally    *envcore.Tally
+	prev     envcore.Progress
+	fresh    bool // no decision published yet in this episode
+	vec      []float64
+	problems []problemNote
+	notes    map[string]coord.AgentNote // of the agents without an action (Notes)
+	end      *endNote
+	payload  json.RawMessage
+	err      string
+}
+
+type problemNote struct {
+	Env     int    `json:"env"`
+	Agent   string `json:"agent"`
+	Problem string `json:"problem"`
+}
+
+type endNote struct {
+	Env     int             `json:"env"`
+	Status  string          `json:"status"`
+	Metrics json.RawMessage `json:"metrics"`
+	Error   string          `json:"error,omitempty"`
+}
+
+func newSlot(s *session, i int) *slot {
+	return &slot{s: s, i: i, tally: envcore.NewTally(), acts: make([]int32, len(s.agents)), vec: make([]float64, s.maxLen)}
+}
+
+// clearNotes forgets what the last step said about the slot.
+func (sl *slot) clearNotes() {
+	sl.problems, sl.end, sl.payload, sl.err = sl.problems[:0], nil, nil, ""
+}
+
+// start begins an episode with seed (abandoning the slot's current one) and
+// runs it to its first decision or its end.
+func (sl *slot) start(seed uint64) {
+	sl.abandon()
+	sl.seed, sl.aborting, sl.fresh = seed, false, true
+	sl.clearNotes()
+	sl.tally.Reset()
+	sl.prev = envcore.Progress{}
+	sl.next, sl.stop = iter.Pull(sl.episode)
+	sl.running = true
+	sl.resume()
+}
+
+// act answers the pending decision with sl.acts and runs the episode to
+// its next decision or its end.
+func (sl *slot) act() {
+	sl.clearNotes()
+	sl.resume()
+}
+
+func (sl *slot) resume() {
+	if _, ok := sl.next(); !ok { // the episode has ended
+		sl.running = false
+		sl.stop()
+		return
+	}
+	if sl.err != "" { // its decision cannot be shown: end the episode
+		sl.abandon()
+	}
+}
+
+// abandon ends a running episode without a reply: its pending decision
+// falls back and the run stops (status aborted).
+func (sl *slot) abandon() {
+	if !sl.running {
+		return
+	}
+	sl.aborting = true
+	sl.stop()
+	sl.running = false
+}
+
+// episode is the coroutine of one episode.
+func (sl *slot) episode(yield func(struct{}) bool) {
+	defer func() {
+		if r := recover(); r != nil { // a bug of this package: said, never a crash of the server
+			sl.err = fmt.Sprintf("internal error: %v", r)
+		}
+	}()
+	sl.yield = yield
+	s := sl.s
+	res := harness.Run(context.Background(), harness.Episode{Plant: s.plant, Seed: sl.seed, Mode: s.mode,
+		Controller: slotController{sl}, Observer: sl.tally, Scratch: &sl.sc})
+	if !sl.aborting {
+		sl.writeEnd(res)
+	}
+}
+
+// slotController is the coord.Controller of a slot's episode: Act
+// publishes the decision into the reply and yields until the slot's
+// actions are there.
+type slotController struct{ sl *slot }
+
+func (c slotController) Name() string         { return ControllerName }
+func (c slotController) Source() coord.Source { return coord.SourceExternal }
+
+// Notes implements coord.Annotator: an agent left without an action is
+// noted as the HTTP transport notes it, so that its feedback in the next
+// payload reads the same.
+func (c slotController) Notes() map[string]coord.AgentNote {
+	if len(c.sl.notes) == 0 {
+		return nil
+	}
+	return c.sl.notes
+}
+
+// Act implements coord.Controller.
+func (c slotController) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
+	sl := c.sl
+	sl.publish(d)
+	if !sl.yield(struct{}{}) {
+		return nil, errAbandoned
+	}
+	return sl.answer(d, sl.acts), nil
+}
+
+// answer turns the slot's actions into the answer map, noting the agents
+// that fall back and why, in the words of the HTTP transport.
+func (sl *slot) answer(d *coord.Decision, acts []int32) map[string]int {
+	ans := d.Answer()
+	sl.problems = sl.problems[:0]
+	clear(sl.notes)
+	for ai, id := range sl.s.agents {
+		v := d.ActiveAgents[id]
+		if v == nil {
+			continue
+		}
+		a := int(acts[ai])
+		if a == NoAction {
+			const missing = "no action for this agent"
+			sl.problems = append(sl.problems, problemNote{sl.i, id, missing + "; it falls back"})
+			if sl.notes == nil {
+				sl.notes = map[string]coord.AgentNote{}
+			}
+			sl.notes[id] = coord.AgentNote{Error: missing}
+			continue
+		}
+		ans[id] = a
+		if a < 0 || a >= len(v.ActionMask) || !v.ActionMask[a] {
+			sl.problems = append(sl.problems, problemNote{sl.i, id, fmt.Sprintf("action %d is not legal; it falls back", a)})
+		}
+	}
+	return ans
+}
+
+// publish writes decision d into the slot's entries of the reply.
+func (sl *slot) publish(d *coord.Decision) {
+	defer func() {
+		if r := recover(); r != nil {
+			sl.err = fmt.Sprintf("internal error: %v", r)
+		}
+	}()
+	s := sl.s
+	prog := sl.tally.At(d.Time)
+	r := 0.0
+	if s.weights != nil && !sl.fresh {
+		r = s.weights.Reward(sl.prev, prog, nil)
+	}
+	sl.prev, sl.fresh = prog, false
+	sl.put(StatePending, d.Step, prog, r, false, false)
+	found := 0
+	for ai := range s.agents {
+		v := d.ActiveAgents[s.agents[ai]]
+		if v != nil {
+			found++
+			if sh := &s.shapes[ai]; len(v.Options) > sh.Actions {
+				sl.err = fmt.Sprintf("%s has %d options, more than its action space (%d)", sh.Agent, len(v.Options), sh.Actions)
+			}
+		}
+		sl.putAgent(ai, v, d.Time)
+	}
+	if found != len(d.ActiveAgents) {
+		for id := range d.ActiveAgents {
+			if _, ok := s.index[id]; !ok {
+				sl.err = fmt.Sprintf("active agent %s is not among the episode's agents", id)
+			}
+		}
+	}
+	if s.payloads {
+		b, err := json.Marshal(d)
+		if err != nil {
+			sl.err = "cannot encode the payload: " + err.Error()
+		}
+		sl.payload = b
+	}
+}
+
+// writeEnd writes the end of the episode into the slot's entries.
+func (sl *slot) writeEnd(res harness.Result) {
+	s := sl.s
+	m := &res.Metrics
+	final := sl.tally.At(m.GMk)
+	r := 0.0
+	if s.weights != nil {
+		r = s.weights.Reward(sl.prev, final, m)
+	}
+	sl.prev = final
+	term := terminal[m.Status]
+	sl.put(StateEnded, 0, final, r, term, !term)
+	for ai := range s.agents {
+		sl.putAgent(ai, nil, 0)
+	}
+	mb, err := json.Marshal(m)
+	if err != nil {
+		sl.err = "cannot encode the metrics: " + err.Error()
+	}
+	sl.end = &endNote{Env: sl.i, Status: m.Status, Metrics: mb}
+	if res.Err != nil {
+		sl.end.Error = res.Err.Error()
+	}
+}
+
+// put writes the slot's scalar entries.
+func (sl *slot) put(state, step int, p envcore.Progress, reward float64, term, trunc bool) {
+	s, i := sl.s, sl.i
+	l, b := &s.lay, s.reply
+	putF64(b, l.time+8*i, p.Time)
+	putF64(b, l.reward+8*i, reward)
+	putF64(b, l.tardiness+8*i, p.Tardiness)
+	putU64(b, l.seed+8*i, sl.seed)
+	putI32(b, l.step+4*i, step)
+	putI32(b, l.completed+4*i, p.Completed)
+	putI32(b, l.released+4*i, p.Released)
+	b[l.state+i], b[l.terminated+i], b[l.truncated+i] = byte(state), flag(term), flag(trunc)
+}
+
+// putAgent writes agent ai's active flag, mask and vector (zeros for an
+// inactive one).
+func (sl *slot) putAgent(ai int, v *coord.View, now float64) {
+	s, i := sl.s, sl.i
+	l, b := &s.lay, s.reply
+	sh := &s.shapes[ai]
+	b[l.active+i*l.a+ai] = flag(v != nil)
+	mask := b[l.mask+i*l.m+s.maskOff[ai]:][:sh.Actions]
+	clear(mask)
+	if v != nil {
+		for _, k := range v.LegalActions {
+			if k >= 0 && k < len(mask) {
+				mask[k] = 1
+			}
+		}
+	}
+	vec := sl.vec[:sh.Length]
+	sh.Encode(vec, v, now)
+	off := l.obs + 8*(i*l.lv+s.obsOff[ai])
+	for k, x := range vec {
+		putF64(b, off+8*k, x)
+	}
+}
+
+// idle writes a slot that did nothing this step: state idle, zeros.
+func (sl *slot) idle() {
+	sl.put(StateIdle, 0, envcore.Progress{}, 0, false, false)
+	for ai := range sl.s.agents {
+		sl.putAgent(ai, nil, 0)
+	}
+}
+
+func flag(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}

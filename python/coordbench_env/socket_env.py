@@ -1,0 +1,425 @@
+"""The socket transport: n episodes stepped by one binary request over the
+unix socket of ``coordbench des serve-socket`` (package des/envsock; the
+protocol is in its package comment).
+
+The server computes the observation vectors, masks, rewards (for
+weights; a callable reward runs here) and ends, and sends them as flat
+little-endian arrays, so nothing is parsed per step but a short JSON tail
+when an episode ends or an action falls back. Two ways to step:
+
+- ``SocketVectorEnv.step(list_of_action_dicts)``: VectorEnv's API and
+  results (lists of PettingZoo-shaped dicts), the same observations,
+  masks, rewards, infos and seeds as over HTTP;
+- ``SocketVectorEnv.step_arrays(actions)``: flat arrays in, flat arrays out
+  (``StepArrays``), for a learner that batches its policy: the fast path.
+
+Standard library only.
+"""
+
+import array
+import json
+import socket as _socket
+import struct
+import sys
+
+from .client import ItemError, ServerError
+from .features import KINDS
+from .reward import Reward
+from .seeding import SeedStream
+from .session import PRIMARY_METRICS, TERMINAL_STATUSES, numpy_available
+
+try:  # optional: arrays beside the lists
+    import numpy as _np
+except ImportError:  # pragma: no cover - NumPy is never required
+    _np = None
+
+OP_OPEN, OP_STEP, OP_CLOSE, OP_BENCH, OP_CPU = 1, 2, 3, 4, 5
+CMD_NONE, CMD_ACT, CMD_RESET = 0, 1, 2
+STATE_PENDING, STATE_ENDED, STATE_IDLE = 0, 1, 2
+NO_ACTION = -(1 << 31)  # "no action": the agent falls back
+MAX_REPLY = 256 << 20  # bound on what the client reads of one reply
+
+if sys.byteorder != "little":  # pragma: no cover
+    raise ImportError("coordbench_env.socket_env needs a little-endian machine (the wire format is little-endian)")
+
+
+class SocketClient:
+    """One connection (one session) to ``coordbench des serve-socket``."""
+
+    def __init__(self, path, timeout=600.0):
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"socket must be the path of the server's unix socket, got {path!r}")
+        self.path = path
+        self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        self._sock.settimeout(timeout)
+        try:
+            self._sock.connect(path)
+        except OSError as err:
+            self._sock.close()
+            raise ConnectionError(f"cannot connect to the socket server at {path}: {err} "
+                                  f"(start it with: coordbench des serve-socket --socket {path})") from None
+        self._buf = bytearray(1 << 16)
+        self._hdr = bytearray(8)
+
+    def __repr__(self):
+        return f"SocketClient({self.path!r})"
+
+    def call(self, op, *parts):
+        """Send one request (op and the body's parts) and return the reply
+        body as a memoryview of the client's buffer, valid until the next
+        call. Raises ServerError when the server refuses it."""
+        size = 1 + sum(len(memoryview(p).cast("B")) for p in parts)
+        try:
+            bufs = [struct.pack("<IB", size, op), *parts]
+            sent = self._sock.sendmsg(bufs)
+            if sent < 4 + size:  # a short write: send the rest
+                self._sock.sendall(b"".join(bytes(memoryview(b).cast("B")) for b in bufs)[sent:])
+            self._read_into(memoryview(self._hdr))
+            n, status = struct.unpack_from("<IB", self._hdr)
+            if n > MAX_REPLY:
+                raise ServerError(0, f"a reply of {n} bytes, more than {MAX_REPLY}", self.path)
+            if n > len(self._buf):
+                self._buf = bytearray(n)
+            body = memoryview(self._buf)[:n]
+            self._read_into(body)
+        except OSError as err:
+            raise ConnectionError(f"socket server at {self.path}: {err}") from None
+        if status != 0:
+            raise ServerError(400, bytes(body).decode("utf-8", "replace"), self.path)
+        return body
+
+    def _read_into(self, view):
+        got = 0
+        while got < len(view):
+            k = self._sock.recv_into(view[got:])
+            if k == 0:
+                raise ConnectionError(f"socket server at {self.path} closed the connection")
+            got += k
+
+    def call_json(self, op, obj):
+        return json.loads(bytes(self.call(op, json.dumps(obj).encode())))
+
+    def bench(self, instance, paradigm, seeds, trace=False):
+        """Play the episodes of seeds in the server's process, every agent
+        taking its first legal action, with no transport (and the trace to
+        memory when trace is set, as des bench does): {"episodes",
+        "decisions", "nanos", "cpu_nanos"}."""
+        return self.call_json(OP_BENCH, {"instance": instance, "paradigm": paradigm,
+                                         "seeds": [int(s) for s in seeds], "trace": bool(trace)})
+
+    def cpu(self):
+        """The CPU time the server process has used, in nanoseconds (-1:
+        unknown)."""
+        return json.loads(bytes(self.call(OP_CPU)))["cpu_nanos"]
+
+    def close(self):
+        self._sock.close()
+
+
+class StepArrays:
+    """One step's reply as flat arrays (memoryviews of the client's buffer:
+    valid until the next request; copy what you keep). For n environments
+    and agents ``possible_agents`` (A of them), the vector of agent a of
+    environment i is ``obs[i*obs_stride + obs_offset[a]:][:vector_length[a]]``
+    and its mask ``mask[i*mask_stride + mask_offset[a]:][:action_count[a]]``:
+
+    time, reward, tardiness (float64, n); obs (float64, n*obs_stride);
+    seed (uint64, n); step, completed, released (int32, n); state (uint8,
+    n: 0 a decision is pending, 1 the episode ended at this step, 2 nothing
+    happened); terminated, truncated (uint8, n); active (uint8, n*A); mask
+    (uint8, n*mask_stride); tail: a dict with "ended" (status, metrics),
+    "problems", "payloads", "errors", each entry tagged "env"."""
+
+    __slots__ = ("time", "reward", "tardiness", "obs", "seed", "step", "completed", "released", "state",
+                 "terminated", "truncated", "active", "mask", "tail")
+
+    def __init__(self, body, n, a, lv, m):
+        off = 0
+
+        def take(size, fmt):
+            nonlocal off
+            v = body[off:off + size]
+            off += size
+            return v.cast(fmt) if fmt != "B" else v
+
+        self.time, self.reward, self.tardiness = take(8 * n, "d"), take(8 * n, "d"), take(8 * n, "d")
+        self.obs = take(8 * n * lv, "d")
+        self.seed = take(8 * n, "Q")
+        self.step, self.completed, self.released = take(4 * n, "i"), take(4 * n, "i"), take(4 * n, "i")
+        self.state, self.terminated, self.truncated = take(n, "B"), take(n, "B"), take(n, "B")
+        self.active, self.mask = take(n * a, "B"), take(n * m, "B")
+        (k,) = struct.unpack_from("<I", body, off)
+        self.tail = json.loads(bytes(body[off + 4:off + 4 + k])) if k else {}
+
+
+class SocketVectorEnv:
+    """VectorEnv over the socket transport: the same constructor (socket
+    in place of base_url and token), reset, step, done, agents, metrics and
+    close, and the same results; plus reset_arrays and step_arrays, the
+    flat fast path. payloads=True also fetches each decision's payload
+    (observations[agent]["payload"]), as over HTTP; without it (the
+    default, and much faster) the payload is None. play and others are not
+    supported (ValueError)."""
+
+    def __init__(self, n, socket=None, instance="A3C9-1", paradigm="centralized", seed=None, reward=None,
+                 use_numpy=None, play=None, others=None, autoreset=False, payloads=False, client=None):
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        if play is not None or others is not None:
+            raise ValueError("play and others are not supported by the socket transport; use the HTTP one")
+        self.num_envs = n
+        self.reward = Reward(reward)
+        self.autoreset = bool(autoreset)
+        self.payloads = bool(payloads)
+        self.use_numpy = numpy_available() if use_numpy is None else bool(use_numpy and _np is not None)
+        own = client is None
+        self.client = client or SocketClient(socket)
+        req = {"instance": instance, "paradigm": paradigm, "n": n, "payloads": self.payloads}
+        if self.reward.weights is not None:
+            req["reward"] = self.reward.weights
+        try:
+            info = self.client.call_json(OP_OPEN, req)
+        except BaseException:
+            if own:
+                self.client.close()
+            raise
+        self.possible_agents = list(info["agents"])
+        self.layout, self.offer = info["layout"], list(info.get("offer") or ())
+        self.action_count, self.vector_length = list(info["actions"]), list(info["lengths"])
+        self.obs_offset, self.mask_offset = [], []
+        lv = m = 0
+        for k, c in zip(self.vector_length, self.action_count):
+            self.obs_offset.append(lv)
+            self.mask_offset.append(m)
+            lv, m = lv + k, m + c
+        self.obs_stride, self.mask_stride = lv, m
+        a = len(self.possible_agents)
+        self._a = a
+        self._seed = seed
+        self._streams = [SeedStream() for _ in range(n)]
+        self._seeds = array.array("Q", [0] * n)
+        self._acts = array.array("i", [NO_ACTION] * (n * a))
+        self._cmds = bytearray(n)
+        self._state = self._state_bytes = bytes([STATE_IDLE]) * n
+        self._prev = [None] * n
+        self._started = False
+        self.metrics = [None] * n
+        self._agents = [[] for _ in range(n)]
+        # the next step's command from this step's state (step_arrays)
+        self._next_cmd = bytes.maketrans(bytes([STATE_PENDING, STATE_ENDED, STATE_IDLE]),
+                                         bytes([CMD_ACT, CMD_RESET if self.autoreset else CMD_NONE, CMD_NONE]))
+
+    @property
+    def agents(self):
+        return [list(a) for a in self._agents]
+
+    @property
+    def done(self):
+        return [s != STATE_PENDING for s in self._state]
+
+    # -- the flat path ----------------------------------------------------
+    def _request(self, cmds):
+        body = self.client.call(OP_STEP, self._seeds, self._acts, cmds)
+        arr = StepArrays(body, self.num_envs, self._a, self.obs_stride, self.mask_stride)
+        errors = arr.tail.get("errors")
+        if errors:
+            e = errors[0]
+            raise ItemError(500, f"environment {e['env']}: {e['error']}")
+        return arr
+
+    def _reset_seeds(self, seed, seeds):
+        if seeds is not None:
+            seeds = list(seeds)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"{len(seeds)} seeds for {self.num_envs} environments")
+        else:
+            if seed is None and not self._started:
+                seed = self._seed
+            seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        self._started = True
+        return [st.next(sd) for st, sd in zip(self._streams, seeds)]
+
+    def reset_arrays(self, seed=None, seeds=None):
+        """Start n new episodes (seeds as in reset) and return their first
+        StepArrays."""
+        for i, sd in enumerate(self._reset_seeds(seed, seeds)):
+            self._seeds[i] = sd
+        arr = self._request(bytes([CMD_RESET]) * self.num_envs)
+        self._after(arr)
+        return arr
+
+    def step_arrays(self, actions):
+        """Step every environment with a pending decision; actions holds
+        n*A integers (an array('i') is fastest), agent a of environment i at
+        i*A + a, NO_ACTION for none (inactive agents' entries are ignored).
+        An environment that ended at the previous step stays ended, or with
+        autoreset starts anew (on a fresh training seed; its actions are
+        ignored). Returns the StepArrays."""
+        if len(actions) != len(self._acts):
+            raise ValueError(f"{len(actions)} actions for {self.num_envs} environments of {self._a} agents")
+        self._acts = actions if isinstance(actions, array.array) and actions.typecode == "i" else array.array("i", actions)
+        if self.autoreset:
+            i = self._state_bytes.find(STATE_ENDED)
+            while i >= 0:
+                self._seeds[i] = self._streams[i].next()
+                i = self._state_bytes.find(STATE_ENDED, i + 1)
+        arr = self._request(self._state_bytes.translate(self._next_cmd))
+        self._after(arr)
+        return arr
+
+    def _after(self, arr):
+        state = bytes(arr.state)
+        if STATE_IDLE in state:  # an environment left alone keeps its state (pending, ended or idle)
+            state = bytes(o if s == STATE_IDLE else s for s, o in zip(state, self._state_bytes))
+        self._state_bytes = state
+        self._state = state
+
+    # -- VectorEnv's API ------------------------------------------------------
+    def reset(self, seed=None, seeds=None):
+        arr = self.reset_arrays(seed, seeds)
+        out = [self._first(arr, i) for i in range(self.num_envs)]
+        return [o for o, _ in out], [inf for _, inf in out]
+
+    def step(self, actions):
+        if len(actions) != self.num_envs:
+            raise ValueError(f"{len(actions)} action dicts for {self.num_envs} environments")
+        cmds = bytearray(self.num_envs)
+        acts = array.array("i", [NO_ACTION] * (self.num_envs * self._a))
+        for i, act in enumerate(actions):
+            s = self._state[i]
+            if s == STATE_PENDING:
+                unknown = sorted(str(a) for a in act if a not in self.possible_agents)
+                if unknown:  # a misspelled agent would otherwise fall back in silence
+                    raise KeyError(f"actions for agents {unknown} that are not in this episode "
+                                   f"(possible_agents: {self.possible_agents})")
+                for ai, agent in enumerate(self.possible_agents):
+                    x = act.get(agent)
+                    if x is None:
+                        continue
+                    if not hasattr(x, "__index__") or isinstance(x, bool):
+                        raise TypeError(f"action of {agent} must be an integer, got {x!r}")
+                    x = int(x.__index__())
+                    acts[i * self._a + ai] = x if -(1 << 31) < x < (1 << 31) else -1
+                cmds[i] = CMD_ACT
+            elif s == STATE_ENDED and self.autoreset:
+                self._seeds[i] = self._streams[i].next()
+                cmds[i] = CMD_RESET
+        self._acts = acts
+        prev_agents = [list(a) for a in self._agents]
+        arr = self._request(cmds)
+        self._after(arr)
+        problems = {}
+        for p in arr.tail.get("problems") or ():
+            problems.setdefault(p["env"], {})[p["agent"]] = p["problem"]
+        ended = {e["env"]: e for e in arr.tail.get("ended") or ()}
+        outs = []
+        for i in range(self.num_envs):
+            if cmds[i] == CMD_RESET:
+                o, inf = self._first(arr, i, ended)
+                live = list(o)
+                outs.append((o, {a: 0.0 for a in live}, {a: False for a in live}, {a: False for a in live}, inf))
+            elif cmds[i] == CMD_ACT:
+                outs.append(self._stepped(arr, i, prev_agents[i], problems.get(i, {}), ended.get(i)))
+            else:
+                outs.append(({}, {}, {}, {}, {}))
+        return tuple([o[k] for o in outs] for k in range(5))
+
+    def close(self):
+        if self._started:
+            self.client.call(OP_CLOSE)
+        self._state = self._state_bytes = bytes([STATE_IDLE]) * self.num_envs
+        self._agents = [[] for _ in range(self.num_envs)]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        self.client.close()
+
+    # -- the dicts of one environment -----------------------------------------
+    def _progress(self, arr, i):
+        return {"time": arr.time[i], "completed": arr.completed[i], "tardiness": arr.tardiness[i],
+                "released": arr.released[i]}
+
+    def _payload(self, arr, i):
+        for p in arr.tail.get("payloads") or ():
+            if p["env"] == i:
+                return p["decision"]
+        return None
+
+    def _obs(self, arr, i, ai, active, payload):
+        base = i * self.obs_stride + self.obs_offset[ai]
+        vec = arr.obs[base:base + self.vector_length[ai]].tolist()
+        view = None
+        if active and payload is not None:
+            view = payload["active_agents"].get(self.possible_agents[ai])
+        o = {"vector": vec, "payload": view}
+        if self.use_numpy:
+            o["array"] = _np.asarray(vec, dtype=_np.float32)
+        return o
+
+    def _mask(self, arr, i, ai):
+        base = i * self.mask_stride + self.mask_offset[ai]
+        return list(arr.mask[base:base + self.action_count[ai]])
+
+    def _first(self, arr, i, ended=None):
+        """(observations, infos) of environment i's new episode."""
+        self.metrics[i] = None
+        self._prev[i] = self._progress(arr, i)
+        if arr.state[i] == STATE_ENDED:  # no decision for this client
+            e = (ended or {e["env"]: e for e in arr.tail.get("ended") or ()}).get(i) or {}
+            self.metrics[i] = e.get("metrics") or {}
+            self._agents[i] = []
+            return {}, {}
+        self._agents[i] = list(self.possible_agents)
+        return self._decision(arr, i, {})
+
+    def _decision(self, arr, i, problems):
+        payload = self._payload(arr, i) if self.payloads else None
+        progress = self._prev[i]
+        obs, infos = {}, {}
+        for ai, agent in enumerate(self.possible_agents):
+            active = arr.active[i * self._a + ai] == 1
+            obs[agent] = o = self._obs(arr, i, ai, active, payload)
+            info = {"active": active, "action_mask": self._mask(arr, i, ai), "progress": dict(progress),
+                    "seed": arr.seed[i], "step": arr.step[i], "time": arr.time[i]}
+            if active:
+                info["kind"] = o["payload"]["kind"] if o["payload"] is not None else _kind(o["vector"])
+            if agent in problems:
+                info["problem"] = problems[agent]
+            infos[agent] = info
+        return obs, infos
+
+    def _stepped(self, arr, i, live, problems, end):
+        prev, progress = self._prev[i], self._progress(arr, i)
+        self._prev[i] = progress
+        if arr.state[i] == STATE_ENDED:
+            m = end["metrics"] if end else {}
+            r = arr.reward[i] if self.reward.weights is not None else self.reward(prev, progress, m)
+            self.metrics[i] = m
+            status = end["status"] if end else ""
+            terminated = status in TERMINAL_STATUSES
+            obs = {a: self._obs(arr, i, ai, False, None) for ai, a in enumerate(self.possible_agents) if a in live}
+            info = {"metrics": {k: m.get(k) for k in PRIMARY_METRICS}, "metrics_json": m, "status": status,
+                    "seed": arr.seed[i]}
+            infos = {}
+            for ai, a in enumerate(self.possible_agents):
+                if a not in live:
+                    continue
+                infos[a] = dict(info, active=False, action_mask=[0] * self.action_count[ai], progress=dict(progress))
+                if a in problems:
+                    infos[a]["problem"] = problems[a]
+            self._agents[i] = []
+            return (obs, {a: r for a in live}, {a: terminated for a in live}, {a: not terminated for a in live},
+                    infos)
+        r = arr.reward[i] if self.reward.weights is not None else self.reward(prev, progress, None)
+        obs, infos = self._decision(arr, i, problems)
+        return obs, {a: r for a in live}, {a: False for a in live}, {a: False for a in live}, infos
+
+
+def _kind(vector):
+    for k, x in zip(KINDS, vector):
+        if x == 1.0:
+            return k
+    return None

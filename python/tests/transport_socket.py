@@ -1,0 +1,188 @@
+"""The socket transport against the HTTP one: the same observations,
+masks, rewards, infos and seeds, step by step, over several episodes and
+paradigms (docs/python-env.md, "The socket transport").
+
+Not collected by ``unittest discover`` with its default pattern (it needs
+both servers): ``go test ./des/envsock -run TestPythonTransport`` starts a
+des serve server and a des serve-socket server and runs it with
+COORDBENCH_URL, COORDBENCH_TOKEN and COORDBENCH_SOCKET set.
+"""
+
+import array
+import os
+import random
+import unittest
+
+import coordbench_env as ce
+
+URL = os.environ.get("COORDBENCH_URL")
+TOKEN = os.environ.get("COORDBENCH_TOKEN")
+SOCKET = os.environ.get("COORDBENCH_SOCKET")
+
+
+def strip(x, payload=True):
+    """x without what differs by construction: the controller's name in
+    metrics ("http" or "socket"), and, when payload is False, the payloads
+    (the socket transport sends none unless asked)."""
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            if k == "controller" or (k == "payload" and not payload) or k == "array":
+                continue
+            out[k] = strip(v, payload)
+        return out
+    if isinstance(x, (list, tuple)):
+        return type(x)(strip(v, payload) for v in x)
+    return x
+
+
+def choose(rng, infos_i):
+    """Random actions for one environment: mostly legal, sometimes an
+    illegal index or none at all (both fall back, with a problem)."""
+    acts = {}
+    for agent, info in infos_i.items():
+        if not info["active"]:
+            continue
+        u = rng.random()
+        if u < 0.05:
+            continue  # no action: falls back
+        if u < 0.1:  # a masked-0 index, or one past the end
+            zeros = [k for k, m in enumerate(info["action_mask"]) if not m]
+            acts[agent] = zeros[0] if zeros else len(info["action_mask"])
+            continue
+        legal = [k for k, m in enumerate(info["action_mask"]) if m]
+        acts[agent] = rng.choice(legal)
+    return acts
+
+
+class SocketTransportTest(unittest.TestCase):
+    def setUp(self):
+        if not (URL and SOCKET):
+            self.fail("COORDBENCH_URL and COORDBENCH_SOCKET must be set (go test ./des/envsock -run TestPythonTransport)")
+
+    def pair(self, n, payloads=True, **kw):
+        h = ce.vector_env(n, base_url=URL, token=TOKEN, **kw)
+        s = ce.vector_env(n, socket=SOCKET, payloads=payloads, **kw)
+        self.addCleanup(h.close)
+        self.addCleanup(s.__exit__, None, None, None)
+        return h, s
+
+    def play(self, h, s, seed, payload=True, steps=100000, rng_seed=1):
+        """Play h and s side by side with the same actions until every
+        episode ended; compare everything each step returns."""
+        rng = random.Random(rng_seed)
+        ho, hi = h.reset(seed=seed)
+        so, si = s.reset(seed=seed)
+        self.assertEqual(strip(ho, payload), strip(so, payload))
+        self.assertEqual(strip(hi), strip(si))
+        n, k = len(ho), 0
+        while not all(h.done) and k < steps:
+            acts = [{} if h.done[i] else choose(rng, hi[i]) for i in range(n)]
+            hr = h.step(acts)
+            sr = s.step(acts)
+            for name, a, b in zip(("observations", "rewards", "terminations", "truncations", "infos"), hr, sr):
+                self.assertEqual(strip(a, payload or name != "observations"), strip(b, payload or name != "observations"),
+                                 f"step {k}: {name} differ")
+            hi = hr[4]
+            self.assertEqual(h.done, s.done)
+            k += 1
+        self.assertTrue(all(s.done))
+        self.assertEqual(strip(h.metrics), strip(s.metrics))
+        return k
+
+    def test_same_as_http(self):
+        for paradigm in ("centralized", "hierarchical", "heterarchical_cnp", "holonic_hybrid", "adaptive_agent",
+                         "holonic_summary"):
+            with self.subTest(paradigm=paradigm):
+                h, s = self.pair(3, instance="A3C9-1", paradigm=paradigm)
+                self.assertGreater(self.play(h, s, seed=11), 0)
+                self.assertTrue(any(m["status"] for m in s.metrics))
+
+    def test_without_payloads_and_rewards(self):
+        """The default socket env sends no payloads; vectors, masks, infos
+        (kind included) and rewards (weights and a callable) still agree."""
+        for reward in ({"time": -0.5, "completed": 2, "released": 0.25, "fallbacks": -3, "unfinished": -1},
+                       lambda prev, cur, m: cur["completed"] - prev["completed"] - (m or {}).get("G_ut", 0)):
+            with self.subTest(reward=reward):
+                h, s = self.pair(2, payloads=False, instance="gen:A2C5", paradigm="holonic_hybrid", reward=reward)
+                self.play(h, s, seed=5, payload=False, rng_seed=7)
+
+    def test_seeds_and_autoreset(self):
+        """Drawn training seeds and the auto-reset agree too."""
+        h, s = self.pair(2, instance="A3C9-1", paradigm="centralized", autoreset=True, seed=3)
+        ho, hi = h.reset()
+        so, si = s.reset()
+        self.assertEqual(strip(hi), strip(si))
+        rng = random.Random(2)
+        ends = 0
+        for k in range(2000):
+            acts = [{"plant": rng.choice([j for j, m in enumerate(inf["plant"]["action_mask"]) if m])}
+                    if inf.get("plant", {}).get("active") else {} for inf in hi]
+            hr, sr = h.step(acts), s.step(acts)
+            self.assertEqual(strip(hr), strip(sr), f"step {k}")
+            ends += sum(1 for t in hr[2] for v in t.values() if v) + sum(1 for t in hr[3] for v in t.values() if v)
+            hi = hr[4]
+            if ends >= 3:
+                break
+        self.assertGreaterEqual(ends, 3, "no episode ended: the auto-reset was not exercised")
+
+    def test_flat_arrays(self):
+        """step_arrays gives the dict API's vectors, masks and rewards."""
+        _, s = self.pair(3, payloads=False, instance="A3C9-1", paradigm="holonic_hybrid")
+        d = ce.vector_env(3, socket=SOCKET, instance="A3C9-1", paradigm="holonic_hybrid")
+        self.addCleanup(d.__exit__, None, None, None)
+        A = len(s.possible_agents)
+        arr = s.reset_arrays(seed=21)
+        do, di = d.reset(seed=21)
+        steps = 0
+        while not all(s.done):
+            acts = array.array("i", [ce.NO_ACTION] * (3 * A))
+            dacts = []
+            for i in range(3):
+                da = {}
+                for ai, agent in enumerate(s.possible_agents):
+                    base = i * s.mask_stride + s.mask_offset[ai]
+                    mask = bytes(arr.mask[base:base + s.action_count[ai]])
+                    vbase = i * s.obs_stride + s.obs_offset[ai]
+                    if not d.done[i]:
+                        self.assertEqual(arr.obs[vbase:vbase + s.vector_length[ai]].tolist(), do[i][agent]["vector"])
+                        self.assertEqual(list(mask), di[i][agent]["action_mask"])
+                    if arr.active[i * A + ai]:
+                        acts[i * A + ai] = da[agent] = mask.find(1)
+                dacts.append(da)
+            arr = s.step_arrays(acts)
+            do, dr, dterm, dtrunc, di = d.step(dacts)
+            for i in range(3):
+                if dr[i]:
+                    self.assertEqual(arr.reward[i], next(iter(dr[i].values())))
+            self.assertEqual(s.done, d.done)
+            steps += 1
+        self.assertGreater(steps, 10)
+
+    def test_errors(self):
+        with self.assertRaises(ce.ServerError):
+            ce.vector_env(2, socket=SOCKET, instance="no-such-instance")
+        with self.assertRaises(ce.ServerError):
+            ce.vector_env(2, socket=SOCKET, paradigm="no-such-paradigm")
+        with self.assertRaises(ValueError):
+            ce.vector_env(2, socket=SOCKET, play=["plant"])
+        with self.assertRaises(ConnectionError):
+            ce.vector_env(2, socket=SOCKET + ".missing")
+        with ce.vector_env(1, socket=SOCKET) as v:
+            v.reset(seed=1)
+            with self.assertRaises(KeyError):
+                v.step([{"plnat": 0}])
+            with self.assertRaises(TypeError):
+                v.step([{"plant": "0"}])
+
+    def test_bench(self):
+        c = ce.SocketClient(SOCKET)
+        self.addCleanup(c.close)
+        r = c.bench("A3C9-1", "centralized", [1, 2])
+        self.assertEqual(r["episodes"], 2)
+        self.assertGreater(r["decisions"], 0)
+        self.assertGreater(r["nanos"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
