@@ -271,7 +271,7 @@ func (s *Suite) NewRecorder(dir string, budget *Budget) (*Recorder, error) {
 // dir, if it failed and is model-backed; then tells next.
 func (r *Recorder) Ended(i int, dir string, failed bool) {
 	if failed && r.models[i] != "" && dir != "" { // "": the case never ran
-		u, err := ReadUsage(r.benchmark, dir)
+		u, err := ReadPartialUsage(r.benchmark, dir) // a failed run's logs may end cut short
 		if err == nil {
 			err = r.log.Append(Attempt{ID: NewAttemptID(), CaseID: r.ids[i], Outcome: AttemptFailed, Usage: u})
 		}

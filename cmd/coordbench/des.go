@@ -174,6 +174,10 @@ func runEpisode(cmd *cobra.Command, ctx context.Context, ep harness.Episode, ro 
 		ro.discard()
 		return err
 	}
+	if errors.Is(err, harness.ErrArtifacts) { // a full or read-only disk: the directory is incomplete
+		ro.discard()
+		return fmt.Errorf("%w, so none was moved into --out %s (free space or give another --out, then rerun): %w", harness.ErrArtifacts, ro.out, err)
+	}
 	if merr := ro.commit(); merr != nil {
 		return errors.Join(err, merr)
 	}

@@ -25,7 +25,7 @@ func LockDir(dir string) (unlock func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is in use by another running suite", dir)
+			return nil, fmt.Errorf("%s %w", dir, ErrLocked)
 		}
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
