@@ -176,7 +176,10 @@ func runEpisode(cmd *cobra.Command, ctx context.Context, ep harness.Episode, ro 
 	}
 	if errors.Is(err, harness.ErrArtifacts) { // a full or read-only disk: the directory is incomplete
 		ro.discard()
-		return fmt.Errorf("%w, so none was moved into --out %s (free space or give another --out, then rerun): %w", harness.ErrArtifacts, ro.out, err)
+		// The error names the files where they were to go: the temporary
+		// directory is gone.
+		return fmt.Errorf("%w, so none was moved into --out %s (free space or give another --out, then rerun): %s",
+			harness.ErrArtifacts, ro.out, strings.ReplaceAll(err.Error(), ro.tmp, ro.out))
 	}
 	if merr := ro.commit(); merr != nil {
 		return errors.Join(err, merr)

@@ -73,7 +73,8 @@ func TestDesRunFullDisk(t *testing.T) {
 	if err == nil {
 		t.Fatalf("des run on a full disk succeeded:\n%s", stdout)
 	}
-	if !strings.Contains(stderr, "artifacts could not all be written, so none was moved into --out "+out) || !strings.Contains(stderr, "file too large") {
+	if !strings.Contains(stderr, "artifacts could not all be written, so none was moved into --out "+out) || !strings.Contains(stderr, "file too large") ||
+		strings.Contains(stderr, ".tmp-") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	if strings.Contains(stdout, "status done") {
