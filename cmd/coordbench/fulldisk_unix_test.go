@@ -68,13 +68,14 @@ func runFullDisk(t *testing.T, limit int, args ...string) (string, string, error
 // error says why, and no temporary directory is left beside --out.
 func TestDesRunFullDisk(t *testing.T) {
 	parent := t.TempDir()
-	out := filepath.Join(parent, "run")
+	t.Chdir(parent) // --out relative to the working directory, as typed
+	out := "run"
 	stdout, stderr, err := runFullDisk(t, 16<<10, "des", "run", "--instance", "A3C9-1", "--seed", "3", "--out", out)
 	if err == nil {
 		t.Fatalf("des run on a full disk succeeded:\n%s", stdout)
 	}
 	if !strings.Contains(stderr, "artifacts could not all be written, so none was moved into --out "+out) || !strings.Contains(stderr, "file too large") ||
-		strings.Contains(stderr, ".tmp-") {
+		strings.Contains(stderr, ".tmp-") || !strings.Contains(stderr, "run/") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	if strings.Contains(stdout, "status done") {
