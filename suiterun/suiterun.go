@@ -101,9 +101,15 @@ type Plan[R any] struct {
 	End func(*Report[R]) error
 }
 
+// MaxWorkers bounds Options.Workers. A worker holds a running case's
+// engine, files and model calls; far more of them than cases or cores
+// only holds memory (a trillion made a suite run out of it at start).
+const MaxWorkers = 4096
+
 // Options tune how a suite runs; none changes its results.
 type Options struct {
-	// Workers is the number of cases run at once (default runtime.NumCPU()).
+	// Workers is the number of cases run at once (default
+	// runtime.NumCPU()), at most MaxWorkers.
 	Workers int
 	// Force lets a suite of another configuration replace the one in the
 	// directory: the earlier suite's cases and failed cases are removed.
@@ -132,12 +138,24 @@ type Options struct {
 	// end cuts them short (they fail) instead of letting them finish: a
 	// distributed worker told to hand its cases back.
 	CancelInFlight bool
+	// LockHeld: the caller holds the lock of Layout.Dir (atomicfs.LockDir)
+	// for longer than the run, Run takes none. A sweep run writes its
+	// ledger and cost files under the same lock as the cases.
+	LockHeld bool
 	// Leftover, if set, is shown the partial artifacts of every case that
 	// an earlier run left unfinished in Layout.CasesDir (its process was
 	// killed, or crashed, while the case ran): the case's id and its
 	// temporary directory, with the suite directory locked, before the
 	// temporaries are removed. An error stops the run before any case.
 	Leftover func(id, dir string) error
+}
+
+// Validate checks o: the first bad field, as an *opterr.Error.
+func (o Options) Validate() error {
+	if o.Workers < 0 || o.Workers > MaxWorkers {
+		return opterr.New("Workers", "want 1 to %d cases at once (got %d)", MaxWorkers, o.Workers)
+	}
+	return nil
 }
 
 // Progress is the state of a running suite.
@@ -204,6 +222,9 @@ func (r *Report[R]) Complete() bool { return len(r.Outcomes) == r.Total }
 // an outcome, not an error.
 func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[R], error) {
 	start := time.Now()
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
 	casesDir, failedDir := filepath.Join(l.Dir, l.CasesDir), filepath.Join(l.Dir, FailedDir)
 	if name := foreign(l); name != "" {
 		return nil, opterr.New("dir", "%s holds another kind of suite (it has %s): use a new directory", l.Dir, name)
@@ -213,11 +234,13 @@ func Run[R any](ctx context.Context, l Layout, p Plan[R], opt Options) (*Report[
 			return nil, err
 		}
 	}
-	unlock, err := atomicfs.LockDir(l.Dir)
-	if err != nil {
-		return nil, err
+	if !opt.LockHeld {
+		unlock, err := atomicfs.LockDir(l.Dir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	// Only now, with the lock held: the temporaries are no other run's.
 	if opt.Leftover != nil {
 		if err := leftovers(casesDir, p.IDs, opt.Leftover); err != nil {
@@ -372,17 +395,21 @@ func runCase[R any](ctx context.Context, p Plan[R], i int, casesDir, failedDir s
 	defer os.RemoveAll(tmp) // a no-op once renamed into place
 	o.Result, err = p.Run(ctx, i, tmp)
 	if err != nil {
-		o.Err = err.Error()
+		final := filepath.Join(failedDir, id)
+		// The error may name the case's files (a runner's stderr): by
+		// where they are about to be, not by the temporary name.
+		o.Err = strings.ReplaceAll(err.Error(), tmp, final)
 		if werr := os.WriteFile(filepath.Join(tmp, ErrorFile), []byte(o.Err+"\n"), 0o644); werr != nil {
+			o.Err = err.Error() + "; " + werr.Error()
 			tell(tmp)
 			return o
 		}
-		if merr := atomicfs.MoveIntoPlace(tmp, filepath.Join(failedDir, id), failedDir, TmpPrefix); merr != nil {
-			o.Err += "; " + merr.Error()
+		if merr := atomicfs.MoveIntoPlace(tmp, final, failedDir, TmpPrefix); merr != nil {
+			o.Err = err.Error() + "; " + merr.Error()
 			tell(tmp)
 			return o
 		}
-		tell(filepath.Join(failedDir, id))
+		tell(final)
 		return o
 	}
 	if err := atomicfs.MoveIntoPlace(tmp, filepath.Join(casesDir, id), casesDir, TmpPrefix); err != nil {

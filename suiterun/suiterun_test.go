@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/suiterun"
 )
 
@@ -422,5 +423,68 @@ func TestLeftoverSeesUnfinishedCases(t *testing.T) {
 	seen = nil
 	if _, err := suiterun.Run(context.Background(), l, p, opt); err != nil || len(seen) != 0 {
 		t.Errorf("a rerun saw leftovers again: %v %v", seen, err)
+	}
+}
+
+// A worker count beyond MaxWorkers (a trillion once made a suite run out
+// of memory at start) or below 0 is refused before anything runs.
+func TestRunWorkersBounded(t *testing.T) {
+	var runs atomic.Int32
+	for _, w := range []int{-1, suiterun.MaxWorkers + 1, 1_000_000_000_000} {
+		dir := t.TempDir()
+		_, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "cases"}, plan(2, nil, &runs), suiterun.Options{Workers: w})
+		if err == nil || !strings.HasPrefix(err.Error(), "Workers: want 1 to ") {
+			t.Errorf("Workers %d: %v", w, err)
+		}
+	}
+	if runs.Load() != 0 {
+		t.Errorf("%d cases ran", runs.Load())
+	}
+	if _, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: t.TempDir(), CasesDir: "cases"}, plan(2, nil, &runs), suiterun.Options{Workers: suiterun.MaxWorkers}); err != nil {
+		t.Errorf("Workers %d: %v", suiterun.MaxWorkers, err)
+	}
+}
+
+// A failed case's error that names its files (a runner's stderr) names
+// them where they are once the case is in failed/, not under the
+// temporary directory that was renamed there.
+func TestFailedErrorNamesFinalDir(t *testing.T) {
+	dir := t.TempDir()
+	p := suiterun.Plan[string]{IDs: []string{"c0"},
+		Finished: func(int, string) (string, bool) { return "", false },
+		Run: func(_ context.Context, _ int, d string) (string, error) {
+			return "", fmt.Errorf("runner failed (see %s)", filepath.Join(d, "stderr.txt"))
+		}}
+	rep, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "cases"}, p, suiterun.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "runner failed (see " + filepath.Join(dir, suiterun.FailedDir, "c0", "stderr.txt") + ")"
+	if got := rep.Outcomes[0].Err; got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+	if got := string(mustRead(t, filepath.Join(dir, suiterun.FailedDir, "c0", suiterun.ErrorFile))); got != want+"\n" {
+		t.Errorf("error.txt %q, want %q", got, want)
+	}
+}
+
+// With LockHeld the caller's lock stands for the run's: the run takes
+// none (it would refuse the caller's own), and another run is refused.
+func TestRunLockHeld(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := atomicfs.LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var runs atomic.Int32
+	if _, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "cases"}, plan(1, nil, &runs), suiterun.Options{}); !errors.Is(err, atomicfs.ErrLocked) {
+		t.Fatalf("a run into a directory locked by another: %v", err)
+	}
+	if _, err := suiterun.Run(context.Background(), suiterun.Layout{Dir: dir, CasesDir: "cases"}, plan(1, nil, &runs), suiterun.Options{LockHeld: true}); err != nil {
+		t.Fatal(err)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("%d runs, want 1", runs.Load())
 	}
 }

@@ -271,7 +271,7 @@ func (s *Suite) NewRecorder(dir string, budget *Budget) (*Recorder, error) {
 // dir, if it failed and is model-backed; then tells next.
 func (r *Recorder) Ended(i int, dir string, failed bool) {
 	if failed && r.models[i] != "" && dir != "" { // "": the case never ran
-		u, err := ReadUsage(r.benchmark, dir)
+		u, err := ReadPartialUsage(r.benchmark, dir) // a failed run's logs may end cut short
 		if err == nil {
 			err = r.log.Append(Attempt{ID: NewAttemptID(), CaseID: r.ids[i], Outcome: AttemptFailed, Usage: u})
 		}
@@ -304,7 +304,7 @@ func (r *Recorder) Leftover(id, dir string) error {
 	if u.Calls == 0 && u.CachedCalls == 0 {
 		return nil
 	}
-	a := Attempt{ID: leftoverAttemptID(dir), CaseID: id, Outcome: AttemptInterrupted, Usage: u}
+	a := Attempt{ID: LeftoverAttemptID(dir), CaseID: id, Outcome: AttemptInterrupted, Usage: u}
 	if r.recorded == nil { // read once: the runner shows leftovers one by one, before any case
 		if r.recorded, err = recordedIDs(r.dir); err != nil {
 			return err
@@ -322,11 +322,12 @@ func (r *Recorder) Leftover(id, dir string) error {
 	return nil
 }
 
-// leftoverAttemptID is the id of the interrupted attempt whose partial
+// LeftoverAttemptID is the id of the interrupted attempt whose partial
 // logs are in the temporary case directory dir: from its name, which
 // MkdirTemp made that run's own (and which does not change while the
-// directory is removed).
-func leftoverAttemptID(dir string) string {
+// directory is removed). A distributed worker recovering a killed
+// worker's run uses it too.
+func LeftoverAttemptID(dir string) string {
 	sum := sha256.Sum256([]byte(filepath.Base(dir)))
 	return "interrupted-" + hex.EncodeToString(sum[:12])
 }

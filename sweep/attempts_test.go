@@ -200,3 +200,30 @@ func TestAttemptsFileBounded(t *testing.T) {
 		t.Errorf("a ledger over the bound: %v", err)
 	}
 }
+
+// A failed run's logs that end in a line cut short (a write that failed
+// on a full disk) count up to the last whole line: a later run opens the
+// directory, records the attempt in the ledger and resumes, instead of
+// refusing to start until failed/ is deleted by hand.
+func TestFailedRunTornLineCounted(t *testing.T) {
+	dir := t.TempDir()
+	d := filepath.Join(dir, suiterun.FailedDir, "a")
+	os.MkdirAll(d, 0o755)
+	whole := `{"step":0,"agent_id":"plant","prompt_tokens":40,"completion_tokens":4,"calls":1}` + "\n"
+	os.WriteFile(filepath.Join(d, harness.FileDecisions), []byte(whole+`{"step":1,"agent_id":"plant","prompt_tok`), 0o644)
+	models := map[string]string{"a": "m1"}
+	got, err := Discarded(BenchmarkDes, []string{dir}, models)
+	if err != nil || len(got) != 1 || got[0].Usage.InputTokens != 40 || got[0].Usage.Calls != 1 {
+		t.Fatalf("Discarded: %+v, %v; want one attempt of 40 input tokens", got, err)
+	}
+	log, err := OpenAttemptLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := MigrateFailed(BenchmarkDes, dir, models, log); err != nil {
+		t.Fatalf("a failed run cut short on a full disk stops the next run: %v", err)
+	}
+	if att, err := ReadAttempts(dir); err != nil || len(att) != 1 || att[0].InputTokens != 40 || att[0].OutputTokens != 4 {
+		t.Fatalf("ledger %+v, %v; want the failed run's 40 and 4 tokens", att, err)
+	}
+}

@@ -183,8 +183,10 @@ func ReadUsage(benchmark, dir string) (Usage, error) {
 	return readUsage(benchmark, dir, false)
 }
 
-// ReadPartialUsage is ReadUsage of the logs of a run whose process was
-// killed: the logs' last lines, if cut short, are left out.
+// ReadPartialUsage is ReadUsage of the logs of a run that did not finish:
+// its process was killed, or it failed (a write that failed on a full
+// disk leaves a line cut short). The logs' last lines, if cut short, are
+// left out: the usage counts up to the last whole line.
 func ReadPartialUsage(benchmark, dir string) (Usage, error) {
 	return readUsage(benchmark, dir, true)
 }
@@ -604,7 +606,7 @@ func Discarded(benchmark string, dirs []string, modelOf map[string]string) ([]Ca
 	}
 	for _, id := range unnamedFailed(dirs, modelOf, named) {
 		d := find(dirs, suiterun.FailedDir, id)
-		u, err := ReadUsage(benchmark, d)
+		u, err := ReadPartialUsage(benchmark, d)
 		if err != nil {
 			return nil, err
 		}
@@ -649,7 +651,7 @@ func MigrateFailed[V any](benchmark, dir string, modelOf map[string]V, log *Atte
 		}
 	}
 	for _, id := range unnamedFailed([]string{dir}, modelOf, named) {
-		u, err := ReadUsage(benchmark, filepath.Join(dir, suiterun.FailedDir, id))
+		u, err := ReadPartialUsage(benchmark, filepath.Join(dir, suiterun.FailedDir, id))
 		if err != nil {
 			return err
 		}

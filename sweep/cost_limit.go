@@ -76,10 +76,14 @@ func (b *Budget) Admit(i int) bool {
 
 // Ended records the cost of case i, which ended in dir: its estimate is
 // released and its real cost, read from its artifacts, counted.
-func (b *Budget) Ended(i int, dir string, _ bool) {
+func (b *Budget) Ended(i int, dir string, failed bool) {
 	var u Usage
 	var err error
-	if dir != "" { // "": the case never ran
+	switch {
+	case dir == "": // the case never ran
+	case failed: // its logs may end cut short
+		u, err = ReadPartialUsage(b.benchmark, dir)
+	default:
 		u, err = ReadUsage(b.benchmark, dir)
 	}
 	b.mu.Lock()

@@ -47,6 +47,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/coordbench/coordbench/internal/inputfile"
+	"github.com/coordbench/coordbench/suiterun"
 )
 
 // Benchmarks an experiment can name.
@@ -446,8 +447,8 @@ func (e *Experiment) check() error {
 	default:
 		return fieldErr("benchmark", "want des or silo (got %q)", e.Benchmark)
 	}
-	if e.Run.Workers < 0 {
-		return fieldErr("run.workers", "want a positive number of cases at once (got %d)", e.Run.Workers)
+	if e.Run.Workers < 0 || e.Run.Workers > suiterun.MaxWorkers {
+		return fieldErr("run.workers", "want 1 to %d cases at once (got %d)", suiterun.MaxWorkers, e.Run.Workers)
 	}
 	if e.Des != nil && len(e.Des.Frameworks) > 0 && e.Benchmark != BenchmarkDes {
 		return fieldErr("des.frameworks", "not a setting of %s experiments", e.Benchmark)

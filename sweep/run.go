@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"math"
+	"os"
 	"runtime"
 
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/suiterun"
 )
@@ -35,8 +37,8 @@ func (c RunConfig) Validate() error {
 	if c.Dir == "" {
 		return opterr.New("Dir", "required: the directory the cases go to")
 	}
-	if c.Workers < 0 {
-		return opterr.New("Workers", "must be at least 1 (got %d)", c.Workers)
+	if c.Workers < 0 || c.Workers > suiterun.MaxWorkers {
+		return opterr.New("Workers", "want 1 to %d cases at once (got %d)", suiterun.MaxWorkers, c.Workers)
 	}
 	if l := c.CostLimit; l != nil && (*l < 0 || math.IsNaN(*l) || math.IsInf(*l, 0)) {
 		return opterr.New("CostLimit", "want an amount of US dollars from 0 (got %v)", *l)
@@ -55,6 +57,7 @@ type Running struct {
 	dir     string
 	rec     *Recorder
 	budget  *Budget
+	unlock  func() // releases dir, locked from Start to Finish
 }
 
 // Start validates c, marks c.Dir as a directory of the experiment (and
@@ -73,13 +76,29 @@ func (s *Suite) Start(ctx context.Context, c RunConfig, m *ModelSet) (*Running, 
 	if workers == 0 {
 		workers = runtime.NumCPU()
 		if e.WithLLM() && m != nil { // cases wait on the model: keep the endpoints busy
-			workers = max(workers, m.Concurrency)
+			workers = min(max(workers, m.Concurrency), suiterun.MaxWorkers)
 		}
 	}
+	// Everything the run writes into c.Dir, from the marker to the cost
+	// files, is written under its lock: a run refused by it writes
+	// nothing into the directory of the run that holds it.
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := atomicfs.LockDir(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			unlock()
+		}
+	}()
 	if err := Mark(c.Dir, e, s.Shard, s.Cases(), len(s.IDs)); err != nil {
 		return nil, err
 	}
-	r := &Running{suite: s, dir: c.Dir, Options: suiterun.Options{Workers: workers, Force: c.Force}}
+	r := &Running{suite: s, dir: c.Dir, unlock: unlock, Options: suiterun.Options{Workers: workers, Force: c.Force, LockHeld: true}}
 	if c.CostLimit != nil {
 		est, err := s.Estimate(ctx)
 		if err != nil {
@@ -97,14 +116,18 @@ func (s *Suite) Start(ctx context.Context, c RunConfig, m *ModelSet) (*Running, 
 		return nil, err
 	}
 	r.rec, r.Options.Ended, r.Options.Leftover = rec, rec.Ended, rec.Leftover
+	started = true
 	return r, nil
 }
 
 // Finish closes the run once its cases have run with runErr: it writes
 // the cost files and prints their totals to w (WriteCosts), and returns
 // the first of: a failure to record an attempt, the cost limit's refusal
-// (the cases it kept from starting printed to stderr), runErr.
+// (the cases it kept from starting printed to stderr), runErr. It
+// releases the directory's lock, which Start took: call it once after
+// every Start that succeeded.
 func (r *Running) Finish(w, stderr io.Writer, runErr error) error {
+	defer r.unlock()
 	if err := r.suite.WriteCosts(w, r.dir); err != nil {
 		return err
 	}

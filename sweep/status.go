@@ -130,7 +130,7 @@ func (p DirProgress) Unfinished(modelOf map[string]string) ([]CaseCost, error) {
 					return nil, err
 				}
 			}
-			if recorded[leftoverAttemptID(u.Dir)] {
+			if recorded[LeftoverAttemptID(u.Dir)] {
 				continue
 			}
 			usage, _ := ReadPartialUsage(p.Benchmark, u.Dir)

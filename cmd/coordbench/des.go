@@ -174,6 +174,13 @@ func runEpisode(cmd *cobra.Command, ctx context.Context, ep harness.Episode, ro 
 		ro.discard()
 		return err
 	}
+	if errors.Is(err, harness.ErrArtifacts) { // a full or read-only disk: the directory is incomplete
+		ro.discard()
+		// The error names the files where they were to go: the temporary
+		// directory is gone.
+		return fmt.Errorf("%w, so none was moved into --out %s (free space or give another --out, then rerun): %s",
+			harness.ErrArtifacts, ro.out, strings.NewReplacer(ro.tmp, ro.out, filepath.Clean(ro.tmp), filepath.Clean(ro.out)).Replace(err.Error()))
+	}
 	if merr := ro.commit(); merr != nil {
 		return errors.Join(err, merr)
 	}

@@ -17,7 +17,9 @@ import (
 // complete. An existing --out that holds anything is refused unless
 // --force, which replaces it (atomicfs.MoveIntoPlace), never merges into
 // it. A run killed outright (a second Ctrl-C) leaves only the temporary
-// directory.
+// directory, which the next run into the same --out removes: a run holds
+// its temporary directory (atomicfs.HoldDir) while it lives, so that one
+// of a live run is never removed.
 
 // runOutPrefix starts the name of a run's temporary directory.
 const runOutPrefix = ".tmp-"
@@ -26,6 +28,7 @@ const runOutPrefix = ".tmp-"
 // is written into.
 type runOut struct {
 	out, tmp string
+	release  func() // the hold on tmp
 }
 
 // checkOut refuses to write a run into out if out holds anything (a
@@ -71,16 +74,26 @@ func newRunOut(out string, force bool) (*runOut, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("--out: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, runOutPrefix+filepath.Base(out)+"-")
+	prefix := runOutPrefix + filepath.Base(out) + "-"
+	if err := atomicfs.RemoveDead(parent, prefix); err != nil { // what killed runs into out left
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("--out: %w", err)
 	}
-	return &runOut{out: out, tmp: tmp}, nil
+	release, err := atomicfs.HoldDir(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	return &runOut{out: out, tmp: tmp, release: release}, nil
 }
 
 // commit renames the temporary directory to out, replacing what out held
 // (checkOut allowed it).
 func (r *runOut) commit() error {
+	defer r.release()
 	if err := atomicfs.MoveIntoPlace(r.tmp, r.out, filepath.Dir(r.out), runOutPrefix); err != nil {
 		os.RemoveAll(r.tmp)
 		return fmt.Errorf("move the run into --out %s: %w", r.out, err)
@@ -90,4 +103,7 @@ func (r *runOut) commit() error {
 
 // discard removes the temporary directory of a run that wrote nothing
 // worth keeping.
-func (r *runOut) discard() { os.RemoveAll(r.tmp) }
+func (r *runOut) discard() {
+	os.RemoveAll(r.tmp)
+	r.release()
+}

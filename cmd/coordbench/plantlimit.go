@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/coordbench/coordbench/des/factory"
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 // plantLimits is the --plant-limit flag of the commands that load
@@ -40,3 +44,36 @@ func (p *plantLimits) Set(s string) error {
 
 func (p *plantLimits) String() string { return p.lim.String() }
 func (p *plantLimits) Type() string   { return "NAME=N" }
+
+// resume makes a suite resumed in dir run under the plant limits its
+// suite.json records, so that they need not be given again: without
+// --plant-limit (given says whether it was) the recorded limits are
+// used; a --plant-limit that differs from them is refused by name,
+// unless force (the suite is replaced). A dir without suite.json
+// changes nothing.
+func (p *plantLimits) resume(dir string, given, force bool) error {
+	if _, err := os.Lstat(filepath.Join(dir, harness.FileSuiteConfig)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	cfg, err := harness.ReadSuiteConfig(dir)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	rec, err := harness.RecordedLimits(cfg, p.lim.Raise)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if !given {
+		p.lim = rec
+		return nil
+	}
+	if got := harness.ChangedLimits(p.lim); got != cfg.PlantLimits && !force {
+		recorded := cfg.PlantLimits
+		if recorded == "" {
+			recorded = "none (the defaults)"
+		}
+		return fmt.Errorf("--plant-limit %s conflicts with the plant limits %s records: %s; drop --plant-limit to resume under those, or give --force to replace the suite",
+			got, filepath.Join(dir, harness.FileSuiteConfig), recorded)
+	}
+	return nil
+}

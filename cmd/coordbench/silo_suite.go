@@ -70,8 +70,8 @@ runs is written, and the exit code is 1; a second Ctrl-C abandons the runs
 in flight.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if workers < 1 {
-				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
+			if err := checkWorkers(workers); err != nil {
+				return err
 			}
 			if err := atLeastOne("--max-rounds", opt.MaxRounds); err != nil {
 				return err

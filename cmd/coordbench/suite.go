@@ -55,8 +55,8 @@ Table 3 layout, in the suite's order. --group-by chooses other keys, e.g.
 paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if workers < 1 {
-				return fmt.Errorf("--workers must be at least 1 (got %d)", workers)
+			if err := checkWorkers(workers); err != nil {
+				return err
 			}
 			opt.Suite, opt.Controllers = canon(opt.Suite, instanceNames()...), canon(opt.Controllers, controllerNames()...)
 			opt.Builtins = policy.Builtins()
@@ -85,23 +85,30 @@ paradigm; a rerun with another --group-by only rewrites the aggregate.`,
 				}
 			}
 			if command, _ := cmd.Flags().GetString("controller-command"); command != "" {
+				if !cmd.Flags().Changed("controller") {
+					opt.Controllers = extctl.Name
+				} else if !slices.Contains(splitList(opt.Controllers), extctl.Name) {
+					// The runner would run no case: say so rather than drop it.
+					return fmt.Errorf("--controller-command runs controller %q, which --controller %s leaves out: add it (--controller %s,%s) or drop --controller-command",
+						extctl.Name, opt.Controllers, opt.Controllers, extctl.Name)
+				}
 				sess, err := externalSession(cmd, command)
 				if err != nil {
 					return err
 				}
 				defer sess.Close()
 				opt.Makers = append(opt.Makers, sess)
-				if !cmd.Flags().Changed("controller") {
-					opt.Controllers = extctl.Name
-				}
+			}
+			if out == "" {
+				out = filepath.Join("runs", "suite_"+suiteDirName(opt.Suite))
+			}
+			if err := lim.resume(out, cmd.Flags().Changed("plant-limit"), force); err != nil {
+				return err
 			}
 			opt.PlantLimits = &lim.lim
 			s, err := harness.ResolveSuite(opt)
 			if err != nil {
 				return err
-			}
-			if out == "" {
-				out = filepath.Join("runs", "suite_"+suiteDirName(opt.Suite))
 			}
 			return runSuite(cmd, s, out, harness.SuiteRunOptions{Options: suiterun.Options{Workers: workers, Force: force}, GroupBy: keys}, status)
 		},
@@ -200,6 +207,9 @@ the paradigm switches and instance recorded there.`,
 			if suiteDir != "" {
 				if instance != "" {
 					return errors.New("give --instance or --suite-dir, not both")
+				}
+				if err := lim.resume(suiteDir, cmd.Flags().Changed("plant-limit"), true); err != nil {
+					return err
 				}
 				cs, err = harness.CaseFromSuiteDir(suiteDir, id, policy.Builtins(), lim.lim)
 			} else {

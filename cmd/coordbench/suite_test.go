@@ -292,6 +292,7 @@ func coordbenchBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	maybeRunAsCLI()
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))

@@ -114,16 +114,18 @@ started and exits with an error; rerun with a higher limit to resume.`,
 				return err
 			}
 			defer closer()
+			var keys []string
+			if s.Des != nil {
+				if keys, err = s.Experiment.DesGroupBy(); err != nil {
+					return err
+				}
+			}
 			run, err := s.Start(cmd.Context(), rc, m)
 			if err != nil {
 				return err
 			}
 			var runErr error
 			if s.Des != nil {
-				keys, err := s.Experiment.DesGroupBy()
-				if err != nil {
-					return err
-				}
 				runErr = runSuite(cmd, s.Des, out, harness.SuiteRunOptions{Options: run.Options, GroupBy: keys}, m.Status)
 			} else {
 				runErr = runSiloSuite(cmd, s.Silo, out, run.Options, m.Status)

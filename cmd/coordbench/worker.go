@@ -120,8 +120,8 @@ func workerSignals(cmd *cobra.Command) (ctx, abort context.Context, done func())
 // runWorker connects and runs cases until the experiment is over; run,
 // if set, replaces the case runner (tests wrap it).
 func runWorker(ctx, abort context.Context, cfg workerConfig, log io.Writer, wrap func(jetstream.RunCase) jetstream.RunCase) (*jetstream.WorkerReport, error) {
-	if cfg.slots < 1 {
-		return nil, fmt.Errorf("--workers must be at least 1 (got %d)", cfg.slots)
+	if err := checkWorkers(cfg.slots); err != nil {
+		return nil, err
 	}
 	expDir, err := filepath.Abs(cfg.experimentDir)
 	if err != nil {

@@ -2,6 +2,7 @@ package extctl
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -111,6 +112,25 @@ type ReplyNote struct {
 	Calls              int   `json:"calls,omitempty"`
 	// Cached: the answer came from a response cache (it cost nothing).
 	Cached bool `json:"cached,omitempty"`
+}
+
+// maxNoteCount bounds a note's calls and token counts (a trillion): a
+// suite's sums of them cannot overflow.
+const maxNoteCount = 1 << 40
+
+// Check rejects a note no model call gives: negative calls or tokens
+// (which would lower a run's usage and its cost), or counts above a
+// trillion. Prompt-cache hits are clamped instead (PromptCached).
+func (n ReplyNote) Check() error {
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"calls", int64(n.Calls)}, {"prompt_tokens", n.PromptTokens}, {"completion_tokens", n.CompletionTokens}} {
+		if c.v < 0 || c.v > maxNoteCount {
+			return fmt.Errorf("%s %d: want 0 to %d", c.name, c.v, int64(maxNoteCount))
+		}
+	}
+	return nil
 }
 
 // PromptCached is n's prompt-cache hits within [0, its prompt tokens]:

@@ -130,6 +130,12 @@ func parseReply(d *coord.Decision, line []byte, lat time.Duration) reply {
 				violate(VBadNotes, SevWarning, "notes for an inactive agent "+clip(id, maxEcho)+" ignored")
 			}
 		}
+		for _, id := range ids {
+			if err := rnotes[id].Check(); err != nil {
+				violate(VBadNotes, SevWarning, "notes for "+id+" ignored: "+err.Error())
+				delete(rnotes, id)
+			}
+		}
 	}
 	r.actions = make(map[string]int, len(ids))
 	r.notes = make(map[string]coord.AgentNote, len(ids))

@@ -70,6 +70,8 @@ func TestParseReply(t *testing.T) {
 		{name: "malformed notes", line: `{"actions":{"plant":2,"cell:c1":1},"notes":[1]}`, codes: []string{VBadNotes}, actions: both},
 		{name: "notes for an inactive agent", line: `{"actions":{"plant":2,"cell:c1":1},"notes":{"area:a1":{"calls":1}}}`,
 			codes: []string{VBadNotes}, actions: both},
+		{name: "negative counts in notes", line: `{"actions":{"plant":2,"cell:c1":1},"notes":{"plant":{"calls":-329,"prompt_tokens":5}}}`,
+			codes: []string{VBadNotes}, actions: both},
 		{name: "notes first", line: `{"actions":{"plant":2},"notes":{"area:a1":{}}}`, codes: []string{VBadNotes, VMissingAgent},
 			actions: map[string]int{"plant": 2}, failed: []string{"cell:c1"}},
 	}
@@ -156,6 +158,17 @@ func TestParseReplyNotes(t *testing.T) {
 	}
 	if n := r.notes["cell:c1"]; n.Model != "" || n.Calls != 0 || n.Error != "" {
 		t.Errorf("cell note %+v, want none of the plant's", n)
+	}
+	// Counts no model call gives are not noted: they would lower (or
+	// overflow) the run's usage and its cost.
+	for _, bad := range []string{`"calls":-329`, `"prompt_tokens":-1`, `"completion_tokens":-7`, `"calls":1,"prompt_tokens":99999999999999999`} {
+		r := parseReply(replyDecision(), []byte(`{"actions":{"plant":2,"cell:c1":1},"notes":{"plant":{"model":"m1","completion_tokens":3,`+bad+`}}}`), 0)
+		if n := r.notes["plant"]; n.Calls != 0 || n.PromptTokens != 0 || n.CompletionTokens != 0 || n.Model != "" {
+			t.Errorf("%s: noted %+v, want the note ignored", bad, n)
+		}
+		if len(r.violations) != 1 || r.violations[0].Code != VBadNotes || !strings.Contains(r.violations[0].Detail, "plant ignored") {
+			t.Errorf("%s: violations %+v, want one bad_notes for plant", bad, r.violations)
+		}
 	}
 }
 

@@ -123,7 +123,7 @@ func InstanceJSON(in *factory.Instance) []byte {
 // written whenever the episode ran at all.
 func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Result{}, err
+		return Result{}, artifactError{err}
 	}
 	files := map[string]*os.File{}
 	for _, name := range []string{FileTrace, FileDecisions, FileMessages, FileTiming} {
@@ -132,7 +132,7 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 			for _, g := range files {
 				g.Close()
 			}
-			return Result{}, err
+			return Result{}, artifactError{err}
 		}
 		files[name] = f
 	}
@@ -152,12 +152,12 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	}
 	for _, f := range files {
 		if err := f.Close(); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, artifactError{err})
 		}
 	}
 	inst := InstanceJSON(ep.Plant.Inst)
 	errs = append(errs, writeJSON(filepath.Join(dir, FileMetrics), res.Metrics))
-	errs = append(errs, os.WriteFile(filepath.Join(dir, FileInstance), inst, 0o644))
+	errs = append(errs, asArtifactError(os.WriteFile(filepath.Join(dir, FileInstance), inst, 0o644)))
 	errs = append(errs, writeJSON(filepath.Join(dir, FileEpisodeTiming), EpisodeTiming{WallSeconds: wall.Seconds(), ByRole: res.RoleTiming}))
 	sum := sha256.Sum256(inst)
 	man := Manifest{
@@ -173,7 +173,7 @@ func RunToDir(ctx context.Context, ep Episode, dir string) (Result, error) {
 	}
 	for _, name := range []string{FileTrace, FileDecisions, FileMessages, FileMetrics, FileInstance} {
 		h, err := fileSHA256(filepath.Join(dir, name))
-		errs = append(errs, err)
+		errs = append(errs, asArtifactError(err))
 		man.Files[name] = h
 	}
 	errs = append(errs, writeJSON(filepath.Join(dir, FileManifest), man))
@@ -185,7 +185,27 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return asArtifactError(os.WriteFile(path, append(b, '\n'), 0o644))
+}
+
+// ErrArtifacts is in the error of a run whose artifacts could not all be
+// written (a full or read-only disk): its directory is incomplete,
+// whatever status its metrics give, and must not be taken for a run.
+var ErrArtifacts = errors.New("the run's artifacts could not all be written")
+
+// artifactError is a failure to write an artifact: its message is the
+// I/O error's, and it is ErrArtifacts.
+type artifactError struct{ err error }
+
+func (e artifactError) Error() string   { return e.err.Error() }
+func (e artifactError) Unwrap() []error { return []error{e.err, ErrArtifacts} }
+
+// asArtifactError is err (if any) as an artifactError.
+func asArtifactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return artifactError{err}
 }
 
 func fileSHA256(path string) (string, error) {

@@ -339,7 +339,7 @@ type writeErrors struct{ first error }
 // unless one was recorded before.
 func (w *writeErrors) keep(artifact string, err error) {
 	if err != nil && w.first == nil {
-		w.first = fmt.Errorf("write %s: %w", artifact, err)
+		w.first = artifactError{fmt.Errorf("write %s: %w", artifact, err)}
 	}
 }
 

@@ -99,6 +99,11 @@ type SuiteConfig struct {
 	Limit                int      `json:"limit,omitempty"`
 	OnlyCases            []string `json:"only_cases,omitempty"`
 	CaseCount            int      `json:"case_count"`
+	// PlantLimits are the plant size limits the suite's instances were
+	// admitted under where they differ from factory.DefaultSizeLimits
+	// ("cells=2048,jobs=200000"; omitted when none does), so that a
+	// resumed suite is admitted under the same (RecordedLimits).
+	PlantLimits string `json:"plant_limits,omitempty"`
 	// Scorer is the version of the scoring rules of the suite's metrics
 	// and summaries (ScorerVersion); absent in suites from before it was
 	// recorded. A suite recorded under another version is not resumed:
@@ -232,6 +237,7 @@ func ResolveSuite(opt SuiteOptions) (*Suite, error) {
 	if opt.PlantLimits != nil {
 		lim = *opt.PlantLimits
 	}
+	cfg.PlantLimits = ChangedLimits(lim)
 	if cfg.Instances, err = resolveInstances(opt.Suite, lim); err != nil {
 		return nil, err
 	}
@@ -726,6 +732,36 @@ func ReadSuiteConfig(dir string) (*SuiteConfig, error) {
 		return nil, fmt.Errorf("%s is not a suite directory: %w", dir, err)
 	}
 	return &cfg, nil
+}
+
+// ChangedLimits lists the limits of lim that differ from the defaults,
+// as SizeLimits.String does ("" for none): SuiteConfig.PlantLimits.
+func ChangedLimits(lim factory.SizeLimits) string {
+	def := strings.Split(factory.DefaultSizeLimits().String(), ",")
+	var out []string
+	for i, kv := range strings.Split(lim.String(), ",") {
+		if kv != def[i] {
+			out = append(out, kv)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// RecordedLimits are the plant size limits recorded in cfg
+// (SuiteConfig.PlantLimits) over the defaults, with raise (the CLI's
+// "--plant-limit %s=%d") as their Raise.
+func RecordedLimits(cfg *SuiteConfig, raise string) (factory.SizeLimits, error) {
+	lim := factory.DefaultSizeLimits()
+	lim.Raise = raise
+	if cfg.PlantLimits == "" {
+		return lim, nil
+	}
+	for _, kv := range strings.Split(cfg.PlantLimits, ",") {
+		if err := lim.Set(kv); err != nil {
+			return lim, fmt.Errorf("%s: plant_limits: %w", FileSuiteConfig, err)
+		}
+	}
+	return lim, nil
 }
 
 // CaseFromSuiteDir rebuilds a case of the suite in dir from its recorded

@@ -78,6 +78,9 @@ func RunSuite(ctx context.Context, s *Suite, dir string, opt SuiteRunOptions) (*
 	if _, err := ParseGroupBy(strings.Join(opt.GroupBy, ",")); err != nil {
 		return nil, err
 	}
+	if err := opt.Options.Validate(); err != nil { // before the scratch pool is sized by it
+		return nil, err
+	}
 	run := opt.runEpisode
 	if run == nil {
 		run = RunToDir

@@ -15,6 +15,9 @@ import (
 	"strings"
 )
 
+// ErrLocked is LockDir's refusal of a directory another process holds.
+var ErrLocked = errors.New("is in use by another running suite")
+
 // WriteFile writes data to path through a temporary file in the same
 // directory (named prefix+base+"-*") and a rename.
 func WriteFile(path, prefix string, data []byte) error {

@@ -175,6 +175,7 @@ func TestSolveErrors(t *testing.T) {
 	}{
 		{"I-01", nil, "", "at least one shard"},
 		{"I-01", []string{`[1,"x"]`}, "", `field "shards[0][1]": want int, got string`},
+		{"I-01", []string{`[1,` + strings.Repeat("9", 5000) + `]`}, "", `field "shards[0][1]": want int, got an int of 5000 digits, beyond the 64-bit range`},
 		{"I-01", []string{`[1,`}, "", "invalid JSON"},
 		{"I-01", []string{`[]`}, "", "no data"},
 		{"II-18", []string{`[{"id":0,"next":1},{"id":1,"next":0}]`}, "", "no head"},

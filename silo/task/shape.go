@@ -47,8 +47,10 @@ func kindOf(v any) string {
 		return "null"
 	case bool:
 		return "bool"
-	case int64, *big.Int:
+	case int64:
 		return "int"
+	case *big.Int: // only an int beyond int64 parses as one
+		return fmt.Sprintf("an int of %d digits, beyond the 64-bit range", len(new(big.Int).Abs(x).Text(10)))
 	case float64:
 		return "float"
 	case string:

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/coordbench/coordbench/internal/atomicfs"
 	"github.com/coordbench/coordbench/internal/opterr"
 	"github.com/coordbench/coordbench/llm"
 	"github.com/coordbench/coordbench/suiterun"
@@ -155,6 +157,7 @@ func Worker(ctx, abort context.Context, nc *nats.Conn, opt WorkerOptions) (*Work
 		defer pc.Close()
 		w.limiter = pc
 	}
+	w.recoverScratch(ctx)
 	pull, stop := context.WithCancel(ctx)
 	defer stop()
 	sub, err := nc.Subscribe(n.controlSubject(), func(m *nats.Msg) {
@@ -324,12 +327,24 @@ func (w *worker) handle(msg jetstream.Msg) {
 		close(hb)
 		hbWG.Wait()
 	}()
-	scratch, err := os.MkdirTemp(w.opt.Scratch, "coordbench-case-")
+	scratch, err := os.MkdirTemp(w.opt.Scratch, scratchPrefix)
 	if err != nil {
 		w.giveBack(msg, id, err, nil)
 		return
 	}
 	defer os.RemoveAll(scratch)
+	// Held while the case runs, and marked with the experiment: a worker
+	// that restarts after this one was killed recovers the run's usage
+	// (recoverScratch), and never reads a live worker's run.
+	release, err := atomicfs.HoldDir(scratch)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(scratch, scratchExperiment), []byte(w.spec.ID), 0o644)
+	}
+	if err != nil {
+		w.giveBack(msg, id, err, nil)
+		return
+	}
+	defer release()
 	run := CaseRun{Spec: w.spec, ID: id, Dir: filepath.Join(scratch, "suite"), Cache: filepath.Join(scratch, tarCache), Limiter: w.limiter}
 	w.logf("running %s (delivery %d)", id, delivery)
 	caseDir, runErr := safeRun(w.abort, w.opt.Run, run)
@@ -424,6 +439,80 @@ func (w *worker) giveBack(msg jetstream.Msg, id string, why error, att *sweep.At
 	}
 	msg.Nak()
 	w.count(func(r *WorkerReport) { r.Returned++ })
+}
+
+// A case's scratch directory is named scratchPrefix+random and holds the
+// file scratchExperiment (the experiment id) beside the suite directory.
+const (
+	scratchPrefix     = "coordbench-case-"
+	scratchExperiment = "experiment"
+)
+
+// recoverScratch reports the model usage of the runs that workers killed
+// outright (SIGKILL, a crash, a power cut) left in the scratch directory:
+// for every scratch directory of this experiment that no live worker
+// holds (atomicfs.HoldDir), each unfinished case's partial logs, read up
+// to the last whole line, go to the coordinator as an interrupted
+// attempt, and the directory is removed once reported. The attempt's id
+// derives from the run's directory name, so a report repeated by a
+// worker killed again counts once. Scratch directories of other
+// experiments are left to their workers.
+func (w *worker) recoverScratch(ctx context.Context) {
+	root := w.opt.Scratch
+	if root == "" {
+		root = os.TempDir()
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), scratchPrefix) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		release, err := atomicfs.HoldDir(dir)
+		if err != nil {
+			continue // a live worker's
+		}
+		exp, err := os.ReadFile(filepath.Join(dir, scratchExperiment))
+		if err == nil && string(exp) == w.spec.ID && w.recoverRun(ctx, dir) {
+			os.RemoveAll(dir)
+		}
+		release()
+	}
+}
+
+// recoverRun reports the unfinished cases of the scratch directory dir
+// (recoverScratch); false if one could not be reported.
+func (w *worker) recoverRun(ctx context.Context, dir string) bool {
+	casesDir := filepath.Join(dir, "suite", sweep.CasesDir(w.spec.Benchmark))
+	ents, _ := os.ReadDir(casesDir)
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), suiterun.TmpPrefix)
+		k := strings.LastIndexByte(rest, '-')
+		if !ok || !e.IsDir() || k < 0 || checkCaseID(rest[:k]) != nil {
+			continue
+		}
+		id, run := rest[:k], filepath.Join(casesDir, e.Name())
+		u, err := sweep.ReadPartialUsage(w.spec.Benchmark, run)
+		if err != nil {
+			w.logf("reading the usage of %s's run that a killed worker left in %s: %v", id, run, err)
+		}
+		if u.Calls == 0 && u.CachedCalls == 0 {
+			continue
+		}
+		a := &sweep.Attempt{ID: sweep.LeftoverAttemptID(run), CaseID: id, Outcome: sweep.AttemptInterrupted, Usage: u}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err = w.js.Publish(pctx, w.n.resultSubject(), encode(Result{Case: id, Worker: w.opt.Name, Status: StatusReturned, Attempt: a}))
+		cancel()
+		if err != nil {
+			w.logf("reporting the usage of %s's run that a killed worker left in %s: %v", id, run, err)
+			return false
+		}
+		w.logf("recovered the usage of %s's run that a killed worker left (%d calls)", id, u.Calls)
+	}
+	return true
 }
 
 // safeRun runs one case, turning a panic into the case's error.
