@@ -52,6 +52,9 @@ type BatchResult struct {
 	Consumed bool `json:"consumed,omitempty"`
 	// Problems, for step: the agents whose actions fall back, and why.
 	Problems map[string]string `json:"problems,omitempty"`
+	// Warnings, for step: what of an agent's answer was ignored without a
+	// fallback (ActionsResponse.Warnings).
+	Warnings map[string]string `json:"warnings,omitempty"`
 	// Episode is the status, for create and delete.
 	Episode *Status `json:"episode,omitempty"`
 	// Decision is the next pending Decision (payload.md), for create and
@@ -175,7 +178,7 @@ func (s *Server) batchStep(w http.ResponseWriter, r *http.Request) {
 				out[i].Code, out[i].Error, out[i].Consumed = aerr.code, aerr.msg, aerr.consumed
 				continue
 			}
-			out[i].Problems = resp.Problems
+			out[i].Problems, out[i].Warnings = resp.Problems, resp.Warnings
 			after[i] = resp.Step
 		}
 		eps[i] = e

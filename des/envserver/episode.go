@@ -247,6 +247,9 @@ type ActionsResponse struct {
 	// Problems lists, per agent, why its action will fall back (missing,
 	// not an integer, out of range or masked). Empty when all are usable.
 	Problems map[string]string `json:"problems,omitempty"`
+	// Warnings lists, per agent, what of its answer was ignored without a
+	// fallback: notes with impossible counts (negative, or over 2^40).
+	Warnings map[string]string `json:"warnings,omitempty"`
 }
 
 // apiError is an HTTP error with a message.
@@ -331,6 +334,13 @@ func (e *episode) deliver(req *ActionsRequest, raw []byte) (*ActionsResponse, *a
 	}
 	for _, id := range p.ids {
 		rn := req.Notes[id]
+		if err := rn.Check(); err != nil { // a client's counts are untrusted
+			if resp.Warnings == nil {
+				resp.Warnings = map[string]string{}
+			}
+			resp.Warnings[id] = "notes ignored: " + err.Error()
+			rn = extctl.ReplyNote{}
+		}
 		note := base
 		note.Model, note.PromptTokens, note.CompletionTokens, note.Calls, note.Cached =
 			rn.Model, rn.PromptTokens, rn.CompletionTokens, rn.Calls, rn.Cached

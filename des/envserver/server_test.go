@@ -407,3 +407,35 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "decisions")
 }
+
+// TestNegativeNotesIgnored: a client's note counts are untrusted; negative
+// ones are ignored (named in the problems), never recorded.
+func TestNegativeNotesIgnored(t *testing.T) {
+	dir := t.TempDir()
+	_, hs := newServer(t, Config{DataDir: dir, Keep: true})
+	c := &client{t: t, base: hs.URL}
+	id := c.create("centralized", 3)
+	d := c.next(id)
+	acts, _ := policy.Rule{}.Act(context.Background(), d)
+	notes := map[string]any{}
+	for a := range acts {
+		notes[a] = map[string]any{"calls": -329, "prompt_tokens": -5}
+	}
+	b, _ := json.Marshal(map[string]any{"step": d.Step, "actions": acts, "notes": notes})
+	code, body := c.do("POST", "/v1/episodes/"+id+"/actions", b)
+	var resp ActionsResponse
+	if code != 200 || json.Unmarshal(body, &resp) != nil {
+		t.Fatalf("%d %s", code, body)
+	}
+	for a := range acts {
+		if !strings.Contains(resp.Warnings[a], "notes ignored: calls -329") || resp.Problems[a] != "" {
+			t.Errorf("%s: warning %q, problem %q", a, resp.Warnings[a], resp.Problems[a])
+		}
+	}
+	c.play(id)
+	for _, au := range readAudits(t, filepath.Join(dir, id, harness.FileDecisions)) {
+		if n := au.AgentNote; n != nil && (n.Calls < 0 || n.PromptTokens < 0) {
+			t.Fatalf("negative counts recorded: %+v", au)
+		}
+	}
+}
