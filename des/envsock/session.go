@@ -72,7 +72,7 @@ func (s *session) openEpisodes(req *OpenRequest) (*OpenReply, error) {
 		return nil, fmt.Errorf(`"play" and "others" are not supported by the socket transport; use the HTTP transport (des serve)`)
 	}
 	if req.N < 1 || req.N > c.MaxEnvs {
-		return nil, fmt.Errorf(`"n" is %d: want 1 to %d (the server's --max-envs)`, req.N, c.MaxEnvs)
+		return nil, fmt.Errorf(`"n" is %d: want 1 to %d (the server's limit of episodes per session)`, req.N, c.MaxEnvs)
 	}
 	// Only reported instances and generated ones: never a server-side file.
 	if !strings.HasPrefix(req.Instance, "gen:") && !slices.Contains(factory.BuiltinNames(), req.Instance) {
