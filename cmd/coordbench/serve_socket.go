@@ -17,7 +17,7 @@ import (
 func desServeSocketCmd() *cobra.Command {
 	var path string
 	var files []string
-	var maxEnvs, maxSessions int
+	var maxEnvs, maxSessions, workers int
 	var idle time.Duration
 	c := &cobra.Command{
 		Use:   "serve-socket",
@@ -47,7 +47,7 @@ served at once, and one idle for --idle-timeout is closed.`,
 			if err != nil {
 				return err
 			}
-			srv, err := envsock.New(envsock.Config{Paradigms: paradigms, MaxEnvs: maxEnvs, MaxSessions: maxSessions, IdleTimeout: idle})
+			srv, err := envsock.New(envsock.Config{Paradigms: paradigms, MaxEnvs: maxEnvs, MaxSessions: maxSessions, IdleTimeout: idle, Workers: workers})
 			if err != nil {
 				return err
 			}
@@ -78,6 +78,7 @@ served at once, and one idle for --idle-timeout is closed.`,
 	f.StringArrayVar(&files, "paradigm-file", nil, "also serve a custom paradigm from a YAML file (repeatable); sessions name it by its mode_id")
 	f.IntVar(&maxEnvs, "max-envs", envsock.DefaultMaxEnvs, "episodes of one session (vector_env's n)")
 	f.IntVar(&maxSessions, "max-sessions", envsock.DefaultMaxSessions, "sessions (connections) served at once; more wait, unaccepted")
+	f.IntVar(&workers, "workers", 1, "goroutines that advance one session's episodes in parallel at each step (more only help with processors to spare beside the learner; a pipelined client keeps several sessions busy instead)")
 	f.DurationVar(&idle, "idle-timeout", envsock.DefaultIdleTimeout, "close a session that sends no request for this long (its episodes end)")
 	return c
 }

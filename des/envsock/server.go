@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -30,6 +31,8 @@ const (
 	DefaultMaxFrame    = 1 << 20
 	DefaultMaxReply    = 64 << 20
 	DefaultIdleTimeout = 10 * time.Minute
+	// MaxWorkers bounds Config.Workers.
+	MaxWorkers = 1024
 )
 
 // Config configures a Server.
@@ -48,11 +51,16 @@ type Config struct {
 	// IdleTimeout closes a session (and ends its episodes) that sends no
 	// request for this long.
 	IdleTimeout time.Duration
+	// Workers is the number of goroutines that advance the episodes of
+	// one step in parallel (default 1: on a small machine the learner's
+	// process needs the other processors, and a pipelined client keeps
+	// several sessions busy at once instead).
+	Workers int
 }
 
 // Validate checks c and fills in its defaults.
 func (c *Config) Validate() error {
-	if c.MaxEnvs < 0 || c.MaxSessions < 0 || c.MaxFrame < 0 || c.MaxReply < 0 || c.IdleTimeout < 0 {
+	if c.MaxEnvs < 0 || c.MaxSessions < 0 || c.MaxFrame < 0 || c.MaxReply < 0 || c.IdleTimeout < 0 || c.Workers < 0 {
 		return errors.New("envsock: negative limit")
 	}
 	if c.MaxEnvs == 0 {
@@ -69,6 +77,12 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Workers > MaxWorkers {
+		return fmt.Errorf("envsock: %d workers per session, more than %d", c.Workers, MaxWorkers)
 	}
 	return nil
 }
@@ -169,9 +183,16 @@ func (s *Server) serveConn(c net.Conn) {
 		var err error
 		var broken bool
 		out, err, broken = s.handleSafely(sess, req[0], req[1:], out)
-		if err != nil {
+		switch {
+		case err != nil:
 			writeFrame(w, 1, []byte(err.Error()))
-		} else {
+		case sess.sendFD: // the shared region's descriptor goes with this reply
+			sess.sendFD = false
+			if w.Flush() != nil || sendWithFile(c, out, sess.shm.file) != nil {
+				return
+			}
+			continue
+		default:
 			writeFrame(w, 0, out)
 		}
 		if w.Flush() != nil || broken {
@@ -237,6 +258,27 @@ func writeFrame(w *bufio.Writer, status byte, body []byte) {
 	hdr[4] = status
 	w.Write(hdr[:])
 	w.Write(body)
+}
+
+// sendWithFile writes an ok frame of body with f's descriptor as
+// ancillary data (SCM_RIGHTS) on its first byte.
+func sendWithFile(c net.Conn, body []byte, f *os.File) error {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return fmt.Errorf("shared memory needs a unix socket connection")
+	}
+	frame := make([]byte, 8, 8+len(body))
+	binary.LittleEndian.PutUint32(frame, uint32(len(body)))
+	frame = append(frame, body...)
+	oob := rightsOf(f)
+	n, _, err := uc.WriteMsgUnix(frame, oob, nil)
+	if err != nil {
+		return err
+	}
+	if n < len(frame) { // the descriptor went with the first part
+		_, err = uc.Write(frame[n:])
+	}
+	return err
 }
 
 func grow(b []byte, n int) []byte {

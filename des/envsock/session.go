@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +25,11 @@ type OpenRequest struct {
 	// Payloads adds each pending decision's payload (docs/payload.md) to
 	// the reply's tail, as the HTTP transport sends it.
 	Payloads bool `json:"payloads,omitempty"`
+	// SharedMemory asks for the fixed part of every step's reply in
+	// memory shared with the client: the reply to OpOpen then carries the
+	// descriptor of a file to map (SCM_RIGHTS) and OpenReply.SharedMemory
+	// its size, and a step's reply frame holds only the tail.
+	SharedMemory bool `json:"shared_memory,omitempty"`
 	// Play and Others are the HTTP transport's; not supported here yet.
 	Play   []string `json:"play,omitempty"`
 	Others string   `json:"others,omitempty"`
@@ -42,6 +46,11 @@ type OpenReply struct {
 	Offer    []string             `json:"offer"`
 	Actions  []int                `json:"actions"`
 	Lengths  []int                `json:"lengths"`
+	// SharedMemory is the size of the shared region holding the fixed
+	// part of the step replies (0: they come in the frames); when asked
+	// for and not granted, SharedMemoryError says why.
+	SharedMemory      int    `json:"shared_memory,omitempty"`
+	SharedMemoryError string `json:"shared_memory_error,omitempty"`
 }
 
 // session is one connection's vector of slots. It is used by the
@@ -61,7 +70,9 @@ type session struct {
 	weights  *Weights
 	payloads bool
 	lay      replyLayout
-	reply    []byte // the fixed part of the step reply, written by the slots
+	reply    []byte       // the fixed part of the step reply, written by the slots
+	shm      *sharedReply // where reply lives when shared with the client (else nil)
+	sendFD   bool         // the reply to OpOpen passes shm's descriptor
 	slots    []*slot
 }
 
@@ -119,7 +130,17 @@ func (s *session) openEpisodes(req *OpenRequest) (*OpenReply, error) {
 	if s.lay.fixed > c.MaxReply {
 		return nil, fmt.Errorf("a reply for %d episodes of %s would take %d bytes, more than the server's maximum %d; use fewer", req.N, in.Name, s.lay.fixed, c.MaxReply)
 	}
-	s.reply = make([]byte, s.lay.fixed)
+	if req.SharedMemory {
+		if shm, err := newSharedReply(s.lay.fixed); err != nil {
+			out.SharedMemoryError = err.Error()
+		} else {
+			s.shm, s.sendFD, s.reply = shm, true, shm.mem
+			out.SharedMemory = s.lay.fixed
+		}
+	}
+	if s.reply == nil {
+		s.reply = make([]byte, s.lay.fixed)
+	}
 	for i := range req.N {
 		s.slots = append(s.slots, newSlot(s, i))
 	}
@@ -171,8 +192,8 @@ func (s *session) step(body []byte, dst []byte) ([]byte, error) {
 		}
 	}
 	// The slots advance in parallel, each on one worker: a share of the
-	// slots per processor, the session goroutine taking the first.
-	w := min(runtime.GOMAXPROCS(0), l.n)
+	// slots per worker, the session goroutine taking the first.
+	w := min(s.cfg.Workers, l.n)
 	var wg sync.WaitGroup
 	for k := 1; k < w; k++ {
 		wg.Go(func() { s.advance(k, w, seeds, acts, cmds) })
@@ -198,7 +219,10 @@ func (s *session) step(body []byte, dst []byte) ([]byte, error) {
 			t.Errors = append(t.Errors, errorNote{i, sl.err})
 		}
 	}
-	dst = append(dst[:0], s.reply...)
+	dst = dst[:0]
+	if s.shm == nil { // else the client reads the fixed part where the slots wrote it
+		dst = append(dst, s.reply...)
+	}
 	var tb []byte
 	if t.Ended != nil || t.Problems != nil || t.Payloads != nil || t.Errors != nil {
 		var err error
@@ -246,6 +270,8 @@ func (s *session) close() {
 		sl.abandon()
 	}
 	s.open = false
+	s.shm.release()
+	s.shm, s.sendFD, s.reply = nil, false, nil
 }
 
 func trunc(s string, n int) string {

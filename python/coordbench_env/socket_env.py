@@ -18,6 +18,8 @@ Standard library only.
 
 import array
 import json
+import mmap
+import os
 import socket as _socket
 import struct
 import sys
@@ -43,6 +45,24 @@ if sys.byteorder != "little":  # pragma: no cover
     raise ImportError("coordbench_env.socket_env needs a little-endian machine (the wire format is little-endian)")
 
 
+# Shared memory needs descriptors passed over the socket (SCM_RIGHTS).
+SHARED_MEMORY_AVAILABLE = hasattr(_socket.socket, "recvmsg_into") and hasattr(_socket, "SCM_RIGHTS")
+
+
+def _map_shared(fds, size, error, required):
+    """Map the shared region whose descriptor came with the reply to the
+    open request (None when the server did not grant it)."""
+    try:
+        if not fds or size <= 0:
+            if required:
+                raise ServerError(0, "the server did not share memory: " + (error or "no descriptor came"), "")
+            return None
+        return mmap.mmap(fds[0], size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 class SocketClient:
     """One connection (one session) to ``coordbench des serve-socket``."""
 
@@ -59,7 +79,6 @@ class SocketClient:
             raise ConnectionError(f"cannot connect to the socket server at {path}: {err} "
                                   f"(start it with: coordbench des serve-socket --socket {path})") from None
         self._buf = bytearray(1 << 16)
-        self._hdr = bytearray(8)
 
     def __repr__(self):
         return f"SocketClient({self.path!r})"
@@ -68,33 +87,62 @@ class SocketClient:
         """Send one request (op and the body's parts) and return the reply
         body as a memoryview of the client's buffer, valid until the next
         call. Raises ServerError when the server refuses it."""
-        size = 1 + sum(len(memoryview(p).cast("B")) for p in parts)
+        self.send(op, *parts)
+        return self.recv()
+
+    def send(self, op, *parts):
+        """Send one request without waiting for its reply (recv reads it):
+        a pipelined client works meanwhile."""
+        size = 1 + sum(memoryview(p).nbytes for p in parts)
         try:
             bufs = [struct.pack("<IB", size, op), *parts]
             sent = self._sock.sendmsg(bufs)
             if sent < 4 + size:  # a short write: send the rest
                 self._sock.sendall(b"".join(bytes(memoryview(b).cast("B")) for b in bufs)[sent:])
-            self._read_into(memoryview(self._hdr))
-            n, status = struct.unpack_from("<IB", self._hdr)
+        except OSError as err:
+            raise ConnectionError(f"socket server at {self.path}: {err}") from None
+
+    def recv(self, fds=None):
+        """Read the reply to the request sent last and return its body (a
+        memoryview of the client's buffer, valid until the next request).
+        With fds a list, descriptors passed with the reply (SCM_RIGHTS)
+        are appended to it."""
+        try:
+            buf = memoryview(self._buf)
+            got = self._recv_some(buf, fds)
+            while got < 8:
+                got += self._recv_some(buf[got:], fds)
+            n, status = struct.unpack_from("<IB", self._buf)
             if n > MAX_REPLY:
                 raise ServerError(0, f"a reply of {n} bytes, more than {MAX_REPLY}", self.path)
-            if n > len(self._buf):
-                self._buf = bytearray(n)
-            body = memoryview(self._buf)[:n]
-            self._read_into(body)
+            if 8 + n > len(self._buf):  # a larger buffer: keep what came
+                grown = bytearray(8 + n)
+                grown[:got] = self._buf[:got]
+                self._buf = grown
+                buf = memoryview(self._buf)
+            while got < 8 + n:
+                got += self._recv_some(buf[got:8 + n], fds)
+            body = buf[8:8 + n]
         except OSError as err:
             raise ConnectionError(f"socket server at {self.path}: {err}") from None
         if status != 0:
             raise ServerError(400, bytes(body).decode("utf-8", "replace"), self.path)
         return body
 
-    def _read_into(self, view):
-        got = 0
-        while got < len(view):
-            k = self._sock.recv_into(view[got:])
-            if k == 0:
-                raise ConnectionError(f"socket server at {self.path} closed the connection")
-            got += k
+    def _recv_some(self, view, fds):
+        # One request is answered by one frame, and the next request is
+        # not sent before it is read: whatever arrives belongs to it.
+        if fds is None:
+            k = self._sock.recv_into(view)
+        else:
+            k, anc, _, _ = self._sock.recvmsg_into([view], _socket.CMSG_SPACE(4 * 4))
+            for level, kind, data in anc:
+                if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                    data = data[:len(data) - len(data) % 4]
+                    fds.extend(array.array("i", data))
+        if k == 0:
+            raise ConnectionError(f"socket server at {self.path} closed the connection")
+        return k
 
     def call_json(self, op, obj):
         return json.loads(bytes(self.call(op, json.dumps(obj).encode())))
@@ -133,12 +181,12 @@ class StepArrays:
     __slots__ = ("time", "reward", "tardiness", "obs", "seed", "step", "completed", "released", "state",
                  "terminated", "truncated", "active", "mask", "tail")
 
-    def __init__(self, body, n, a, lv, m):
+    def __init__(self, fixed, n, a, lv, m, tail=None):
         off = 0
 
         def take(size, fmt):
             nonlocal off
-            v = body[off:off + size]
+            v = fixed[off:off + size]
             off += size
             return v.cast(fmt) if fmt != "B" else v
 
@@ -148,8 +196,23 @@ class StepArrays:
         self.step, self.completed, self.released = take(4 * n, "i"), take(4 * n, "i"), take(4 * n, "i")
         self.state, self.terminated, self.truncated = take(n, "B"), take(n, "B"), take(n, "B")
         self.active, self.mask = take(n * a, "B"), take(n * m, "B")
-        (k,) = struct.unpack_from("<I", body, off)
-        self.tail = json.loads(bytes(body[off + 4:off + 4 + k])) if k else {}
+        self.tail = {}
+        if tail is not None:
+            self._read_tail(tail)
+
+    @staticmethod
+    def size(n, a, lv, m):
+        """The bytes of the fixed part of a reply (all but the tail)."""
+        return 8 * n * 4 + 8 * n * lv + 4 * n * 3 + 3 * n + n * a + n * m
+
+    def _read_tail(self, view):
+        """Read the tail (a uint32 length and the JSON) from view."""
+        if len(view) < 4:
+            raise ServerError(0, f"a step reply cut short ({len(view)} bytes of tail)", "")
+        (k,) = struct.unpack_from("<I", view)
+        if 4 + k > len(view):
+            raise ServerError(0, f"a step reply's tail of {k} bytes in {len(view) - 4}", "")
+        self.tail = json.loads(bytes(view[4:4 + k])) if k else {}
 
 
 class SocketVectorEnv:
@@ -162,7 +225,8 @@ class SocketVectorEnv:
     supported (ValueError)."""
 
     def __init__(self, n, socket=None, instance="A3C9-1", paradigm="centralized", seed=None, reward=None,
-                 use_numpy=None, play=None, others=None, autoreset=False, payloads=False, client=None):
+                 use_numpy=None, play=None, others=None, autoreset=False, payloads=False, client=None,
+                 shared_memory=None):
         if n < 1:
             raise ValueError("n must be at least 1")
         if play is not None or others is not None:
@@ -177,8 +241,21 @@ class SocketVectorEnv:
         req = {"instance": instance, "paradigm": paradigm, "n": n, "payloads": self.payloads}
         if self.reward.weights is not None:
             req["reward"] = self.reward.weights
+        required = shared_memory is True
+        if shared_memory is None:
+            shared_memory = SHARED_MEMORY_AVAILABLE
+        elif shared_memory and not SHARED_MEMORY_AVAILABLE:
+            raise ValueError("shared_memory=True needs a unix system with socket.recvmsg_into")
+        if shared_memory:
+            req["shared_memory"] = True
+        self._mem = None
         try:
-            info = self.client.call_json(OP_OPEN, req)
+            fds = [] if shared_memory else None
+            self.client.send(OP_OPEN, json.dumps(req).encode())
+            info = json.loads(bytes(self.client.recv(fds)))
+            if shared_memory:
+                self._mem = _map_shared(fds, info.get("shared_memory") or 0, info.get("shared_memory_error"),
+                                        required)
         except BaseException:
             if own:
                 self.client.close()
@@ -195,6 +272,13 @@ class SocketVectorEnv:
         self.obs_stride, self.mask_stride = lv, m
         a = len(self.possible_agents)
         self._a = a
+        self._fixed = StepArrays.size(n, a, lv, m)
+        # with shared memory, one StepArrays over the mapping serves every step
+        self._shared = None
+        if self._mem is not None:
+            if len(self._mem) < self._fixed:
+                raise ServerError(0, f"a shared region of {len(self._mem)} bytes for replies of {self._fixed}", "")
+            self._shared = StepArrays(memoryview(self._mem)[:self._fixed], n, a, lv, m)
         self._seed = seed
         self._streams = [SeedStream() for _ in range(n)]
         self._seeds = array.array("Q", [0] * n)
@@ -218,13 +302,34 @@ class SocketVectorEnv:
         return [s != STATE_PENDING for s in self._state]
 
     # -- the flat path ----------------------------------------------------
+    @property
+    def shared_memory(self):
+        """Whether the replies' arrays come in memory shared with the
+        server (the fast path) rather than through the socket."""
+        return self._shared is not None
+
     def _request(self, cmds):
-        body = self.client.call(OP_STEP, self._seeds, self._acts, cmds)
-        arr = StepArrays(body, self.num_envs, self._a, self.obs_stride, self.mask_stride)
+        self._send(cmds)
+        return self._recv()
+
+    def _send(self, cmds):
+        self.client.send(OP_STEP, self._seeds, self._acts, cmds)
+
+    def _recv(self):
+        body = self.client.recv()
+        if self._shared is not None:  # the arrays are in the shared region; the frame holds the tail
+            arr = self._shared
+            arr._read_tail(body)
+        else:
+            if len(body) < self._fixed:
+                raise ServerError(0, f"a step reply of {len(body)} bytes, less than {self._fixed}", self.client.path)
+            arr = StepArrays(body[:self._fixed], self.num_envs, self._a, self.obs_stride, self.mask_stride,
+                             body[self._fixed:])
         errors = arr.tail.get("errors")
         if errors:
             e = errors[0]
             raise ItemError(500, f"environment {e['env']}: {e['error']}")
+        self._after(arr)
         return arr
 
     def _reset_seeds(self, seed, seeds):
@@ -242,11 +347,14 @@ class SocketVectorEnv:
     def reset_arrays(self, seed=None, seeds=None):
         """Start n new episodes (seeds as in reset) and return their first
         StepArrays."""
+        self.send_reset(seed, seeds)
+        return self._recv()
+
+    def send_reset(self, seed=None, seeds=None):
+        """reset_arrays without waiting: recv_arrays returns its StepArrays."""
         for i, sd in enumerate(self._reset_seeds(seed, seeds)):
             self._seeds[i] = sd
-        arr = self._request(bytes([CMD_RESET]) * self.num_envs)
-        self._after(arr)
-        return arr
+        self._send(bytes([CMD_RESET]) * self.num_envs)
 
     def step_arrays(self, actions):
         """Step every environment with a pending decision; actions holds
@@ -255,6 +363,14 @@ class SocketVectorEnv:
         An environment that ended at the previous step stays ended, or with
         autoreset starts anew (on a fresh training seed; its actions are
         ignored). Returns the StepArrays."""
+        self.send_arrays(actions)
+        return self._recv()
+
+    def send_arrays(self, actions):
+        """step_arrays without waiting for the reply: the server steps the
+        episodes while the caller works (another vector environment's
+        policy, say); recv_arrays returns the StepArrays. One request is
+        outstanding at a time."""
         if len(actions) != len(self._acts):
             raise ValueError(f"{len(actions)} actions for {self.num_envs} environments of {self._a} agents")
         self._acts = actions if isinstance(actions, array.array) and actions.typecode == "i" else array.array("i", actions)
@@ -263,9 +379,11 @@ class SocketVectorEnv:
             while i >= 0:
                 self._seeds[i] = self._streams[i].next()
                 i = self._state_bytes.find(STATE_ENDED, i + 1)
-        arr = self._request(self._state_bytes.translate(self._next_cmd))
-        self._after(arr)
-        return arr
+        self._send(self._state_bytes.translate(self._next_cmd))
+
+    def recv_arrays(self):
+        """The StepArrays of the request sent by send_arrays or send_reset."""
+        return self._recv()
 
     def _after(self, arr):
         state = bytes(arr.state)
@@ -307,7 +425,6 @@ class SocketVectorEnv:
         self._acts = acts
         prev_agents = [list(a) for a in self._agents]
         arr = self._request(cmds)
-        self._after(arr)
         problems = {}
         for p in arr.tail.get("problems") or ():
             problems.setdefault(p["env"], {})[p["agent"]] = p["problem"]
@@ -336,6 +453,16 @@ class SocketVectorEnv:
     def __exit__(self, *exc):
         self.close()
         self.client.close()
+        self._unmap()
+
+    def _unmap(self):
+        self._shared = None
+        if self._mem is not None:
+            try:
+                self._mem.close()
+            except BufferError:  # a caller still holds arrays of it: unmapped when they are gone
+                pass
+            self._mem = None
 
     # -- the dicts of one environment -----------------------------------------
     def _progress(self, arr, i):

@@ -90,20 +90,52 @@ def socket_flat(path, instance, paradigm, n, seconds, seed):
         t0 = time.perf_counter()
         arr = v.reset_arrays(seed=seed)
         while time.perf_counter() - t0 < seconds:
-            mask, active = bytes(arr.mask), bytes(arr.active)
-            k = 0
-            for i in range(n):
-                for ai in range(A):
-                    if active[k]:
-                        base = i * ms + mo[ai]
-                        acts[k] = mask.find(1, base, base + cnt[ai]) - base
-                    k += 1
-            steps += bytes(arr.state).count(0)
+            steps += first_legal(arr, acts, n, A, ms, mo, cnt)
             arr = v.step_arrays(acts)
             for e in arr.tail.get("ended") or ():
                 finished.append(arr.seed[e["env"]])
         wall = time.perf_counter() - t0
         py, server = time.process_time() - py0, (v.client.cpu() - server0) / 1e9
+        return steps / wall, (py / steps, server / steps), finished
+
+
+def first_legal(arr, acts, m, A, ms, mo, cnt):
+    """The policy: every active agent's first legal action (into acts)."""
+    mask, active = bytes(arr.mask), bytes(arr.active)
+    k = 0
+    for i in range(m):
+        for ai in range(A):
+            if active[k]:
+                base = i * ms + mo[ai]
+                acts[k] = mask.find(1, base, base + cnt[ai]) - base
+            k += 1
+    return bytes(arr.state).count(0)
+
+
+def socket_pipelined(path, instance, paradigm, n, groups, seconds, seed):
+    """Steps/s of pipelined_env(n, groups): the server steps one group
+    while this process chooses the next group's actions; the CPU time per
+    step, Python's and the server's; the seeds of the episodes finished."""
+    with ce.pipelined_env(n, groups=groups, socket=path, instance=instance, paradigm=paradigm, seed=seed) as p:
+        A, m = len(p.possible_agents), p.group_size
+        ms, mo, cnt = p.mask_stride, p.mask_offset, p.action_count
+        acts = [array.array("i", [ce.NO_ACTION] * (m * A)) for _ in range(groups)]
+        finished, steps = [], 0
+        clients = [e.client for e in p.envs]
+        server0, py0 = clients[0].cpu(), time.process_time()
+        t0 = time.perf_counter()
+        p.async_reset()
+        while time.perf_counter() - t0 < seconds:
+            g, arr = p.recv()
+            for e in arr.tail.get("ended") or ():
+                finished.append(arr.seed[e["env"]])
+            steps += first_legal(arr, acts[g], m, A, ms, mo, cnt)
+            p.send(acts[g])
+        wall = time.perf_counter() - t0
+        py = time.process_time() - py0
+        for _ in range(groups):  # the replies still on their way: their steps were not counted
+            p.recv()
+        server = (clients[0].cpu() - server0) / 1e9
         return steps / wall, (py / steps, server / steps), finished
 
 
@@ -126,6 +158,7 @@ def main():
     ap.add_argument("--instance", default="A3C9-1")
     ap.add_argument("--paradigm", default="centralized")
     ap.add_argument("--envs", type=int, default=32, help="episodes of the socket vector environment")
+    ap.add_argument("--groups", type=int, default=2, help="groups of the pipelined vector environment")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the socket side by side")
     ap.add_argument("--seconds", type=float, default=5.0, help="per measurement")
     args = ap.parse_args()
@@ -134,31 +167,40 @@ def main():
     print(f"numpy available: {ce.numpy_available()}")
     print("| client | steps/s | CPU µs per decision: all (Python + server) |\n|---|---|---|")
     if args.socket:
-        vec, proc, traced = [], [], []
+        rows = {"pipelined": [], "sync": []}
+        proc, traced = [], []
         for r in range(args.rounds):
-            rate, cpu, seeds = socket_flat(args.socket, args.instance, args.paradigm, args.envs, args.seconds,
-                                           1000 * r + 1)
+            rate, cpu, seeds = socket_pipelined(args.socket, args.instance, args.paradigm, args.envs, args.groups,
+                                                args.seconds, 1000 * r + 1)
             if not seeds:
                 raise SystemExit("no episode finished within --seconds; give more")
-            vec.append((rate, cpu))
+            rows["pipelined"].append((rate, cpu))
             proc.append(in_process(args.socket, args.instance, args.paradigm, seeds))
             traced.append(in_process(args.socket, args.instance, args.paradigm, seeds, trace=True))
-            print(f"| round {r + 1}: socket vector_env({args.envs}), step_arrays | {rate:.0f} "
+            srate, scpu, _ = socket_flat(args.socket, args.instance, args.paradigm, args.envs, args.seconds,
+                                         1000 * r + 1)
+            rows["sync"].append((srate, scpu))
+            print(f"| round {r + 1}: socket pipelined_env({args.envs}, groups={args.groups}) | {rate:.0f} "
                   f"| {(cpu[0] + cpu[1]) * 1e6:.2f} ({cpu[0] * 1e6:.2f} + {cpu[1] * 1e6:.2f}) |")
+            print(f"| round {r + 1}: socket vector_env({args.envs}), step_arrays | {srate:.0f} "
+                  f"| {(scpu[0] + scpu[1]) * 1e6:.2f} ({scpu[0] * 1e6:.2f} + {scpu[1] * 1e6:.2f}) |")
             print(f"| round {r + 1}: in process, the same {len(seeds)} episodes | {proc[-1][0]:.0f} "
                   f"| {proc[-1][1] * 1e6:.2f} |")
             print(f"| round {r + 1}: in process, trace to memory (as des bench) | {traced[-1][0]:.0f} "
                   f"| {traced[-1][1] * 1e6:.2f} |")
         d = vector_dicts(args.envs, args.seconds, socket=args.socket, instance=args.instance, paradigm=args.paradigm)
         print(f"| socket vector_env({args.envs}), dict API | {d:.0f} | |")
-        ratios = [v[0] / p[0] for v, p in zip(vec, proc)]
-        tratios = [v[0] / p[0] for v, p in zip(vec, traced)]
-        cpus = [p[1] / (v[1][0] + v[1][1]) for v, p in zip(vec, proc)]
         med = statistics.median
-        print(f"\nratio, socket vector_env({args.envs}) step_arrays / in process, steps/s: {med(ratios):.2f} "
-              f"(median of {len(ratios)} rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
-        print(f"  the same, in process with the trace to memory (des bench): {med(tratios):.2f}")
-        print(f"  CPU time per decision, in process / (Python + server): {med(cpus):.2f}")
+        for name, label in (("pipelined", f"socket pipelined_env({args.envs}, groups={args.groups})"),
+                            ("sync", f"socket vector_env({args.envs}) step_arrays")):
+            vec = rows[name]
+            ratios = [v[0] / p[0] for v, p in zip(vec, proc)]
+            tratios = [v[0] / p[0] for v, p in zip(vec, traced)]
+            cpus = [p[1] / (v[1][0] + v[1][1]) for v, p in zip(vec, proc)]
+            print(f"\nratio, {label} / in process, steps/s: {med(ratios):.2f} "
+                  f"(median of {len(ratios)} rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
+            print(f"  the same, in process with the trace to memory (des bench): {med(tratios):.2f}")
+            print(f"  CPU time per decision, in process / (Python + server): {med(cpus):.2f}")
         print(f"ratio, socket vector_env({args.envs}) dict API / in process: {d / med(p[0] for p in proc):.2f}")
     if args.url:
         token = os.environ.get(args.token_env) or None

@@ -55,6 +55,36 @@ def choose(rng, infos_i):
     return acts
 
 
+def arrays(arr):
+    """Per environment of a StepArrays: everything it says of it, as plain
+    values (the tail's entries by their env index)."""
+    n = len(arr.state)
+    A, M, L = len(arr.active) // n, len(arr.mask) // n, len(arr.obs) // n
+    tail = {}
+    for key, items in arr.tail.items():
+        for it in items:
+            tail.setdefault(it["env"], []).append((key, {k: v for k, v in it.items() if k != "env"}))
+    return [(arr.time[i], arr.reward[i], arr.tardiness[i], arr.obs[i * L:(i + 1) * L].tolist(), arr.seed[i],
+             arr.step[i], arr.completed[i], arr.released[i], arr.state[i], arr.terminated[i], arr.truncated[i],
+             bytes(arr.active[i * A:(i + 1) * A]), bytes(arr.mask[i * M:(i + 1) * M]), tail.get(i, []))
+            for i in range(n)]
+
+
+def random_actions(rng, arr, v):
+    """Flat actions for every active agent of arr: mostly a random legal
+    one, now and then none (NO_ACTION: falls back)."""
+    A = len(v.possible_agents)
+    acts = array.array("i", [ce.NO_ACTION] * (len(arr.state) * A))
+    for i in range(len(arr.state)):
+        for ai in range(A):
+            if not arr.active[i * A + ai] or rng.random() < 0.05:
+                continue
+            base = i * v.mask_stride + v.mask_offset[ai]
+            legal = [k for k in range(v.action_count[ai]) if arr.mask[base + k]]
+            acts[i * A + ai] = rng.choice(legal)
+    return acts
+
+
 class SocketTransportTest(unittest.TestCase):
     def setUp(self):
         if not (URL and SOCKET):
@@ -158,6 +188,67 @@ class SocketTransportTest(unittest.TestCase):
             self.assertEqual(s.done, d.done)
             steps += 1
         self.assertGreater(steps, 10)
+
+    def test_shared_memory_and_copy(self):
+        """The arrays in shared memory are those sent through the socket,
+        step by step, tails included."""
+        kw = dict(instance="gen:A2C5", paradigm="holonic_hybrid", autoreset=True, seed=4)
+        shm = ce.vector_env(3, socket=SOCKET, shared_memory=True, **kw)
+        self.addCleanup(shm.__exit__, None, None, None)
+        cp = ce.vector_env(3, socket=SOCKET, shared_memory=False, **kw)
+        self.addCleanup(cp.__exit__, None, None, None)
+        self.assertTrue(shm.shared_memory)
+        self.assertFalse(cp.shared_memory)
+        rng = random.Random(3)
+        a, b = shm.reset_arrays(), cp.reset_arrays()
+        ends = 0
+        for k in range(5000):
+            self.assertEqual(arrays(a), arrays(b), f"step {k}")
+            if ends >= 2:
+                break
+            acts = random_actions(rng, a, shm)
+            a, b = shm.step_arrays(acts), cp.step_arrays(acts)
+            ends += bytes(a.state).count(1)
+        self.assertGreaterEqual(ends, 2, "no episode ended")
+
+    def test_pipelined_same_as_vector(self):
+        """pipelined_env(n, groups) plays the episodes of vector_env(n) with
+        the same seed: every environment's arrays agree, step for step."""
+        for groups, instance, paradigm in ((2, "A3C9-1", "centralized"), (3, "gen:A2C5", "holonic_hybrid")):
+            with self.subTest(groups=groups, paradigm=paradigm):
+                n = 2 * groups
+                kw = dict(instance=instance, paradigm=paradigm, seed=9)
+                v = ce.vector_env(n, socket=SOCKET, autoreset=True, **kw)
+                self.addCleanup(v.__exit__, None, None, None)
+                p = ce.pipelined_env(n, groups=groups, socket=SOCKET, **kw)
+                self.addCleanup(p.close)
+                A, m = len(v.possible_agents), p.group_size
+                rng = random.Random(5)
+                arr = v.reset_arrays()
+                p.async_reset()
+                ends = 0
+                for k in range(5000):
+                    if ends >= 2:
+                        break
+                    want = arrays(arr)
+                    acts = random_actions(rng, arr, v)
+                    for g in range(groups):
+                        gg, garr = p.recv()
+                        self.assertEqual(gg, g)
+                        got = arrays(garr)
+                        for i in range(m):
+                            self.assertEqual(got[i], want[p.offsets[g] + i], f"step {k}, environment {p.offsets[g] + i}")
+                        p.send(acts[p.offsets[g] * A:(p.offsets[g] + m) * A])
+                    arr = v.step_arrays(acts)
+                    ends += bytes(arr.state).count(1)
+                self.assertGreaterEqual(ends, 2, "no episode ended")
+        with self.assertRaises(ValueError):
+            ce.pipelined_env(5, groups=2, socket=SOCKET)
+        with ce.pipelined_env(2, groups=2, socket=SOCKET) as p:
+            with self.assertRaises(RuntimeError):
+                p.recv()
+            with self.assertRaises(RuntimeError):
+                p.send([0, 0])
 
     def test_errors(self):
         with self.assertRaises(ce.ServerError):
