@@ -19,10 +19,18 @@
 // could not be framed). Ops:
 //
 //   - OpOpen (1), JSON body {"instance", "paradigm", "n", "reward",
-//     "payloads"}: makes n slots, none playing yet. reward, if set, holds the
-//     weights of python/coordbench_env's Reward; the server then computes
-//     each step's reward. The reply (JSON) lists the agents, layout, offer,
-//     and per agent its action count and vector length.
+//     "payloads", "shared_memory"}: makes n slots, none playing yet. reward,
+//     if set, holds the weights of python/coordbench_env's Reward; the
+//     server then computes each step's reward. The reply (JSON) lists the
+//     agents, layout, offer, and per agent its action count and vector
+//     length. With "shared_memory" true, where the platform can, the
+//     fixed part of every step reply lives in a region shared with the
+//     client: the reply's "shared_memory" is its size, and the frame
+//     carries the region's descriptor (SCM_RIGHTS) to map; later step
+//     replies carry only the tail (a uint32 length and the JSON), the
+//     arrays being written in place before the reply is sent and left
+//     alone until the next step request. Not granted, "shared_memory_error"
+//     says why and the replies are sent whole.
 //   - OpStep (2), binary body: seeds (n uint64), actions (n×A int32, A the
 //     number of agents, −1 for none), commands (n bytes: 0 leave the slot
 //     alone, 1 act on its pending decision, 2 start a new episode with
@@ -51,8 +59,10 @@
 // Each slot runs its episode as a coroutine (iter.Pull over harness.Run,
 // with a controller that yields at each decision), so that handing a
 // decision over is a coroutine switch, not a trip through the scheduler.
-// A step splits the slots among one worker per processor, which advance
-// them in parallel; each slot writes only its own entries of the reply.
+// A step splits the slots among Config.Workers goroutines (default 1),
+// which advance them in parallel; each slot writes only its own entries
+// of the reply. Concurrency across sessions is the pipelined client's:
+// each of its groups is a session with a goroutine of its own.
 // The package keeps no global state: a Server owns its sessions, a
 // session its slots.
 package envsock
