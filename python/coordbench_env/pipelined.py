@@ -85,18 +85,15 @@ class PipelinedVectorEnv:
         self._sent[g], self._last = True, None
 
     def close(self):
-        for g, e in enumerate(self.envs):
-            if self._sent[g]:
-                try:
-                    e.recv_arrays()
-                except (ConnectionError, OSError):
-                    pass
-                self._sent[g] = False
+        """Close every group's connection; the server ends their episodes
+        (a reply still on its way is not waited for)."""
         self._close_all()
+        self._sent = [False] * self.groups
 
     def _close_all(self):
         for e in self.envs:
-            e.__exit__(None, None, None)
+            e.client.close()
+            e._unmap()
         self.envs = []
 
     def __enter__(self):

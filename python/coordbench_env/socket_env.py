@@ -79,6 +79,7 @@ class SocketClient:
             raise ConnectionError(f"cannot connect to the socket server at {path}: {err} "
                                   f"(start it with: coordbench des serve-socket --socket {path})") from None
         self._buf = bytearray(1 << 16)
+        self.broken = False  # a reply was left half read: no further request
 
     def __repr__(self):
         return f"SocketClient({self.path!r})"
@@ -93,6 +94,9 @@ class SocketClient:
     def send(self, op, *parts):
         """Send one request without waiting for its reply (recv reads it):
         a pipelined client works meanwhile."""
+        if self.broken:
+            raise ConnectionError(f"socket server at {self.path}: the connection was left mid-reply "
+                                  "(an interrupted read); open a new one")
         size = 1 + sum(memoryview(p).nbytes for p in parts)
         try:
             bufs = [struct.pack("<IB", size, op), *parts]
@@ -106,7 +110,19 @@ class SocketClient:
         """Read the reply to the request sent last and return its body (a
         memoryview of the client's buffer, valid until the next request).
         With fds a list, descriptors passed with the reply (SCM_RIGHTS)
-        are appended to it."""
+        are appended to it. A read cut short by anything (an error, a
+        KeyboardInterrupt) leaves the client broken: its stream is no
+        longer in step with the server's frames."""
+        try:
+            status, body = self._recv(fds)
+        except BaseException:
+            self.broken = True
+            raise
+        if status != 0:  # a refusal is a whole frame: the stream stays in step
+            raise ServerError(400, bytes(body).decode("utf-8", "replace"), self.path)
+        return body
+
+    def _recv(self, fds):
         try:
             buf = memoryview(self._buf)
             got = self._recv_some(buf, fds)
@@ -125,9 +141,7 @@ class SocketClient:
             body = buf[8:8 + n]
         except OSError as err:
             raise ConnectionError(f"socket server at {self.path}: {err}") from None
-        if status != 0:
-            raise ServerError(400, bytes(body).decode("utf-8", "replace"), self.path)
-        return body
+        return status, body
 
     def _recv_some(self, view, fds):
         # One request is answered by one frame, and the next request is
@@ -442,7 +456,7 @@ class SocketVectorEnv:
         return tuple([o[k] for o in outs] for k in range(5))
 
     def close(self):
-        if self._started:
+        if self._started and not self.client.broken:
             self.client.call(OP_CLOSE)
         self._state = self._state_bytes = bytes([STATE_IDLE]) * self.num_envs
         self._agents = [[] for _ in range(self.num_envs)]

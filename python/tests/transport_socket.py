@@ -266,6 +266,37 @@ class SocketTransportTest(unittest.TestCase):
             with self.assertRaises(TypeError):
                 v.step([{"plant": "0"}])
 
+    def test_interrupted_read(self):
+        """A reply left half read (Ctrl-C in the middle of a step) breaks
+        the client: the next request says so at once instead of reading
+        the rest of the old frame as its reply, and closing does not wait."""
+        for shm in (True, False):
+            with self.subTest(shared_memory=shm):
+                v = ce.vector_env(2, socket=SOCKET, autoreset=True, shared_memory=shm)
+                self.addCleanup(v.__exit__, None, None, None)
+                arr = v.reset_arrays(seed=1)
+                acts = random_actions(random.Random(1), arr, v)
+                c = v.client
+                read = c._recv_some
+
+                def cut(view, fds):
+                    read(view[:3], fds)  # three bytes of the header, then the interrupt
+                    raise KeyboardInterrupt
+
+                c._recv_some = cut
+                with self.assertRaises(KeyboardInterrupt):
+                    v.step_arrays(acts)
+                c._recv_some = read
+                self.assertTrue(c.broken)
+                with self.assertRaises(ConnectionError):
+                    v.step_arrays(acts)
+                v.close()  # no request on a broken stream
+        with ce.pipelined_env(4, groups=2, socket=SOCKET, seed=2) as p:
+            p.async_reset()
+            g, arr = p.recv()
+            p.send(random_actions(random.Random(2), arr, p.envs[0]))
+        self.assertEqual(p.envs, [])  # closed with two replies on their way, without reading them
+
     def test_bench(self):
         c = ce.SocketClient(SOCKET)
         self.addCleanup(c.close)
