@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coordbench/coordbench/des/envsock"
+	"github.com/coordbench/coordbench/des/policy"
 )
 
 func desServeSocketCmd() *cobra.Command {
@@ -47,7 +48,7 @@ served at once, and one idle for --idle-timeout is closed.`,
 			if err != nil {
 				return err
 			}
-			srv, err := envsock.New(envsock.Config{Paradigms: paradigms, MaxEnvs: maxEnvs, MaxSessions: maxSessions, IdleTimeout: idle, Workers: workers})
+			srv, err := envsock.New(envsock.Config{Paradigms: paradigms, Builtins: policy.Builtins(), MaxEnvs: maxEnvs, MaxSessions: maxSessions, IdleTimeout: idle, Workers: workers})
 			if err != nil {
 				return err
 			}

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/envcore"
 )
 
 // DefaultOthers is the built-in controller that answers the agents a
 // client does not play, when its create names none (CreateRequest.Others).
-const DefaultOthers = "rule"
+const DefaultOthers = envcore.DefaultOthers
 
 // A client may play only some agents of an episode (CreateRequest.Play):
 // a learner of one role — the mode selector of an adaptive paradigm, say
@@ -38,46 +37,18 @@ type playing struct {
 // seed). A create without play is a client that plays every agent (nil);
 // one with an empty play, a client that plays none.
 func (s *Server) resolvePlay(req *CreateRequest, agents []string, seed uint64) (*playing, *apiError) {
-	bad := func(format string, args ...any) *apiError {
-		return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+	played, name, err := envcore.ResolvePlay(req.Play, req.Others, agents, s.cfg.Builtins)
+	if err != nil {
+		return nil, &apiError{code: http.StatusBadRequest, msg: err.Error()}
 	}
 	if req.Play == nil {
-		if req.Others != "" {
-			return nil, bad(`"others" names who answers the agents the client does not play: give "play" too`)
-		}
 		return nil, nil
-	}
-	if len(req.Play) > len(agents) {
-		return nil, bad(`"play" lists %d agents, but the episode has %d (%s)`, len(req.Play), len(agents), strings.Join(agents, ", "))
-	}
-	want := make(map[string]bool, len(req.Play))
-	for _, id := range req.Play {
-		if !slices.Contains(agents, id) {
-			return nil, bad(`"play": no agent %q in this episode (its agents: %s)`, trunc(id, 64), strings.Join(agents, ", "))
-		}
-		if want[id] {
-			return nil, bad(`"play": agent %q is listed twice`, id)
-		}
-		want[id] = true
-	}
-	name := req.Others
-	if name == "" {
-		name = DefaultOthers
-	}
-	if s.cfg.Builtins == nil {
-		return nil, bad(`"play": this server has no built-in controllers to answer the other agents`)
 	}
 	others, err := s.cfg.Builtins.New(name, seed)
 	if err != nil {
-		return nil, bad(`"others": %v (one of %s)`, err, strings.Join(s.cfg.Builtins.Names(), ", "))
+		return nil, &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(`"others": %v`, err)}
 	}
-	pl := &playing{others: others}
-	for _, id := range agents {
-		if want[id] {
-			pl.played = append(pl.played, id)
-		}
-	}
-	return pl, nil
+	return &playing{played: played, others: others}, nil
 }
 
 // playController is the coord.Controller of an episode whose client plays

@@ -19,7 +19,9 @@
 // could not be framed). Ops:
 //
 //   - OpOpen (1), JSON body {"instance", "paradigm", "n", "reward",
-//     "payloads", "shared_memory"}: makes n slots, none playing yet. reward,
+//     "payloads", "shared_memory", "play", "others"}: makes n slots, none
+//     playing yet. play and others are des serve's (OpenRequest.Play):
+//     the reply's per-agent arrays then hold the played agents. reward,
 //     if set, holds the weights of python/coordbench_env's Reward; the
 //     server then computes each step's reward. The reply (JSON) lists the
 //     agents, layout, offer, and per agent its action count and vector

@@ -85,7 +85,7 @@ func TestPythonTransport(t *testing.T) {
 	hs.Listener = hsrv.Listener(hs.Listener)
 	hs.Start()
 	t.Cleanup(func() { hs.Close(); hsrv.Close() })
-	sock := startSocket(t, envsock.Config{Paradigms: set})
+	sock := startSocket(t, envsock.Config{Paradigms: set, Builtins: policy.Builtins()})
 
 	ctx := t.Context()
 	if dl, ok := t.Deadline(); ok { // a hung Python test fails this test, not the whole run

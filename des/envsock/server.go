@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/harness"
 )
 
 // Ops of a request frame.
@@ -51,6 +52,10 @@ type Config struct {
 	// IdleTimeout closes a session (and ends its episodes) that sends no
 	// request for this long.
 	IdleTimeout time.Duration
+	// Builtins are the controllers that answer the agents a client does
+	// not play (OpenRequest.Others; policy.Builtins() in des
+	// serve-socket). Nil: a client must play every agent.
+	Builtins harness.Builtins
 	// Workers is the number of goroutines that advance the episodes of
 	// one step in parallel (default 1: on a small machine the learner's
 	// process needs the other processors, and a pipelined client keeps

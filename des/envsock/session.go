@@ -30,22 +30,32 @@ type OpenRequest struct {
 	// descriptor of a file to map (SCM_RIGHTS) and OpenReply.SharedMemory
 	// its size, and a step's reply frame holds only the tail.
 	SharedMemory bool `json:"shared_memory,omitempty"`
-	// Play and Others are the HTTP transport's; not supported here yet.
-	Play   []string `json:"play,omitempty"`
+	// Play, if set, lists the agents the client plays, as over HTTP
+	// (docs/http-server.md, "Playing some agents"): the reply's per-agent
+	// arrays hold those only, a decision without one of them never reaches
+	// the client, and the built-in controller Others (default "rule")
+	// answers the rest, seeded with the episode's seed. An empty list
+	// plays none: the server plays each episode to its end at its reset.
+	Play   []string `json:"play"`
 	Others string   `json:"others,omitempty"`
 }
 
 // OpenReply answers OpOpen: the agents of every slot, in the order of the
 // reply's per-agent arrays, with their action counts and vector lengths.
 type OpenReply struct {
-	Instance string               `json:"instance"`
-	Paradigm string               `json:"paradigm"`
-	N        int                  `json:"n"`
-	Agents   []string             `json:"agents"`
-	Layout   []envcore.AreaLayout `json:"layout"`
-	Offer    []string             `json:"offer"`
-	Actions  []int                `json:"actions"`
-	Lengths  []int                `json:"lengths"`
+	Instance string `json:"instance"`
+	Paradigm string `json:"paradigm"`
+	N        int    `json:"n"`
+	// Agents are the agents of the reply's arrays: the played ones when
+	// the request names some (Played lists them too, and Others who
+	// answers the rest).
+	Agents  []string             `json:"agents"`
+	Played  []string             `json:"played,omitempty"`
+	Others  string               `json:"others,omitempty"`
+	Layout  []envcore.AreaLayout `json:"layout"`
+	Offer   []string             `json:"offer"`
+	Actions []int                `json:"actions"`
+	Lengths []int                `json:"lengths"`
 	// SharedMemory is the size of the shared region holding the fixed
 	// part of the step replies (0: they come in the frames); when asked
 	// for and not granted, SharedMemoryError says why.
@@ -69,6 +79,8 @@ type session struct {
 	maxLen   int
 	weights  *Weights
 	payloads bool
+	played   map[string]bool // the agents the client plays; nil: every agent
+	others   string          // the built-in controller of the rest (with played)
 	lay      replyLayout
 	reply    []byte       // the fixed part of the step reply, written by the slots
 	shm      *sharedReply // where reply lives when shared with the client (else nil)
@@ -79,9 +91,6 @@ type session struct {
 func (s *session) openEpisodes(req *OpenRequest) (*OpenReply, error) {
 	s.close()
 	c := s.cfg
-	if req.Play != nil || req.Others != "" {
-		return nil, fmt.Errorf(`"play" and "others" are not supported by the socket transport; use the HTTP transport (des serve)`)
-	}
 	if req.N < 1 || req.N > c.MaxEnvs {
 		return nil, fmt.Errorf(`"n" is %d: want 1 to %d (the server's limit of episodes per session)`, req.N, c.MaxEnvs)
 	}
@@ -109,10 +118,25 @@ func (s *session) openEpisodes(req *OpenRequest) (*OpenReply, error) {
 	}
 	plant := factory.Compile(in)
 	agents := envcore.AgentIDs(plant, mode)
+	playedList, others, err := envcore.ResolvePlay(req.Play, req.Others, agents, c.Builtins)
+	if err != nil {
+		return nil, err
+	}
+	var played map[string]bool
+	if req.Play != nil {
+		agents, played = playedList, make(map[string]bool, len(playedList))
+		for _, id := range playedList {
+			played[id] = true
+		}
+	}
 	layout, offer := envcore.Layout(plant), envcore.OfferedModes(mode)
-	out := &OpenReply{Instance: in.Name, Paradigm: mode.ID, N: req.N, Agents: agents, Layout: layout, Offer: offer}
+	out := &OpenReply{Instance: in.Name, Paradigm: mode.ID, N: req.N, Agents: agents, Layout: layout, Offer: offer, Others: others,
+		Actions: []int{}, Lengths: []int{}}
+	if played != nil {
+		out.Played = agents
+	}
 	*s = session{cfg: c, instance: in.Name, plant: plant, mode: mode, agents: agents, index: map[string]int{},
-		weights: w, payloads: req.Payloads}
+		weights: w, payloads: req.Payloads, played: played, others: others}
 	lv, m := 0, 0
 	for i, id := range agents {
 		sh, err := envcore.NewShape(id, layout, offer)

@@ -46,6 +46,9 @@ type slot struct {
 	aborting bool    // abandon is ending the episode: it writes nothing more
 	acts     []int32 // the actions for the pending decision
 
+	others coord.Controller // answers the agents the client does not play (session.played)
+	src    coord.Source     // how the last decision's answers are audited, with others
+
 	sc       harness.Scratch
 	tally    *envcore.Tally
 	prev     envcore.Progress
@@ -88,6 +91,14 @@ func (sl *slot) start(seed uint64) {
 	sl.clearNotes()
 	sl.tally.Reset()
 	sl.prev = envcore.Progress{}
+	if s := sl.s; s.played != nil { // seeded with the episode, as over HTTP
+		var err error
+		if sl.others, err = s.cfg.Builtins.New(s.others, seed); err != nil {
+			sl.err = "others: " + err.Error()
+			sl.idle()
+			return
+		}
+	}
 	sl.next, sl.stop = iter.Pull(sl.episode)
 	sl.running = true
 	sl.resume()
@@ -143,8 +154,24 @@ func (sl *slot) episode(yield func(struct{}) bool) {
 // actions are there.
 type slotController struct{ sl *slot }
 
-func (c slotController) Name() string         { return ControllerName }
-func (c slotController) Source() coord.Source { return coord.SourceExternal }
+// Name implements coord.Controller: "socket", or "socket+<others>" for a
+// client that plays some agents.
+func (c slotController) Name() string {
+	if s := c.sl.s; s.played != nil {
+		return ControllerName + "+" + s.others
+	}
+	return ControllerName
+}
+
+// Source implements coord.Controller: external, or for a client that
+// plays some agents, builtin for a decision it did not see (harness.Run
+// asks after Act, for the step Act answered).
+func (c slotController) Source() coord.Source {
+	if c.sl.s.played != nil {
+		return c.sl.src
+	}
+	return coord.SourceExternal
+}
 
 // Notes implements coord.Annotator: an agent left without an action is
 // noted as the HTTP transport notes it, so that its feedback in the next
@@ -157,8 +184,11 @@ func (c slotController) Notes() map[string]coord.AgentNote {
 }
 
 // Act implements coord.Controller.
-func (c slotController) Act(_ context.Context, d *coord.Decision) (map[string]int, error) {
+func (c slotController) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	sl := c.sl
+	if sl.s.played != nil {
+		return c.actSome(ctx, d)
+	}
 	sl.publish(d)
 	if !sl.yield(struct{}{}) {
 		return nil, errAbandoned

@@ -235,16 +235,19 @@ class SocketVectorEnv:
     close, and the same results; plus reset_arrays and step_arrays, the
     flat fast path. payloads=True also fetches each decision's payload
     (observations[agent]["payload"]), as over HTTP; without it (the
-    default, and much faster) the payload is None. play and others are not
-    supported (ValueError)."""
+    default, and much faster) the payload is None. play and others play
+    some agents only, as over HTTP: the arrays hold those agents (A =
+    len(possible_agents)), the server answers the rest."""
 
     def __init__(self, n, socket=None, instance="A3C9-1", paradigm="centralized", seed=None, reward=None,
                  use_numpy=None, play=None, others=None, autoreset=False, payloads=False, client=None,
                  shared_memory=None):
         if n < 1:
             raise ValueError("n must be at least 1")
-        if play is not None or others is not None:
-            raise ValueError("play and others are not supported by the socket transport; use the HTTP one")
+        if isinstance(play, str):
+            raise TypeError("play must be a list of agent ids, not a string")
+        if others is not None and play is None:
+            raise ValueError("others names who answers the agents the client does not play: give play too")
         self.num_envs = n
         self.reward = Reward(reward)
         self.autoreset = bool(autoreset)
@@ -253,6 +256,10 @@ class SocketVectorEnv:
         own = client is None
         self.client = client or SocketClient(socket)
         req = {"instance": instance, "paradigm": paradigm, "n": n, "payloads": self.payloads}
+        if play is not None:
+            req["play"] = [str(a) for a in play]
+            if others is not None:
+                req["others"] = others
         if self.reward.weights is not None:
             req["reward"] = self.reward.weights
         required = shared_memory is True
@@ -274,9 +281,9 @@ class SocketVectorEnv:
             if own:
                 self.client.close()
             raise
-        self.possible_agents = list(info["agents"])
+        self.possible_agents = list(info.get("agents") or ())
         self.layout, self.offer = info["layout"], list(info.get("offer") or ())
-        self.action_count, self.vector_length = list(info["actions"]), list(info["lengths"])
+        self.action_count, self.vector_length = list(info.get("actions") or ()), list(info.get("lengths") or ())
         self.obs_offset, self.mask_offset = [], []
         lv = m = 0
         for k, c in zip(self.vector_length, self.action_count):

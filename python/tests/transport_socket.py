@@ -128,6 +128,22 @@ class SocketTransportTest(unittest.TestCase):
                 self.assertGreater(self.play(h, s, seed=11), 0)
                 self.assertTrue(any(m["status"] for m in s.metrics))
 
+    def test_play_some_agents(self):
+        """play and others as over HTTP: the played agents only, the
+        server's answers for the rest, an empty play."""
+        for paradigm, play, others in (("adaptive_agent", ["mode_selector"], None),
+                                       ("holonic_hybrid", ["plant", "area:A1"], "greedy"),
+                                       ("heterarchical_cnp", ["cell:C01"], "random"),
+                                       ("hierarchical", [], None)):
+            with self.subTest(paradigm=paradigm, play=play, others=others):
+                for payloads in (True, False):
+                    h, s = self.pair(2, payloads=payloads, instance="A3C9-1", paradigm=paradigm, play=play,
+                                     others=others)
+                    self.assertEqual(s.possible_agents, play)
+                    k = self.play(h, s, seed=13, payload=payloads)
+                    self.assertEqual(k > 0, bool(play), "steps played")
+                    self.assertTrue(all(m["status"] for m in s.metrics))
+
     def test_without_payloads_and_rewards(self):
         """The default socket env sends no payloads; vectors, masks, infos
         (kind included) and rewards (weights and a callable) still agree."""
@@ -255,8 +271,13 @@ class SocketTransportTest(unittest.TestCase):
             ce.vector_env(2, socket=SOCKET, instance="no-such-instance")
         with self.assertRaises(ce.ServerError):
             ce.vector_env(2, socket=SOCKET, paradigm="no-such-paradigm")
+        with self.assertRaises(TypeError):
+            ce.vector_env(2, socket=SOCKET, play="plant")
         with self.assertRaises(ValueError):
-            ce.vector_env(2, socket=SOCKET, play=["plant"])
+            ce.vector_env(2, socket=SOCKET, others="greedy")
+        for play, others in ((["nobody"], None), (["plant", "plant"], None), (["plant"], "no-such-controller")):
+            with self.assertRaises(ce.ServerError):
+                ce.vector_env(2, socket=SOCKET, play=play, others=others)
         with self.assertRaises(ConnectionError):
             ce.vector_env(2, socket=SOCKET + ".missing")
         with ce.vector_env(1, socket=SOCKET) as v:
