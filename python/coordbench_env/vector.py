@@ -46,6 +46,13 @@ class VectorEnv:
     def metrics(self):
         return [s.metrics for s in self.sessions]
 
+    @property
+    def offer(self):
+        """The episode's modes offered to a mode selector (as
+        SocketVectorEnv.offer); known once the first reset has talked to
+        the server."""
+        return list(self.sessions[0].offer or ())
+
     def reset(self, seed=None, seeds=None):
         """Start n new episodes (closing the previous ones): environment i
         plays seed + i (on the first reset, else the constructor's seed +

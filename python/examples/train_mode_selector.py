@@ -3,10 +3,15 @@
 compare the learned selector with the fixed paradigms and the rule-based
 adaptive one on the instance's test seeds.
 
-    coordbench des serve --token-env CB_TOKEN \\
+    coordbench des serve-socket --socket /tmp/cb.sock \\
         --paradigm-file examples/paradigms/adaptive_agent.yaml \\
         --paradigm-file examples/paradigms/adaptive.yaml &
-    PYTHONPATH=python python3 python/examples/train_mode_selector.py --minutes 3
+    PYTHONPATH=python python3 python/examples/train_mode_selector.py --socket /tmp/cb.sock
+
+(or, over HTTP, ``coordbench des serve --token-env CB_TOKEN`` with the same
+paradigm files and ``--url``). Training is bounded by episodes
+(--episodes, 1000), so a run prints the same table on any machine and
+either transport; --minutes adds a time limit, which makes runs differ.
 
 The paradigm adaptive_agent lets an agent, "mode_selector", choose the
 mode of every work item when its routing starts (options: centralized,
@@ -90,18 +95,27 @@ class QSelector:
         q[a] += max(1.0 / n, self.alpha_min) * (g - q[a])
 
 
-def train(args, sel, url, token):
+def environments(args, n, paradigm, play):
+    """vector_env(n) over the transport the arguments name: the unix
+    socket of des serve-socket (--socket; with the payloads, which hold the
+    views this learner reads) or des serve's HTTP (--url)."""
+    kw = dict(instance=args.instance, paradigm=paradigm, play=play, others="rule")
+    if args.socket:
+        return ce.vector_env(n, socket=args.socket, payloads=True, **kw)
+    return ce.vector_env(n, base_url=args.url, token=args.token, **kw)
+
+
+def train(args, sel):
     rng = random.Random(args.train_seed)
-    deadline = time.time() + 60 * args.minutes
+    deadline = None if args.minutes is None else time.time() + 60 * args.minutes
     episodes = decisions = 0
     seed = args.first_train_seed
     t0 = time.time()
-    with ce.vector_env(args.envs, base_url=url, token=token, instance=args.instance, paradigm=args.paradigm,
-                       play=[SELECTOR], others="rule") as venv:
-        while time.time() < deadline and (args.episodes is None or episodes < args.episodes):
-            progress = min(1.0, (time.time() - t0) / (60 * args.minutes))
-            if args.episodes:
-                progress = max(progress, episodes / args.episodes)
+    with environments(args, args.envs, args.paradigm, [SELECTOR]) as venv:
+        while episodes < args.episodes and (deadline is None or time.time() < deadline):
+            progress = episodes / args.episodes
+            if deadline is not None:
+                progress = max(progress, min(1.0, (time.time() - t0) / (60 * args.minutes)))
             epsilon = args.epsilon * (1 - progress) + args.epsilon_min * progress
             obs, infos = venv.reset(seed=seed)
             seed += args.envs
@@ -133,11 +147,10 @@ def train(args, sel, url, token):
     return episodes, decisions, time.time() - t0
 
 
-def evaluate_selector(sel, seeds, url, token, args):
+def evaluate_selector(sel, seeds, args):
     """The greedy selector on every seed: the metrics and the options chosen."""
     chosen = [0] * sel.n
-    with ce.vector_env(len(seeds), base_url=url, token=token, instance=args.instance, paradigm=args.paradigm,
-                       play=[SELECTOR], others="rule") as venv:
+    with environments(args, len(seeds), args.paradigm, [SELECTOR]) as venv:
         obs, infos = venv.reset(seeds=seeds)
         while not all(venv.done):
             acts = []
@@ -152,10 +165,9 @@ def evaluate_selector(sel, seeds, url, token, args):
         return list(venv.metrics), chosen
 
 
-def evaluate_server(paradigm, seeds, url, token, instance):
+def evaluate_server(paradigm, seeds, args):
     """The paradigm played wholly by the server's rule controller."""
-    with ce.vector_env(len(seeds), base_url=url, token=token, instance=instance, paradigm=paradigm,
-                       play=[], others="rule") as venv:
+    with environments(args, len(seeds), paradigm, []) as venv:
         venv.reset(seeds=seeds)
         return list(venv.metrics)
 
@@ -179,13 +191,15 @@ def table(results):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--socket", help="des serve-socket's unix socket (the fast local transport); else --url")
     ap.add_argument("--url", default="http://127.0.0.1:8765", help="des serve root")
     ap.add_argument("--token-env", default="CB_TOKEN", help="environment variable holding the bearer token")
     ap.add_argument("--instance", default="A3C9-1")
     ap.add_argument("--paradigm", default="adaptive_agent", help="the paradigm whose mode_selector is learned")
     ap.add_argument("--adaptive", default="adaptive", help="the rule-based adaptive paradigm to compare with")
-    ap.add_argument("--minutes", type=float, default=3.0, help="training time")
-    ap.add_argument("--episodes", type=int, default=None, help="stop training after this many episodes")
+    ap.add_argument("--episodes", type=int, default=1000, help="training episodes (the budget)")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="also stop training after this many minutes (runs then differ by machine)")
     ap.add_argument("--envs", type=int, default=8, help="episodes stepped per request while training")
     ap.add_argument("--gamma", type=float, default=0.97, help="discount per choice")
     ap.add_argument("--epsilon", type=float, default=0.3, help="exploration at the start (decays linearly)")
@@ -195,7 +209,9 @@ def main():
     ap.add_argument("--test-seeds", default="11,12,13,14,15,16,17,18,19,20",
                     help="evaluation seeds (default: A3C9-1's test seeds)")
     args = ap.parse_args()
-    token = os.environ.get(args.token_env) or None
+    if args.episodes < 1:
+        ap.error("--episodes: give at least 1")
+    args.token = os.environ.get(args.token_env) or None
     seeds = [int(s) for s in args.test_seeds.split(",") if s]
     if not seeds:
         ap.error("--test-seeds: give at least one seed")
@@ -203,21 +219,20 @@ def main():
         ap.error("--first-train-seed: must be above every test seed (training never plays a test seed)")
 
     # The number of options is the server's (the episode's "offer").
-    with ce.parallel_env(base_url=args.url, token=token, instance=args.instance, paradigm=args.paradigm,
-                         play=[SELECTOR], seed=args.first_train_seed) as env:
-        env.reset()
+    with environments(args, 1, args.paradigm, [SELECTOR]) as env:
+        env.reset(seed=args.first_train_seed)
         offer = env.offer
-        sel = QSelector(env.action_space(SELECTOR).n)
-    episodes, decisions, secs = train(args, sel, args.url, token)
+        sel = QSelector(len(offer))
+    episodes, decisions, secs = train(args, sel)
     print(f"training: {episodes} episodes, {decisions} mode choices in {secs:.0f}s "
           f"({decisions / max(secs, 1e-9):.0f} choices/s, {args.envs} envs per request), "
           f"{len(sel.q)} states seen")
 
     t0 = time.time()
-    learned, chosen = evaluate_selector(sel, seeds, args.url, token, args)
+    learned, chosen = evaluate_selector(sel, seeds, args)
     results = [("learned (greedy Q)", learned)]
     for p in FIXED + (args.adaptive,):
-        results.append((p + " (rule)", evaluate_server(p, seeds, args.url, token, args.instance)))
+        results.append((p + " (rule)", evaluate_server(p, seeds, args)))
     print(f"evaluation: {time.time() - t0:.0f}s")
     print(f"\n{args.instance}, test seeds {args.test_seeds}: mean ± sd over {len(seeds)} episodes; "
           f"every plant, area and cell decision by the rule controller\n")
