@@ -67,7 +67,31 @@ func startSocket(t testing.TB, cfg envsock.Config) string {
 // two transports must give the same observations, masks, rewards, infos
 // and seeds. It is skipped when python3 is missing, and fails then in CI.
 func TestPythonTransport(t *testing.T) {
-	py := testenv.LookPath(t, "python3")
+	runPythonTests(t, testenv.LookPath(t, "python3"), "transport_socket.py")
+}
+
+// TestPythonNumPy runs python/tests/transport_numpy.py (StepArrays.numpy,
+// the dict API's float32 arrays) with a Python that imports NumPy:
+// python3, or Debian's /usr/bin/python3 with python3-numpy (which .ci/run
+// installs). Skipped without one, it fails then in CI.
+func TestPythonNumPy(t *testing.T) {
+	py := ""
+	for _, cand := range []string{"python3", "/usr/bin/python3"} {
+		path, err := exec.LookPath(cand)
+		if err == nil && exec.Command(path, "-c", "import numpy").Run() == nil {
+			py = path
+			break
+		}
+	}
+	if py == "" {
+		testenv.Missing(t, "no python3 that imports numpy (python3, /usr/bin/python3; Debian: apt-get install python3-numpy)")
+	}
+	runPythonTests(t, py, "transport_numpy.py")
+}
+
+// runPythonTests runs the Python tests of pattern (python/tests) with py,
+// against a des serve server (HTTP, on 127.0.0.1) and a socket server.
+func runPythonTests(t *testing.T, py, pattern string) {
 	root, err := filepath.Abs(filepath.Join("..", "..", "python"))
 	if err != nil {
 		t.Fatal(err)
@@ -93,12 +117,12 @@ func TestPythonTransport(t *testing.T) {
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-10*time.Second))
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-p", "transport_*.py", "-v")
+	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-p", pattern, "-v")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
 		"COORDBENCH_URL="+hs.URL, "COORDBENCH_TOKEN="+token, "COORDBENCH_SOCKET="+sock)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
-	t.Logf("python tests: %v\n%s", time.Since(start).Round(time.Millisecond), out)
+	t.Logf("python tests (%s): %v\n%s", py, time.Since(start).Round(time.Millisecond), out)
 	if err != nil {
 		t.Fatalf("python3 -m unittest: %v", err)
 	}

@@ -193,9 +193,10 @@ class StepArrays:
     "problems", "payloads", "errors", each entry tagged "env"."""
 
     __slots__ = ("time", "reward", "tardiness", "obs", "seed", "step", "completed", "released", "state",
-                 "terminated", "truncated", "active", "mask", "tail")
+                 "terminated", "truncated", "active", "mask", "tail", "shape")
 
     def __init__(self, fixed, n, a, lv, m, tail=None):
+        self.shape = (n, a, lv, m)
         off = 0
 
         def take(size, fmt):
@@ -213,6 +214,27 @@ class StepArrays:
         self.tail = {}
         if tail is not None:
             self._read_tail(tail)
+
+    def numpy(self):
+        """The arrays as NumPy arrays without a copy (views of the same
+        memory, read-only with shared memory: valid until the next step),
+        shaped by environment: time, reward, tardiness (float64, n); obs
+        (float64, n × obs_stride); seed (uint64, n); step, completed,
+        released (int32, n); state, terminated, truncated (uint8, n);
+        active (bool, n × A); mask (bool, n × mask_stride). A dict; needs
+        NumPy."""
+        if _np is None:
+            raise ImportError("StepArrays.numpy needs NumPy")
+        n, a, lv, m = self.shape
+        f = _np.frombuffer
+        return {"time": f(self.time, _np.float64), "reward": f(self.reward, _np.float64),
+                "tardiness": f(self.tardiness, _np.float64), "obs": f(self.obs, _np.float64).reshape(n, lv),
+                "seed": f(self.seed, _np.uint64), "step": f(self.step, _np.int32),
+                "completed": f(self.completed, _np.int32), "released": f(self.released, _np.int32),
+                "state": f(self.state, _np.uint8), "terminated": f(self.terminated, _np.uint8),
+                "truncated": f(self.truncated, _np.uint8),
+                "active": f(self.active, _np.uint8).view(_np.bool_).reshape(n, a),
+                "mask": f(self.mask, _np.uint8).view(_np.bool_).reshape(n, m)}
 
     @staticmethod
     def size(n, a, lv, m):
