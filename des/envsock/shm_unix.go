@@ -20,6 +20,10 @@ func newSharedReply(size int) (*sharedReply, error) {
 		f.Close()
 		return nil, fmt.Errorf("shared memory: %w", err)
 	}
+	if err := sealSize(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("shared memory: seal: %w", err)
+	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		f.Close()

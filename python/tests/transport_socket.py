@@ -318,6 +318,33 @@ class SocketTransportTest(unittest.TestCase):
             p.send(random_actions(random.Random(2), arr, p.envs[0]))
         self.assertEqual(p.envs, [])  # closed with two replies on their way, without reading them
 
+    def test_shared_region_sealed(self):
+        """A client cannot resize the shared region (which would make the
+        server's writes fault): it is sealed (Linux; elsewhere the size
+        cannot be sealed, docs/python-env.md)."""
+        import json
+        import struct
+        import sys
+        from coordbench_env.socket_env import OP_OPEN, OP_STEP
+        c = ce.SocketClient(SOCKET)
+        self.addCleanup(c.close)
+        fds = []
+        c.send(OP_OPEN, json.dumps({"instance": "A3C9-1", "paradigm": "centralized", "n": 2,
+                                    "shared_memory": True}).encode())
+        info = json.loads(bytes(c.recv(fds)))
+        self.assertEqual(len(fds), 1)
+        self.addCleanup(os.close, fds[0])
+        self.assertGreater(info["shared_memory"], 0)
+        if sys.platform.startswith("linux"):
+            for size in (0, info["shared_memory"] * 2):
+                with self.assertRaises(OSError):
+                    os.ftruncate(fds[0], size)
+        self.assertEqual(os.fstat(fds[0]).st_size, info["shared_memory"])
+        # the session still steps: two resets, the tail only in the frame
+        body = c.call(OP_STEP, struct.pack("<2Q", 1, 2), struct.pack("<2i", -1, -1), bytes([2, 2]))
+        (k,) = struct.unpack_from("<I", body)
+        self.assertEqual(len(body), 4 + k)
+
     def test_bench(self):
         c = ce.SocketClient(SOCKET)
         self.addCleanup(c.close)
