@@ -154,7 +154,9 @@ func TestBadRequests(t *testing.T) {
 		{envsock.OpOpen, `{"instance":"/etc/passwd","paradigm":"centralized","n":1}`, "unknown instance"},
 		{envsock.OpOpen, `{"instance":"A3C9-1","paradigm":"nope","n":1}`, "nope"},
 		{envsock.OpOpen, `{"instance":"A3C9-1","paradigm":"centralized","n":1,"reward":{"speed":1}}`, "unknown reward terms speed"},
-		{envsock.OpOpen, `{"instance":"A3C9-1","paradigm":"centralized","n":1,"play":["plant"]}`, "not supported"},
+		{envsock.OpOpen, `{"instance":"A3C9-1","paradigm":"centralized","n":1,"play":["plant"]}`, "no built-in controllers"},
+		{envsock.OpOpen, `{"instance":"A3C9-1","paradigm":"centralized","n":1,"play":["ghost"]}`, `no agent "ghost"`},
+		{envsock.OpOpen, `{"instance":"A3C9-1","paradigm":"centralized","n":1,"others":"rule"}`, `give "play" too`},
 		{envsock.OpStep, ``, "open the session first"},
 		{9, ``, "unknown op 9"},
 	} {
