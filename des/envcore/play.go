@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/harness"
 )
 
@@ -60,4 +61,36 @@ func cut(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// SplitDecision splits decision d of a client that plays the agents of
+// played into the part it is shown (ask: its played active agents; nil
+// when it has none, so the client never sees d) and the part a built-in
+// controller answers (theirs: the other active agents; nil when there
+// are none). Both share d's views, which stay the interpreter's until
+// the step is applied.
+func SplitDecision(d *coord.Decision, played map[string]bool) (ask, theirs *coord.Decision) {
+	mine := 0
+	for id := range d.ActiveAgents {
+		if played[id] {
+			mine++
+		}
+	}
+	part := func(n int) *coord.Decision {
+		return &coord.Decision{Version: d.Version, Step: d.Step, Time: d.Time, ActiveAgents: make(map[string]*coord.View, n)}
+	}
+	if mine > 0 {
+		ask = part(mine)
+	}
+	if mine < len(d.ActiveAgents) {
+		theirs = part(len(d.ActiveAgents) - mine)
+	}
+	for id, v := range d.ActiveAgents {
+		if played[id] {
+			ask.ActiveAgents[id] = v
+		} else {
+			theirs.ActiveAgents[id] = v
+		}
+	}
+	return ask, theirs
 }

@@ -82,13 +82,8 @@ func (c *playController) Source() coord.Source { return c.src }
 // Act implements coord.Controller.
 func (c *playController) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	e := c.e
-	mine := 0
-	for id := range d.ActiveAgents {
-		if c.played[id] {
-			mine++
-		}
-	}
-	if mine == 0 { // the client never sees this decision
+	ask, theirs := envcore.SplitDecision(d, c.played)
+	if ask == nil { // the client never sees this decision
 		c.src = coord.SourceBuiltin
 		e.setNotes(nil)
 		if reason, closed := e.closedReason(); closed {
@@ -97,18 +92,6 @@ func (c *playController) Act(ctx context.Context, d *coord.Decision) (map[string
 		return c.others.Act(ctx, d)
 	}
 	c.src = coord.SourceExternal
-	ask := &coord.Decision{Version: d.Version, Step: d.Step, Time: d.Time, ActiveAgents: make(map[string]*coord.View, mine)}
-	var theirs *coord.Decision
-	if mine < len(d.ActiveAgents) {
-		theirs = &coord.Decision{Version: d.Version, Step: d.Step, Time: d.Time, ActiveAgents: make(map[string]*coord.View, len(d.ActiveAgents)-mine)}
-	}
-	for id, v := range d.ActiveAgents {
-		if c.played[id] {
-			ask.ActiveAgents[id] = v
-		} else {
-			theirs.ActiveAgents[id] = v
-		}
-	}
 	var builtin map[string]int
 	if theirs != nil { // answered first: the views are the interpreter's until Apply
 		var err error

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/envcore"
 )
 
 // actSome is Act for a client that plays some agents, as the HTTP
@@ -16,30 +17,13 @@ import (
 func (c slotController) actSome(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	sl := c.sl
 	s := sl.s
-	mine := 0
-	for id := range d.ActiveAgents {
-		if s.played[id] {
-			mine++
-		}
-	}
 	clear(sl.notes)
-	if mine == 0 { // the client never sees this decision
+	ask, theirs := envcore.SplitDecision(d, s.played)
+	if ask == nil { // the client never sees this decision
 		sl.src = coord.SourceBuiltin
 		return sl.others.Act(ctx, d)
 	}
 	sl.src = coord.SourceExternal
-	ask := &coord.Decision{Version: d.Version, Step: d.Step, Time: d.Time, ActiveAgents: make(map[string]*coord.View, mine)}
-	var theirs *coord.Decision
-	if mine < len(d.ActiveAgents) {
-		theirs = &coord.Decision{Version: d.Version, Step: d.Step, Time: d.Time, ActiveAgents: make(map[string]*coord.View, len(d.ActiveAgents)-mine)}
-	}
-	for id, v := range d.ActiveAgents {
-		if s.played[id] {
-			ask.ActiveAgents[id] = v
-		} else {
-			theirs.ActiveAgents[id] = v
-		}
-	}
 	var builtin map[string]int
 	if theirs != nil {
 		var err error
