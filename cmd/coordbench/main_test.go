@@ -152,6 +152,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"des", "run", "--controller", "oracle"}, "unknown controller"},
 		{[]string{"des", "instance", "gen:A0C0"}, "need at least one area"},
 		{[]string{"des", "bench", "--hold", "10", "--events", "0"}, "--events"},
+		{[]string{"des", "serve-socket", "--socket", filepath.Join(t.TempDir(), "s"), "--workers", "0"}, "--workers 0: want 1 to"},
+		{[]string{"des", "serve-socket", "--socket", filepath.Join(t.TempDir(), "s"), "--workers", "5000"}, "want 1 to 1024"},
 	} {
 		_, err := run(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

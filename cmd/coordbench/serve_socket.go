@@ -39,6 +39,9 @@ served at once, and one idle for --idle-timeout is closed.`,
 			if path == "" {
 				return errors.New("--socket PATH is required")
 			}
+			if workers < 1 || workers > envsock.MaxWorkers {
+				return fmt.Errorf("--workers %d: want 1 to %d", workers, envsock.MaxWorkers)
+			}
 			if _, err := os.Lstat(path); err == nil {
 				return fmt.Errorf("--socket %s: the file exists; remove it or choose another path", path)
 			} else if !errors.Is(err, fs.ErrNotExist) {
