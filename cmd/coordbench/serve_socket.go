@@ -28,7 +28,11 @@ batched protocol: one request steps n episodes, one reply carries their
 observation vectors, masks, rewards and ends as flat arrays. It is the
 fast local transport of python/coordbench_env (vector_env(n, socket=PATH));
 use des serve (HTTP/JSON) for remote clients. The observations, masks,
-rewards and seeds are those of des serve. See docs/python-env.md.
+rewards and seeds are those of des serve, play/others included. Where the
+platform can, a client may take the arrays in memory shared with the
+server (Python's default) instead of through the socket, and
+pipelined_env keeps several sessions stepping while the learner works.
+See docs/python-env.md.
 
 The socket is created with mode 0600 (only its owner may connect) and
 removed at exit; an existing file at --socket is refused. Each connection
