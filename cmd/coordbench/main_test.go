@@ -154,6 +154,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"des", "bench", "--hold", "10", "--events", "0"}, "--events"},
 		{[]string{"des", "serve-socket", "--socket", filepath.Join(t.TempDir(), "s"), "--workers", "0"}, "--workers 0: want 1 to"},
 		{[]string{"des", "serve-socket", "--socket", filepath.Join(t.TempDir(), "s"), "--workers", "5000"}, "want 1 to 1024"},
+		{[]string{"des", "serve-socket", "--socket", filepath.Join(t.TempDir(), "s"), "--procs", "-1"}, "--procs -1"},
 	} {
 		_, err := run(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

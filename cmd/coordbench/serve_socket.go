@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 func desServeSocketCmd() *cobra.Command {
 	var path string
 	var files []string
-	var maxEnvs, maxSessions, workers int
+	var maxEnvs, maxSessions, workers, procs int
 	var idle time.Duration
 	c := &cobra.Command{
 		Use:   "serve-socket",
@@ -45,6 +46,12 @@ served at once, and one idle for --idle-timeout is closed.`,
 			}
 			if workers < 1 || workers > envsock.MaxWorkers {
 				return fmt.Errorf("--workers %d: want 1 to %d", workers, envsock.MaxWorkers)
+			}
+			if procs < 0 {
+				return fmt.Errorf("--procs %d: want 0 (every processor) or more", procs)
+			}
+			if procs > 0 { // the command's own setting, given back when it returns (an in-process caller keeps its own)
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			}
 			if _, err := os.Lstat(path); err == nil {
 				return fmt.Errorf("--socket %s: the file exists; remove it or choose another path", path)
@@ -87,6 +94,14 @@ served at once, and one idle for --idle-timeout is closed.`,
 	f.IntVar(&maxEnvs, "max-envs", envsock.DefaultMaxEnvs, "episodes of one session (vector_env's n)")
 	f.IntVar(&maxSessions, "max-sessions", envsock.DefaultMaxSessions, "sessions (connections) served at once; more wait, unaccepted")
 	f.IntVar(&workers, "workers", 1, "goroutines that advance one session's episodes in parallel at each step (more only help with processors to spare beside the learner; a pipelined client keeps several sessions busy instead)")
+	f.IntVar(&procs, "procs", defaultProcs(), "processors the server's goroutines may use at once (GOMAXPROCS; 0: every one); the default leaves one to the learner on this machine")
 	f.DurationVar(&idle, "idle-timeout", envsock.DefaultIdleTimeout, "close a session that sends no request for this long (its episodes end)")
 	return c
 }
+
+// defaultProcs is des serve-socket's --procs: every processor but one,
+// which the learner's process (Python, on the same machine) needs. On a
+// 2-core machine the Go scheduler's second processor, idle and spinning
+// for work, cost the learner more than the episodes gained (docs/python-env.md,
+// "Throughput").
+func defaultProcs() int { return max(1, runtime.NumCPU()-1) }
