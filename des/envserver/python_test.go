@@ -1,14 +1,10 @@
 package envserver
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,27 +44,8 @@ func TestPythonEnv(t *testing.T) {
 	// ready, so creates come back without one and steps with 202.
 	_, hsi := newServer(t, Config{Token: token, LongPoll: time.Microsecond})
 
-	ctx := t.Context()
-	if dl, ok := t.Deadline(); ok { // a hung Python test fails this test, not the whole run
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-10*time.Second))
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-v")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
+	testenv.PythonUnittest(t, py, filepath.Join(root, "tests"), "",
+		"PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
 		"COORDBENCH_URL="+hs.URL, "COORDBENCH_TOKEN="+token,
 		"COORDBENCH_IMPATIENT_URL="+hsi.URL, "COORDBENCH_BIN="+bin)
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("python tests: %v", time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		t.Fatalf("python3 -m unittest: %v\n%s", err, out)
-	}
-	if strings.Contains(string(out), "skipped") {
-		t.Fatalf("python tests were skipped:\n%s", out)
-	}
-	// Python before 3.12 passes a discovery that found nothing.
-	if !regexp.MustCompile(`(?m)^Ran [1-9][0-9]* tests? in `).Match(out) {
-		t.Fatalf("python3 -m unittest ran no test:\n%s", out)
-	}
 }

@@ -1,7 +1,6 @@
 package envsock_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net"
@@ -9,10 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/envserver"
@@ -111,25 +107,7 @@ func runPythonTests(t *testing.T, py, pattern string) {
 	t.Cleanup(func() { hs.Close(); hsrv.Close() })
 	sock := startSocket(t, envsock.Config{Paradigms: set, Builtins: policy.Builtins()})
 
-	ctx := t.Context()
-	if dl, ok := t.Deadline(); ok { // a hung Python test fails this test, not the whole run
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-10*time.Second))
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", filepath.Join(root, "tests"), "-p", pattern, "-v")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
+	testenv.PythonUnittest(t, py, filepath.Join(root, "tests"), pattern,
+		"PYTHONPATH="+root, "PYTHONDONTWRITEBYTECODE=1",
 		"COORDBENCH_URL="+hs.URL, "COORDBENCH_TOKEN="+token, "COORDBENCH_SOCKET="+sock)
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("python tests (%s): %v\n%s", py, time.Since(start).Round(time.Millisecond), out)
-	if err != nil {
-		t.Fatalf("python3 -m unittest: %v", err)
-	}
-	if strings.Contains(string(out), "skipped") {
-		t.Fatalf("python tests were skipped")
-	}
-	if !regexp.MustCompile(`(?m)^Ran [1-9][0-9]* tests? in `).Match(out) {
-		t.Fatalf("python3 -m unittest ran no test")
-	}
 }

@@ -42,3 +42,5 @@ func TestWait(t *testing.T) {
 		t.Errorf("cond called %d times, want 3", n)
 	}
 }
+
+func (r *recorder) Logf(string, ...any) {}
