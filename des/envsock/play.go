@@ -17,9 +17,9 @@ import (
 func (c slotController) actSome(ctx context.Context, d *coord.Decision) (map[string]int, error) {
 	sl := c.sl
 	s := sl.s
-	clear(sl.notes)
 	ask, theirs := envcore.SplitDecision(d, s.played)
-	if ask == nil { // the client never sees this decision
+	if ask == nil { // the client never sees this decision (no notes: answer clears them otherwise)
+		clear(sl.notes)
 		sl.src = coord.SourceBuiltin
 		return sl.others.Act(ctx, d)
 	}

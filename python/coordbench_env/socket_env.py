@@ -59,8 +59,20 @@ def _map_shared(fds, size, error, required):
             return None
         return mmap.mmap(fds[0], size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
     finally:
-        for fd in fds:
-            os.close(fd)
+        while fds:  # the mapping keeps the region; the list is left empty
+            os.close(fds.pop())
+
+
+def _reply_json(body, what, path):
+    """A reply body that must be a JSON object; a ServerError otherwise (a
+    server that is not des serve-socket, or a broken one)."""
+    try:
+        out = json.loads(bytes(body))
+    except ValueError as err:
+        raise ServerError(0, f"the reply to {what} is not JSON ({err})", path) from None
+    if not isinstance(out, dict):
+        raise ServerError(0, f"the reply to {what} is not a JSON object", path)
+    return out
 
 
 class SocketClient:
@@ -159,7 +171,7 @@ class SocketClient:
         return k
 
     def call_json(self, op, obj):
-        return json.loads(bytes(self.call(op, json.dumps(obj).encode())))
+        return _reply_json(self.call(op, json.dumps(obj).encode()), f"op {op}", self.path)
 
     def bench(self, instance, paradigm, seeds, trace=False):
         """Play the episodes of seeds in the server's process, every agent
@@ -172,7 +184,7 @@ class SocketClient:
     def cpu(self):
         """The CPU time the server process has used, in nanoseconds (-1:
         unknown)."""
-        return json.loads(bytes(self.call(OP_CPU)))["cpu_nanos"]
+        return _reply_json(self.call(OP_CPU), "cpu", self.path).get("cpu_nanos", -1)
 
     def close(self):
         self._sock.close()
@@ -292,14 +304,16 @@ class SocketVectorEnv:
         if shared_memory:
             req["shared_memory"] = True
         self._mem = None
+        fds = [] if shared_memory else None
         try:
-            fds = [] if shared_memory else None
             self.client.send(OP_OPEN, json.dumps(req).encode())
-            info = json.loads(bytes(self.client.recv(fds)))
+            info = _reply_json(self.client.recv(fds), "open", self.client.path)
             if shared_memory:
                 self._mem = _map_shared(fds, info.get("shared_memory") or 0, info.get("shared_memory_error"),
                                         required)
         except BaseException:
+            while fds:  # descriptors that came with a reply this client could not use
+                os.close(fds.pop())
             if own:
                 self.client.close()
             raise

@@ -7,15 +7,16 @@ Over the unix socket of des serve-socket (the fast local transport):
     coordbench des serve-socket --socket /tmp/cb.sock &
     PYTHONPATH=python python3 python/examples/throughput.py --socket /tmp/cb.sock
 
-plays vector_env(32) with auto-reset through the flat arrays
-(step_arrays) and through the dict API, and in rounds interleaved with the
-former, the same episodes (the seeds the vector environment finished) in
-the server's process with no transport (OpBench), with no trace and with
-the trace to memory (as des bench): the ratio is the vector environment's
-rate over the in-process one, the median of the rounds. The CPU time per
-decision (Python's and the server process's; in process, the server's)
-hardly depends on the other work of a shared machine, unlike steps/s: it
-is the figure to compare on a busy one (run the server for this alone).
+each round plays pipelined_env(32, groups=2) (the server steps one group
+while this process chooses the other's actions), then the same episodes
+(the seeds it finished) in the server's process with no transport
+(OpBench), with no trace and with the trace to memory (as des bench), then
+vector_env(32) through step_arrays; all auto-reset. The ratios are the
+socket rates over the in-process one, medians of the rounds; the dict API
+is measured once at the end. The CPU time per decision (Python's and the
+server process's; in process, the server's) hardly depends on the other
+work of a shared machine, unlike steps/s: it is the figure to compare on a
+busy one (run the server for this alone).
 
 Over HTTP (des serve), the earlier measurements:
 

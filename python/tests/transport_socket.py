@@ -345,6 +345,42 @@ class SocketTransportTest(unittest.TestCase):
         (k,) = struct.unpack_from("<I", body)
         self.assertEqual(len(body), 4 + k)
 
+    def test_lying_server(self):
+        """A server that answers the open with garbage (not JSON, not an
+        object; with a descriptor attached) gives a ServerError, and the
+        descriptor it passed is closed."""
+        import socket
+        import struct
+        import tempfile
+        import threading
+        d = tempfile.mkdtemp()
+        self.addCleanup(os.rmdir, d)
+        path = os.path.join(d, "s")
+        for body in (b"not json", b"[1]"):
+            before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+            srv = socket.socket(socket.AF_UNIX)
+            srv.bind(path)
+            srv.listen(1)
+
+            def serve():
+                c, _ = srv.accept()
+                c.recv(1 << 16)
+                r, w = os.pipe()
+                socket.send_fds(c, [struct.pack("<IB3x", len(body), 0) + body], [r])
+                os.close(r)
+                os.close(w)
+                c.close()
+
+            th = threading.Thread(target=serve)
+            th.start()
+            with self.assertRaises(ce.ServerError):
+                ce.vector_env(2, socket=path, shared_memory=True)
+            th.join()
+            srv.close()
+            os.remove(path)
+            if before is not None:
+                self.assertEqual(len(os.listdir("/proc/self/fd")), before, "a descriptor leaked")
+
     def test_bench(self):
         c = ce.SocketClient(SOCKET)
         self.addCleanup(c.close)
