@@ -301,8 +301,9 @@ func (in *Interpreter) ApplyNotes(d *Decision, actions map[string]int, src Sourc
 // of ActiveViews (activation order). harness.Run uses it for a controller
 // that answers each view alone (a ViewChooser). The decision's
 // ActiveAgents map is not read: the list is the decision's own (Next made
-// the map from it). Every agent has an answer; the checks, fallbacks,
-// audits and commit are ApplyNotes's.
+// the map from it). NoAnswer stands for an agent left without an answer,
+// as one missing from ApplyNotes's map; the checks, fallbacks, audits and
+// commit are ApplyNotes's.
 func (in *Interpreter) ApplyList(actions []int, src Source, ctrlErr error, notes map[string]AgentNote) ([]Audit, error) {
 	d := &in.decision
 	if len(actions) != len(in.active) {
@@ -310,11 +311,14 @@ func (in *Interpreter) ApplyList(actions []int, src Source, ctrlErr error, notes
 	}
 	agents := in.listedAgents()
 	for i := range agents {
-		agents[i].act, agents[i].answered = actions[i], true
+		agents[i].act, agents[i].answered = actions[i], actions[i] != NoAnswer
 	}
 	sortByID(agents)
 	return in.apply(d, agents, src, ctrlErr, notes)
 }
+
+// NoAnswer in ApplyList's actions leaves the agent without an answer.
+const NoAnswer = math.MinInt
 
 // ActiveViews lists the views of the last Next's decision in activation
 // order, the views ApplyList's actions answer. The slice belongs to the

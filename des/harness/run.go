@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/factory"
-	"github.com/coordbench/coordbench/telemetry"
 )
 
 // Episode is one run: instance × paradigm × controller × seed.
@@ -133,173 +131,22 @@ type Result struct {
 // Result.Err) once its step is audited. ctx goes to the
 // controller's every Act; a cancelled ctx does not cut the episode short,
 // the controller's answers fall back instead (see the package comment).
+// Run is a Stepper whose decisions the episode's controller answers.
 func Run(ctx context.Context, ep Episode) Result {
-	ctx, tr := startEpisode(ctx, &ep)
-	sc := ep.Scratch
-	if sc == nil {
-		sc = &Scratch{}
-	}
-	var tw *TraceWriter
-	if ep.Trace != nil {
-		tw = &sc.tw
-		tw.reset(ep.Trace, ep.Plant)
-	}
-	if sc.eng == nil {
-		sc.eng = factory.NewEngine(ep.Plant, ep.Seed)
-	} else {
-		sc.eng.Reset(ep.Plant, ep.Seed)
-	}
-	eng := sc.eng
-	var sel coord.ModeSelector = ep.Mode
-	if ep.Selector != nil {
-		sel = ep.Selector
-	}
-	if sc.in == nil {
-		in, err := coord.NewInterpreter(eng, sel)
-		if err != nil {
-			return Result{Err: err}
-		}
-		sc.in = in
-	} else if err := sc.in.Reset(eng, sel); err != nil {
-		return Result{Err: err}
-	}
-	in := sc.in
-	sc.tally.Reset(PlantHeader(ep.Plant))
-	out := handOn{tw: tw, obs: ep.Observer, in: in, tally: &sc.tally}
-
-	var dec, tim *json.Encoder
-	if ep.Decisions != nil {
-		dec = json.NewEncoder(ep.Decisions)
-	}
-	if ep.Timing != nil {
-		tim = json.NewEncoder(ep.Timing)
-	}
-	sources := sc.sources[:0]
-	var calls, hits int
-	var prompt, completion int64
-	guard := newStepGuard(eng, ep.Plant.Inst.Limits)
-	var stopErr error // what cut the episode short
-	var writes writeErrors
-	annotator, annotates := ep.Controller.(coord.Annotator) // asked once: the controller is the episode's
-	chooser, perView := coord.IsViewChooser(ep.Controller)  // answers each view alone (rule, greedy, greedy_py)
-	var byRole *roleTally                                   // model-backed controllers: their answers and calls by role
-	if _, ok := ep.Controller.(ModelController); ok {
-		byRole = &roleTally{}
-	}
-	for eng.Advance() {
-		out.records(eng.Records()) // what the engine did since the last turn: its events, the last commit's
-		if stopped(ep.Stop) {
-			stopErr = ErrInterrupted
-			eng.Truncate(factory.Interrupted)
-			break
-		}
-		d := in.Next()
-		if d == nil { // Advance stops only with a decision pending: the protocol failed
-			stopErr = in.Err()
-			if stopErr == nil {
-				stopErr = fmt.Errorf("engine stopped at t=%g with no decision to make", eng.Now())
-			}
-			eng.Truncate(factory.ControllerFail)
-			break
-		}
-		if mc, ok := in.ModeChoice(); ok && tw != nil { // an adaptive paradigm's rules chose the mode of a new work item
-			tw.WriteModeChoice(mc)
-		}
-		var audits []coord.Audit
-		var cerr, err error
-		actx, step := ctx, (*telemetry.Step)(nil)
-		if tr.on() {
-			actx, step = tr.startStep(d, in.ActiveViews())
-		}
+	var st Stepper
+	pending := st.Start(ctx, ep)
+	chooser, perView := coord.IsViewChooser(ep.Controller) // answers each view alone (rule, greedy, greedy_py)
+	for pending {
 		if perView { // answers by position: no answer map to clear, fill and read back
-			views := in.ActiveViews()
-			sc.actions = slices.Grow(sc.actions[:0], len(views))[:len(views)]
-			cerr = chooseEach(chooser, views, sc.actions)
-			audits, err = in.ApplyList(sc.actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
+			views := st.Views()
+			actions := st.actionList(len(views))
+			pending = st.AnswerList(actions, chooseEach(chooser, views, actions))
 		} else {
-			var actions map[string]int
-			actions, cerr = act(actx, ep.Controller, d)
-			audits, err = in.ApplyNotes(d, actions, ep.Controller.Source(), cerr, notesOf(annotator, annotates))
-		}
-		if mc, ok := in.ModeChoice(); ok && tw != nil { // the mode_selector agent chose the item's mode
-			tw.WriteModeChoice(mc)
-		}
-		if tr.on() {
-			tr.endStep(step, audits)
-		}
-		for i := range audits {
-			sources = sources.add(audits[i].Source)
-			if byRole != nil {
-				byRole.add(&audits[i])
-			}
-			if n := audits[i].AgentNote; n != nil {
-				calls += n.Calls
-				prompt += n.PromptTokens
-				completion += n.CompletionTokens
-				if n.Cached {
-					hits++
-				}
-				if tim != nil {
-					tl := TimingLine{Step: audits[i].Step, AgentID: audits[i].AgentID, LatencyMS: n.LatencyMS, Cached: n.Cached, Retries: n.Retries}
-					writes.keep("timing", tim.Encode(&tl))
-				}
-			}
-			if dec != nil {
-				writes.keep("decisions", dec.Encode(&audits[i]))
-			}
-		}
-		if err != nil {
-			stopErr = err
-			eng.Truncate(factory.ControllerFail)
-			break
-		}
-		if cerr != nil && errors.Is(cerr, coord.ErrAbort) { // the step is committed (fallbacks) and audited; stop here
-			stopErr = fmt.Errorf("controller %s: %w", ep.Controller.Name(), cerr)
-			eng.Truncate(factory.Aborted)
-			break
-		}
-		if stopped(ep.Stop) {
-			// Stopped while the controller answered: its answers may be
-			// fallbacks (a cancelled call), so the episode is interrupted
-			// even when this was its last decision.
-			stopErr = ErrInterrupted
-			eng.Truncate(factory.Interrupted)
-			break
-		}
-		guard.after(eng, in.Steps())
-	}
-	out.records(eng.Records()) // the end: the last events, episode_end
-
-	var typesBuf [16]keyCount[string] // the paradigms' message types, with room to spare: no allocation
-	msgTypes := keyCounts[string](typesBuf[:0])
-	for i := range in.Messages {
-		msgTypes = msgTypes.add(in.Messages[i].Type)
-	}
-	byType := msgTypes.counts()
-	if ep.Messages != nil {
-		enc := json.NewEncoder(ep.Messages)
-		for i := range in.Messages {
-			writes.keep("messages", enc.Encode(&in.Messages[i]))
+			actions, cerr := act(st.Context(), ep.Controller, st.Decision())
+			pending = st.Answer(actions, cerr)
 		}
 	}
-	if tw != nil {
-		writes.keep("trace", tw.Close())
-	}
-	sc.sources = sources
-	m := metricsFrom(eng, &sc.tally, Coordination{Steps: in.Steps(), Forced: in.Forced, BySource: sources.counts(), ByType: byType})
-	m.Instance, m.Paradigm, m.Controller, m.Seed = ep.Plant.Inst.Name, ep.Mode.ID, ep.Controller.Name(), ep.Seed
-	if md, ok := ep.Controller.(ModelController); ok {
-		m.Model, m.Framework = md.ModelNames(), md.Framework()
-	}
-	s := &m.Secondary
-	s.LLMCalls, s.PromptTokens, s.CompletionTokens = calls, prompt, completion
-	var roleTiming map[string]RoleTiming
-	if byRole != nil {
-		s.ByRole, roleTiming = byRole.usage(), byRole.timing()
-	}
-	res := Result{Metrics: m, CacheHits: hits, RoleTiming: roleTiming, Err: cmp.Or(stopErr, writes.first)}
-	tr.end(&res.Metrics, res.Err)
-	return res
+	return st.Finish()
 }
 
 // stepGuard ends an episode that has stopped progressing or decided too
