@@ -58,9 +58,10 @@
 //
 // # Concurrency and state
 //
-// Each slot runs its episode as a coroutine (iter.Pull over harness.Run,
-// with a controller that yields at each decision), so that handing a
-// decision over is a coroutine switch, not a trip through the scheduler.
+// Each slot drives its episode as a harness.Stepper on the goroutine that
+// steps it: the episode runs to the next decision for the client and
+// returns (no goroutine or coroutine per episode, and answers by
+// position, without the answer map of a controller's Act).
 // A step splits the slots among Config.Workers goroutines (default 1),
 // which advance them in parallel; each slot writes only its own entries
 // of the reply. Concurrency across sessions is the pipelined client's:

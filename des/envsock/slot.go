@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 
 	"github.com/coordbench/coordbench/des/coord"
 	"github.com/coordbench/coordbench/des/envcore"
@@ -24,30 +23,29 @@ const NoAction = -1 << 31
 // TERMINAL_STATUSES).
 var terminal = map[string]bool{"done": true, "deadlock": true, "no_progress": true}
 
-var errAbandoned = fmt.Errorf("%w: the client started another episode in the slot or closed the session", coord.ErrAbort)
-
-// slot is one episode place of a session. Its episode runs as a
-// coroutine (iter.Pull over harness.Run): resume runs it, on the calling
-// goroutine, until its controller has published the next decision or the
-// episode has ended, so that handing a decision over costs a coroutine
-// switch, not a trip through the scheduler. A slot is used by one
-// goroutine at a time (the session hands each step's slots to workers,
-// each slot to one).
+// slot is one episode place of a session. Its episode is a
+// harness.Stepper driven on the session's goroutine: start runs it to the
+// first decision the client must answer and publishes it into the reply,
+// act commits the client's actions and runs to the next (no goroutine,
+// no coroutine: handing a decision over is a return). A slot is used by
+// one goroutine at a time (the session hands each step's slots to
+// workers, each slot to one).
 type slot struct {
 	s *session
 	i int
 
-	next    func() (struct{}, bool) // resumes the episode
-	stop    func()                  // ends it: the pending yield returns false
-	yield   func(struct{}) bool     // the episode's side of next
-	running bool                    // an episode is under way: it waits in Act for actions
+	st      harness.Stepper
+	running bool // an episode is under way: a decision waits for the client's actions
 
-	seed     uint64
-	aborting bool    // abandon is ending the episode: it writes nothing more
-	acts     []int32 // the actions for the pending decision
+	seed uint64
+	acts []int32 // the actions for the pending decision, by agent (session.agents)
+	list []int   // the same by view, for Stepper.AnswerList
 
-	others coord.Controller // answers the agents the client does not play (session.played)
-	src    coord.Source     // how the last decision's answers are audited, with others
+	others  coord.Controller // answers the agents the client does not play (session.played)
+	src     coord.Source     // how the last decision's answers are audited, with others
+	ask     *coord.Decision  // with others: the part of the pending decision published to the client,
+	theirs  *coord.Decision  // the part others answered,
+	builtin map[string]int   // and its answers
 
 	sc       harness.Scratch
 	tally    *envcore.Tally
@@ -84,10 +82,10 @@ func (sl *slot) clearNotes() {
 }
 
 // start begins an episode with seed (abandoning the slot's current one) and
-// runs it to its first decision or its end.
+// runs it to its first decision for the client, or its end.
 func (sl *slot) start(seed uint64) {
 	sl.abandon()
-	sl.seed, sl.aborting, sl.fresh = seed, false, true
+	sl.seed, sl.fresh = seed, true
 	sl.clearNotes()
 	sl.tally.Reset()
 	sl.prev = envcore.Progress{}
@@ -99,22 +97,43 @@ func (sl *slot) start(seed uint64) {
 			return
 		}
 	}
-	sl.next, sl.stop = iter.Pull(sl.episode)
-	sl.running = true
-	sl.resume()
+	sl.guard(func() {
+		s := sl.s
+		sl.running = sl.st.Start(context.Background(), harness.Episode{Plant: s.plant, Seed: seed, Mode: s.mode,
+			Controller: slotController{sl}, Observer: sl.tally, Scratch: &sl.sc})
+		sl.settle()
+	})
 }
 
 // act answers the pending decision with sl.acts and runs the episode to
-// its next decision or its end.
+// its next decision for the client, or its end.
 func (sl *slot) act() {
 	sl.clearNotes()
-	sl.resume()
+	sl.guard(func() {
+		if sl.s.played != nil {
+			sl.running = sl.st.Answer(sl.answerSome(), nil)
+		} else {
+			sl.running = sl.st.AnswerList(sl.answerList(), nil)
+		}
+		sl.settle()
+	})
 }
 
-func (sl *slot) resume() {
-	if _, ok := sl.next(); !ok { // the episode has ended
-		sl.running = false
-		sl.stop()
+// settle publishes the pending decision, or with others answers the
+// decisions without a played agent until one with is pending; it writes
+// the end of an episode that has ended.
+func (sl *slot) settle() {
+	for sl.running {
+		if sl.s.played == nil {
+			sl.publish(sl.st.Decision())
+			break
+		}
+		if sl.settleSome() {
+			break
+		}
+	}
+	if !sl.running {
+		sl.writeEnd(sl.st.Finish())
 		return
 	}
 	if sl.err != "" { // its decision cannot be shown: end the episode
@@ -122,36 +141,29 @@ func (sl *slot) resume() {
 	}
 }
 
-// abandon ends a running episode without a reply: its pending decision
-// falls back and the run stops (status aborted).
-func (sl *slot) abandon() {
-	if !sl.running {
-		return
-	}
-	sl.aborting = true
-	sl.stop()
-	sl.running = false
-}
-
-// episode is the coroutine of one episode.
-func (sl *slot) episode(yield func(struct{}) bool) {
+// guard runs f, a panic (a bug of this package) becoming the slot's error
+// and the end of its episode, never a crash of the server.
+func (sl *slot) guard(f func()) {
 	defer func() {
-		if r := recover(); r != nil { // a bug of this package: said, never a crash of the server
+		if r := recover(); r != nil {
 			sl.err = fmt.Sprintf("internal error: %v", r)
+			sl.running = false
 		}
 	}()
-	sl.yield = yield
-	s := sl.s
-	res := harness.Run(context.Background(), harness.Episode{Plant: s.plant, Seed: sl.seed, Mode: s.mode,
-		Controller: slotController{sl}, Observer: sl.tally, Scratch: &sl.sc})
-	if !sl.aborting {
-		sl.writeEnd(res)
-	}
+	f()
 }
 
-// slotController is the coord.Controller of a slot's episode: Act
-// publishes the decision into the reply and yields until the slot's
-// actions are there.
+// abandon drops a running episode without a reply (the next start
+// begins afresh).
+func (sl *slot) abandon() {
+	sl.running = false
+	sl.ask, sl.theirs, sl.builtin = nil, nil, nil
+}
+
+// slotController is the coord.Controller of a slot's episode as the
+// harness sees it: its name, the source of its answers and its notes
+// (the answers themselves come from the client, through the Stepper; Act
+// is never called).
 type slotController struct{ sl *slot }
 
 // Name implements coord.Controller: "socket", or "socket+<others>" for a
@@ -164,8 +176,8 @@ func (c slotController) Name() string {
 }
 
 // Source implements coord.Controller: external, or for a client that
-// plays some agents, builtin for a decision it did not see (harness.Run
-// asks after Act, for the step Act answered).
+// plays some agents, builtin for a decision it did not see (the Stepper
+// asks when the step is answered).
 func (c slotController) Source() coord.Source {
 	if c.sl.s.played != nil {
 		return c.sl.src
@@ -183,17 +195,37 @@ func (c slotController) Notes() map[string]coord.AgentNote {
 	return c.sl.notes
 }
 
-// Act implements coord.Controller.
-func (c slotController) Act(ctx context.Context, d *coord.Decision) (map[string]int, error) {
-	sl := c.sl
-	if sl.s.played != nil {
-		return c.actSome(ctx, d)
+// Act implements coord.Controller; the Stepper never calls it.
+func (c slotController) Act(context.Context, *coord.Decision) (map[string]int, error) {
+	return nil, fmt.Errorf("%w: the socket's episodes are answered through their slot", coord.ErrAbort)
+}
+
+// answerList turns the slot's actions into answers by view (the
+// Stepper's AnswerList), noting the agents that fall back and why.
+func (sl *slot) answerList() []int {
+	views := sl.st.Views()
+	if cap(sl.list) < len(views) {
+		sl.list = make([]int, len(views))
 	}
-	sl.publish(d)
-	if !sl.yield(struct{}{}) {
-		return nil, errAbandoned
+	list := sl.list[:len(views)]
+	clear(sl.notes)
+	sl.problems = sl.problems[:0]
+	bad := false
+	for i, v := range views {
+		a := int(sl.acts[sl.s.index[v.AgentID]])
+		if a == NoAction {
+			list[i], bad = coord.NoAnswer, true
+			continue
+		}
+		list[i] = a
+		if a < 0 || a >= len(v.ActionMask) || !v.ActionMask[a] {
+			bad = true
+		}
 	}
-	return sl.answer(d, sl.acts), nil
+	if bad { // the problems and notes, in agent order
+		sl.answer(sl.st.Decision(), sl.acts)
+	}
+	return list
 }
 
 // answer turns the slot's actions into the answer map, noting the agents
