@@ -35,9 +35,15 @@
 //     says why and the replies are sent whole.
 //   - OpStep (2), binary body: seeds (n uint64), actions (n×A int32, A the
 //     number of agents, −1 for none), commands (n bytes: 0 leave the slot
-//     alone, 1 act on its pending decision, 2 start a new episode with
-//     seeds[i], abandoning the slot's current one). The reply is the Reply
-//     layout below.
+//     alone (its entries say idle), 1 act on its pending decision, 2 start
+//     a new episode with seeds[i], abandoning the slot's current one, 3
+//     skip it: neither advanced nor written, its entries keep what an
+//     earlier reply wrote). The reply is the Reply layout below. Requests
+//     may be pipelined: a client may send the next before reading a
+//     reply (the replies come in order). A pipelined client steps its
+//     episodes in groups, each request acting on one group and skipping
+//     the rest, and reads only its group's entries: with shared memory
+//     the server writes another group's entries meanwhile.
 //   - OpClose (3), empty body: ends every slot's episode; the slots stay,
 //     idle, for the next resets (and OpOpen may open the session anew).
 //   - OpBench (4), JSON body BenchRequest: plays the given episodes in
@@ -64,8 +70,9 @@
 // position, without the answer map of a controller's Act).
 // A step splits the slots among Config.Workers goroutines (default 1),
 // which advance them in parallel; each slot writes only its own entries
-// of the reply. Concurrency across sessions is the pipelined client's:
-// each of its groups is a session with a goroutine of its own.
+// of the reply. A pipelined client's groups are one session: while the
+// server steps one group the client works on another, and the server
+// finds the next request waiting instead of parking its goroutine.
 // The package keeps no global state: a Server owns its sessions, a
 // session its slots.
 package envsock

@@ -17,6 +17,7 @@ const (
 	CmdNone  = 0 // leave the slot alone
 	CmdAct   = 1 // answer the pending decision with the slot's actions
 	CmdReset = 2 // start a new episode with the slot's seed
+	CmdSkip  = 3 // neither advance nor write the slot (a pipelined client's other group)
 )
 
 // replyLayout is where each array of a step's reply starts (Reply in the

@@ -206,7 +206,7 @@ func (s *session) step(body []byte, dst []byte) ([]byte, error) {
 	seeds, acts, cmds := body[:8*l.n], body[8*l.n:8*l.n+4*l.n*l.a], body[8*l.n+4*l.n*l.a:]
 	for i, c := range cmds {
 		switch c {
-		case CmdNone, CmdReset:
+		case CmdNone, CmdReset, CmdSkip:
 		case CmdAct:
 			if !s.slots[i].running {
 				return nil, fmt.Errorf("episode %d has no pending decision to act on (start one first)", i)
@@ -226,7 +226,7 @@ func (s *session) step(body []byte, dst []byte) ([]byte, error) {
 	wg.Wait()
 	var t tail
 	for i, c := range cmds {
-		if c == CmdNone {
+		if c == CmdNone || c == CmdSkip {
 			continue
 		}
 		sl := s.slots[i]

@@ -240,3 +240,85 @@ func TestCloseThenReset(t *testing.T) {
 		t.Fatalf("reset after close: %s", body)
 	}
 }
+
+// slotEntries concatenates slot i's entries of a step reply's fixed part
+// (n slots, a agents, lv vector floats and m mask entries per slot).
+func slotEntries(body []byte, n, a, lv, m, i int) []byte {
+	var out []byte
+	off := 0
+	take := func(width int) { // one array of n entries of width bytes
+		out = append(out, body[off+i*width:off+(i+1)*width]...)
+		off += n * width
+	}
+	for _, w := range []int{8, 8, 8, 8 * lv, 8, 4, 4, 4, 1, 1, 1, a, m} {
+		take(w)
+	}
+	return out
+}
+
+// TestSkipPipelined: requests sent back to back are answered in order; a
+// skipped slot is neither advanced nor written (its entries keep the last
+// reply's), and stepping two slots in turn, each request skipping the
+// other, gives each slot the entries of stepping both at once.
+func TestSkipPipelined(t *testing.T) {
+	path := startSocket(t, envsock.Config{})
+	const n = 2
+	seeds := []uint64{5, 6}
+	var lockstep, piped [][]byte // replies
+	var lv, m int
+	for _, pipelined := range []bool{false, true} {
+		c := dial(t, path)
+		rep := c.open(envsock.OpenRequest{Instance: "A3C9-1", Paradigm: "centralized", N: n})
+		lv, m = rep.Lengths[0], rep.Actions[0]
+		acts := make([]int32, n)
+		st, r0 := c.call(envsock.OpStep, stepBody(seeds, acts, []byte{envsock.CmdReset, envsock.CmdReset}))
+		if st != 0 {
+			t.Fatalf("reset: %s", r0)
+		}
+		mask := 8*n*3 + 8*n*lv + 8*n + 4*n*3 + 3*n + n
+		for i := range n {
+			acts[i] = int32(bytes.IndexByte(r0[mask+i*m:mask+(i+1)*m], 1))
+		}
+		if !pipelined {
+			st, r1 := c.call(envsock.OpStep, stepBody(seeds, acts, []byte{envsock.CmdAct, envsock.CmdAct}))
+			if st != 0 {
+				t.Fatalf("step: %s", r1)
+			}
+			lockstep = [][]byte{r0, r1}
+			continue
+		}
+		var frames []byte
+		for _, cmds := range [][]byte{{envsock.CmdAct, envsock.CmdSkip}, {envsock.CmdSkip, envsock.CmdAct}} {
+			body := stepBody(seeds, acts, cmds)
+			frames = binary.LittleEndian.AppendUint32(frames, uint32(len(body)+1))
+			frames = append(append(frames, envsock.OpStep), body...)
+		}
+		if _, err := c.c.Write(frames); err != nil { // both requests before either reply
+			t.Fatal(err)
+		}
+		piped = [][]byte{r0}
+		for range 2 {
+			st, r := c.read()
+			if st != 0 {
+				t.Fatalf("pipelined step: %s", r)
+			}
+			piped = append(piped, r)
+		}
+	}
+	a := 1
+	if !bytes.Equal(slotEntries(piped[1], n, a, lv, m, 1), slotEntries(piped[0], n, a, lv, m, 1)) {
+		t.Error("the skipped slot 1 was written by the first pipelined step")
+	}
+	if !bytes.Equal(slotEntries(piped[2], n, a, lv, m, 0), slotEntries(piped[1], n, a, lv, m, 0)) {
+		t.Error("the skipped slot 0 was written by the second pipelined step")
+	}
+	if !bytes.Equal(slotEntries(piped[1], n, a, lv, m, 0), slotEntries(lockstep[1], n, a, lv, m, 0)) {
+		t.Error("slot 0 stepped alone differs from slot 0 stepped with slot 1")
+	}
+	if !bytes.Equal(slotEntries(piped[2], n, a, lv, m, 1), slotEntries(lockstep[1], n, a, lv, m, 1)) {
+		t.Error("slot 1 stepped alone differs from slot 1 stepped with slot 0")
+	}
+	if bytes.Equal(slotEntries(piped[1], n, a, lv, m, 0), slotEntries(piped[0], n, a, lv, m, 0)) {
+		t.Error("the acting slot 0 did not change")
+	}
+}

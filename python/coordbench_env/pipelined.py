@@ -9,19 +9,24 @@ taking turns (EnvPool's asynchronous mode, in a fixed round-robin order).
             g, arr = p.recv()           # the next group's StepArrays
             p.send(policy(arr))         # its actions, as for step_arrays
 
+The n episodes are one session of the server, over one connection; each
+request steps one group and skips the others (the protocol's skip
+command), and the requests are pipelined: the next group's request is
+already waiting when the server has answered one, so it never parks.
 Group g holds the environments p.offsets[g] ... p.offsets[g] + p.group_size - 1
 of a vector_env(n) with the same seed: their episodes, seeds (auto-reset
 included), observations, masks and rewards are the same as that vector
-environment's under the same actions, whatever the groups (tested).
-Standard library only.
+environment's under the same actions, whatever the groups (tested); a
+group's StepArrays (StepArrays.part) number its environments from 0,
+tail entries included. Standard library only.
 """
 
-from .socket_env import SocketVectorEnv
+from .socket_env import CMD_RESET, SocketVectorEnv
 
 
 class PipelinedVectorEnv:
-    """n episodes over the socket transport in `groups` sessions of
-    n / groups each, auto-reset on; see the module comment. Every keyword
+    """n episodes over the socket transport in `groups` groups of
+    n / groups, auto-reset on; see the module comment. Every keyword
     argument but n and groups is SocketVectorEnv's (autoreset is always on:
     a pipelined learner never waits for a group to be reset)."""
 
@@ -32,45 +37,55 @@ class PipelinedVectorEnv:
             raise ValueError("a pipelined vector environment always auto-resets")
         self.num_envs, self.groups, self.group_size = n, groups, n // groups
         self.offsets = [g * self.group_size for g in range(groups)]
-        self.envs = []
-        try:
-            for off in self.offsets:
-                self.envs.append(SocketVectorEnv(self.group_size, socket=socket, autoreset=True,
-                                                 seed=None if seed is None else seed + off, **kw))
-        except BaseException:
-            self._close_all()
-            raise
-        e = self.envs[0]
+        self.env = SocketVectorEnv(n, socket=socket, autoreset=True, seed=seed, **kw)
+        e = self.env
         self.possible_agents = e.possible_agents
         self.action_count, self.vector_length = e.action_count, e.vector_length
         self.obs_stride, self.mask_stride = e.obs_stride, e.mask_stride
         self.obs_offset, self.mask_offset = e.obs_offset, e.mask_offset
         self._next = 0  # the group recv returns next
-        self._sent = [False] * groups
+        self._sent = [False] * groups  # a request of the group awaits its reply
         self._last = None  # the group recv returned last, whose actions send takes
+        self._closed = False
 
     @property
     def shared_memory(self):
-        return all(e.shared_memory for e in self.envs)
+        return self.env.shared_memory
+
+    @property
+    def client(self):
+        """The session's SocketClient."""
+        return self.env.client
+
+    def _range(self, g):
+        return self.offsets[g], self.offsets[g] + self.group_size
 
     def async_reset(self, seed=None):
         """Start a new episode in every environment (seed as in
         vector_env.reset: environment i gets seed + i) without waiting;
         recv returns the groups' first StepArrays in turn."""
-        for g, e in enumerate(self.envs):
-            if self._sent[g]:  # a request is outstanding: read its reply first
-                e.recv_arrays()
-            e.send_reset(None if seed is None else seed + self.offsets[g])
+        self._check_open()
+        e = self.env
+        for g in range(self.groups):  # replies still on their way are read first, in order
+            if self._sent[(self._next + g) % self.groups]:
+                e._recv_full()
+        self._sent = [False] * self.groups
+        for i, sd in enumerate(e._reset_seeds(seed, None)):
+            e._seeds[i] = sd
+        for g in range(self.groups):
+            lo, hi = self._range(g)
+            e._send_part(lo, hi, bytes([CMD_RESET]) * self.group_size)
             self._sent[g] = True
         self._next, self._last = 0, None
 
     def recv(self):
         """(g, StepArrays) of the next group in turn (0, 1, …, groups−1,
         0, …), waiting for its reply; valid until that group's next send."""
+        self._check_open()
         g = self._next
         if not self._sent[g]:
             raise RuntimeError("recv before async_reset, or twice without send")
-        arr = self.envs[g].recv_arrays()
+        arr = self.env._recv_part(*self._range(g))
         self._sent[g] = False
         self._last, self._next = g, (g + 1) % self.groups
         return g, arr
@@ -78,23 +93,26 @@ class PipelinedVectorEnv:
     def send(self, actions):
         """The actions of the group recv returned last (group_size * A
         integers, as for step_arrays); the server steps it at once."""
+        self._check_open()
         g = self._last
         if g is None:
             raise RuntimeError("send before recv")
-        self.envs[g].send_arrays(actions)
+        lo, hi = self._range(g)
+        self.env._send_part_arrays(lo, hi, actions)
         self._sent[g], self._last = True, None
 
     def close(self):
-        """Close every group's connection; the server ends their episodes
-        (a reply still on its way is not waited for)."""
-        self._close_all()
+        """Close the connection; the server ends the episodes (replies still
+        on their way are not waited for)."""
+        if not self._closed:
+            self._closed = True
+            self.env.client.close()
+            self.env._unmap()
         self._sent = [False] * self.groups
 
-    def _close_all(self):
-        for e in self.envs:
-            e.client.close()
-            e._unmap()
-        self.envs = []
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError("the pipelined environment is closed")
 
     def __enter__(self):
         return self

@@ -20,9 +20,11 @@ import array
 import json
 import mmap
 import os
+import select
 import socket as _socket
 import struct
 import sys
+import time
 
 from .client import ItemError, ServerError
 from .features import KINDS
@@ -36,10 +38,11 @@ except ImportError:  # pragma: no cover - NumPy is never required
     _np = None
 
 OP_OPEN, OP_STEP, OP_CLOSE, OP_BENCH, OP_CPU = 1, 2, 3, 4, 5
-CMD_NONE, CMD_ACT, CMD_RESET = 0, 1, 2
+CMD_NONE, CMD_ACT, CMD_RESET, CMD_SKIP = 0, 1, 2, 3
 STATE_PENDING, STATE_ENDED, STATE_IDLE = 0, 1, 2
 NO_ACTION = -(1 << 31)  # "no action": the agent falls back
 MAX_REPLY = 256 << 20  # bound on what the client reads of one reply
+SPIN = 200e-6  # seconds a client polls for a reply before it sleeps (SocketClient's spin)
 
 if sys.byteorder != "little":  # pragma: no cover
     raise ImportError("coordbench_env.socket_env needs a little-endian machine (the wire format is little-endian)")
@@ -76,12 +79,21 @@ def _reply_json(body, what, path):
 
 
 class SocketClient:
-    """One connection (one session) to ``coordbench des serve-socket``."""
+    """One connection (one session) to ``coordbench des serve-socket``.
 
-    def __init__(self, path, timeout=600.0):
+    Requests may be pipelined: send the next before reading a reply (recv
+    reads the replies in order). A reply not yet there is polled for up to
+    spin seconds before the client sleeps until it comes (0: sleep at
+    once): waking a sleeping process costs the server more than the reply
+    itself, so a learner that waits for the server a few microseconds at a
+    time steps faster spinning. timeout bounds every wait."""
+
+    def __init__(self, path, timeout=600.0, spin=SPIN):
         if not isinstance(path, str) or not path:
             raise ValueError(f"socket must be the path of the server's unix socket, got {path!r}")
-        self.path = path
+        if not spin >= 0:
+            raise ValueError(f"spin must be a number of seconds, at least 0, got {spin!r}")
+        self.path, self.timeout, self.spin = path, timeout, spin
         self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
         try:
@@ -90,7 +102,9 @@ class SocketClient:
             self._sock.close()
             raise ConnectionError(f"cannot connect to the socket server at {path}: {err} "
                                   f"(start it with: coordbench des serve-socket --socket {path})") from None
+        self._sock.setblocking(False)  # waits are the client's own (_wait), never a poll per call
         self._buf = bytearray(1 << 16)
+        self._extra = (0, 0)  # bytes read past the last reply (the next replies' first bytes): _buf[lo:hi]
         self.broken = False  # a reply was left half read: no further request
 
     def __repr__(self):
@@ -110,21 +124,30 @@ class SocketClient:
             raise ConnectionError(f"socket server at {self.path}: the connection was left mid-reply "
                                   "(an interrupted read); open a new one")
         size = 1 + sum(memoryview(p).nbytes for p in parts)
+        bufs = [struct.pack("<IB", size, op), *parts]
         try:
-            bufs = [struct.pack("<IB", size, op), *parts]
-            sent = self._sock.sendmsg(bufs)
-            if sent < 4 + size:  # a short write: send the rest
-                self._sock.sendall(b"".join(bytes(memoryview(b).cast("B")) for b in bufs)[sent:])
+            try:
+                sent = self._sock.sendmsg(bufs)
+            except BlockingIOError:
+                sent = 0
+            if sent < 4 + size:  # a short write: send the rest as the socket takes it
+                rest = memoryview(b"".join(bytes(memoryview(b).cast("B")) for b in bufs)[sent:])
+                while rest:
+                    self._wait(write=True)
+                    try:
+                        rest = rest[self._sock.send(rest):]
+                    except BlockingIOError:
+                        pass
         except OSError as err:
             raise ConnectionError(f"socket server at {self.path}: {err}") from None
 
     def recv(self, fds=None):
-        """Read the reply to the request sent last and return its body (a
-        memoryview of the client's buffer, valid until the next request).
-        With fds a list, descriptors passed with the reply (SCM_RIGHTS)
-        are appended to it. A read cut short by anything (an error, a
-        KeyboardInterrupt) leaves the client broken: its stream is no
-        longer in step with the server's frames."""
+        """Read the reply to the oldest request not yet answered and return
+        its body (a memoryview of the client's buffer, valid until the next
+        recv). With fds a list, descriptors passed with the reply
+        (SCM_RIGHTS) are appended to it. A read cut short by anything (an
+        error, a KeyboardInterrupt) leaves the client broken: its stream is
+        no longer in step with the server's frames."""
         try:
             status, body = self._recv(fds)
         except BaseException:
@@ -136,8 +159,11 @@ class SocketClient:
 
     def _recv(self, fds):
         try:
+            lo, hi = self._extra
+            got = hi - lo
+            if got:  # the start of this reply came with the last one
+                self._buf[:got] = self._buf[lo:hi]
             buf = memoryview(self._buf)
-            got = self._recv_some(buf, fds)
             while got < 8:
                 got += self._recv_some(buf[got:], fds)
             n, status = struct.unpack_from("<IB", self._buf)
@@ -149,15 +175,36 @@ class SocketClient:
                 self._buf = grown
                 buf = memoryview(self._buf)
             while got < 8 + n:
-                got += self._recv_some(buf[got:8 + n], fds)
+                got += self._recv_some(buf[got:], fds)
+            self._extra = (8 + n, got)
             body = buf[8:8 + n]
         except OSError as err:
             raise ConnectionError(f"socket server at {self.path}: {err}") from None
         return status, body
 
     def _recv_some(self, view, fds):
-        # One request is answered by one frame, and the next request is
-        # not sent before it is read: whatever arrives belongs to it.
+        """Read what has come into view (at least a byte), polling for up
+        to spin seconds, then sleeping until something comes."""
+        try:
+            return self._recv_now(view, fds)
+        except BlockingIOError:
+            pass
+        if self.spin > 0:
+            clock = time.perf_counter
+            until = clock() + self.spin
+            while clock() < until:
+                try:
+                    return self._recv_now(view, fds)
+                except BlockingIOError:
+                    pass
+        while True:
+            self._wait()
+            try:
+                return self._recv_now(view, fds)
+            except BlockingIOError:  # woken for nothing: wait again
+                pass
+
+    def _recv_now(self, view, fds):
         if fds is None:
             k = self._sock.recv_into(view)
         else:
@@ -169,6 +216,20 @@ class SocketClient:
         if k == 0:
             raise ConnectionError(f"socket server at {self.path} closed the connection")
         return k
+
+    def _wait(self, write=False):
+        """Sleep until the socket can be read (or written), at most timeout
+        seconds."""
+        s = self._sock
+        if hasattr(select, "poll"):  # no bound on descriptor numbers, unlike select
+            p = select.poll()
+            p.register(s, select.POLLOUT if write else select.POLLIN)
+            ready = p.poll(None if self.timeout is None else self.timeout * 1000)
+        else:  # pragma: no cover - platforms without poll
+            r, w, _ = select.select(() if write else (s,), (s,) if write else (), (), self.timeout)
+            ready = r or w
+        if not ready:
+            raise TimeoutError(f"no reply within {self.timeout} s")
 
     def call_json(self, op, obj):
         return _reply_json(self.call(op, json.dumps(obj).encode()), f"op {op}", self.path)
@@ -248,6 +309,22 @@ class StepArrays:
                 "active": f(self.active, _np.uint8).view(_np.bool_).reshape(n, a),
                 "mask": f(self.mask, _np.uint8).view(_np.bool_).reshape(n, m)}
 
+    def part(self, lo, hi):
+        """Environments lo … hi−1 as a StepArrays of their own: views of the
+        same memory, and the tail's entries of those environments with
+        "env" counted from lo (a pipelined group's arrays)."""
+        n, a, lv, m = self.shape
+        if not 0 <= lo < hi <= n:
+            raise ValueError(f"environments {lo} to {hi - 1} of {n}")
+        p = StepArrays.__new__(StepArrays)
+        p.shape = (hi - lo, a, lv, m)
+        for name in ("time", "reward", "tardiness", "seed", "step", "completed", "released", "state",
+                     "terminated", "truncated"):
+            setattr(p, name, getattr(self, name)[lo:hi])
+        p.obs, p.active, p.mask = self.obs[lo * lv:hi * lv], self.active[lo * a:hi * a], self.mask[lo * m:hi * m]
+        p.tail = _part_tail(self.tail, lo, hi)
+        return p
+
     @staticmethod
     def size(n, a, lv, m):
         """The bytes of the fixed part of a reply (all but the tail)."""
@@ -263,6 +340,21 @@ class StepArrays:
         self.tail = json.loads(bytes(view[4:4 + k])) if k else {}
 
 
+def _part_tail(tail, lo, hi):
+    """The entries of a step's tail about environments lo … hi−1, "env"
+    counted from lo."""
+    if not tail:
+        return {}
+    out = {}
+    for key, entries in tail.items():
+        if isinstance(entries, list):
+            kept = [dict(e, env=e["env"] - lo) for e in entries
+                    if isinstance(e, dict) and isinstance(e.get("env"), int) and lo <= e["env"] < hi]
+            if kept:
+                out[key] = kept
+    return out
+
+
 class SocketVectorEnv:
     """VectorEnv over the socket transport: the same constructor (socket
     in place of base_url and token), reset, step, done, agents, metrics and
@@ -271,11 +363,13 @@ class SocketVectorEnv:
     (observations[agent]["payload"]), as over HTTP; without it (the
     default, and much faster) the payload is None. play and others play
     some agents only, as over HTTP: the arrays hold those agents (A =
-    len(possible_agents)), the server answers the rest."""
+    len(possible_agents)), the server answers the rest. spin is the
+    client's (SocketClient): how long it polls for a reply before it
+    sleeps."""
 
     def __init__(self, n, socket=None, instance="A3C9-1", paradigm="centralized", seed=None, reward=None,
                  use_numpy=None, play=None, others=None, autoreset=False, payloads=False, client=None,
-                 shared_memory=None):
+                 shared_memory=None, spin=SPIN):
         if n < 1:
             raise ValueError("n must be at least 1")
         if isinstance(play, str):
@@ -288,7 +382,7 @@ class SocketVectorEnv:
         self.payloads = bool(payloads)
         self.use_numpy = numpy_available() if use_numpy is None else bool(use_numpy and _np is not None)
         own = client is None
-        self.client = client or SocketClient(socket)
+        self.client = client or SocketClient(socket, spin=spin)
         req = {"instance": instance, "paradigm": paradigm, "n": n, "payloads": self.payloads}
         if play is not None:
             req["play"] = [str(a) for a in play]
@@ -336,6 +430,7 @@ class SocketVectorEnv:
             if len(self._mem) < self._fixed:
                 raise ServerError(0, f"a shared region of {len(self._mem)} bytes for replies of {self._fixed}", "")
             self._shared = StepArrays(memoryview(self._mem)[:self._fixed], n, a, lv, m)
+        self._parts = {}  # (lo, hi): StepArrays.part of the shared region
         self._seed = seed
         self._streams = [SeedStream() for _ in range(n)]
         self._seeds = array.array("Q", [0] * n)
@@ -373,6 +468,12 @@ class SocketVectorEnv:
         self.client.send(OP_STEP, self._seeds, self._acts, cmds)
 
     def _recv(self):
+        arr = self._recv_full()
+        self._after(arr)
+        return arr
+
+    def _recv_full(self):
+        """The next reply's StepArrays (every environment), its errors raised."""
         body = self.client.recv()
         if self._shared is not None:  # the arrays are in the shared region; the frame holds the tail
             arr = self._shared
@@ -386,8 +487,53 @@ class SocketVectorEnv:
         if errors:
             e = errors[0]
             raise ItemError(500, f"environment {e['env']}: {e['error']}")
-        self._after(arr)
         return arr
+
+    # -- parts: the groups of a pipelined_env, each request acting on one --
+    def _send_part(self, lo, hi, cmds):
+        """Send a step request with commands cmds for environments lo … hi−1
+        that skips the others (neither stepped nor written)."""
+        if lo == 0 and hi == self.num_envs:
+            full = cmds
+        else:
+            full = bytearray([CMD_SKIP]) * self.num_envs
+            full[lo:hi] = cmds
+        self.client.send(OP_STEP, self._seeds, self._acts, full)
+
+    def _send_part_arrays(self, lo, hi, actions):
+        """send_arrays for environments lo … hi−1 (actions: (hi−lo)*A
+        integers)."""
+        a = self._a
+        if len(actions) != (hi - lo) * a:
+            raise ValueError(f"{len(actions)} actions for {hi - lo} environments of {a} agents")
+        if not (isinstance(actions, array.array) and actions.typecode == "i"):
+            actions = array.array("i", actions)
+        self._acts[lo * a:hi * a] = actions
+        state = self._state_bytes[lo:hi]
+        if self.autoreset:
+            i = state.find(STATE_ENDED)
+            while i >= 0:
+                self._seeds[lo + i] = self._streams[lo + i].next()
+                i = state.find(STATE_ENDED, i + 1)
+        self._send_part(lo, hi, state.translate(self._next_cmd))
+
+    def _recv_part(self, lo, hi):
+        """The reply to a request of _send_part: the StepArrays of
+        environments lo … hi−1 (StepArrays.part). Only their entries are
+        read: with shared memory the server may be writing the others'."""
+        arr = self._recv_full()
+        state = bytes(arr.state[lo:hi])
+        old = self._state_bytes
+        if STATE_IDLE in state:
+            state = bytes(o if s == STATE_IDLE else s for s, o in zip(state, old[lo:hi]))
+        self._state = self._state_bytes = old[:lo] + state + old[hi:]
+        if self._shared is None:
+            return arr.part(lo, hi)
+        p = self._parts.get((lo, hi))
+        if p is None:  # views of the shared region, made once
+            p = self._parts[(lo, hi)] = arr.part(lo, hi)
+        p.tail = _part_tail(arr.tail, lo, hi)
+        return p
 
     def _reset_seeds(self, seed, seeds):
         if seeds is not None:

@@ -122,8 +122,7 @@ def socket_pipelined(path, instance, paradigm, n, groups, seconds, seed):
         ms, mo, cnt = p.mask_stride, p.mask_offset, p.action_count
         acts = [array.array("i", [ce.NO_ACTION] * (m * A)) for _ in range(groups)]
         finished, steps = [], 0
-        clients = [e.client for e in p.envs]
-        server0, py0 = clients[0].cpu(), time.process_time()
+        server0, py0 = p.client.cpu(), time.process_time()
         t0 = time.perf_counter()
         p.async_reset()
         while time.perf_counter() - t0 < seconds:
@@ -136,7 +135,7 @@ def socket_pipelined(path, instance, paradigm, n, groups, seconds, seed):
         py = time.process_time() - py0
         for _ in range(groups):  # the replies still on their way: their steps were not counted
             p.recv()
-        server = (clients[0].cpu() - server0) / 1e9
+        server = (p.client.cpu() - server0) / 1e9
         return steps / wall, (py / steps, server / steps), finished
 
 

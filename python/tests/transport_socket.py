@@ -230,14 +230,18 @@ class SocketTransportTest(unittest.TestCase):
     def test_pipelined_same_as_vector(self):
         """pipelined_env(n, groups) plays the episodes of vector_env(n) with
         the same seed: every environment's arrays agree, step for step."""
-        for groups, instance, paradigm in ((2, "A3C9-1", "centralized"), (3, "gen:A2C5", "holonic_hybrid")):
-            with self.subTest(groups=groups, paradigm=paradigm):
+        cases = ((2, "A3C9-1", "centralized", None, ce.socket_env.SPIN),
+                 (3, "gen:A2C5", "holonic_hybrid", None, ce.socket_env.SPIN),
+                 (2, "A3C9-1", "hierarchical", False, 0))  # replies through the socket, no spinning
+        for groups, instance, paradigm, shm, spin in cases:
+            with self.subTest(groups=groups, paradigm=paradigm, shared_memory=shm):
                 n = 2 * groups
                 kw = dict(instance=instance, paradigm=paradigm, seed=9)
                 v = ce.vector_env(n, socket=SOCKET, autoreset=True, **kw)
                 self.addCleanup(v.__exit__, None, None, None)
-                p = ce.pipelined_env(n, groups=groups, socket=SOCKET, **kw)
+                p = ce.pipelined_env(n, groups=groups, socket=SOCKET, shared_memory=shm, spin=spin, **kw)
                 self.addCleanup(p.close)
+                self.assertEqual(p.shared_memory, shm is None and ce.socket_env.SHARED_MEMORY_AVAILABLE)
                 A, m = len(v.possible_agents), p.group_size
                 rng = random.Random(5)
                 arr = v.reset_arrays()
@@ -252,12 +256,21 @@ class SocketTransportTest(unittest.TestCase):
                         gg, garr = p.recv()
                         self.assertEqual(gg, g)
                         got = arrays(garr)
+                        self.assertEqual(len(got), m)
                         for i in range(m):
                             self.assertEqual(got[i], want[p.offsets[g] + i], f"step {k}, environment {p.offsets[g] + i}")
                         p.send(acts[p.offsets[g] * A:(p.offsets[g] + m) * A])
                     arr = v.step_arrays(acts)
                     ends += bytes(arr.state).count(1)
                 self.assertGreaterEqual(ends, 2, "no episode ended")
+                # a new reset with replies on their way reads them first and starts every episode anew
+                p.async_reset(seed=9)
+                arr = v.reset_arrays(seed=9)
+                want = arrays(arr)
+                for g in range(groups):
+                    gg, garr = p.recv()
+                    self.assertEqual((gg, arrays(garr)), (g, want[p.offsets[g]:p.offsets[g] + m]))
+                    p.send(random_actions(rng, garr, v))
         with self.assertRaises(ValueError):
             ce.pipelined_env(5, groups=2, socket=SOCKET)
         with ce.pipelined_env(2, groups=2, socket=SOCKET) as p:
@@ -265,6 +278,31 @@ class SocketTransportTest(unittest.TestCase):
                 p.recv()
             with self.assertRaises(RuntimeError):
                 p.send([0, 0])
+
+    def test_pipelined_frames(self):
+        """Replies to requests sent back to back that arrive in one read
+        are told apart (the bytes past one reply are the next one's), and a
+        bad spin is refused."""
+        import json
+        import time
+        from coordbench_env.socket_env import OP_CPU, OP_STEP
+        for spin in (0, ce.socket_env.SPIN):
+            c = ce.SocketClient(SOCKET, spin=spin)
+            self.addCleanup(c.close)
+            for _ in range(3):
+                c.send(OP_CPU)
+            c.send(OP_STEP, b"")  # refused (no session): a whole error frame, the stream stays in step
+            c.send(OP_CPU)
+            time.sleep(0.2)  # every reply is waiting: the first read takes them all
+            for _ in range(3):
+                self.assertGreaterEqual(json.loads(bytes(c.recv()))["cpu_nanos"], -1)
+            with self.assertRaises(ce.ServerError):
+                c.recv()
+            self.assertFalse(c.broken)
+            self.assertGreaterEqual(json.loads(bytes(c.recv()))["cpu_nanos"], -1)
+        for spin in (-1, float("nan"), None):
+            with self.assertRaises((ValueError, TypeError)):
+                ce.SocketClient(SOCKET, spin=spin)
 
     def test_errors(self):
         with self.assertRaises(ce.ServerError):
@@ -315,8 +353,10 @@ class SocketTransportTest(unittest.TestCase):
         with ce.pipelined_env(4, groups=2, socket=SOCKET, seed=2) as p:
             p.async_reset()
             g, arr = p.recv()
-            p.send(random_actions(random.Random(2), arr, p.envs[0]))
-        self.assertEqual(p.envs, [])  # closed with two replies on their way, without reading them
+            p.send(random_actions(random.Random(2), arr, p.env))
+        self.assertEqual(p.client._sock.fileno(), -1)  # closed with two replies on their way, without reading them
+        with self.assertRaises(RuntimeError):
+            p.recv()
 
     def test_shared_region_sealed(self):
         """A client cannot resize the shared region (which would make the
