@@ -3,6 +3,7 @@ package envsock
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // States of a slot in a step's reply.
@@ -46,6 +47,26 @@ func newReplyLayout(n, a, lv, m int) replyLayout {
 
 // requestSize is the length of a step request's body.
 func (l *replyLayout) requestSize() int { return 8*l.n + 4*l.n*l.a + l.n }
+
+// littleEndian: the machine's float64s are the wire's (set once, never
+// changed).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// f64s returns the n float64s at b[off:] as a slice of the same memory
+// when the machine is little-endian and the address 8-aligned (as the
+// reply's arrays are), so that they are written in wire order directly;
+// nil otherwise (write them with putF64).
+func f64s(b []byte, off, n int) []float64 {
+	if !littleEndian || n == 0 {
+		return nil
+	}
+	_ = b[off+8*n-1] // in bounds
+	p := unsafe.Pointer(&b[off])
+	if uintptr(p)%8 != 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(p), n)
+}
 
 func putF64(b []byte, off int, x float64) {
 	binary.LittleEndian.PutUint64(b[off:], math.Float64bits(x))

@@ -354,9 +354,13 @@ func (sl *slot) putAgent(ai int, v *coord.View, now float64) {
 			}
 		}
 	}
+	off := l.obs + 8*(i*l.lv+s.obsOff[ai])
+	if dst := f64s(b, off, sh.Length); dst != nil { // encoded in place
+		sh.Encode(dst, v, now)
+		return
+	}
 	vec := sl.vec[:sh.Length]
 	sh.Encode(vec, v, now)
-	off := l.obs + 8*(i*l.lv+s.obsOff[ai])
 	for k, x := range vec {
 		putF64(b, off+8*k, x)
 	}

@@ -56,3 +56,26 @@ func BenchmarkSessionStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(decisions), "ns/decision")
 }
+
+// TestF64s: the in-place float64 view is the wire's bytes, and refused
+// where the address is not aligned (putF64 then writes them).
+func TestF64s(t *testing.T) {
+	b := make([]byte, 40)
+	if f64s(b, 1, 2) != nil && littleEndian {
+		t.Fatal("an unaligned view was given")
+	}
+	v := f64s(b, 8, 3)
+	if littleEndian && v == nil {
+		t.Fatal("no view of aligned memory on a little-endian machine")
+	}
+	if v == nil {
+		return
+	}
+	v[0], v[2] = 1.5, -2.25
+	want := make([]byte, 40)
+	putF64(want, 8, 1.5)
+	putF64(want, 24, -2.25)
+	if string(b) != string(want) {
+		t.Fatalf("in place %v, putF64 %v", b, want)
+	}
+}
