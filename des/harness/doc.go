@@ -56,10 +56,17 @@
 // position: the same checks and audits as Act and ApplyNotes, without the
 // answer map.
 //
+// The loop lives in Stepper (stepper.go), turned inside out: Start runs
+// to the first decision, Answer or AnswerList commit an answer and run to
+// the next, Finish computes the Result. Run is a Stepper answered by the
+// episode's controller; a caller whose answers come from elsewhere (the
+// socket transport's learner) drives a Stepper itself, on its own
+// goroutine, with the same audits and artifacts.
+//
 // # Reading a decision of `des run`
 //
 // To follow one decision from the loop to its commit and its trace lines,
-// read, in this order: Run (run.go); factory.Engine.Advance and the event
+// read, in this order: Run (run.go) and Stepper (stepper.go); factory.Engine.Advance and the event
 // handlers it calls (engine.go, physics.go), which only append records;
 // Engine.Records; handOn.records (run.go), which passes them to
 // TraceWriter.WriteRecords, the Observer and coord.Interpreter.Observe;

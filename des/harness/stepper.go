@@ -227,14 +227,20 @@ func (s *Stepper) after(audits []coord.Audit, err, cerr error) bool {
 	return s.advance()
 }
 
+// ErrFinished is the abort of an episode finished with a decision
+// pending (Stepper.Finish).
+var ErrFinished = fmt.Errorf("%w: finished with a decision pending", coord.ErrAbort)
+
 // Finish returns the ended episode's Result (its metrics, and artifacts
-// flushed). Call it once no decision is pending.
+// flushed). An episode finished with a decision pending is aborted first:
+// the decision's answers fall back, audited, and the episode ends with
+// status aborted (Result.Err wraps ErrFinished).
 func (s *Stepper) Finish() Result {
 	if s.failed != nil {
 		return *s.failed
 	}
 	if s.d != nil {
-		panic("harness: Stepper.Finish with a decision pending")
+		s.Answer(nil, ErrFinished)
 	}
 	eng, in, ep, tw := s.eng, s.in, &s.ep, s.tw
 	s.out.records(eng.Records()) // the end: the last events, episode_end

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -113,5 +114,32 @@ func TestStepperStartFails(t *testing.T) {
 	}
 	if r := st.Finish(); r.Err == nil {
 		t.Fatal("no error from an episode that could not begin")
+	}
+}
+
+// TestStepperFinishPending: an episode finished with a decision pending
+// ends aborted, that decision's answers audited as fallbacks.
+func TestStepperFinishPending(t *testing.T) {
+	p := plantOf(t, "A3C9-1")
+	c, _ := policy.New("rule", 1)
+	var dec bytes.Buffer
+	var st Stepper
+	if !st.Start(context.Background(), Episode{Plant: p, Seed: 1, Mode: coord.Builtins()[0], Controller: c, Decisions: &dec}) {
+		t.Fatal("no first decision")
+	}
+	step := st.Decision().Step
+	r := st.Finish()
+	if !errors.Is(r.Err, ErrFinished) || r.Metrics.Status != "aborted" {
+		t.Fatalf("status %q, error %v", r.Metrics.Status, r.Err)
+	}
+	var a coord.Audit
+	if err := json.Unmarshal(bytes.SplitN(dec.Bytes(), []byte("\n"), 2)[0], &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Step != step || a.Source != coord.SourceFallback {
+		t.Fatalf("the pending decision's audit: step %d source %s", a.Step, a.Source)
+	}
+	if st.Decision() != nil {
+		t.Fatal("a decision is still pending")
 	}
 }
