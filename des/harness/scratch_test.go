@@ -15,9 +15,15 @@ import (
 // them with the metrics, as one comparable text.
 func episodeBytes(t *testing.T, ep Episode) string {
 	t.Helper()
+	return playedBytes(t, ep, func(ep Episode) Result { return Run(context.Background(), ep) })
+}
+
+// playedBytes is episodeBytes with the episode played by play.
+func playedBytes(t *testing.T, ep Episode, play func(Episode) Result) string {
+	t.Helper()
 	var trace, dec, msgs bytes.Buffer
 	ep.Trace, ep.Decisions, ep.Messages = &trace, &dec, &msgs
-	r := Run(context.Background(), ep)
+	r := play(ep)
 	if r.Err != nil {
 		t.Fatalf("%s seed %d %s: %v", ep.Plant.Inst.Name, ep.Seed, ep.Mode.ID, r.Err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/coordbench/coordbench/des/coord"
@@ -18,36 +17,28 @@ import (
 // episode's bytes as episodeBytes does.
 func stepped(t *testing.T, ep Episode, byList bool, answer func(*coord.View) int) string {
 	t.Helper()
-	var trace, dec, msgs bytes.Buffer
-	ep.Trace, ep.Decisions, ep.Messages = &trace, &dec, &msgs
-	var st Stepper
-	for ok := st.Start(context.Background(), ep); ok; {
-		views := st.Views()
-		if byList {
-			acts := make([]int, len(views))
-			for i, v := range views {
-				acts[i] = answer(v)
+	return playedBytes(t, ep, func(ep Episode) Result {
+		var st Stepper
+		for ok := st.Start(context.Background(), ep); ok; {
+			views := st.Views()
+			if byList {
+				acts := make([]int, len(views))
+				for i, v := range views {
+					acts[i] = answer(v)
+				}
+				ok = st.AnswerList(acts, nil)
+				continue
 			}
-			ok = st.AnswerList(acts, nil)
-			continue
-		}
-		m := map[string]int{}
-		for _, v := range views {
-			if a := answer(v); a != coord.NoAnswer {
-				m[v.AgentID] = a
+			m := map[string]int{}
+			for _, v := range views {
+				if a := answer(v); a != coord.NoAnswer {
+					m[v.AgentID] = a
+				}
 			}
+			ok = st.Answer(m, nil)
 		}
-		ok = st.Answer(m, nil)
-	}
-	r := st.Finish()
-	if r.Err != nil {
-		t.Fatalf("%s seed %d %s: %v", ep.Plant.Inst.Name, ep.Seed, ep.Mode.ID, r.Err)
-	}
-	m, err := json.Marshal(r.Metrics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%s\n--\n%s\n--\n%s\n--\n%s", m, trace.Bytes(), dec.Bytes(), msgs.Bytes())
+		return st.Finish()
+	})
 }
 
 // TestStepperIsRun plays episodes with a Stepper answered from outside
