@@ -95,7 +95,7 @@ served at once, and one idle for --idle-timeout is closed.`,
 	f.IntVar(&maxSessions, "max-sessions", envsock.DefaultMaxSessions, "sessions (connections) served at once; more wait, unaccepted")
 	f.IntVar(&workers, "workers", 1, "goroutines that advance one session's episodes in parallel at each step (more only help with processors to spare beside the learner; a pipelined client keeps several sessions busy instead)")
 	f.IntVar(&procs, "procs", defaultProcs(), "processors the server's goroutines may use at once (GOMAXPROCS; 0: every one); the default leaves one to the learner on this machine")
-	f.DurationVar(&idle, "idle-timeout", envsock.DefaultIdleTimeout, "close a session that sends no request for this long (its episodes end)")
+	f.DurationVar(&idle, "idle-timeout", envsock.DefaultIdleTimeout, "close a session that sends no request, or reads none of its replies, for this long (its episodes end)")
 	return c
 }
 

@@ -50,7 +50,7 @@ type Config struct {
 	// MaxReply bounds the fixed part of a step's reply, in bytes.
 	MaxReply int
 	// IdleTimeout closes a session (and ends its episodes) that sends no
-	// request for this long.
+	// request, or reads none of its replies, for this long.
 	IdleTimeout time.Duration
 	// Builtins are the controllers that answer the agents a client does
 	// not play (OpenRequest.Others; policy.Builtins() in des
@@ -171,7 +171,10 @@ func (s *Server) serveConn(c net.Conn) {
 	var hdr [4]byte
 	var req, out []byte
 	for {
-		c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		// A client that sends nothing, or reads no reply (a pipelined
+		// one may have many on their way), for IdleTimeout loses its
+		// session, and its place goes to the next.
+		c.SetDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coordbench/coordbench/des/envsock"
 )
@@ -320,5 +321,33 @@ func TestSkipPipelined(t *testing.T) {
 	}
 	if bytes.Equal(slotEntries(piped[1], n, a, lv, m, 0), slotEntries(piped[0], n, a, lv, m, 0)) {
 		t.Error("the acting slot 0 did not change")
+	}
+}
+
+// TestIdleSessionsFreed: with one session at a time, a client that sends
+// nothing, and one that sends requests and reads none of the replies
+// (pipelined until the socket is full), lose their session after
+// IdleTimeout, and the next client gets it.
+func TestIdleSessionsFreed(t *testing.T) {
+	path := startSocket(t, envsock.Config{MaxSessions: 1, IdleTimeout: 300 * time.Millisecond})
+	for _, flood := range []bool{false, true} {
+		a := dial(t, path)
+		rep := a.open(envsock.OpenRequest{Instance: "A5C12-1", Paradigm: "centralized", N: 64})
+		if flood {
+			n := 64
+			body := stepBody(make([]uint64, n), make([]int32, n*len(rep.Agents)), make([]byte, n)) // every slot left alone
+			frame := binary.LittleEndian.AppendUint32(nil, uint32(len(body)+1))
+			frame = append(append(frame, envsock.OpStep), body...)
+			a.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			for range 2000 { // far more replies than the socket holds
+				if _, err := a.c.Write(frame); err != nil {
+					break // the server closed the session
+				}
+			}
+		}
+		b := dial(t, path)
+		b.c.SetDeadline(time.Now().Add(20 * time.Second))
+		b.open(envsock.OpenRequest{Instance: "A3C9-1", Paradigm: "centralized", N: 1})
+		b.c.Close()
 	}
 }
