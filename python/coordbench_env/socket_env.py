@@ -214,7 +214,7 @@ class SocketClient:
                     data = data[:len(data) - len(data) % 4]
                     fds.extend(array.array("i", data))
         if k == 0:
-            raise ConnectionError(f"socket server at {self.path} closed the connection")
+            raise ConnectionError("the server closed the connection")  # _recv names the server
         return k
 
     def _wait(self, write=False):
