@@ -300,6 +300,13 @@ class SocketTransportTest(unittest.TestCase):
                 c.recv()
             self.assertFalse(c.broken)
             self.assertGreaterEqual(json.loads(bytes(c.recv()))["cpu_nanos"], -1)
+        # a request larger than the socket takes at once goes out in pieces, waiting for room
+        import socket
+        c = ce.SocketClient(SOCKET)
+        self.addCleanup(c.close)
+        c._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        c.send(OP_CPU, b"x" * 900_000)
+        self.assertGreaterEqual(json.loads(bytes(c.recv()))["cpu_nanos"], -1)
         for spin in (-1, float("nan"), None):
             with self.assertRaises((ValueError, TypeError)):
                 ce.SocketClient(SOCKET, spin=spin)
