@@ -31,7 +31,7 @@ func ResolvePlay(play []string, others string, agents []string, builtins harness
 	want := make(map[string]bool, len(play))
 	for _, id := range play {
 		if !slices.Contains(agents, id) {
-			return nil, "", fmt.Errorf(`"play": no agent %q in this episode (its agents: %s)`, cut(id, 64), strings.Join(agents, ", "))
+			return nil, "", fmt.Errorf(`"play": no agent %q in this episode (its agents: %s)`, Trunc(id, 64), strings.Join(agents, ", "))
 		}
 		if want[id] {
 			return nil, "", fmt.Errorf(`"play": agent %q is listed twice`, id)
@@ -56,7 +56,9 @@ func ResolvePlay(play []string, others string, agents []string, builtins harness
 	return played, others, nil
 }
 
-func cut(s string, n int) string {
+// Trunc cuts s to n bytes, marking the cut, for quoting a client's input
+// in an error.
+func Trunc(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coordbench/coordbench/des/coord"
+	"github.com/coordbench/coordbench/des/envcore"
 	"github.com/coordbench/coordbench/des/extctl"
 	"github.com/coordbench/coordbench/des/harness"
 )
@@ -352,7 +353,7 @@ func (e *episode) deliver(req *ActionsRequest, raw []byte) (*ActionsResponse, *a
 		} else {
 			var i int
 			if json.Unmarshal(v, &i) != nil {
-				note.Error = "action is not an integer: " + trunc(string(v), 40)
+				note.Error = "action is not an integer: " + envcore.Trunc(string(v), 40)
 				problem(id, note.Error+"; it falls back")
 			} else {
 				actions[id] = i
@@ -365,13 +366,6 @@ func (e *episode) deliver(req *ActionsRequest, raw []byte) (*ActionsResponse, *a
 	}
 	p.reply <- reply{actions: actions, notes: notes}
 	return resp, nil
-}
-
-func trunc(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // next is what an episode offers a client: its pending decision, its end,

@@ -97,7 +97,7 @@ func (s *session) openEpisodes(req *OpenRequest) (*OpenReply, error) {
 	// Only reported instances and generated ones: never a server-side file.
 	if !strings.HasPrefix(req.Instance, "gen:") && !slices.Contains(factory.BuiltinNames(), req.Instance) {
 		return nil, fmt.Errorf("unknown instance %q (a reported instance: %s; or gen:A<areas>C<cells>)",
-			trunc(req.Instance, 64), strings.Join(factory.BuiltinNames(), ", "))
+			envcore.Trunc(req.Instance, 64), strings.Join(factory.BuiltinNames(), ", "))
 	}
 	if req.Paradigm == "" {
 		return nil, fmt.Errorf(`no "paradigm"`)
@@ -296,11 +296,4 @@ func (s *session) close() {
 	s.open = false
 	s.shm.release()
 	s.shm, s.sendFD, s.reply = nil, false, nil
-}
-
-func trunc(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

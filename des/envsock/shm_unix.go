@@ -34,9 +34,6 @@ func newSharedReply(size int) (*sharedReply, error) {
 
 func unmap(b []byte) { syscall.Munmap(b) }
 
-// sharedMemorySupported says whether sessions may ask for shared memory.
-const sharedMemorySupported = true
-
 // rightsOf is the ancillary data that passes f's descriptor over a unix
 // socket.
 func rightsOf(f *os.File) []byte { return syscall.UnixRights(int(f.Fd())) }
