@@ -32,7 +32,8 @@ use des serve (HTTP/JSON) for remote clients. The observations, masks,
 rewards and seeds are those of des serve, play/others included. Where the
 platform can, a client may take the arrays in memory shared with the
 server (Python's default) instead of through the socket, and
-pipelined_env keeps several sessions stepping while the learner works.
+pipelined_env keeps one group of episodes stepping while the learner
+works on another.
 See docs/python-env.md.
 
 The socket is created with mode 0600 (only its owner may connect) and
@@ -93,7 +94,7 @@ served at once, and one idle for --idle-timeout is closed.`,
 	f.StringArrayVar(&files, "paradigm-file", nil, "also serve a custom paradigm from a YAML file (repeatable); sessions name it by its mode_id")
 	f.IntVar(&maxEnvs, "max-envs", envsock.DefaultMaxEnvs, "episodes of one session (vector_env's n)")
 	f.IntVar(&maxSessions, "max-sessions", envsock.DefaultMaxSessions, "sessions (connections) served at once; more wait, unaccepted")
-	f.IntVar(&workers, "workers", 1, "goroutines that advance one session's episodes in parallel at each step (more only help with processors to spare beside the learner; a pipelined client keeps several sessions busy instead)")
+	f.IntVar(&workers, "workers", 1, "goroutines that advance one session's episodes in parallel at each step (more only help with processors to spare beside the learner; a pipelined client keeps the server busy instead)")
 	f.IntVar(&procs, "procs", defaultProcs(), "processors the server's goroutines may use at once (GOMAXPROCS; 0: every one); the default leaves one to the learner on this machine")
 	f.DurationVar(&idle, "idle-timeout", envsock.DefaultIdleTimeout, "close a session that sends no request, or reads none of its replies, for this long (its episodes end)")
 	return c

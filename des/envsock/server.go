@@ -58,8 +58,8 @@ type Config struct {
 	Builtins harness.Builtins
 	// Workers is the number of goroutines that advance the episodes of
 	// one step in parallel (default 1: on a small machine the learner's
-	// process needs the other processors, and a pipelined client keeps
-	// several sessions busy at once instead).
+	// process needs the other processors, and a pipelined client keeps the
+	// server busy by stepping one group while it works on another).
 	Workers int
 }
 
