@@ -498,7 +498,7 @@ class SocketVectorEnv:
         else:
             full = bytearray([CMD_SKIP]) * self.num_envs
             full[lo:hi] = cmds
-        self.client.send(OP_STEP, self._seeds, self._acts, full)
+        self._send(full)
 
     def _send_part_arrays(self, lo, hi, actions):
         """send_arrays for environments lo … hi−1 (actions: (hi−lo)*A
@@ -522,11 +522,7 @@ class SocketVectorEnv:
         environments lo … hi−1 (StepArrays.part). Only their entries are
         read: with shared memory the server may be writing the others'."""
         arr = self._recv_full()
-        state = bytes(arr.state[lo:hi])
-        old = self._state_bytes
-        if STATE_IDLE in state:
-            state = bytes(o if s == STATE_IDLE else s for s, o in zip(state, old[lo:hi]))
-        self._state = self._state_bytes = old[:lo] + state + old[hi:]
+        self._after(arr, lo, hi)
         if self._shared is None:
             return arr.part(lo, hi)
         p = self._parts.get((lo, hi))
@@ -574,26 +570,20 @@ class SocketVectorEnv:
         episodes while the caller works (another vector environment's
         policy, say); recv_arrays returns the StepArrays. One request is
         outstanding at a time."""
-        if len(actions) != len(self._acts):
-            raise ValueError(f"{len(actions)} actions for {self.num_envs} environments of {self._a} agents")
-        self._acts = actions if isinstance(actions, array.array) and actions.typecode == "i" else array.array("i", actions)
-        if self.autoreset:
-            i = self._state_bytes.find(STATE_ENDED)
-            while i >= 0:
-                self._seeds[i] = self._streams[i].next()
-                i = self._state_bytes.find(STATE_ENDED, i + 1)
-        self._send(self._state_bytes.translate(self._next_cmd))
+        self._send_part_arrays(0, self.num_envs, actions)
 
     def recv_arrays(self):
         """The StepArrays of the request sent by send_arrays or send_reset."""
         return self._recv()
 
-    def _after(self, arr):
-        state = bytes(arr.state)
+    def _after(self, arr, lo=0, hi=None):
+        """Take the states of environments lo … hi−1 from arr."""
+        hi = self.num_envs if hi is None else hi
+        old = self._state_bytes
+        state = bytes(arr.state[lo:hi])
         if STATE_IDLE in state:  # an environment left alone keeps its state (pending, ended or idle)
-            state = bytes(o if s == STATE_IDLE else s for s, o in zip(state, self._state_bytes))
-        self._state_bytes = state
-        self._state = state
+            state = bytes(o if s == STATE_IDLE else s for s, o in zip(state, old[lo:hi]))
+        self._state = self._state_bytes = old[:lo] + state + old[hi:]
 
     # -- VectorEnv's API ------------------------------------------------------
     def reset(self, seed=None, seeds=None):
